@@ -1,0 +1,5 @@
+"""``python -m linkaudit``."""
+
+from .cli import run
+
+run()

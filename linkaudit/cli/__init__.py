@@ -1,0 +1,84 @@
+"""The ``linkaudit`` command line (click), thin: one module per command.
+
+Exit status (every command):
+    0  no finding of severity error
+    1  at least one finding of severity error (``check``)
+    2  usage or configuration error, or an input that could not be read
+       (every other input is still audited and reported)
+    3  internal error (a bug in linkaudit: please report it)
+
+No traceback reaches the user: ``main`` maps project errors to these codes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import LinkauditError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="linkaudit")
+def cli() -> None:
+    """Audit the linkage of shared libraries and executables without running them.
+
+    linkaudit reads ELF files (DT_NEEDED, SONAME, RPATH/RUNPATH, symbol versions,
+    undefined symbols) and reports GPU-driver links, undefined symbols with no
+    provider, symbol versions above a target baseline, leaked build paths and
+    broken version needs.
+    """
+
+
+def _register() -> None:
+    from .check import check
+    from .rules import explain, rules
+    from .show import show
+
+    cli.add_command(check)
+    cli.add_command(show)
+    cli.add_command(rules)
+    cli.add_command(explain)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status instead of raising ``SystemExit``."""
+    try:
+        result = cli.main(args=argv, prog_name="linkaudit", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("linkaudit: aborted", err=True)
+        return EXIT_INPUT
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_INPUT
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except LinkauditError as exc:
+        click.echo(f"linkaudit: error: {exc}", err=True)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        sys.stderr.close()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        click.echo("linkaudit: interrupted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        click.echo(
+            f"linkaudit: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in linkaudit; please report it with the command line that triggered it.",
+            err=True,
+        )
+        return EXIT_INTERNAL
+    return int(result or 0)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

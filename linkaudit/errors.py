@@ -1,0 +1,40 @@
+"""One error tree for linkaudit.
+
+``LinkauditError`` is the root; ``InputError`` says that one input could not be
+read (it carries the path and, where it makes sense, the byte offset of the
+fault); ``ConfigError`` says that options or rule data are invalid.  The CLI maps
+``InputError`` and ``ConfigError`` to exit status 2; inside an audit an
+``InputError`` becomes an ``unreadable-input`` finding and the other inputs are
+still audited.
+"""
+
+from __future__ import annotations
+
+
+class LinkauditError(Exception):
+    """Root of every error linkaudit raises on purpose."""
+
+
+class InputError(LinkauditError):
+    """An input file cannot be read or parsed.
+
+    Attributes:
+        path: the path as the user gave it (relative stays relative).
+        reason: one sentence saying what is wrong, without the path.
+        offset: byte offset in the file where the fault was found, or ``None``
+            when no single offset applies (missing file, permission denied).
+    """
+
+    def __init__(self, path: str, reason: str, offset: int | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.offset = offset
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f" (at byte offset {self.offset:#x})" if self.offset is not None else ""
+        return f"{self.path}: {self.reason}{where}"
+
+
+class ConfigError(LinkauditError):
+    """Invalid options, configuration or packaged rule data."""

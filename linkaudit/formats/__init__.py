@@ -1,0 +1,121 @@
+"""Format readers: one file's bytes -> ``Binary`` records.
+
+``sniff`` names the container format from a file's first bytes (magic numbers,
+never file names); ``read_path`` opens one file read-only, maps it into memory
+and dispatches to the reader of its format.  Readers only parse: search paths,
+symbol binding and rules live elsewhere and see only the model.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import mmap
+import os
+import stat
+import struct
+
+from ..errors import InputError
+from ..model import Binary
+from .elf import read_elf
+
+#: Bytes ``sniff`` needs to see.
+SNIFF_BYTES = 8
+
+_FAT_MAGICS = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
+_MACHO_MAGICS = (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
+
+
+class Container(str, enum.Enum):
+    """What a file's magic bytes say it is."""
+
+    ELF = "elf"
+    MACHO = "macho"
+    PE = "pe"
+    ARCHIVE = "archive"
+
+
+#: Containers this version can read; the others are recognised and reported as unsupported.
+SUPPORTED = frozenset({Container.ELF})
+
+
+def sniff(head: bytes) -> Container | None:
+    """Name the container format from the first ``SNIFF_BYTES`` bytes of a file, or ``None``.
+
+    Magic numbers: ELF ``\\x7fELF`` (gABI), Mach-O ``MH_MAGIC``/``MH_MAGIC_64`` in
+    either byte order and ``FAT_MAGIC``/``FAT_MAGIC_64`` (Apple's ``mach-o/loader.h``,
+    ``mach-o/fat.h``), PE/COFF images start with the MS-DOS ``MZ`` stub (Microsoft
+    PE format spec), ``ar`` archives with ``!<arch>\\n`` or ``!<thin>\\n``.  Java class
+    files share ``\\xca\\xfe\\xba\\xbe``; they are told apart by the slice count.
+    """
+    if head.startswith(b"\x7fELF"):
+        return Container.ELF
+    if head[:4] in _MACHO_MAGICS:
+        return Container.MACHO
+    if head[:4] in _FAT_MAGICS and len(head) >= 8:
+        nfat = int.from_bytes(head[4:8], "big")
+        return Container.MACHO if 0 < nfat < 45 else None  # Java class files have a version >= 45 here
+    if head.startswith(b"MZ"):
+        return Container.PE
+    if head.startswith((b"!<arch>\n", b"!<thin>\n")):
+        return Container.ARCHIVE
+    return None
+
+
+def read_path(path: str) -> list[Binary]:
+    """Read every binary one file holds (one for ELF; one per slice of a fat Mach-O, later).
+
+    The file is opened read-only and memory-mapped; it is never executed or loaded.
+
+    Args:
+        path: path to the file, reported as given.
+
+    Returns:
+        The ``Binary`` records parsed from the file.
+
+    Raises:
+        InputError: the file cannot be opened (missing, unreadable, a symlink
+            loop, not a regular file), is empty, is of no supported format, or is
+            malformed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(path, _os_reason(exc)) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(path, "not a regular file")
+        size = st.st_size
+        if size == 0:
+            raise InputError(path, "empty file (0 bytes)")
+        try:
+            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise InputError(path, f"cannot map the file: {exc}") from exc
+        with mm:
+            kind = sniff(mm[:SNIFF_BYTES])
+            if kind is None:
+                raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
+            if kind not in SUPPORTED:
+                raise InputError(path, f"{kind.value} files are not supported yet", 0)
+            try:
+                return [read_elf(path, mm, size)]
+            except InputError:
+                raise
+            except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
+                raise InputError(path, f"malformed ELF file: {exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links)"
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "is a directory"
+    return exc.strerror or str(exc)

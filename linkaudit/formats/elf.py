@@ -1,0 +1,768 @@
+"""ELF reader: bytes of one ELF file -> one ``Binary``.
+
+This is linkaudit's hot path.  It reads only what a linkage audit needs — the
+ELF header, program and section headers, the dynamic section, ``.dynsym`` with
+its string table, and the GNU version sections (``.gnu.version``,
+``.gnu.version_r``, ``.gnu.version_d``) — straight from a memory map, in bulk:
+symbol columns are strided slices of ``array`` views over ``.dynsym``, and no
+name is decoded until someone asks for it.  On the PyTorch CUDA wheel that is
+about 1.3% of the bytes.
+
+Sources: the ELF gABI (System V ABI, chapters 4 and 5: header, sections,
+symbol table, dynamic section, hash table), the GNU extensions as glibc's
+``elf.h`` defines them (DT_GNU_HASH, symbol versioning: ``Verneed``/``Vernaux``,
+``Verdef``/``Verdaux``, ``.gnu.version`` hidden bit 0x8000), and the Linux
+Standard Base's "Symbol Versioning" chapter.
+
+Files without section headers (stripped by ``sstrip``, or whose section headers
+lie) are read from the dynamic segment alone: DT_STRTAB/DT_STRSZ, DT_SYMTAB with
+its count from DT_HASH's ``nchain`` or by walking DT_GNU_HASH, DT_VERSYM,
+DT_VERNEED/DT_VERNEEDNUM and DT_VERDEF/DT_VERDEFNUM — as ld.so itself does.
+
+Every offset and size read from the file is checked against the file size
+before it is used, and every chain walk is bounded by the bytes it could
+occupy, so a hostile file cannot make the reader allocate or loop without
+bound; every fault raises ``InputError`` with the path and the offset.
+"""
+
+from __future__ import annotations
+
+import array
+import re
+import struct
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..errors import InputError
+from ..model import (
+    DF_1_NOW,
+    DF_1_PIE,
+    DF_BIND_NOW,
+    Binary,
+    Endian,
+    Format,
+    Kind,
+    Libc,
+    NeededLibrary,
+    SymbolTable,
+    SymbolVersion,
+    VersionDefinition,
+    VersionNeed,
+    VersionNeedEntry,
+)
+
+ELF_MAGIC = b"\x7fELF"
+
+# e_type (gABI)
+ET_REL, ET_EXEC, ET_DYN, ET_CORE = 1, 2, 3, 4
+# p_type
+PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
+# sh_type
+SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM = 6, 8, 11
+SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
+SHN_XINDEX = 0xFFFF
+# d_tag
+DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB = 0, 1, 4, 5, 6
+DT_STRSZ, DT_SYMENT, DT_SONAME, DT_RPATH = 10, 11, 14, 15
+DT_BIND_NOW, DT_RUNPATH, DT_FLAGS = 24, 29, 30
+DT_GNU_HASH = 0x6FFFFEF5
+DT_VERSYM = 0x6FFFFFF0
+DT_FLAGS_1 = 0x6FFFFFFB
+DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFFC, 0x6FFFFFFD
+DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFE, 0x6FFFFFFF
+
+# Most e_machine values seen in packaging, spelled as the field spells them.
+MACHINES: dict[int, str] = {
+    2: "sparc", 3: "x86", 8: "mips", 18: "sparc32plus", 20: "ppc", 21: "ppc64",
+    22: "s390", 40: "arm", 42: "sh", 43: "sparcv9", 50: "ia64", 62: "x86-64",
+    183: "aarch64", 243: "riscv", 247: "bpf", 258: "loongarch",
+}
+OS_ABIS: dict[int, str] = {
+    0: "SYSV", 1: "HP-UX", 2: "NetBSD", 3: "GNU", 6: "Solaris", 7: "AIX", 8: "IRIX",
+    9: "FreeBSD", 10: "Tru64", 11: "Modesto", 12: "OpenBSD", 64: "ARM-EABI", 97: "ARM",
+    255: "Standalone",
+}
+
+_HOST_LITTLE = sys.byteorder == "little"
+_PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """struct formats of one (class, byte order) combination."""
+
+    ehdr: struct.Struct
+    phdr: struct.Struct
+    shdr: struct.Struct
+    dyn: struct.Struct
+    word: struct.Struct
+    verneed: struct.Struct
+    vernaux: struct.Struct
+    verdef: struct.Struct
+    verdaux: struct.Struct
+    sym_size: int
+    bits: int
+    little: bool
+
+
+def _layout(bits: int, little: bool) -> _Layout:
+    e = "<" if little else ">"
+    if bits == 64:
+        return _Layout(
+            ehdr=struct.Struct(e + "HHIQQQIHHHHHH"),
+            phdr=struct.Struct(e + "IIQQQQQQ"),
+            shdr=struct.Struct(e + "IIQQQQIIQQ"),
+            dyn=struct.Struct(e + "qQ"),
+            word=struct.Struct(e + "I"),
+            verneed=struct.Struct(e + "HHIII"),
+            vernaux=struct.Struct(e + "IHHII"),
+            verdef=struct.Struct(e + "HHHHIII"),
+            verdaux=struct.Struct(e + "II"),
+            sym_size=24, bits=64, little=little,
+        )
+    return _Layout(
+        ehdr=struct.Struct(e + "HHIIIIIHHHHHH"),
+        phdr=struct.Struct(e + "IIIIIIII"),
+        shdr=struct.Struct(e + "IIIIIIIIII"),
+        dyn=struct.Struct(e + "iI"),
+        word=struct.Struct(e + "I"),
+        verneed=struct.Struct(e + "HHIII"),
+        vernaux=struct.Struct(e + "IHHII"),
+        verdef=struct.Struct(e + "HHHHIII"),
+        verdaux=struct.Struct(e + "II"),
+        sym_size=16, bits=32, little=little,
+    )
+
+
+_LAYOUTS = {(b, le): _layout(b, le) for b in (32, 64) for le in (True, False)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    type: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    type: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+    index: int
+
+
+class _Reader:
+    """State of one ELF parse: the buffer, its size, and bounds-checked accessors."""
+
+    __slots__ = ("path", "buf", "size", "L")
+
+    def __init__(self, path: str, buf: bytes | memoryview | object, size: int, layout: _Layout):
+        self.path = path
+        self.buf = buf
+        self.size = size
+        self.L = layout
+
+    def fail(self, reason: str, offset: int | None = None) -> InputError:
+        return InputError(self.path, reason, offset)
+
+    def check(self, offset: int, length: int, what: str) -> None:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise self.fail(
+                f"{what} ({length} bytes at offset {offset:#x}) extends past the end of "
+                f"the file ({self.size} bytes)",
+                offset,
+            )
+
+    def bytes_at(self, offset: int, length: int, what: str) -> bytes:
+        self.check(offset, length, what)
+        return bytes(self.buf[offset : offset + length])  # type: ignore[index]
+
+    def unpack(self, st: struct.Struct, offset: int, what: str) -> tuple[int, ...]:
+        self.check(offset, st.size, what)
+        return st.unpack_from(self.buf, offset)  # type: ignore[arg-type]
+
+
+def read_elf(path: str, buf: object, size: int) -> Binary:
+    """Parse one ELF file.
+
+    Args:
+        path: the path to report (as the user gave it).
+        buf: the file's bytes: an ``mmap.mmap`` (read-only) or ``bytes``.
+        size: length of ``buf`` in bytes.
+
+    Returns:
+        One ``Binary`` with format ``Format.ELF``.
+
+    Raises:
+        InputError: the file is truncated or malformed (bad class or byte order,
+            headers, tables or strings outside the file, inconsistent entry sizes,
+            version chains that loop).
+    """
+    if size < 16:
+        raise InputError(path, f"truncated ELF file: {size} bytes, shorter than e_ident (16 bytes)", 0)
+    ident = bytes(buf[0:16])  # type: ignore[index]
+    if ident[:4] != ELF_MAGIC:
+        raise InputError(path, "not an ELF file (bad magic)", 0)
+    ei_class, ei_data, os_abi = ident[4], ident[5], ident[7]
+    if ei_class not in (1, 2):
+        raise InputError(path, f"invalid ELF class {ei_class} in e_ident[EI_CLASS] (expected 1 or 2)", 4)
+    if ei_data not in (1, 2):
+        raise InputError(path, f"invalid ELF data encoding {ei_data} in e_ident[EI_DATA] (expected 1 or 2)", 5)
+    layout = _LAYOUTS[(32 if ei_class == 1 else 64, ei_data == 1)]
+    r = _Reader(path, buf, size, layout)
+    (e_type, e_machine, _ver, _entry, e_phoff, e_shoff, _flags, _ehsize, e_phentsize,
+     e_phnum, e_shentsize, e_shnum, e_shstrndx) = r.unpack(layout.ehdr, 16, "ELF header")
+
+    segments = _read_segments(r, e_phoff, e_phentsize, e_phnum)
+    sections = _read_sections(r, e_shoff, e_shentsize, e_shnum)
+
+    interpreter = None
+    for seg in segments:
+        if seg.type == PT_INTERP:
+            raw = r.bytes_at(seg.offset, seg.filesz, "PT_INTERP segment")
+            interpreter = raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            break
+
+    dyn = _read_dynamic(r, segments, sections)
+    dynstr = _dynamic_strtab(r, dyn, segments, sections)
+
+    def dstr(offset: int, what: str) -> str:
+        return _cstr(r, dynstr, offset, what)
+
+    needed = tuple(NeededLibrary(dstr(off, "DT_NEEDED")) for off in dyn.needed)
+    soname = dstr(dyn.soname, "DT_SONAME") if dyn.soname is not None else None
+    rpath = _split_path(dstr(dyn.rpath, "DT_RPATH")) if dyn.rpath is not None else ()
+    runpath = _split_path(dstr(dyn.runpath, "DT_RUNPATH")) if dyn.runpath is not None else ()
+
+    symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
+    version_needs, need_map = _read_verneed(r, dyn, segments, sections, dynstr)
+    version_defs, def_map = _read_verdef(r, dyn, segments, sections, dynstr)
+    versions: dict[int, SymbolVersion] = {**def_map, **need_map}
+    symbols = _read_symbols(r, symtab, symstr, dyn, segments, sections, versions)
+
+    bind_now = dyn.bind_now or bool(dyn.flags & DF_BIND_NOW) or bool(dyn.flags_1 & DF_1_NOW)
+    kind = _kind(path, e_type, interpreter, soname, dyn.flags_1, symstr)
+    return Binary(
+        path=path,
+        format=Format.ELF,
+        machine=_machine_name(e_machine, layout),
+        bits=layout.bits,
+        endian=Endian.LITTLE if layout.little else Endian.BIG,
+        os_abi=OS_ABIS.get(os_abi, f"unknown({os_abi})"),
+        interpreter=interpreter,
+        libc=_libc(interpreter, needed),
+        kind=kind,
+        soname=soname,
+        needed=needed,
+        rpath=rpath,
+        runpath=runpath,
+        flags=dyn.flags,
+        flags_1=dyn.flags_1,
+        bind_now=bind_now,
+        version_needs=version_needs,
+        version_definitions=version_defs,
+        symbols=symbols,
+        file_size=size,
+    )
+
+
+# --- headers ---------------------------------------------------------------
+
+
+def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[_Segment, ...]:
+    if phoff == 0 or phnum == 0:
+        return ()
+    st = r.L.phdr
+    if phentsize < st.size:
+        raise r.fail(f"e_phentsize {phentsize} is smaller than a program header ({st.size} bytes)", 0)
+    r.check(phoff, phentsize * phnum, "program header table")
+    out = []
+    for i in range(phnum):
+        f = st.unpack_from(r.buf, phoff + i * phentsize)  # type: ignore[arg-type]
+        if r.L.bits == 64:
+            p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
+        else:
+            p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _pf, _al = f
+        out.append(_Segment(p_type, p_offset, p_vaddr, p_filesz, p_memsz))
+    return tuple(out)
+
+
+def _read_sections(r: _Reader, shoff: int, shentsize: int, shnum: int) -> tuple[_Section, ...]:
+    if shoff == 0:
+        return ()
+    st = r.L.shdr
+    if shentsize < st.size:
+        if shnum == 0 and shentsize == 0:
+            return ()
+        raise r.fail(f"e_shentsize {shentsize} is smaller than a section header ({st.size} bytes)", 0)
+    if shnum == 0:
+        # Extended numbering (gABI): the real count is sh_size of section 0.
+        first = r.unpack(st, shoff, "section header 0")
+        shnum = first[5]
+    r.check(shoff, shentsize * shnum, "section header table")
+    out = []
+    for i in range(shnum):
+        _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = st.unpack_from(
+            r.buf, shoff + i * shentsize  # type: ignore[arg-type]
+        )
+        out.append(_Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, i))
+    return tuple(out)
+
+
+def _section(sections: Sequence[_Section], sh_type: int) -> _Section | None:
+    for s in sections:
+        if s.type == sh_type:
+            return s
+    return None
+
+
+def _vaddr_to_offset(r: _Reader, segments: Sequence[_Segment], vaddr: int, what: str) -> int:
+    """Translate a virtual address to a file offset through the PT_LOAD segments."""
+    for seg in segments:
+        if seg.type == PT_LOAD and seg.vaddr <= vaddr < seg.vaddr + seg.filesz:
+            return vaddr - seg.vaddr + seg.offset
+    raise r.fail(f"{what} address {vaddr:#x} lies in no PT_LOAD segment's file image")
+
+
+# --- dynamic section ---------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Dynamic:
+    needed: list[int]
+    soname: int | None = None
+    rpath: int | None = None
+    runpath: int | None = None
+    strtab: int | None = None
+    strsz: int | None = None
+    symtab: int | None = None
+    syment: int | None = None
+    hash: int | None = None
+    gnu_hash: int | None = None
+    versym: int | None = None
+    verneed: int | None = None
+    verneednum: int | None = None
+    verdef: int | None = None
+    verdefnum: int | None = None
+    flags: int = 0
+    flags_1: int = 0
+    bind_now: bool = False
+    link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
+
+
+def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_Section]) -> _Dynamic:
+    dyn = _Dynamic(needed=[])
+    sec = _section(sections, SHT_DYNAMIC)
+    offset = length = None
+    for seg in segments:
+        if seg.type == PT_DYNAMIC:
+            offset, length = seg.offset, seg.filesz
+            break
+    if offset is None and sec is not None:
+        offset, length = sec.offset, sec.size
+    if sec is not None:
+        dyn.link = sec.link
+    if offset is None or length is None:
+        return dyn
+    r.check(offset, length, "dynamic section")
+    st = r.L.dyn
+    count = length // st.size
+    for tag, val in st.iter_unpack(r.buf[offset : offset + count * st.size]):  # type: ignore[index]
+        if tag == DT_NULL:
+            break
+        if tag == DT_NEEDED:
+            dyn.needed.append(val)
+        elif tag == DT_SONAME:
+            dyn.soname = val
+        elif tag == DT_RPATH:
+            dyn.rpath = val
+        elif tag == DT_RUNPATH:
+            dyn.runpath = val
+        elif tag == DT_STRTAB:
+            dyn.strtab = val
+        elif tag == DT_STRSZ:
+            dyn.strsz = val
+        elif tag == DT_SYMTAB:
+            dyn.symtab = val
+        elif tag == DT_SYMENT:
+            dyn.syment = val
+        elif tag == DT_HASH:
+            dyn.hash = val
+        elif tag == DT_GNU_HASH:
+            dyn.gnu_hash = val
+        elif tag == DT_VERSYM:
+            dyn.versym = val
+        elif tag == DT_VERNEED:
+            dyn.verneed = val
+        elif tag == DT_VERNEEDNUM:
+            dyn.verneednum = val
+        elif tag == DT_VERDEF:
+            dyn.verdef = val
+        elif tag == DT_VERDEFNUM:
+            dyn.verdefnum = val
+        elif tag == DT_FLAGS:
+            dyn.flags = val
+        elif tag == DT_FLAGS_1:
+            dyn.flags_1 = val
+        elif tag == DT_BIND_NOW:
+            dyn.bind_now = True
+    return dyn
+
+
+def _dynamic_strtab(
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section]
+) -> bytes:
+    """The string table DT_NEEDED, DT_SONAME, DT_RPATH/RUNPATH and versions index into."""
+    if dyn.link is not None and 0 < dyn.link < len(sections):
+        sec = sections[dyn.link]
+        if sec.type != SHT_NOBITS:
+            return r.bytes_at(sec.offset, sec.size, "dynamic string table (.dynstr)")
+    if dyn.strtab is None:
+        if dyn.needed or dyn.soname is not None or dyn.rpath is not None or dyn.runpath is not None:
+            raise r.fail("dynamic section names strings but has no DT_STRTAB")
+        return b""
+    if dyn.strsz is None:
+        raise r.fail("dynamic section has DT_STRTAB but no DT_STRSZ")
+    off = _vaddr_to_offset(r, segments, dyn.strtab, "DT_STRTAB")
+    return r.bytes_at(off, dyn.strsz, "dynamic string table (DT_STRTAB/DT_STRSZ)")
+
+
+def _cstr(r: _Reader, table: bytes, offset: int, what: str) -> str:
+    if offset >= len(table):
+        raise r.fail(f"{what} string offset {offset:#x} lies outside its string table ({len(table)} bytes)")
+    end = table.find(b"\0", offset)
+    if end < 0:
+        raise r.fail(f"{what} string at string-table offset {offset:#x} is not NUL-terminated")
+    return table[offset:end].decode("utf-8", "surrogateescape")
+
+
+def _split_path(value: str) -> tuple[str, ...]:
+    """Split a DT_RPATH/DT_RUNPATH value on ':' as ld.so does (empty entries kept: they mean the CWD)."""
+    return tuple(value.split(":")) if value else ()
+
+
+# --- symbols ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    offset: int
+    count: int  # entries, the null entry 0 included
+
+
+def _locate_dynsym(
+    r: _Reader,
+    dyn: _Dynamic,
+    segments: Sequence[_Segment],
+    sections: Sequence[_Section],
+    dynstr: bytes,
+) -> tuple[_Table | None, bytes]:
+    """Find .dynsym (offset, count) and the string table its names index into."""
+    ent = r.L.sym_size
+    sec = _section(sections, SHT_DYNSYM)
+    if sec is not None and sec.type != SHT_NOBITS:
+        if sec.entsize not in (0, ent):
+            raise r.fail(f".dynsym sh_entsize {sec.entsize} is not {ent} bytes", sec.offset)
+        if sec.size % ent:
+            raise r.fail(f".dynsym size {sec.size} is not a multiple of {ent} bytes", sec.offset)
+        r.check(sec.offset, sec.size, ".dynsym section")
+        strtab = dynstr
+        if 0 < sec.link < len(sections) and sections[sec.link].type != SHT_NOBITS:
+            link = sections[sec.link]
+            if not (dyn.link == sec.link):
+                strtab = r.bytes_at(link.offset, link.size, ".dynsym string table")
+        return _Table(sec.offset, sec.size // ent), strtab
+    if dyn.symtab is None:
+        return None, dynstr
+    if dyn.syment not in (None, ent):
+        raise r.fail(f"DT_SYMENT {dyn.syment} is not {ent} bytes")
+    offset = _vaddr_to_offset(r, segments, dyn.symtab, "DT_SYMTAB")
+    count = _count_from_hash(r, dyn, segments)
+    if count is None:
+        raise r.fail("no section headers and neither DT_HASH nor DT_GNU_HASH: cannot size DT_SYMTAB")
+    r.check(offset, count * ent, "dynamic symbol table (DT_SYMTAB)")
+    return _Table(offset, count), dynstr
+
+
+def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) -> int | None:
+    """Number of DT_SYMTAB entries, from DT_HASH's nchain or by walking DT_GNU_HASH (gABI; glibc dl-lookup.c)."""
+    word = r.L.word
+    if dyn.hash is not None:
+        off = _vaddr_to_offset(r, segments, dyn.hash, "DT_HASH")
+        _nbucket, nchain = r.unpack(word, off, "DT_HASH header")[0], r.unpack(word, off + 4, "DT_HASH header")[0]
+        return int(nchain)
+    if dyn.gnu_hash is None:
+        return None
+    off = _vaddr_to_offset(r, segments, dyn.gnu_hash, "DT_GNU_HASH")
+    e = "<" if r.L.little else ">"
+    nbuckets, symoffset, bloom_size, _shift = r.unpack(struct.Struct(e + "IIII"), off, "DT_GNU_HASH header")
+    bloom_word = r.L.bits // 8
+    buckets_off = off + 16 + bloom_size * bloom_word
+    r.check(buckets_off, nbuckets * 4, "DT_GNU_HASH buckets")
+    buckets = array.array("I")
+    buckets.frombytes(bytes(r.buf[buckets_off : buckets_off + nbuckets * 4]))  # type: ignore[index]
+    if r.L.little != _HOST_LITTLE:
+        buckets.byteswap()
+    last = max(buckets, default=0)
+    if last < symoffset:
+        return symoffset
+    chains_off = buckets_off + nbuckets * 4
+    # Walk the last bucket's chain until the entry with the stop bit; bounded by the file size.
+    limit = (r.size - chains_off) // 4
+    i = last - symoffset
+    while True:
+        if i >= limit:
+            raise r.fail("DT_GNU_HASH chain runs past the end of the file", chains_off + i * 4)
+        (h,) = word.unpack_from(r.buf, chains_off + i * 4)  # type: ignore[arg-type]
+        if h & 1:
+            return symoffset + i + 1
+        i += 1
+
+
+def _read_symbols(
+    r: _Reader,
+    table: _Table | None,
+    strtab: bytes,
+    dyn: _Dynamic,
+    segments: Sequence[_Segment],
+    sections: Sequence[_Section],
+    versions: dict[int, SymbolVersion],
+) -> SymbolTable:
+    if table is None or table.count <= 1:
+        return SymbolTable(strtab=strtab)
+    ent = r.L.sym_size
+    n = table.count
+    raw = bytes(r.buf[table.offset : table.offset + n * ent])  # type: ignore[index]
+    swap = r.L.little != _HOST_LITTLE
+    w32 = array.array("I")
+    w32.frombytes(raw)
+    w16 = array.array("H")
+    w16.frombytes(raw)
+    if swap:
+        w32.byteswap()
+        w16.byteswap()
+    if ent == 24:
+        # Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16, st_value u64, st_size u64
+        w64 = array.array("Q")
+        w64.frombytes(raw)
+        if swap:
+            w64.byteswap()
+        names = w32[6::6]
+        info = array.array("B", raw[24 + 4 :: 24])
+        other = array.array("B", raw[24 + 5 :: 24])
+        shndx = w16[12 + 3 :: 12]
+        values = w64[3 + 1 :: 3]
+        sizes = w64[3 + 2 :: 3]
+    else:
+        # Elf32_Sym: st_name u32, st_value u32, st_size u32, st_info u8, st_other u8, st_shndx u16
+        names = w32[4::4]
+        values = array.array("Q", w32[4 + 1 :: 4])
+        sizes = array.array("Q", w32[4 + 2 :: 4])
+        info = array.array("B", raw[16 + 12 :: 16])
+        other = array.array("B", raw[16 + 13 :: 16])
+        shndx = w16[8 + 7 :: 8]
+    if names and max(names) >= len(strtab):
+        bad = next(i for i, o in enumerate(names) if o >= len(strtab))
+        raise r.fail(
+            f"symbol {bad + 1} name offset {names[bad]:#x} lies outside the dynamic string table "
+            f"({len(strtab)} bytes)",
+            table.offset + (bad + 1) * ent,
+        )
+    versym = _read_versym(r, dyn, segments, sections, n) if versions else array.array("H")
+    return SymbolTable(
+        strtab=strtab,
+        name_offsets=names,
+        info=info,
+        other=other,
+        section=shndx,
+        values=values,
+        sizes=sizes,
+        versym=versym,
+        versions=MappingProxyType(versions),
+    )
+
+
+def _read_versym(
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], n: int
+) -> array.array[int]:
+    sec = _section(sections, SHT_GNU_VERSYM)
+    if sec is not None and sec.type != SHT_NOBITS:
+        offset = sec.offset
+    elif dyn.versym is not None:
+        offset = _vaddr_to_offset(r, segments, dyn.versym, "DT_VERSYM")
+    else:
+        return array.array("H")
+    r.check(offset, n * 2, ".gnu.version (one entry per .dynsym symbol)")
+    vs = array.array("H")
+    vs.frombytes(bytes(r.buf[offset + 2 : offset + n * 2]))  # type: ignore[index]
+    if r.L.little != _HOST_LITTLE:
+        vs.byteswap()
+    return vs
+
+
+# --- symbol versioning ----------------------------------------------------------
+
+
+def _version_area(
+    r: _Reader,
+    sections: Sequence[_Section],
+    segments: Sequence[_Segment],
+    sh_type: int,
+    addr: int | None,
+    num: int | None,
+    what: str,
+) -> tuple[int, int, int] | None:
+    """(offset, record count, byte limit) of .gnu.version_r / .gnu.version_d."""
+    sec = _section(sections, sh_type)
+    if sec is not None and sec.type != SHT_NOBITS:
+        r.check(sec.offset, sec.size, what)
+        count = sec.info if sec.info else (num or 0)
+        return sec.offset, count, sec.offset + sec.size
+    if addr is None:
+        return None
+    offset = _vaddr_to_offset(r, segments, addr, what)
+    return offset, num or 0, r.size
+
+
+def _read_verneed(
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], strtab: bytes
+) -> tuple[tuple[VersionNeed, ...], dict[int, SymbolVersion]]:
+    area = _version_area(r, sections, segments, SHT_GNU_VERNEED, dyn.verneed, dyn.verneednum, ".gnu.version_r")
+    if area is None:
+        return (), {}
+    offset, count, limit = area
+    vn, va = r.L.verneed, r.L.vernaux
+    needs: list[VersionNeed] = []
+    index: dict[int, SymbolVersion] = {}
+    budget = (limit - offset) // vn.size  # no more records than fit in the area
+    pos = offset
+    for _ in range(count):
+        if budget <= 0 or pos + vn.size > limit:
+            raise r.fail(".gnu.version_r record chain runs outside its section or loops", pos)
+        budget -= 1
+        _ver, cnt, vn_file, vn_aux, vn_next = r.unpack(vn, pos, "Verneed record")
+        file = _cstr(r, strtab, vn_file, "Verneed vn_file")
+        entries: list[VersionNeedEntry] = []
+        apos = pos + vn_aux
+        aux_budget = (limit - offset) // va.size
+        for _j in range(cnt):
+            if aux_budget <= 0 or apos < offset or apos + va.size > limit:
+                raise r.fail(".gnu.version_r Vernaux chain runs outside its section or loops", apos)
+            aux_budget -= 1
+            vna_hash, vna_flags, vna_other, vna_name, vna_next = r.unpack(va, apos, "Vernaux record")
+            name = _cstr(r, strtab, vna_name, "Vernaux vna_name")
+            entries.append(VersionNeedEntry(name, vna_flags, vna_other, vna_hash))
+            index[vna_other & 0x7FFF] = SymbolVersion(name, file)
+            if vna_next == 0:
+                break
+            apos += vna_next
+        needs.append(VersionNeed(file, tuple(entries)))
+        if vn_next == 0:
+            break
+        pos += vn_next
+    return tuple(needs), index
+
+
+def _read_verdef(
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], strtab: bytes
+) -> tuple[tuple[VersionDefinition, ...], dict[int, SymbolVersion]]:
+    area = _version_area(r, sections, segments, SHT_GNU_VERDEF, dyn.verdef, dyn.verdefnum, ".gnu.version_d")
+    if area is None:
+        return (), {}
+    offset, count, limit = area
+    vd, vda = r.L.verdef, r.L.verdaux
+    defs: list[VersionDefinition] = []
+    index: dict[int, SymbolVersion] = {}
+    budget = (limit - offset) // vd.size
+    pos = offset
+    for _ in range(count):
+        if budget <= 0 or pos + vd.size > limit:
+            raise r.fail(".gnu.version_d record chain runs outside its section or loops", pos)
+        budget -= 1
+        _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = r.unpack(vd, pos, "Verdef record")
+        names: list[str] = []
+        apos = pos + vd_aux
+        aux_budget = (limit - offset) // vda.size
+        for _j in range(cnt):
+            if aux_budget <= 0 or apos < offset or apos + vda.size > limit:
+                raise r.fail(".gnu.version_d Verdaux chain runs outside its section or loops", apos)
+            aux_budget -= 1
+            vda_name, vda_next = r.unpack(vda, apos, "Verdaux record")
+            names.append(_cstr(r, strtab, vda_name, "Verdaux vda_name"))
+            if vda_next == 0:
+                break
+            apos += vda_next
+        if names:
+            defs.append(VersionDefinition(names[0], ndx, flags, tuple(names[1:])))
+            index[ndx & 0x7FFF] = SymbolVersion(names[0], None)
+        if vd_next == 0:
+            break
+        pos += vd_next
+    return tuple(defs), index
+
+
+# --- classification -------------------------------------------------------------
+
+
+def _machine_name(e_machine: int, layout: _Layout) -> str:
+    name = MACHINES.get(e_machine)
+    if name is None:
+        return f"unknown({e_machine})"
+    if name == "ppc64" and layout.little:
+        return "ppc64le"
+    if name == "s390" and layout.bits == 64:
+        return "s390x"
+    if name == "mips" and layout.bits == 64:
+        return "mips64el" if layout.little else "mips64"
+    if name == "mips" and layout.little:
+        return "mipsel"
+    if name == "riscv":
+        return f"riscv{layout.bits}"
+    if name == "loongarch":
+        return f"loongarch{layout.bits}"
+    return name
+
+
+def _libc(interpreter: str | None, needed: Sequence[NeededLibrary]) -> Libc:
+    if interpreter:
+        base = interpreter.rsplit("/", 1)[-1]
+        if base.startswith("ld-musl"):
+            return Libc.MUSL
+        if base.startswith(("ld-linux", "ld64.so", "ld.so")):
+            return Libc.GLIBC
+    for n in needed:
+        if n.name == "libc.so.6":
+            return Libc.GLIBC
+        if n.name.startswith("libc.musl-") or n.name == "libc.so":
+            return Libc.MUSL
+    return Libc.UNKNOWN
+
+
+def _kind(
+    path: str, e_type: int, interpreter: str | None, soname: str | None, flags_1: int, symstr: bytes
+) -> Kind:
+    if e_type == ET_REL:
+        return Kind.RELOCATABLE
+    if e_type == ET_EXEC:
+        return Kind.EXECUTABLE
+    if e_type == ET_CORE:
+        return Kind.CORE
+    if e_type != ET_DYN:
+        return Kind.OTHER
+    base = path.rsplit("/", 1)[-1]
+    module = base.split(".", 1)[0]
+    if _PYEXT_SUFFIX.search(base) or (
+        module and b"\0PyInit_" + module.encode("utf-8", "surrogateescape") + b"\0" in symstr
+    ):
+        return Kind.PYTHON_EXTENSION
+    if flags_1 & DF_1_PIE or (interpreter is not None and soname is None):
+        return Kind.PIE_EXECUTABLE
+    return Kind.SHARED_LIBRARY

@@ -1,0 +1,458 @@
+"""The format-neutral model: what one binary needs and provides at load time.
+
+Format readers (``linkaudit.formats``) produce these records; the loader
+emulation, the rules and ``show`` read them and nothing else.  Every record is
+immutable.  Raw header values that the field knows by number are ``IntEnum``
+members whose values are the ELF gABI's (``STB_*``, ``STT_*``, ``STV_*``); the
+Mach-O and PE readers map their own notions onto the same members (a Mach-O weak
+definition is ``Binding.WEAK``, a PE export is ``Binding.GLOBAL``).
+
+Symbol tables are the bulk of the data (75,000 entries in one library), so
+``SymbolTable`` is columnar: parallel ``array`` columns plus the raw string
+table, with per-symbol ``Symbol`` views built only when asked for.
+"""
+
+from __future__ import annotations
+
+import array
+import enum
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+from types import MappingProxyType
+
+
+class Format(str, enum.Enum):
+    """Container format of a binary."""
+
+    ELF = "elf"
+    MACHO = "macho"
+    PE = "pe"
+
+
+class Kind(str, enum.Enum):
+    """What a binary is, as far as loading goes."""
+
+    SHARED_LIBRARY = "shared-library"
+    EXECUTABLE = "executable"
+    PIE_EXECUTABLE = "pie-executable"
+    PYTHON_EXTENSION = "python-extension"
+    RELOCATABLE = "relocatable"
+    CORE = "core"
+    OTHER = "other"
+
+
+class Endian(str, enum.Enum):
+    """Byte order of the file's headers and tables."""
+
+    LITTLE = "little"
+    BIG = "big"
+
+
+class Libc(str, enum.Enum):
+    """C library (and so dynamic loader family) a binary is built for.
+
+    Decided from the ELF interpreter (``ld-linux*`` is glibc, ``ld-musl*`` is
+    musl) or, for a library without PT_INTERP, from its DT_NEEDED libc
+    (``libc.so.6`` is glibc, ``libc.musl-*`` is musl).
+    """
+
+    GLIBC = "glibc"
+    MUSL = "musl"
+    UNKNOWN = "unknown"
+    NONE = "none"  # Mach-O, PE: not an ELF libc question
+
+
+class NeedKind(str, enum.Enum):
+    """How a needed library is needed.
+
+    ELF knows only ``PLAIN`` (DT_NEEDED).  Mach-O adds ``WEAK``
+    (LC_LOAD_WEAK_DYLIB), ``REEXPORT`` (LC_REEXPORT_DYLIB), ``UPWARD``
+    (LC_LOAD_UPWARD_DYLIB) and ``LAZY`` (LC_LAZY_LOAD_DYLIB); PE adds
+    ``DELAY_LOAD`` (the delay-load import table).
+    """
+
+    PLAIN = "plain"
+    WEAK = "weak"
+    REEXPORT = "reexport"
+    UPWARD = "upward"
+    LAZY = "lazy"
+    DELAY_LOAD = "delay-load"
+
+
+class Binding(enum.IntEnum):
+    """Symbol binding; values are the ELF gABI's ``STB_*`` (GNU_UNIQUE is ``STB_GNU_UNIQUE``)."""
+
+    LOCAL = 0
+    GLOBAL = 1
+    WEAK = 2
+    GNU_UNIQUE = 10
+
+    @classmethod
+    def _missing_(cls, value: object) -> Binding | None:
+        return None
+
+
+class SymbolType(enum.IntEnum):
+    """Symbol type; values are the ELF gABI's ``STT_*`` (IFUNC is ``STT_GNU_IFUNC``)."""
+
+    NOTYPE = 0
+    OBJECT = 1
+    FUNC = 2
+    SECTION = 3
+    FILE = 4
+    COMMON = 5
+    TLS = 6
+    IFUNC = 10
+
+
+class Visibility(enum.IntEnum):
+    """Symbol visibility; values are the ELF gABI's ``STV_*`` (low two bits of st_other)."""
+
+    DEFAULT = 0
+    INTERNAL = 1
+    HIDDEN = 2
+    PROTECTED = 3
+
+
+# Flag bits quoted from the ELF gABI and the GNU extensions (elf.h).
+DF_BIND_NOW = 0x8
+DF_1_NOW = 0x1
+DF_1_NODEFLIB = 0x800
+DF_1_PIE = 0x08000000
+VER_FLG_BASE = 0x1
+VER_FLG_WEAK = 0x2
+
+
+@dataclass(frozen=True, slots=True)
+class NeededLibrary:
+    """One entry of a binary's ordered list of needed libraries.
+
+    Attributes:
+        name: the string as written (ELF DT_NEEDED, Mach-O install name, PE DLL name).
+        kind: how it is needed; ``NeedKind.PLAIN`` for every ELF DT_NEEDED.
+    """
+
+    name: str
+    kind: NeedKind = NeedKind.PLAIN
+
+
+@dataclass(frozen=True, slots=True)
+class VersionNeedEntry:
+    """One ``Vernaux`` of a verneed record: a version required from one file.
+
+    Attributes:
+        name: version name, e.g. ``"GLIBC_2.34"`` or ``"libnvrtc.so.13"``.
+        flags: ``vna_flags``; ``VER_FLG_WEAK`` (0x2) marks a need whose absence
+            ld.so tolerates (glibc ``elf/dl-version.c``).
+        index: ``vna_other``, the value symbols carry in ``.gnu.version``.
+        hash: ``vna_hash``, the ELF hash of ``name`` as stored.
+    """
+
+    name: str
+    flags: int
+    index: int
+    hash: int = 0
+
+    @property
+    def weak(self) -> bool:
+        """True when ``VER_FLG_WEAK`` is set."""
+        return bool(self.flags & VER_FLG_WEAK)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionNeed:
+    """One ``Verneed`` record (``.gnu.version_r``): the versions needed from one file.
+
+    Attributes:
+        file: ``vn_file``, a DT_NEEDED name such as ``"libc.so.6"``.
+        versions: the versions required from that file, in file order.
+    """
+
+    file: str
+    versions: tuple[VersionNeedEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDefinition:
+    """One ``Verdef`` record (``.gnu.version_d``).
+
+    Attributes:
+        name: the version name (for the base definition, the file's SONAME).
+        index: ``vd_ndx``, the value symbols carry in ``.gnu.version``.
+        flags: ``vd_flags``; ``VER_FLG_BASE`` (0x1) marks the file's own base version.
+        parents: names of the versions this one inherits from (the ``Verdaux``
+            entries after the first).
+    """
+
+    name: str
+    index: int
+    flags: int
+    parents: tuple[str, ...] = ()
+
+    @property
+    def base(self) -> bool:
+        """True for the definition that names the file itself (``VER_FLG_BASE``)."""
+        return bool(self.flags & VER_FLG_BASE)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolVersion:
+    """The version a symbol carries.
+
+    Attributes:
+        name: version name, e.g. ``"GLIBC_2.2.5"``.
+        file: for a needed version (verneed), the file it is needed from; ``None``
+            for a version this binary defines (verdef).
+    """
+
+    name: str
+    file: str | None = None
+
+
+class Symbol(NamedTuple):
+    """A view of one symbol table entry (a ``NamedTuple``: cheap to build, immutable).
+
+    Attributes:
+        name: symbol name as stored (mangled for C++).
+        defined: False for an undefined symbol (ELF ``SHN_UNDEF``; a Mach-O or
+            PE import).
+        binding, type, visibility: gABI values, see the enums (a raw ``int`` for
+            values outside them).
+        value: ``st_value`` (an address in bytes; 0 for most undefined symbols).
+        size: ``st_size`` in bytes.
+        version: the version the symbol carries, or ``None`` when unversioned.
+        version_hidden: True when the version is not the default one
+            (``name@VER`` rather than ``name@@VER``; the ``.gnu.version`` hidden bit).
+        section: ELF section index (``st_shndx``; 0 = undefined); other formats
+            use 1 for defined, 0 for undefined.
+    """
+
+    name: str
+    defined: bool
+    binding: Binding | int
+    type: SymbolType | int
+    visibility: Visibility
+    value: int
+    size: int
+    version: SymbolVersion | None
+    version_hidden: bool
+    section: int
+
+    @property
+    def weak(self) -> bool:
+        """True for ``STB_WEAK`` (a weak undefined symbol may stay unresolved)."""
+        return self.binding == Binding.WEAK
+
+    def display_name(self) -> str:
+        """``name``, ``name@VER`` (undefined or hidden) or ``name@@VER`` (default definition), as nm -D prints it."""
+        if self.version is None:
+            return self.name
+        sep = "@@" if self.defined and not self.version_hidden else "@"
+        return f"{self.name}{sep}{self.version.name}"
+
+
+def _u8(data: bytes | Sequence[int] = b"") -> array.array[int]:
+    return array.array("B", data)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SymbolTable:
+    """A columnar, immutable symbol table with lazily built per-symbol views.
+
+    Every column has one entry per symbol, in table order (for ELF, the
+    ``.dynsym`` order without the null entry 0).  Names are not decoded until a
+    ``Symbol`` view is made: ``name_offsets[i]`` indexes the NUL-terminated name
+    in ``strtab``.
+
+    Attributes:
+        strtab: the raw string table (bytes).
+        name_offsets: byte offset of each name in ``strtab``.
+        info: ELF ``st_info`` encoding (binding << 4 | type), used for every format.
+        other: ELF ``st_other`` (visibility in the low two bits).
+        section: ELF ``st_shndx``; 0 means undefined.
+        values: ``st_value`` per symbol.
+        sizes: ``st_size`` per symbol, bytes.
+        versym: raw ``.gnu.version`` entry per symbol (index | 0x8000 hidden bit),
+            empty when the binary carries no symbol versions.
+        versions: maps a versym index (hidden bit cleared) to its ``SymbolVersion``;
+            indices 0 (local) and 1 (global) are absent, meaning "unversioned".
+    """
+
+    strtab: bytes = b""
+    name_offsets: array.array[int] = field(default_factory=lambda: array.array("I"))
+    info: array.array[int] = field(default_factory=_u8)
+    other: array.array[int] = field(default_factory=_u8)
+    section: array.array[int] = field(default_factory=lambda: array.array("H"))
+    values: array.array[int] = field(default_factory=lambda: array.array("Q"))
+    sizes: array.array[int] = field(default_factory=lambda: array.array("Q"))
+    versym: array.array[int] = field(default_factory=lambda: array.array("H"))
+    versions: Mapping[int, SymbolVersion] = field(default_factory=lambda: MappingProxyType({}))
+    _memo: dict[str, tuple[Symbol, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_symbols(cls, symbols: Sequence[Symbol]) -> SymbolTable:
+        """Build a table from ``Symbol`` records (for the Mach-O and PE readers and tests).
+
+        Versions are interned: each distinct ``(version, hidden)`` gets a versym index.
+        """
+        blob = bytearray(b"\0")
+        offsets = array.array("I")
+        version_index: dict[SymbolVersion, int] = {}
+        versym = array.array("H")
+        for sym in symbols:
+            offsets.append(len(blob))
+            blob += sym.name.encode("utf-8", "surrogateescape") + b"\0"
+            if sym.version is None:
+                versym.append(1)
+            else:
+                idx = version_index.setdefault(sym.version, len(version_index) + 2)
+                versym.append(idx | (0x8000 if sym.version_hidden else 0))
+        return cls(
+            strtab=bytes(blob),
+            name_offsets=offsets,
+            info=_u8([(int(s.binding) << 4) | (int(s.type) & 0xF) for s in symbols]),
+            other=_u8([int(s.visibility) for s in symbols]),
+            section=array.array("H", [s.section if s.defined else 0 for s in symbols]),
+            values=array.array("Q", [s.value for s in symbols]),
+            sizes=array.array("Q", [s.size for s in symbols]),
+            versym=versym if version_index else array.array("H"),
+            versions=MappingProxyType({i: v for v, i in version_index.items()}),
+        )
+
+    def __len__(self) -> int:
+        return len(self.name_offsets)
+
+    def __getitem__(self, index: int) -> Symbol:
+        return self._view(index)
+
+    def __iter__(self) -> Iterator[Symbol]:
+        return (self._view(i) for i in range(len(self.name_offsets)))
+
+    @property
+    def undefined_count(self) -> int:
+        """Number of undefined symbols."""
+        return self.section.count(0)
+
+    @property
+    def defined_count(self) -> int:
+        """Number of defined symbols (every entry that is not undefined)."""
+        return len(self.section) - self.section.count(0)
+
+    def undefined(self) -> tuple[Symbol, ...]:
+        """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
+        cached = self._memo.get("undefined")
+        if cached is None:
+            view = self._view
+            cached = tuple(view(i) for i, shndx in enumerate(self.section) if shndx == 0)
+            self._memo["undefined"] = cached
+        return cached
+
+    def iter_undefined(self) -> Iterator[Symbol]:
+        """Yield a ``Symbol`` view of each undefined symbol, in table order."""
+        return iter(self.undefined())
+
+    def iter_defined(self) -> Iterator[Symbol]:
+        """Yield a ``Symbol`` view of each defined symbol, in table order."""
+        view = self._view
+        return (view(i) for i, shndx in enumerate(self.section) if shndx != 0)
+
+    def name_at(self, index: int) -> str:
+        """Decode the name of symbol ``index`` (UTF-8; undecodable bytes kept as surrogate escapes)."""
+        start = self.name_offsets[index]
+        end = self.strtab.find(b"\0", start)
+        if end < 0:
+            end = len(self.strtab)
+        return self.strtab[start:end].decode("utf-8", "surrogateescape")
+
+    def _view(self, i: int) -> Symbol:
+        info = self.info[i]
+        raw_binding = info >> 4
+        raw_type = info & 0xF
+        version: SymbolVersion | None = None
+        hidden = False
+        if self.versym:
+            raw = self.versym[i]
+            version = self.versions.get(raw & 0x7FFF)
+            hidden = raw & 0x8000 != 0
+        shndx = self.section[i]
+        return Symbol(
+            self.name_at(i),
+            shndx != 0,
+            _BINDINGS.get(raw_binding, raw_binding),
+            _TYPES.get(raw_type, raw_type),
+            _VISIBILITIES[self.other[i] & 3],
+            self.values[i],
+            self.sizes[i],
+            version,
+            hidden,
+            shndx,
+        )
+
+
+_BINDINGS: dict[int, Binding] = {b.value: b for b in Binding}
+_TYPES: dict[int, SymbolType] = {t.value: t for t in SymbolType}
+_VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """Everything linkaudit knows about one binary (one file, or one slice of a fat file).
+
+    Attributes:
+        path: the path as the user gave it, or as found under a directory they gave.
+        format: container format.
+        machine: architecture name in the field's spelling (``"x86-64"``,
+            ``"aarch64"``, ``"ppc64le"``...); ``"unknown(N)"`` for an unlisted e_machine.
+        bits: 32 or 64 (ELF class), or ``None`` where it does not apply.
+        endian: byte order.
+        os_abi: ELF ``EI_OSABI`` name (``"SYSV"``, ``"GNU"``, ``"FreeBSD"``...).
+        interpreter: PT_INTERP path, e.g. ``"/lib64/ld-linux-x86-64.so.2"``, or ``None``.
+        libc: the C library the binary targets (see ``Libc``).
+        kind: what the binary is.
+        soname: DT_SONAME (ELF), install name (Mach-O LC_ID_DYLIB) or export-table
+            DLL name (PE); ``None`` when absent.
+        needed: needed libraries in load-command / DT_NEEDED order.
+        rpath: DT_RPATH entries as written (``$ORIGIN`` unexpanded), split on ``:``.
+        runpath: DT_RUNPATH entries as written, split on ``:``.
+        flags: DT_FLAGS value (0 when absent).
+        flags_1: DT_FLAGS_1 value (0 when absent).
+        bind_now: DT_BIND_NOW present, or DF_BIND_NOW or DF_1_NOW set.
+        version_needs: ``.gnu.version_r`` records in file order.
+        version_definitions: ``.gnu.version_d`` records in file order.
+        symbols: the dynamic symbol table (ELF ``.dynsym``).
+        member: archive member name when the binary came from an archive, else ``None``.
+        file_size: size of the file on disk, bytes.
+    """
+
+    path: str
+    format: Format
+    machine: str
+    bits: int | None
+    endian: Endian
+    os_abi: str
+    interpreter: str | None
+    libc: Libc
+    kind: Kind
+    soname: str | None
+    needed: tuple[NeededLibrary, ...]
+    rpath: tuple[str, ...]
+    runpath: tuple[str, ...]
+    flags: int
+    flags_1: int
+    bind_now: bool
+    version_needs: tuple[VersionNeed, ...]
+    version_definitions: tuple[VersionDefinition, ...]
+    symbols: SymbolTable
+    member: str | None = None
+    file_size: int = 0
+
+    @property
+    def needed_names(self) -> tuple[str, ...]:
+        """The needed library names, in order."""
+        return tuple(n.name for n in self.needed)
+
+    @property
+    def display_path(self) -> str:
+        """``path``, or ``archive(member)`` for an archive member."""
+        return f"{self.path}({self.member})" if self.member else self.path

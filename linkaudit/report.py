@@ -1,0 +1,116 @@
+"""Findings and the report an audit returns.
+
+A ``Finding`` is one problem (or note) a rule found in one file; a ``Report``
+is every file audited and every finding, with timings.  Presentation modules
+(``linkaudit.output``) read a ``Report`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is.  ``error`` fails a CI step (exit status 1)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        """0 for error, 1 for warning, 2 for note (sort key, most severe first)."""
+        return _RANK[self]
+
+
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing a rule found.
+
+    Attributes:
+        rule: the rule's stable kebab-case id, e.g. ``"driver-link"``.
+        severity: the severity after configuration.
+        file: the path of the file at fault, as the user gave it (relative stays relative).
+        subject: the library, symbol, version or path at fault, e.g. ``"libcuda.so.1"``.
+        message: one or two sentences saying what is wrong and why.
+        evidence: JSON-ready structured evidence; each rule documents its keys.
+    """
+
+    rule: str
+    severity: Severity
+    file: str
+    subject: str
+    message: str
+    evidence: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evidence, MappingProxyType):
+            object.__setattr__(self, "evidence", _frozen(self.evidence))
+
+
+class FileStatus(str, enum.Enum):
+    """What happened to one input file."""
+
+    AUDITED = "audited"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """One input file and what became of it.
+
+    Attributes:
+        path: as the user gave it.
+        status: audited, or unreadable (then ``error`` says why).
+        format, kind, machine: of the binary read (``None`` when unreadable).
+        error: the reason the file could not be read, or ``None``.
+    """
+
+    path: str
+    status: FileStatus
+    format: str | None = None
+    kind: str | None = None
+    machine: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The result of one audit.
+
+    Attributes:
+        files: every input file, in the order read.
+        findings: every finding, grouped by file in input order, most severe first.
+        seconds: wall time of the audit, seconds.
+        rules: the ids of the rules that ran.
+    """
+
+    files: tuple[FileResult, ...]
+    findings: tuple[Finding, ...]
+    seconds: float = 0.0
+    rules: tuple[str, ...] = ()
+
+    def count(self, severity: Severity) -> int:
+        """Number of findings of ``severity``."""
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any finding has severity error."""
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def has_unreadable(self) -> bool:
+        """True when some input could not be read."""
+        return any(f.status is FileStatus.UNREADABLE for f in self.files)

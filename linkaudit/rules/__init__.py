@@ -1,0 +1,42 @@
+"""The rule registry.
+
+Each rule lives in its own module as a small ``Rule`` subclass; adding a rule
+means adding a module and one line to ``RULES``.  Rule data lives in
+``rules/data/*.toml`` and is validated when first used.
+"""
+
+from __future__ import annotations
+
+from .base import Rule
+from .driver_link import DriverLink
+from .inputs import NoBinaries, UnreadableInput
+from .missing_provider import MissingProvider
+from .rpath_leak import RpathLeak
+from .symbol_version import SymbolVersion
+from .verneed_mismatch import VerneedMismatch
+
+#: Every rule, in the order they run and are listed.
+RULES: tuple[type[Rule], ...] = (
+    DriverLink,
+    MissingProvider,
+    SymbolVersion,
+    RpathLeak,
+    VerneedMismatch,
+    UnreadableInput,
+    NoBinaries,
+)
+
+_BY_ID = {r.id: r for r in RULES}
+
+
+def get_rule(rule_id: str) -> type[Rule] | None:
+    """The rule class with id ``rule_id``, or ``None``."""
+    return _BY_ID.get(rule_id)
+
+
+def rule_ids() -> tuple[str, ...]:
+    """Every rule id, in registry order."""
+    return tuple(_BY_ID)
+
+
+__all__ = ["RULES", "Rule", "get_rule", "rule_ids"]

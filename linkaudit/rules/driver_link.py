@@ -1,0 +1,86 @@
+"""``driver-link``: a DT_NEEDED on a library that only a GPU driver provides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..report import Finding, Severity
+from .base import Rule, preview
+from .data import driver_api, driver_libraries
+
+
+class DriverLink(Rule):
+    id = "driver-link"
+    severity = Severity.ERROR
+    summary = "a needed library is installed only by the GPU driver (libcuda.so.1, libnvidia-ml.so.1, ...)"
+    explain = """\
+The GPU driver, not any package, installs libcuda.so.1 (the CUDA driver API),
+libnvidia-ml.so.1 (NVML) and the other libnvidia-*/libnv* components (Windows:
+nvcuda.dll, nvml.dll). A library that lists one of them in DT_NEEDED (or imports
+one without delay-load) cannot be loaded on a machine without the driver:
+CPU-only CI, build containers, laptops. The user sees
+"ImportError: libcuda.so.1: cannot open shared object file" at import time.
+
+Reach the driver lazily instead: dlopen("libcuda.so.1") at first use, or
+cuGetProcAddress / cudaGetDriverEntryPoint through the CUDA runtime. A plugin
+that is itself only ever dlopen()ed when a GPU is present may link the driver;
+later versions of linkaudit decide that from the import roots' NEEDED closure.
+
+When the file uses none of the symbols the driver library exports (the export
+lists ship with linkaudit, generated from cuda.h and the NVML function table,
+so this works without a driver installed), the link is unused: it comes from the
+build system, not the code — typically linking the toolkit's lib64/stubs
+libcuda.so, or reading a CMake target's INTERFACE_LINK_LIBRARIES (which names
+the driver) where its IMPORTED_LOCATION was meant. Link with -Wl,--as-needed or
+fix the target.
+
+Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
+"""
+    evidence = {
+        "library": "the DT_NEEDED entry, as written",
+        "component": "what the driver library is",
+        "exports_known": "whether linkaudit ships the library's export list",
+        "used_symbols": "undefined symbols of the file that the library exports (when known)",
+        "used_count": "number of such symbols",
+        "unused": "true when the export list is known and the file uses none of it",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        libraries = driver_libraries()
+        for binary in context.binaries:
+            for needed in binary.needed:
+                lib = next((d for d in libraries if d.matches(needed.name)), None)
+                if lib is None:
+                    continue
+                used: list[str] = []
+                if lib.api is not None:
+                    exports = driver_api(lib.api).symbols
+                    used = sorted({s.name for s in binary.symbols.iter_undefined() if s.name in exports})
+                unused = lib.api is not None and not used
+                how = "lists" if needed.kind.value == "plain" else f"imports ({needed.kind.value})"
+                message = (
+                    f"{how} {needed.name} ({lib.component}) in DT_NEEDED; the GPU driver installs it, "
+                    f"never a package, so loading fails where no driver is installed"
+                )
+                if unused:
+                    message += (
+                        f"; the link is unused: the file uses none of {needed.name}'s exports, which "
+                        "points at the build system (toolkit stubs, a CMake target's "
+                        "INTERFACE_LINK_LIBRARIES), not the code"
+                    )
+                elif used:
+                    message += f"; it uses {len(used)} of its symbols ({preview(used, 3)}): reach them lazily (dlopen, cuGetProcAddress)"
+                yield self.finding(
+                    binary,
+                    needed.name,
+                    message,
+                    {
+                        "library": needed.name,
+                        "component": lib.component,
+                        "exports_known": lib.api is not None,
+                        "used_symbols": used,
+                        "used_count": len(used),
+                        "unused": unused,
+                    },
+                )

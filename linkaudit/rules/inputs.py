@@ -1,0 +1,43 @@
+"""Findings about the inputs themselves, emitted by the audit driver rather than by ``check``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..report import Finding, Severity
+from .base import Rule
+
+
+class UnreadableInput(Rule):
+    id = "unreadable-input"
+    severity = Severity.ERROR
+    summary = "an input could not be read: missing, unreadable, a symlink loop, not a binary, or malformed"
+    explain = """\
+An input named on the command line (or found under a directory given) could
+not be read as a binary. The message names the file and the reason —
+truncated, a header or table pointing past the end of the file, a version
+chain that loops, permission denied, a symlink loop, not a binary at all — and,
+where one applies, the byte offset of the fault. Every other input is still
+audited; the command exits with status 2.
+"""
+    evidence = {"reason": "why the input could not be read", "offset": "byte offset of the fault, or null"}
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        return iter(())
+
+
+class NoBinaries(Rule):
+    id = "no-binaries"
+    severity = Severity.NOTE
+    summary = "a directory given holds no binary (a pure-Python package, for instance)"
+    explain = """\
+A directory given on the command line holds no file whose magic bytes say ELF
+(or another supported format). That is normal for a pure-Python package, so it
+is a note and the exit status stays 0: a CI step can run linkaudit over every
+package without special cases.
+"""
+    evidence = {"skipped": "files found that are binaries of a format not supported yet"}
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        return iter(())

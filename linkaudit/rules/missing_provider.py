@@ -1,0 +1,121 @@
+"""``missing-provider``: undefined symbols of a known library family that no DT_NEEDED provides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..model import Binary, Binding, Format
+from ..report import Finding, Severity
+from .base import Rule, preview
+from .data import SymbolFamily, driver_libraries, family_index, library_stem
+
+
+def _names_a_file(version: str) -> bool:
+    """True for a version named after a library file (``libnvrtc.so.13``), as NVIDIA's version scripts do."""
+    return ".so" in version or version.lower().endswith(".dll")
+
+
+def _expected(fam: SymbolFamily, binary: Binary) -> str:
+    """The provider to name in messages: the family's first stem, spelled for the binary's format."""
+    stem = fam.providers[0]
+    return f"{stem}.so*" if binary.format is Format.ELF else stem
+
+
+class MissingProvider(Rule):
+    id = "missing-provider"
+    severity = Severity.ERROR
+    summary = "undefined symbols of a known library family with no DT_NEEDED entry of that family"
+    explain = """\
+Every undefined, non-weak symbol must be defined by some library the loader
+loads. When a library uses, say, nvrtcCreateProgram but no DT_NEEDED entry is a
+libnvrtc, the symbol resolves only by accident (another library happened to load
+libnvrtc first into the global scope) or not at all: "undefined symbol:
+nvrtcCreateProgram" at import, or "unresolved external symbol" at link time on
+Windows. This is under-linking; it often comes together with over-linking (a
+wrong library in DT_NEEDED instead of the right one — the PyTorch seed case:
+libcuda.so.1 linked where libnvrtc was meant).
+
+The expected provider of a symbol is found from, in order: its symbol version,
+when the version names a file (nvrtcCreateProgram@libnvrtc.so.13); membership of
+an exact driver API list (the CUDA driver API generated from cuda.h; NVML); the
+longest matching name prefix of the family table (nvrtc* -> libnvrtc,
+cublasLt* -> libcublasLt, cublas* -> libcublas, cuFile* -> libcufile,
+cuda* -> libcudart, ...). Hash-renamed copies made by wheel-repair tools
+(libnvrtc-1a2b3c4d.so.12) count as providers. Weak undefined symbols are exempt.
+
+When the family is a driver API (libcuda, NVML), adding the DT_NEEDED is the
+wrong fix: reach those symbols through cuGetProcAddress or dlopen.
+
+The family table is data: linkaudit/rules/data/cuda.toml.
+"""
+    evidence = {
+        "family": "family name (nvrtc, cublas, cuda-driver, ... or a library stem from a symbol version)",
+        "expected_provider": "what the symbols need: a library stem or glob list",
+        "symbols": "the undefined symbols of the family (name@version where versioned)",
+        "count": "number of such symbols",
+        "needed": "the file's DT_NEEDED entries",
+        "driver": "true when only a GPU driver provides the family",
+        "linked_driver_libraries": "DT_NEEDED entries that name driver libraries (over-linking context)",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        classify = family_index().classify
+        drivers = driver_libraries()
+        for binary in context.binaries:
+            needed = binary.needed_names
+            stems = {library_stem(n) for n in needed}
+            missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
+            for sym in binary.symbols.iter_undefined():
+                if sym.binding == Binding.WEAK or not sym.name:
+                    continue
+                version = sym.version
+                if version is not None and _names_a_file(version.name):
+                    # First evidence: the version names the providing file.
+                    stem = library_stem(version.name)
+                    if stem in stems:
+                        continue
+                    fam = classify(sym.name)
+                    if fam is not None and not fam.provided_by(version.name):
+                        fam = None
+                    key, expected = (fam.name if fam else stem), version.name
+                else:
+                    fam = classify(sym.name)
+                    if fam is None or any(fam.provided_by(n) for n in needed):
+                        continue
+                    key, expected = fam.name, _expected(fam, binary)
+                missing.setdefault(key, (expected, [], fam))[1].append(sym.display_name())
+            if not missing:
+                continue
+            linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
+            for key, (expected, symbols, fam) in missing.items():
+                symbols.sort()
+                what = f"{fam.description} ({key})" if fam else key
+                message = (
+                    f"{len(symbols)} undefined symbol{'s' if len(symbols) != 1 else ''} of {what} "
+                    f"({preview(symbols)}) but no DT_NEEDED entry provides {expected}"
+                )
+                if fam is not None and fam.driver:
+                    message += (
+                        "; these are driver symbols: the GPU driver provides them, so do not add the "
+                        "DT_NEEDED — reach them through cuGetProcAddress or dlopen"
+                    )
+                elif linked_drivers:
+                    message += (
+                        f"; the file links {', '.join(linked_drivers)} instead, which provides none of "
+                        "them (a build system naming the wrong library)"
+                    )
+                yield self.finding(
+                    binary,
+                    expected,
+                    message,
+                    {
+                        "family": key,
+                        "expected_provider": expected,
+                        "symbols": symbols,
+                        "count": len(symbols),
+                        "needed": list(needed),
+                        "driver": bool(fam and fam.driver),
+                        "linked_driver_libraries": linked_drivers,
+                    },
+                )

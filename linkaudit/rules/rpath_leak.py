@@ -1,0 +1,86 @@
+"""``rpath-leak``: DT_RPATH / DT_RUNPATH entries that do not travel with the package."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..report import Finding, Severity
+from .base import Rule
+from .data import rpath_data
+
+_ORIGIN = ("$ORIGIN", "${ORIGIN}")
+
+
+class RpathLeak(Rule):
+    id = "rpath-leak"
+    severity = Severity.WARNING
+    summary = "DT_RPATH/DT_RUNPATH entries that are absolute (warning) or point into a build tree (error)"
+    explain = """\
+A search path written into a library travels with it. Only entries relative to
+$ORIGIN (the directory of the library itself, ld.so(8)) stay right when the
+package is installed somewhere else. An absolute entry (/usr/local/lib,
+/opt/vendor/lib) makes the loader look on the user's machine at a directory
+the package does not own: a warning. An entry that points into the build
+machine's own trees (/home/..., /tmp/..., .../build/..., conda-bld,
+build_artifacts, a CUDA toolkit's lib64/stubs) is a leak: an error — at best a
+wasted search, at worst a stale or hostile library picked up on a machine where
+the path exists, and a stubs directory would hand the loader a fake libcuda.
+
+A relative entry that does not start with $ORIGIN (or an empty entry, which
+means the current directory) is resolved against the process's working
+directory: a warning, since it finds different files depending on where the
+program starts.
+
+conda's build-time placeholder prefix is rewritten at install time and is not a
+leak. Fix with patchelf --set-rpath '$ORIGIN/...' or the build's
+CMAKE_INSTALL_RPATH / -Wl,-rpath,'$ORIGIN/...'.
+
+Data: linkaudit/rules/data/rpath.toml.
+"""
+    evidence = {
+        "tag": "DT_RPATH or DT_RUNPATH",
+        "entry": "the entry as written",
+        "index": "position of the entry in the tag's list (0-based)",
+        "reason": "absolute | build-tree | relative | empty",
+        "marker": "the build-tree fragment matched (for build-tree)",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        data = rpath_data()
+        for binary in context.binaries:
+            for tag, entries in (("DT_RPATH", binary.rpath), ("DT_RUNPATH", binary.runpath)):
+                for index, entry in enumerate(entries):
+                    if entry.startswith(_ORIGIN):
+                        continue
+                    if any(entry.startswith(p) for p in data.placeholders):
+                        continue
+                    marker = next((m for m in data.build_tree_markers if m in entry + "/"), None)
+                    if entry == "":
+                        reason, severity = "empty", Severity.WARNING
+                        message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                    elif not entry.startswith("/"):
+                        reason, severity = "relative", Severity.WARNING
+                        message = (
+                            f"{tag} entry {entry!r} is relative but not to $ORIGIN: it is resolved against "
+                            "the current working directory"
+                        )
+                    elif marker is not None:
+                        reason, severity = "build-tree", Severity.ERROR
+                        message = (
+                            f"{tag} entry {entry!r} points into a build or temporary tree ({marker.strip('/')}): "
+                            "a path of the build machine that leaked into the package"
+                        )
+                    else:
+                        reason, severity = "absolute", Severity.WARNING
+                        message = (
+                            f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
+                            "user's machine the package does not own; use $ORIGIN-relative paths"
+                        )
+                    yield self.finding(
+                        binary,
+                        entry,
+                        message,
+                        {"tag": tag, "entry": entry, "index": index, "reason": reason, "marker": marker},
+                        severity,
+                    )

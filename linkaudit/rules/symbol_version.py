@@ -1,0 +1,159 @@
+"""``symbol-version``: symbol versions needed above the target's ceiling, and GLIBC_PRIVATE."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..config import VersionCeiling, parse_version_name
+from ..context import AuditContext
+from ..model import Binary
+from ..report import Finding, Severity
+from .base import Rule, preview
+
+#: Marker versions that carry no number but stand for a glibc release
+#: (glibc NEWS: DT_RELR support, GLIBC_ABI_DT_RELR, came with glibc 2.36).
+VERSION_MARKERS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "GLIBC_ABI_DT_RELR": ("GLIBC", (2, 36)),
+}
+
+
+def effective_version(name: str) -> tuple[str, tuple[int, ...]] | None:
+    """(prefix, numbers) a version name stands for, markers included; ``None`` if unversioned text."""
+    return VERSION_MARKERS.get(name) or parse_version_name(name)
+
+
+def _fmt(prefix: str, numbers: tuple[int, ...]) -> str:
+    return f"{prefix}_{'.'.join(map(str, numbers))}"
+
+
+class SymbolVersion(Rule):
+    id = "symbol-version"
+    severity = Severity.ERROR
+    summary = "symbol versions needed above a --max-version ceiling, or a need of GLIBC_PRIVATE"
+    explain = """\
+A binary built on a new system picks up new symbol versions (GLIBC_2.34,
+GLIBCXX_3.4.30, ...) and then fails on the oldest system it claims to support:
+"version `GLIBC_2.34' not found (required by ...)". Give the target's ceilings
+with --max-version (repeatable: GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7,
+GCC_4.8.0).
+
+The rule checks the version needs (.gnu.version_r) themselves, not only the
+symbols that use them: ld.so checks every Vernaux entry at load time (glibc
+elf/dl-version.c, _dl_check_map_versions), so a version needed by no symbol
+still fails. Linking with -z pack-relative-relocs adds GLIBC_ABI_DT_RELR, needed
+by no symbol: such a library does not load on glibc older than 2.36, and is
+treated here as needing GLIBC_2.36. Entries flagged VER_FLG_WEAK are exempt
+(ld.so only warns). A need of GLIBC_PRIVATE is always an error: those symbols
+are glibc-internal and change between any two builds of glibc.
+
+One finding per ceiling exceeded, naming the highest version required, every
+version above the ceiling and every symbol that needs one of them.
+"""
+    evidence = {
+        "ceiling": "the --max-version ceiling exceeded (or null for GLIBC_PRIVATE)",
+        "highest": "the highest version of that prefix required",
+        "versions": "versions above the ceiling: [{name, file, weak, symbols}]",
+        "symbols": "symbols needing a version above the ceiling (name@version)",
+        "unused_versions": "versions above the ceiling needed by no symbol",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        ceilings = {c.prefix: c for c in context.config.max_versions}
+        for binary in context.binaries:
+            if not binary.version_needs:
+                continue
+            yield from self._private(binary)
+            if ceilings:
+                yield from self._ceilings(binary, ceilings)
+
+    def _symbols_by_version(self, binary: Binary) -> dict[tuple[str, str | None], list[str]]:
+        users: dict[tuple[str, str | None], list[str]] = {}
+        for sym in binary.symbols.iter_undefined():
+            if sym.version is not None:
+                users.setdefault((sym.version.name, sym.version.file), []).append(sym.name)
+        return users
+
+    def _private(self, binary: Binary) -> Iterator[Finding]:
+        private = [(n.file, v) for n in binary.version_needs for v in n.versions if v.name == "GLIBC_PRIVATE"]
+        if not private:
+            return
+        users = self._symbols_by_version(binary)
+        symbols = sorted(f"{s}@GLIBC_PRIVATE" for f, _v in private for s in users.get(("GLIBC_PRIVATE", f), []))
+        files = sorted({f for f, _v in private})
+        yield self.finding(
+            binary,
+            "GLIBC_PRIVATE",
+            f"needs GLIBC_PRIVATE from {', '.join(files)}"
+            + (f" ({preview(symbols)})" if symbols else "")
+            + ": glibc-internal symbols, different in every glibc build; the file loads only with "
+            "the exact glibc it was built against",
+            {
+                "ceiling": None,
+                "highest": "GLIBC_PRIVATE",
+                "versions": [
+                    {"name": v.name, "file": f, "weak": v.weak,
+                     "symbols": sorted(users.get((v.name, f), []))}
+                    for f, v in private
+                ],
+                "symbols": symbols,
+                "unused_versions": [] if symbols else ["GLIBC_PRIVATE"],
+            },
+        )
+
+    def _ceilings(self, binary: Binary, ceilings: dict[str, VersionCeiling]) -> Iterator[Finding]:
+        above: dict[str, list[tuple[str, str, bool, tuple[int, ...]]]] = {}
+        highest: dict[str, tuple[int, ...]] = {}
+        for need in binary.version_needs:
+            for v in need.versions:
+                parsed = effective_version(v.name)
+                if parsed is None:
+                    continue
+                prefix, numbers = parsed
+                ceiling = ceilings.get(prefix)
+                if ceiling is None:
+                    continue
+                if v.weak:
+                    continue
+                highest[prefix] = max(highest.get(prefix, numbers), numbers)
+                if numbers > ceiling.version:
+                    above.setdefault(prefix, []).append((v.name, need.file, v.weak, numbers))
+        if not above:
+            return
+        users = self._symbols_by_version(binary)
+        for prefix, versions in above.items():
+            ceiling = ceilings[prefix]
+            versions.sort(key=lambda t: t[3])
+            top = _fmt(prefix, highest[prefix])
+            symbols: list[str] = []
+            unused: list[str] = []
+            listed = []
+            for name, file, weak, _n in versions:
+                syms = sorted(users.get((name, file), []))
+                symbols.extend(f"{s}@{name}" for s in syms)
+                if not syms:
+                    unused.append(name)
+                listed.append({"name": name, "file": file, "weak": weak, "symbols": syms})
+            names = [v[0] for v in versions]
+            message = (
+                f"needs {top} but the ceiling is {ceiling.text}: "
+                f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview(names)})"
+            )
+            if symbols:
+                message += f", used by {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({preview(symbols, 3)})"
+            if unused:
+                message += (
+                    f"; {preview(unused)} needed by no symbol, but ld.so checks every version need "
+                    "(dl-version.c), so the file still fails to load"
+                )
+            yield self.finding(
+                binary,
+                top,
+                message,
+                {
+                    "ceiling": ceiling.text,
+                    "highest": top,
+                    "versions": listed,
+                    "symbols": symbols,
+                    "unused_versions": unused,
+                },
+            )
