@@ -336,8 +336,8 @@ class SymbolTable:
 
     @property
     def defined_count(self) -> int:
-        """Number of defined symbols (every entry that is not undefined)."""
-        return len(self.section) - self.section.count(0)
+        """Number of defined, non-local symbols (what ``nm -D --defined-only`` lists; STB_LOCAL section symbols excluded)."""
+        return sum(1 for i, shndx in zip(self.info, self.section) if shndx != 0 and i >> 4 != Binding.LOCAL)
 
     def undefined(self) -> tuple[Symbol, ...]:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
@@ -353,9 +353,10 @@ class SymbolTable:
         return iter(self.undefined())
 
     def iter_defined(self) -> Iterator[Symbol]:
-        """Yield a ``Symbol`` view of each defined symbol, in table order."""
+        """Yield a ``Symbol`` view of each defined, non-local symbol (one that can satisfy a reference), in table order."""
         view = self._view
-        return (view(i) for i, shndx in enumerate(self.section) if shndx != 0)
+        info = self.info
+        return (view(i) for i, shndx in enumerate(self.section) if shndx != 0 and info[i] >> 4 != Binding.LOCAL)
 
     def name_at(self, index: int) -> str:
         """Decode the name of symbol ``index`` (UTF-8; undecodable bytes kept as surrogate escapes)."""

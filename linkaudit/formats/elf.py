@@ -642,21 +642,21 @@ def _read_verneed(
     vn, va = r.L.verneed, r.L.vernaux
     needs: list[VersionNeed] = []
     index: dict[int, SymbolVersion] = {}
-    budget = (limit - offset) // vn.size  # no more records than fit in the area
+    seen: set[int] = set()  # a chain that revisits a record loops
     pos = offset
     for _ in range(count):
-        if budget <= 0 or pos + vn.size > limit:
+        if pos in seen or pos < offset or pos + vn.size > limit:
             raise r.fail(".gnu.version_r record chain runs outside its section or loops", pos)
-        budget -= 1
+        seen.add(pos)
         _ver, cnt, vn_file, vn_aux, vn_next = r.unpack(vn, pos, "Verneed record")
         file = _cstr(r, strtab, vn_file, "Verneed vn_file")
         entries: list[VersionNeedEntry] = []
         apos = pos + vn_aux
-        aux_budget = (limit - offset) // va.size
+        aux_seen: set[int] = set()
         for _j in range(cnt):
-            if aux_budget <= 0 or apos < offset or apos + va.size > limit:
+            if apos in aux_seen or apos < offset or apos + va.size > limit:
                 raise r.fail(".gnu.version_r Vernaux chain runs outside its section or loops", apos)
-            aux_budget -= 1
+            aux_seen.add(apos)
             vna_hash, vna_flags, vna_other, vna_name, vna_next = r.unpack(va, apos, "Vernaux record")
             name = _cstr(r, strtab, vna_name, "Vernaux vna_name")
             entries.append(VersionNeedEntry(name, vna_flags, vna_other, vna_hash))
@@ -681,20 +681,20 @@ def _read_verdef(
     vd, vda = r.L.verdef, r.L.verdaux
     defs: list[VersionDefinition] = []
     index: dict[int, SymbolVersion] = {}
-    budget = (limit - offset) // vd.size
+    seen: set[int] = set()
     pos = offset
     for _ in range(count):
-        if budget <= 0 or pos + vd.size > limit:
+        if pos in seen or pos < offset or pos + vd.size > limit:
             raise r.fail(".gnu.version_d record chain runs outside its section or loops", pos)
-        budget -= 1
+        seen.add(pos)
         _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = r.unpack(vd, pos, "Verdef record")
         names: list[str] = []
         apos = pos + vd_aux
-        aux_budget = (limit - offset) // vda.size
+        aux_seen: set[int] = set()
         for _j in range(cnt):
-            if aux_budget <= 0 or apos < offset or apos + vda.size > limit:
+            if apos in aux_seen or apos < offset or apos + vda.size > limit:
                 raise r.fail(".gnu.version_d Verdaux chain runs outside its section or loops", apos)
-            aux_budget -= 1
+            aux_seen.add(apos)
             vda_name, vda_next = r.unpack(vda, apos, "Verdaux record")
             names.append(_cstr(r, strtab, vda_name, "Verdaux vda_name"))
             if vda_next == 0:
