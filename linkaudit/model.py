@@ -245,8 +245,13 @@ class Symbol(NamedTuple):
         return self.binding == Binding.WEAK
 
     def display_name(self) -> str:
-        """``name``, ``name@VER`` (undefined or hidden) or ``name@@VER`` (default definition), as nm -D prints it."""
-        if self.version is None:
+        """``name``, ``name@VER`` (undefined or hidden) or ``name@@VER`` (default definition), as nm -D prints it.
+
+        Like binutils, the symbol a version definition creates for itself (named
+        after the version, e.g. ``libnvrtc.so.12`` in version ``libnvrtc.so.12``)
+        is shown without the version.
+        """
+        if self.version is None or (self.defined and self.name == self.version.name and self.version.file is None):
             return self.name
         sep = "@@" if self.defined and not self.version_hidden else "@"
         return f"{self.name}{sep}{self.version.name}"

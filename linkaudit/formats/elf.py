@@ -245,7 +245,9 @@ def read_elf(path: str, buf: object, size: int) -> Binary:
     symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
     version_needs, need_map = _read_verneed(r, dyn, segments, sections, dynstr)
     version_defs, def_map = _read_verdef(r, dyn, segments, sections, dynstr)
-    versions: dict[int, SymbolVersion] = {**def_map, **need_map}
+    # versym 0 (VER_NDX_LOCAL) and 1 (VER_NDX_GLOBAL, also the base definition's
+    # index) mean "unversioned" for a symbol.
+    versions = {k: v for k, v in {**def_map, **need_map}.items() if k > 1}
     symbols = _read_symbols(r, symtab, symstr, dyn, segments, sections, versions)
 
     bind_now = dyn.bind_now or bool(dyn.flags & DF_BIND_NOW) or bool(dyn.flags_1 & DF_1_NOW)
@@ -644,7 +646,9 @@ def _read_verneed(
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()  # a chain that revisits a record loops
     pos = offset
-    for _ in range(count):
+    # Follow vn_next until 0, as glibc's _dl_check_map_versions does (the record
+    # count is not trusted); bounded because every record must be new and in the area.
+    while count:
         if pos in seen or pos < offset or pos + vn.size > limit:
             raise r.fail(".gnu.version_r record chain runs outside its section or loops", pos)
         seen.add(pos)
@@ -683,7 +687,7 @@ def _read_verdef(
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()
     pos = offset
-    for _ in range(count):
+    while count:
         if pos in seen or pos < offset or pos + vd.size > limit:
             raise r.fail(".gnu.version_d record chain runs outside its section or loops", pos)
         seen.add(pos)
