@@ -1,0 +1,138 @@
+"""Malformed input: every fault is one ``InputError`` naming the file (and offset), never another exception.
+
+Besides the committed corrupt samples, each test here covers a whole kind of
+fault by generating it: every truncation length of a good library, every
+single-byte patch of its ELF header, program and section headers, random bytes
+after an ELF magic, and tables whose sizes or offsets lie.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import pytest
+
+from linkaudit import InputError, read
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+GOOD = SAMPLES / "fixed/libtorch_cuda.so"
+
+
+def _read_or_error(path: Path) -> InputError | None:
+    """Read; return the InputError if one is raised. Any other exception fails the test."""
+    try:
+        read(str(path))
+    except InputError as exc:
+        assert exc.path == str(path)
+        assert str(path) in str(exc)
+        assert exc.reason
+        return exc
+    return None
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("empty.so", "empty file"),
+        ("truncated.so", "past the end of the file"),
+        ("badclass.so", "invalid ELF class 7"),
+        ("garbage_after_magic.so", "invalid ELF"),
+        ("lying_dynsym.so", ".dynsym"),
+        ("lying_phdr.so", "program header table"),
+        ("lying_dynamic.so", "dynamic section"),
+        ("looping_verneed.so", ".gnu.version_r"),
+        ("not_elf.txt", "not a binary"),
+    ],
+)
+def test_committed_corrupt_samples(name: str, fragment: str) -> None:
+    exc = _read_or_error(SAMPLES / "corrupt" / name)
+    assert exc is not None, f"{name} was accepted"
+    assert fragment in exc.reason
+
+
+def test_huge_verneed_count_is_bounded() -> None:
+    """DT_VERNEEDNUM of 2**31-1: the chain's vn_next == 0 ends the walk, as in glibc."""
+    (b,) = read(str(SAMPLES / "corrupt/huge_verneednum.so"))
+    assert [n.file for n in b.version_needs] == ["libnvrtc.so.12", "libc.so.6"]
+
+
+def test_every_truncation_is_an_input_error(tmp_path: Path) -> None:
+    data = GOOD.read_bytes()
+    target = tmp_path / "cut.so"
+    errors = 0
+    for length in range(1, len(data), 13):
+        target.write_bytes(data[:length])
+        if _read_or_error(target) is not None:
+            errors += 1
+    assert errors > 0
+
+
+def test_every_header_byte_patch_is_handled(tmp_path: Path) -> None:
+    """Patch each byte of the ELF, program and section headers to 0x00, 0xff and 0x7f."""
+    data = GOOD.read_bytes()
+    e_phoff, e_shoff = struct.unpack_from("<QQ", data, 0x20)
+    phnum, shnum = struct.unpack_from("<H", data, 0x38)[0], struct.unpack_from("<H", data, 0x3C)[0]
+    ranges = [range(0, 64), range(e_phoff, e_phoff + 56 * phnum), range(e_shoff, min(len(data), e_shoff + 64 * shnum))]
+    target = tmp_path / "patched.so"
+    for rng in ranges:
+        for offset in rng:
+            for value in (0x00, 0xFF, 0x7F):
+                if data[offset] == value:
+                    continue
+                patched = bytearray(data)
+                patched[offset] = value
+                target.write_bytes(bytes(patched))
+                _read_or_error(target)
+
+
+def test_random_bytes_after_magic(tmp_path: Path) -> None:
+    rng = random.Random(20261129)
+    target = tmp_path / "noise.so"
+    for size in (5, 16, 17, 52, 64, 200, 4096):
+        for _ in range(20):
+            target.write_bytes(b"\x7fELF" + bytes(rng.getrandbits(8) for _ in range(size)))
+            _read_or_error(target)
+
+
+def test_random_bytes_after_a_valid_header(tmp_path: Path) -> None:
+    """A valid ELF header followed by noise: the tables it points to are garbage."""
+    header = GOOD.read_bytes()[:64]
+    rng = random.Random(7)
+    target = tmp_path / "noise2.so"
+    for _ in range(200):
+        target.write_bytes(header + bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 12000))))
+        _read_or_error(target)
+
+
+def _patch_section(data: bytes, sh_type: int, field_offset: int, value: int) -> bytes:
+    e_shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shnum = struct.unpack_from("<H", data, 0x3C)[0]
+    out = bytearray(data)
+    for i in range(shnum):
+        base = e_shoff + 64 * i
+        if struct.unpack_from("<I", data, base + 4)[0] == sh_type:
+            struct.pack_into("<Q", out, base + field_offset, value)
+            return bytes(out)
+    raise AssertionError("section not found")
+
+
+@pytest.mark.parametrize("sh_type", [6, 11, 0x6FFFFFFF, 0x6FFFFFFE, 0x6FFFFFFD, 3])
+@pytest.mark.parametrize(("field", "value"), [(0x18, 2**62), (0x20, 2**40), (0x18, 0xFFFFFFF0), (0x20, 0)])
+def test_lying_section_sizes_and_offsets(tmp_path: Path, sh_type: int, field: int, value: int) -> None:
+    """sh_offset / sh_size of .dynamic, .dynsym, .gnu.version*, .dynstr pointing far away: no huge allocation."""
+    data = GOOD.read_bytes() if sh_type != 0x6FFFFFFD else (SAMPLES / "fixed/libnvrtc.so.12").read_bytes()
+    try:
+        patched = _patch_section(data, sh_type, field, value)
+    except AssertionError:
+        pytest.skip("no such section in this sample")
+    target = tmp_path / "lying.so"
+    target.write_bytes(patched)
+    _read_or_error(target)
+
+
+def test_error_carries_offset() -> None:
+    exc = _read_or_error(SAMPLES / "corrupt/lying_phdr.so")
+    assert exc is not None and exc.offset is not None
+    assert f"{exc.offset:#x}" in str(exc)

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from linkaudit.rules.data import driver_api, driver_libraries
+
+from .helpers import findings
+
+
+def test_seed_bug_reports_unused_driver_link() -> None:
+    (f,) = findings("broken/libtorch_cuda.so", rule="driver-link")
+    assert f.severity.value == "error"
+    assert f.subject == "libcuda.so.1"
+    assert f.evidence["unused"] is True and f.evidence["used_count"] == 0
+    assert "unused" in f.message and "driver" in f.message
+
+
+def test_used_driver_link_lists_the_symbols() -> None:
+    (f,) = findings("misc/libuses_driver.so", rule="driver-link")
+    assert f.evidence["unused"] is False
+    assert f.evidence["used_symbols"] == ["cuInit", "cuLaunchKernel"]
+    assert "unused" not in f.message
+
+
+def test_fixed_twin_and_driver_itself_are_clean() -> None:
+    assert findings("fixed/libtorch_cuda.so", rule="driver-link") == []
+    # the driver stub provides libcuda; it does not NEED it
+    assert findings("driver/libcuda.so.1", rule="driver-link") == []
+
+
+def test_driver_library_patterns() -> None:
+    libs = driver_libraries()
+
+    def is_driver(name: str) -> bool:
+        return any(d.matches(name) for d in libs)
+
+    for name in ("libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1",
+                 "libcudadebugger.so.1", "libnvcuvid.so.1", "libnvidia-encode.so.1", "NVCUDA.DLL", "nvml.dll"):
+        assert is_driver(name), name
+    for name in ("libcudart.so.13", "libcufile.so.0", "libnvrtc.so.13", "libcublas.so.13", "libnvvm.so.4",
+                 "libcudnn.so.9", "libcuda_stub.a", "cudart64_13.dll"):
+        assert not is_driver(name), name
+
+
+def test_driver_api_lists_are_exact() -> None:
+    cuda = driver_api("cuda_driver_api").symbols
+    assert {"cuInit", "cuLaunchKernel", "cuMemAlloc_v2", "cuGetProcAddress_v2", "cuLaunchKernel_ptsz"} <= cuda
+    assert not {"cuFileRead", "cublasCreate_v2", "cudaMalloc", "CUdevice"} & cuda
+    nvml = driver_api("nvml_api").symbols
+    assert {"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlShutdown"} <= nvml

@@ -1,0 +1,61 @@
+"""The main job on real input: torch 2.14.1 (CUDA 13 build) ``torch/lib``.
+
+Skipped cleanly where ``pip download --no-deps torch==2.14.1`` cannot fetch the wheel.
+Facts asserted are read off the wheel: libcaffe2_nvrtc.so NEEDs libcuda.so.1 (a
+plugin PyTorch dlopens only with a GPU present); libtorch_cuda.so NEEDs
+libnvrtc.so.13 and uses nine nvrtc* symbols versioned @libnvrtc.so.13;
+libtorch_python.so uses six cuFile* symbols from its NEEDED libcufile.so.0;
+libtorch_cuda.so sixteen cusparseLt* from libcusparseLt.so.0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linkaudit import read
+
+from .output.schema import validate_report
+
+pytestmark = pytest.mark.realwheel
+
+
+def test_check_json_over_torch_lib(run_cli, torch_lib: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--format", "json", str(torch_lib))
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    assert len(doc["files"]) >= 12
+    assert all(f["status"] == "audited" for f in doc["files"])
+    driver = [f for f in doc["findings"] if f["rule"] == "driver-link"]
+    assert [(Path(f["file"]).name, f["subject"]) for f in driver] == [("libcaffe2_nvrtc.so", "libcuda.so.1")]
+    assert driver[0]["evidence"]["unused"] is False  # it really calls cuLaunchKernel & co.
+    assert [f for f in doc["findings"] if f["rule"] == "missing-provider"] == []
+    assert r.exit_code == 1
+
+
+def test_noise_families_are_provided(torch_lib: Path) -> None:
+    (python,) = read(str(torch_lib / "libtorch_python.so"))
+    cufile = [s for s in python.symbols.iter_undefined() if s.name.startswith("cuFile")]
+    assert len(cufile) == 6 and "libcufile.so.0" in python.needed_names
+    (cuda,) = read(str(torch_lib / "libtorch_cuda.so"))
+    sparse_lt = [s for s in cuda.symbols.iter_undefined() if s.name.startswith("cusparseLt")]
+    assert len(sparse_lt) == 16
+    nvrtc = [s for s in cuda.symbols.iter_undefined() if s.name.startswith("nvrtc")]
+    assert len(nvrtc) == 9 and all(s.display_name().endswith("@libnvrtc.so.13") for s in nvrtc)
+    assert "libnvrtc.so.13" in cuda.needed_names and "libcuda.so.1" not in cuda.needed_names
+
+
+def test_every_library_carries_the_nvidia_rpath(torch_lib: Path) -> None:
+    for path in sorted(torch_lib.glob("*.so*")):
+        (b,) = read(str(path))
+        assert b.rpath and all(e.startswith("$ORIGIN") for e in b.rpath), path.name
+
+
+def test_glibc_ceiling_of_the_manylinux_2_28_tag(run_cli, torch_lib: Path) -> None:  # type: ignore[no-untyped-def]
+    """The wheel is tagged manylinux_2_28: nothing may need more than GLIBC_2.28."""
+    r = run_cli("check", "--format", "json", "--max-version", "GLIBC_2.28", "--ignore", "driver-link", str(torch_lib))
+    doc = json.loads(r.stdout)
+    assert [f for f in doc["findings"] if f["rule"] == "symbol-version"] == []
+    assert r.exit_code == 0
