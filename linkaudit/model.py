@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import array
 import enum
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 from types import MappingProxyType
@@ -332,7 +332,7 @@ class SymbolTable:
         return self._view(index)
 
     def __iter__(self) -> Iterator[Symbol]:
-        return (self._view(i) for i in range(len(self.name_offsets)))
+        return self._views(range(len(self.name_offsets)))
 
     @property
     def undefined_count(self) -> int:
@@ -348,8 +348,7 @@ class SymbolTable:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
         cached = self._memo.get("undefined")
         if cached is None:
-            view = self._view
-            cached = tuple(view(i) for i, shndx in enumerate(self.section) if shndx == 0)
+            cached = tuple(self._views(i for i, shndx in enumerate(self.section) if shndx == 0))
             self._memo["undefined"] = cached
         return cached
 
@@ -359,9 +358,8 @@ class SymbolTable:
 
     def iter_defined(self) -> Iterator[Symbol]:
         """Yield a ``Symbol`` view of each defined, non-local symbol (one that can satisfy a reference), in table order."""
-        view = self._view
         info = self.info
-        return (view(i) for i, shndx in enumerate(self.section) if shndx != 0 and info[i] >> 4 != Binding.LOCAL)
+        return self._views(i for i, shndx in enumerate(self.section) if shndx != 0 and info[i] >> 4 != Binding.LOCAL)
 
     def name_at(self, index: int) -> str:
         """Decode the name of symbol ``index`` (UTF-8; undecodable bytes kept as surrogate escapes)."""
@@ -371,29 +369,40 @@ class SymbolTable:
             end = len(self.strtab)
         return self.strtab[start:end].decode("utf-8", "surrogateescape")
 
+    def _views(self, indices: Iterable[int]) -> Iterator[Symbol]:
+        """``Symbol`` views of ``indices``: the batch form of ``_view``, with lookups hoisted out of the loop."""
+        strtab, find, offsets = self.strtab, self.strtab.find, self.name_offsets
+        info, other, section, values, sizes = self.info, self.other, self.section, self.values, self.sizes
+        versym, versions = self.versym, self.versions
+        bindings, types, visibilities = _BINDINGS, _TYPES, _VISIBILITIES
+        end_of_table = len(strtab)
+        for i in indices:
+            start = offsets[i]
+            end = find(b"\0", start)
+            name = strtab[start : end if end >= 0 else end_of_table].decode("utf-8", "surrogateescape")
+            raw_info = info[i]
+            version = None
+            hidden = False
+            if versym:
+                raw = versym[i]
+                version = versions.get(raw & 0x7FFF)
+                hidden = raw & 0x8000 != 0
+            shndx = section[i]
+            yield Symbol(
+                name,
+                shndx != 0,
+                bindings.get(raw_info >> 4, raw_info >> 4),
+                types.get(raw_info & 0xF, raw_info & 0xF),
+                visibilities[other[i] & 3],
+                values[i],
+                sizes[i],
+                version,
+                hidden,
+                shndx,
+            )
+
     def _view(self, i: int) -> Symbol:
-        info = self.info[i]
-        raw_binding = info >> 4
-        raw_type = info & 0xF
-        version: SymbolVersion | None = None
-        hidden = False
-        if self.versym:
-            raw = self.versym[i]
-            version = self.versions.get(raw & 0x7FFF)
-            hidden = raw & 0x8000 != 0
-        shndx = self.section[i]
-        return Symbol(
-            self.name_at(i),
-            shndx != 0,
-            _BINDINGS.get(raw_binding, raw_binding),
-            _TYPES.get(raw_type, raw_type),
-            _VISIBILITIES[self.other[i] & 3],
-            self.values[i],
-            self.sizes[i],
-            version,
-            hidden,
-            shndx,
-        )
+        return next(self._views((i,)))
 
 
 _BINDINGS: dict[int, Binding] = {b.value: b for b in Binding}

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Benchmark: ``linkaudit check`` against the binutils trio on the real torch wheel's ``torch/lib``.
+
+In one run, alternating, page cache warm, N times each (default 15):
+
+* linkaudit: the whole ``linkaudit check --format json DIR`` as a new process
+  (interpreter start-up, imports, parsing, every rule, output to /dev/null);
+* binutils: ``readelf -dW`` + ``nm -D --undefined-only`` + ``nm -D --defined-only``
+  over the same files, one process each, output to /dev/null — what a person runs
+  merely to dump the linkage before reading it.
+
+Prints the median and spread (min..max) of both wall times, the median of the
+per-pair ratios (linkaudit / binutils; below 1.0 means linkaudit is faster),
+and linkaudit's peak RSS (max ru_maxrss over its runs, from wait4).
+
+Usage::
+
+    python benchmarks/bench_check.py [--lib DIR] [--runs N]
+
+Without ``--lib`` the wheel is fetched with ``pip download --no-deps torch==2.14.1``
+into ``~/.cache/linkaudit-tests`` (the cache the tests use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+TORCH = "2.14.1"
+
+
+def fetch_torch_lib() -> Path:
+    cache = Path(os.environ.get("LINKAUDIT_TEST_CACHE", Path.home() / ".cache" / "linkaudit-tests")) / f"torch-{TORCH}"
+    lib = cache / "torch" / "lib"
+    if (cache / ".complete").exists():
+        return lib
+    download = cache / "download"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), f"torch=={TORCH}",
+         "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
+         "--implementation", "cp"],
+        check=True,
+    )
+    (wheel,) = download.glob("torch-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        for name in zf.namelist():
+            if (name.startswith("torch/lib/") and ".so" in name) or (name.startswith("torch/_C") and name.endswith(".so")):
+                zf.extract(name, cache)
+    shutil.rmtree(download, ignore_errors=True)
+    (cache / ".complete").write_text("ok\n")
+    return lib
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one process, stdout/stderr to /dev/null."""
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=null, stderr=null)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        return time.perf_counter() - start, usage.ru_maxrss
+
+
+def run_trio(files: list[str]) -> float:
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as null:
+        for f in files:
+            for argv in (["readelf", "-dW", f], ["nm", "-D", "--undefined-only", f], ["nm", "-D", "--defined-only", f]):
+                subprocess.run(argv, stdout=null, stderr=null, check=False)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lib", type=Path, help="directory to audit (default: the real torch wheel's torch/lib)")
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    lib = args.lib or fetch_torch_lib()
+    files = sorted(str(p) for p in lib.iterdir() if p.is_file() and ".so" in p.name)
+    size = sum(os.path.getsize(f) for f in files)
+    linkaudit = shutil.which("linkaudit")
+    la_argv = [linkaudit] if linkaudit else [sys.executable, "-m", "linkaudit"]
+    la_argv += ["check", "--format", "json", str(lib)]
+    print(f"input: {lib} ({len(files)} files, {size / 1e9:.2f} GB)")
+    print(f"linkaudit: {' '.join(la_argv)}")
+    print("binutils:  readelf -dW + nm -D --undefined-only + nm -D --defined-only, per file")
+    timed(la_argv)  # warm the page cache and the import caches
+    run_trio(files)
+    la_times, trio_times, ratios, rss = [], [], [], []
+    for _ in range(args.runs):
+        t_la, r = timed(la_argv)
+        t_trio = run_trio(files)
+        la_times.append(t_la)
+        trio_times.append(t_trio)
+        ratios.append(t_la / t_trio)
+        rss.append(r)
+    def describe(xs: list[float]) -> str:
+        return f"median {statistics.median(xs):.3f} s (min {min(xs):.3f}, max {max(xs):.3f})"
+    print(f"runs: {args.runs} each, alternating")
+    print(f"linkaudit check: {describe(la_times)}")
+    print(f"binutils trio:   {describe(trio_times)}")
+    print(f"ratio linkaudit/binutils: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(f"linkaudit peak RSS: {max(rss) / 1024:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
