@@ -32,8 +32,8 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from ..errors import InputError
 from ..model import (
@@ -89,8 +89,7 @@ _HOST_LITTLE = sys.byteorder == "little"
 _PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
+class _Layout(NamedTuple):
     """struct formats of one (class, byte order) combination."""
 
     ehdr: struct.Struct
@@ -139,8 +138,7 @@ def _layout(bits: int, little: bool) -> _Layout:
 _LAYOUTS = {(b, le): _layout(b, le) for b in (32, 64) for le in (True, False)}
 
 
-@dataclass(frozen=True, slots=True)
-class _Segment:
+class _Segment(NamedTuple):
     type: int
     offset: int
     vaddr: int
@@ -148,8 +146,7 @@ class _Segment:
     memsz: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Section:
+class _Section(NamedTuple):
     type: int
     offset: int
     size: int
@@ -337,31 +334,39 @@ def _vaddr_to_offset(r: _Reader, segments: Sequence[_Segment], vaddr: int, what:
 # --- dynamic section ---------------------------------------------------------
 
 
-@dataclass(slots=True)
 class _Dynamic:
-    needed: list[int]
-    soname: int | None = None
-    rpath: int | None = None
-    runpath: int | None = None
-    strtab: int | None = None
-    strsz: int | None = None
-    symtab: int | None = None
-    syment: int | None = None
-    hash: int | None = None
-    gnu_hash: int | None = None
-    versym: int | None = None
-    verneed: int | None = None
-    verneednum: int | None = None
-    verdef: int | None = None
-    verdefnum: int | None = None
-    flags: int = 0
-    flags_1: int = 0
-    bind_now: bool = False
-    link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
+    """The dynamic-section values a linkage audit needs (string offsets and addresses as read)."""
+
+    __slots__ = (
+        "needed", "soname", "rpath", "runpath", "strtab", "strsz", "symtab", "syment", "hash",
+        "gnu_hash", "versym", "verneed", "verneednum", "verdef", "verdefnum", "flags", "flags_1",
+        "bind_now", "link",
+    )
+
+    def __init__(self) -> None:
+        self.needed: list[int] = []
+        self.soname: int | None = None
+        self.rpath: int | None = None
+        self.runpath: int | None = None
+        self.strtab: int | None = None
+        self.strsz: int | None = None
+        self.symtab: int | None = None
+        self.syment: int | None = None
+        self.hash: int | None = None
+        self.gnu_hash: int | None = None
+        self.versym: int | None = None
+        self.verneed: int | None = None
+        self.verneednum: int | None = None
+        self.verdef: int | None = None
+        self.verdefnum: int | None = None
+        self.flags = 0
+        self.flags_1 = 0
+        self.bind_now = False
+        self.link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
 
 
 def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_Section]) -> _Dynamic:
-    dyn = _Dynamic(needed=[])
+    dyn = _Dynamic()
     sec = _section(sections, SHT_DYNAMIC)
     offset = length = None
     for seg in segments:
@@ -454,8 +459,7 @@ def _split_path(value: str) -> tuple[str, ...]:
 # --- symbols ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Table:
+class _Table(NamedTuple):
     offset: int
     count: int  # entries, the null entry 0 included
 

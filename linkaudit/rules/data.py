@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 import re
 import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ..errors import ConfigError
 
 SCHEMA = 1
+_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
 
 
@@ -111,8 +112,8 @@ def library_stem(name: str) -> str:
 def _load(name: str) -> dict[str, Any]:
     where = f"linkaudit/rules/data/{name}.toml"
     try:
-        text = resources.files(__package__).joinpath(f"data/{name}.toml").read_text("utf-8")
-        data = tomllib.loads(text)
+        with open(os.path.join(_DATA_DIR, f"{name}.toml"), "rb") as fh:
+            data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{where}: cannot load rule data: {exc}") from exc
     if data.get("schema") != SCHEMA:
