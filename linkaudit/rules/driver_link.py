@@ -58,19 +58,23 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     exports = driver_api(lib.api).symbols
                     used = sorted({s.name for s in binary.symbols.iter_undefined() if s.name in exports})
                 unused = lib.api is not None and not used
-                how = "lists" if needed.kind.value == "plain" else f"imports ({needed.kind.value})"
+                how = "DT_NEEDED names" if needed.kind.value == "plain" else f"imports ({needed.kind.value})"
                 message = (
-                    f"{how} {needed.name} ({lib.component}) in DT_NEEDED; the GPU driver installs it, "
-                    f"never a package, so loading fails where no driver is installed"
+                    f"{how} {needed.name}, the {lib.component}, which the GPU driver installs and no package "
+                    "ships: the file cannot be loaded where no driver is installed"
                 )
                 if unused:
                     message += (
-                        f"; the link is unused: the file uses none of {needed.name}'s exports, which "
-                        "points at the build system (toolkit stubs, a CMake target's "
-                        "INTERFACE_LINK_LIBRARIES), not the code"
+                        f"; the link is unused (the file uses none of {needed.name}'s exports), which points "
+                        "at the build system — toolkit stubs, a CMake target's INTERFACE_LINK_LIBRARIES — "
+                        "not the code"
                     )
                 elif used:
-                    message += f"; it uses {len(used)} of its symbols ({preview(used, 3)}): reach them lazily (dlopen, cuGetProcAddress)"
+                    message += (
+                        f"; it uses {len(used)} of its symbols ({preview(used, 3)}): fine only for a plugin "
+                        "that is dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, "
+                        "cuGetProcAddress)"
+                    )
                 yield self.finding(
                     binary,
                     needed.name,

@@ -90,11 +90,17 @@ The family table is data: linkaudit/rules/data/cuda.toml.
             linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
             for key, (expected, symbols, fam) in missing.items():
                 symbols.sort()
-                what = f"{fam.description} ({key})" if fam else key
-                message = (
-                    f"{len(symbols)} undefined symbol{'s' if len(symbols) != 1 else ''} of {what} "
-                    f"({preview(symbols)}) but no DT_NEEDED entry provides {expected}"
-                )
+                count = f"{len(symbols)} undefined symbol{'s' if len(symbols) != 1 else ''}"
+                if fam is not None:
+                    message = (
+                        f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
+                        f"DT_NEEDED entry provides them: expected {expected}"
+                    )
+                else:
+                    message = (
+                        f"{count} versioned for {expected} ({preview(symbols)}) and no DT_NEEDED entry is a "
+                        f"{key} library"
+                    )
                 if fam is not None and fam.driver:
                     message += (
                         "; these are driver symbols: the GPU driver provides them, so do not add the "
