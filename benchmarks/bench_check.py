@@ -43,15 +43,32 @@ def fetch_torch_lib() -> Path:
         return lib
     download = cache / "download"
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), f"torch=={TORCH}",
-         "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
-         "--implementation", "cp"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "-d",
+            str(download),
+            f"torch=={TORCH}",
+            "--only-binary=:all:",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "--python-version",
+            "3.11",
+            "--implementation",
+            "cp",
+        ],
         check=True,
     )
     (wheel,) = download.glob("torch-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         for name in zf.namelist():
-            if (name.startswith("torch/lib/") and ".so" in name) or (name.startswith("torch/_C") and name.endswith(".so")):
+            if (name.startswith("torch/lib/") and ".so" in name) or (
+                name.startswith("torch/_C") and name.endswith(".so")
+            ):
                 zf.extract(name, cache)
     shutil.rmtree(download, ignore_errors=True)
     (cache / ".complete").write_text("ok\n")
@@ -100,12 +117,16 @@ def main() -> int:
         trio_times.append(t_trio)
         ratios.append(t_la / t_trio)
         rss.append(r)
+
     def describe(xs: list[float]) -> str:
         return f"median {statistics.median(xs):.3f} s (min {min(xs):.3f}, max {max(xs):.3f})"
+
     print(f"runs: {args.runs} each, alternating")
     print(f"linkaudit check: {describe(la_times)}")
     print(f"binutils trio:   {describe(trio_times)}")
-    print(f"ratio linkaudit/binutils: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(
+        f"ratio linkaudit/binutils: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})"
+    )
     print(f"linkaudit peak RSS: {max(rss) / 1024:.1f} MiB")
     return 0
 

@@ -18,11 +18,11 @@ import array
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from types import MappingProxyType
+from typing import NamedTuple
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     """Container format of a binary."""
 
     ELF = "elf"
@@ -30,7 +30,7 @@ class Format(str, enum.Enum):
     PE = "pe"
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """What a binary is, as far as loading goes."""
 
     SHARED_LIBRARY = "shared-library"
@@ -42,14 +42,14 @@ class Kind(str, enum.Enum):
     OTHER = "other"
 
 
-class Endian(str, enum.Enum):
+class Endian(enum.StrEnum):
     """Byte order of the file's headers and tables."""
 
     LITTLE = "little"
     BIG = "big"
 
 
-class Libc(str, enum.Enum):
+class Libc(enum.StrEnum):
     """C library (and so dynamic loader family) a binary is built for.
 
     Decided from the ELF interpreter (``ld-linux*`` is glibc, ``ld-musl*`` is
@@ -63,7 +63,7 @@ class Libc(str, enum.Enum):
     NONE = "none"  # Mach-O, PE: not an ELF libc question
 
 
-class NeedKind(str, enum.Enum):
+class NeedKind(enum.StrEnum):
     """How a needed library is needed.
 
     ELF knows only ``PLAIN`` (DT_NEEDED).  Mach-O adds ``WEAK``
@@ -342,7 +342,9 @@ class SymbolTable:
     @property
     def defined_count(self) -> int:
         """Number of defined, non-local symbols (what ``nm -D --defined-only`` lists; STB_LOCAL section symbols excluded)."""
-        return sum(1 for i, shndx in zip(self.info, self.section) if shndx != 0 and i >> 4 != Binding.LOCAL)
+        return sum(
+            1 for i, shndx in zip(self.info, self.section, strict=True) if shndx != 0 and i >> 4 != Binding.LOCAL
+        )
 
     def undefined(self) -> tuple[Symbol, ...]:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     """How bad a finding is.  ``error`` fails a CI step (exit status 1)."""
 
     ERROR = "error"
@@ -59,7 +59,7 @@ class Finding:
             object.__setattr__(self, "evidence", _frozen(self.evidence))
 
 
-class FileStatus(str, enum.Enum):
+class FileStatus(enum.StrEnum):
     """What happened to one input file."""
 
     AUDITED = "audited"

@@ -44,9 +44,7 @@ def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 
 
 def _wheel_cache() -> Path:
-    base = os.environ.get("LINKAUDIT_TEST_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "linkaudit-tests"
-    )
+    base = os.environ.get("LINKAUDIT_TEST_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "linkaudit-tests")
     return Path(base) / f"torch-{TORCH_VERSION}"
 
 
@@ -64,9 +62,27 @@ def torch_wheel_dir() -> Path:
         download = cache / "download"
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), f"torch=={TORCH_VERSION}", "--only-binary=:all:",
-                 "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11", "--implementation", "cp"],
-                capture_output=True, text=True, timeout=600,
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--quiet",
+                    "-d",
+                    str(download),
+                    f"torch=={TORCH_VERSION}",
+                    "--only-binary=:all:",
+                    "--platform",
+                    "manylinux_2_28_x86_64",
+                    "--python-version",
+                    "3.11",
+                    "--implementation",
+                    "cp",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             pytest.skip(f"torch=={TORCH_VERSION} wheel not available: {exc}")

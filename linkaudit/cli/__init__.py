@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("linkaudit: interrupted", err=True)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+    except Exception as exc:
         click.echo(
             f"linkaudit: internal error: {type(exc).__name__}: {exc}\n"
             "This is a bug in linkaudit; please report it with the command line that triggered it.",

@@ -38,11 +38,18 @@ def _write_output(path: str, text: str, inputs: tuple[str, ...]) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "--format", "fmt", type=click.Choice([f.value for f in OutputFormat]), default="text",
-    show_default=True, help="Report format.",
+    "--format",
+    "fmt",
+    type=click.Choice([f.value for f in OutputFormat]),
+    default="text",
+    show_default=True,
+    help="Report format.",
 )
 @click.option(
-    "--max-version", "max_versions", multiple=True, metavar="VERSION",
+    "--max-version",
+    "max_versions",
+    multiple=True,
+    metavar="VERSION",
     help="Highest symbol version allowed, e.g. GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7, GCC_4.8.0 (repeatable).",
 )
 @click.option("--ignore", "ignore", multiple=True, metavar="RULE", help="Do not run RULE (repeatable).")

@@ -26,7 +26,7 @@ _FAT_MAGICS = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
 _MACHO_MAGICS = (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
 
 
-class Container(str, enum.Enum):
+class Container(enum.StrEnum):
     """What a file's magic bytes say it is."""
 
     ELF = "elf"

@@ -75,13 +75,37 @@ DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFE, 0x6FFFFFFF
 
 # Most e_machine values seen in packaging, spelled as the field spells them.
 MACHINES: dict[int, str] = {
-    2: "sparc", 3: "x86", 8: "mips", 18: "sparc32plus", 20: "ppc", 21: "ppc64",
-    22: "s390", 40: "arm", 42: "sh", 43: "sparcv9", 50: "ia64", 62: "x86-64",
-    183: "aarch64", 243: "riscv", 247: "bpf", 258: "loongarch",
+    2: "sparc",
+    3: "x86",
+    8: "mips",
+    18: "sparc32plus",
+    20: "ppc",
+    21: "ppc64",
+    22: "s390",
+    40: "arm",
+    42: "sh",
+    43: "sparcv9",
+    50: "ia64",
+    62: "x86-64",
+    183: "aarch64",
+    243: "riscv",
+    247: "bpf",
+    258: "loongarch",
 }
 OS_ABIS: dict[int, str] = {
-    0: "SYSV", 1: "HP-UX", 2: "NetBSD", 3: "GNU", 6: "Solaris", 7: "AIX", 8: "IRIX",
-    9: "FreeBSD", 10: "Tru64", 11: "Modesto", 12: "OpenBSD", 64: "ARM-EABI", 97: "ARM",
+    0: "SYSV",
+    1: "HP-UX",
+    2: "NetBSD",
+    3: "GNU",
+    6: "Solaris",
+    7: "AIX",
+    8: "IRIX",
+    9: "FreeBSD",
+    10: "Tru64",
+    11: "Modesto",
+    12: "OpenBSD",
+    64: "ARM-EABI",
+    97: "ARM",
     255: "Standalone",
 }
 
@@ -119,7 +143,9 @@ def _layout(bits: int, little: bool) -> _Layout:
             vernaux=struct.Struct(e + "IHHII"),
             verdef=struct.Struct(e + "HHHHIII"),
             verdaux=struct.Struct(e + "II"),
-            sym_size=24, bits=64, little=little,
+            sym_size=24,
+            bits=64,
+            little=little,
         )
     return _Layout(
         ehdr=struct.Struct(e + "HHIIIIIHHHHHH"),
@@ -131,7 +157,9 @@ def _layout(bits: int, little: bool) -> _Layout:
         vernaux=struct.Struct(e + "IHHII"),
         verdef=struct.Struct(e + "HHHHIII"),
         verdaux=struct.Struct(e + "II"),
-        sym_size=16, bits=32, little=little,
+        sym_size=16,
+        bits=32,
+        little=little,
     )
 
 
@@ -153,13 +181,13 @@ class _Section(NamedTuple):
     link: int
     info: int
     entsize: int
-    index: int
+    number: int
 
 
 class _Reader:
     """State of one ELF parse: the buffer, its size, and bounds-checked accessors."""
 
-    __slots__ = ("path", "buf", "size", "L")
+    __slots__ = ("L", "buf", "path", "size")
 
     def __init__(self, path: str, buf: bytes | memoryview | object, size: int, layout: _Layout):
         self.path = path
@@ -173,8 +201,7 @@ class _Reader:
     def check(self, offset: int, length: int, what: str) -> None:
         if offset < 0 or length < 0 or offset + length > self.size:
             raise self.fail(
-                f"{what} ({length} bytes at offset {offset:#x}) extends past the end of "
-                f"the file ({self.size} bytes)",
+                f"{what} ({length} bytes at offset {offset:#x}) extends past the end of the file ({self.size} bytes)",
                 offset,
             )
 
@@ -215,8 +242,21 @@ def read_elf(path: str, buf: object, size: int) -> Binary:
         raise InputError(path, f"invalid ELF data encoding {ei_data} in e_ident[EI_DATA] (expected 1 or 2)", 5)
     layout = _LAYOUTS[(32 if ei_class == 1 else 64, ei_data == 1)]
     r = _Reader(path, buf, size, layout)
-    (e_type, e_machine, _ver, _entry, e_phoff, e_shoff, _flags, _ehsize, e_phentsize,
-     e_phnum, e_shentsize, e_shnum, e_shstrndx) = r.unpack(layout.ehdr, 16, "ELF header")
+    (
+        e_type,
+        e_machine,
+        _ver,
+        _entry,
+        e_phoff,
+        e_shoff,
+        _flags,
+        _ehsize,
+        e_phentsize,
+        e_phnum,
+        e_shentsize,
+        e_shnum,
+        _shstrndx,
+    ) = r.unpack(layout.ehdr, 16, "ELF header")
 
     segments = _read_segments(r, e_phoff, e_phentsize, e_phnum)
     sections = _read_sections(r, e_shoff, e_shentsize, e_shnum)
@@ -310,7 +350,8 @@ def _read_sections(r: _Reader, shoff: int, shentsize: int, shnum: int) -> tuple[
     out = []
     for i in range(shnum):
         _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = st.unpack_from(
-            r.buf, shoff + i * shentsize  # type: ignore[arg-type]
+            r.buf,
+            shoff + i * shentsize,  # type: ignore[arg-type]
         )
         out.append(_Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, i))
     return tuple(out)
@@ -338,9 +379,25 @@ class _Dynamic:
     """The dynamic-section values a linkage audit needs (string offsets and addresses as read)."""
 
     __slots__ = (
-        "needed", "soname", "rpath", "runpath", "strtab", "strsz", "symtab", "syment", "hash",
-        "gnu_hash", "versym", "verneed", "verneednum", "verdef", "verdefnum", "flags", "flags_1",
-        "bind_now", "link",
+        "bind_now",
+        "flags",
+        "flags_1",
+        "gnu_hash",
+        "hash",
+        "link",
+        "needed",
+        "rpath",
+        "runpath",
+        "soname",
+        "strsz",
+        "strtab",
+        "syment",
+        "symtab",
+        "verdef",
+        "verdefnum",
+        "verneed",
+        "verneednum",
+        "versym",
     )
 
     def __init__(self) -> None:
@@ -424,9 +481,7 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_
     return dyn
 
 
-def _dynamic_strtab(
-    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section]
-) -> bytes:
+def _dynamic_strtab(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section]) -> bytes:
     """The string table DT_NEEDED, DT_SONAME, DT_RPATH/RUNPATH and versions index into."""
     if dyn.link is not None and 0 < dyn.link < len(sections):
         sec = sections[dyn.link]
@@ -461,7 +516,7 @@ def _split_path(value: str) -> tuple[str, ...]:
 
 class _Table(NamedTuple):
     offset: int
-    count: int  # entries, the null entry 0 included
+    entries: int  # the null entry 0 included
 
 
 def _locate_dynsym(
@@ -483,7 +538,7 @@ def _locate_dynsym(
         strtab = dynstr
         if 0 < sec.link < len(sections) and sections[sec.link].type != SHT_NOBITS:
             link = sections[sec.link]
-            if not (dyn.link == sec.link):
+            if dyn.link != sec.link:
                 strtab = r.bytes_at(link.offset, link.size, ".dynsym string table")
         return _Table(sec.offset, sec.size // ent), strtab
     if dyn.symtab is None:
@@ -542,10 +597,10 @@ def _read_symbols(
     sections: Sequence[_Section],
     versions: dict[int, SymbolVersion],
 ) -> SymbolTable:
-    if table is None or table.count <= 1:
+    if table is None or table.entries <= 1:
         return SymbolTable(strtab=strtab)
     ent = r.L.sym_size
-    n = table.count
+    n = table.entries
     raw = bytes(r.buf[table.offset : table.offset + n * ent])  # type: ignore[index]
     swap = r.L.little != _HOST_LITTLE
     w32 = array.array("I")
@@ -578,8 +633,7 @@ def _read_symbols(
     if names and max(names) >= len(strtab):
         bad = next(i for i, o in enumerate(names) if o >= len(strtab))
         raise r.fail(
-            f"symbol {bad + 1} name offset {names[bad]:#x} lies outside the dynamic string table "
-            f"({len(strtab)} bytes)",
+            f"symbol {bad + 1} name offset {names[bad]:#x} lies outside the dynamic string table ({len(strtab)} bytes)",
             table.offset + (bad + 1) * ent,
         )
     versym = _read_versym(r, dyn, segments, sections, n) if versions else array.array("H")
@@ -754,9 +808,7 @@ def _libc(interpreter: str | None, needed: Sequence[NeededLibrary]) -> Libc:
     return Libc.UNKNOWN
 
 
-def _kind(
-    path: str, e_type: int, interpreter: str | None, soname: str | None, flags_1: int, symstr: bytes
-) -> Kind:
+def _kind(path: str, e_type: int, interpreter: str | None, soname: str | None, flags_1: int, symstr: bytes) -> Kind:
     if e_type == ET_REL:
         return Kind.RELOCATABLE
     if e_type == ET_EXEC:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from ..report import Report
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     """Report formats of ``linkaudit check``."""
 
     TEXT = "text"

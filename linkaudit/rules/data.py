@@ -230,7 +230,7 @@ class FamilyIndex:
     one anchored regular expression, longest first, so a lookup is one match.
     """
 
-    __slots__ = ("families", "_exact", "_prefix_re", "_by_prefix")
+    __slots__ = ("_by_prefix", "_exact", "_prefix_re", "families")
 
     def __init__(self, families: tuple[SymbolFamily, ...]) -> None:
         self.families = families

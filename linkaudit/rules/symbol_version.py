@@ -91,8 +91,7 @@ version above the ceiling and every symbol that needs one of them.
                 "ceiling": None,
                 "highest": "GLIBC_PRIVATE",
                 "versions": [
-                    {"name": v.name, "file": f, "weak": v.weak,
-                     "symbols": sorted(users.get((v.name, f), []))}
+                    {"name": v.name, "file": f, "weak": v.weak, "symbols": sorted(users.get((v.name, f), []))}
                     for f, v in private
                 ],
                 "symbols": symbols,

@@ -58,8 +58,13 @@ def test_bad_inputs_are_named_and_others_still_audited(run_cli, tmp_path: Path) 
     os.symlink(loop, loop)
     missing = tmp_path / "nope.so"
     r = run_cli(
-        "check", str(SAMPLES / "corrupt/truncated.so"), str(loop), str(missing),
-        str(SAMPLES / "corrupt/not_elf.txt"), str(SAMPLES / "corrupt/empty.so"), str(SAMPLES / "broken/libtorch_cuda.so"),
+        "check",
+        str(SAMPLES / "corrupt/truncated.so"),
+        str(loop),
+        str(missing),
+        str(SAMPLES / "corrupt/not_elf.txt"),
+        str(SAMPLES / "corrupt/empty.so"),
+        str(SAMPLES / "broken/libtorch_cuda.so"),
     )
     assert r.exit_code == 2
     assert "Traceback" not in r.stdout + r.stderr
@@ -126,7 +131,9 @@ def test_usage_errors_exit_2(run_cli) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_ignore_rule(run_cli) -> None:  # type: ignore[no-untyped-def]
-    r = run_cli("check", "--ignore", "driver-link", "--ignore", "missing-provider", str(SAMPLES / "broken/libtorch_cuda.so"))
+    r = run_cli(
+        "check", "--ignore", "driver-link", "--ignore", "missing-provider", str(SAMPLES / "broken/libtorch_cuda.so")
+    )
     assert r.exit_code == 0
     assert "driver-link" not in r.stdout
 
@@ -146,8 +153,16 @@ def test_output_file_and_refusal_to_overwrite_an_input(run_cli, tmp_path: Path) 
 
 def test_python_dash_m_and_no_traceback_in_a_real_process(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "linkaudit", "check", str(SAMPLES / "corrupt/lying_dynsym.so"), str(tmp_path / "missing")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "linkaudit",
+            "check",
+            str(SAMPLES / "corrupt/lying_dynsym.so"),
+            str(tmp_path / "missing"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr

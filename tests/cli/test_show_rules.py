@@ -24,7 +24,14 @@ def test_show_text(run_cli) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_show_json_symbols_validates(run_cli) -> None:  # type: ignore[no-untyped-def]
-    r = run_cli("show", "--format", "json", "--symbols", str(SAMPLES / "fixed/libtorch_cuda.so"), str(SAMPLES / "arch/lib64be.so"))
+    r = run_cli(
+        "show",
+        "--format",
+        "json",
+        "--symbols",
+        str(SAMPLES / "fixed/libtorch_cuda.so"),
+        str(SAMPLES / "arch/lib64be.so"),
+    )
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     validate_show(doc)

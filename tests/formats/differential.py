@@ -169,7 +169,13 @@ def pyelftools_reading(path: str) -> tuple[Reading, list[PyelftoolsSymbol], dict
 
 BIND_NAMES = {0: {"STB_LOCAL"}, 1: {"STB_GLOBAL"}, 2: {"STB_WEAK"}, 10: {"STB_GNU_UNIQUE", "STB_LOOS"}}
 TYPE_NAMES = {
-    0: {"STT_NOTYPE"}, 1: {"STT_OBJECT"}, 2: {"STT_FUNC"}, 3: {"STT_SECTION"}, 4: {"STT_FILE"},
-    5: {"STT_COMMON"}, 6: {"STT_TLS"}, 10: {"STT_GNU_IFUNC", "STT_LOOS"},
+    0: {"STT_NOTYPE"},
+    1: {"STT_OBJECT"},
+    2: {"STT_FUNC"},
+    3: {"STT_SECTION"},
+    4: {"STT_FILE"},
+    5: {"STT_COMMON"},
+    6: {"STT_TLS"},
+    10: {"STT_GNU_IFUNC", "STT_LOOS"},
 }
 VIS_NAMES = {0: "STV_DEFAULT", 1: "STV_INTERNAL", 2: "STV_HIDDEN", 3: "STV_PROTECTED"}

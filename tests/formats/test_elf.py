@@ -11,8 +11,15 @@ from linkaudit.model import Binding, Endian, Format, Kind, Libc, SymbolType
 
 START_FILES = {"_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "__gmon_start__", "__cxa_finalize"}
 NVRTC9 = {
-    "nvrtcCreateProgram", "nvrtcDestroyProgram", "nvrtcCompileProgram", "nvrtcGetPTXSize", "nvrtcGetPTX",
-    "nvrtcGetCUBINSize", "nvrtcGetCUBIN", "nvrtcGetProgramLogSize", "nvrtcGetProgramLog",
+    "nvrtcCreateProgram",
+    "nvrtcDestroyProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
 }
 
 
@@ -93,7 +100,9 @@ def test_relr_version_need_used_by_no_symbol(samples: Path) -> None:
 
 def test_rpath_entries_as_written(samples: Path) -> None:
     assert one(samples / "misc/libleak.so").rpath == (
-        "/home/builder/pytorch/build/lib", "/usr/local/cuda/lib64/stubs", "$ORIGIN",
+        "/home/builder/pytorch/build/lib",
+        "/usr/local/cuda/lib64/stubs",
+        "$ORIGIN",
     )
     assert one(samples / "misc/libabs.so").runpath == ("/opt/vendor/lib",)
 
@@ -124,7 +133,9 @@ def test_no_section_headers_sysv_hash(samples: Path) -> None:
         ("lib32be.so", "ppc", 32, Endian.BIG, {"GLIBC_2.0", "GLIBC_2.1.3", "GLIBC_2.4"}),
     ],
 )
-def test_other_classes_and_byte_orders(samples: Path, name: str, machine: str, bits: int, endian: Endian, versions: set[str]) -> None:
+def test_other_classes_and_byte_orders(
+    samples: Path, name: str, machine: str, bits: int, endian: Endian, versions: set[str]
+) -> None:
     b = one(samples / "arch" / name)
     assert (b.machine, b.bits, b.endian) == (machine, bits, endian)
     assert b.soname == name

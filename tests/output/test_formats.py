@@ -37,7 +37,12 @@ def test_json_validates_and_has_every_rules_evidence(report) -> None:  # type: i
     doc = json.loads(renderer(OutputFormat.JSON)(report))
     validate_report(doc)
     assert {f["rule"] for f in doc["findings"]} >= {
-        "driver-link", "missing-provider", "symbol-version", "rpath-leak", "verneed-mismatch", "unreadable-input",
+        "driver-link",
+        "missing-provider",
+        "symbol-version",
+        "rpath-leak",
+        "verneed-mismatch",
+        "unreadable-input",
     }
 
 

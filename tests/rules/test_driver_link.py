@@ -32,11 +32,28 @@ def test_driver_library_patterns() -> None:
     def is_driver(name: str) -> bool:
         return any(d.matches(name) for d in libs)
 
-    for name in ("libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1",
-                 "libcudadebugger.so.1", "libnvcuvid.so.1", "libnvidia-encode.so.1", "NVCUDA.DLL", "nvml.dll"):
+    for name in (
+        "libcuda.so.1",
+        "libcuda.so",
+        "libnvidia-ml.so.1",
+        "libnvidia-ptxjitcompiler.so.1",
+        "libcudadebugger.so.1",
+        "libnvcuvid.so.1",
+        "libnvidia-encode.so.1",
+        "NVCUDA.DLL",
+        "nvml.dll",
+    ):
         assert is_driver(name), name
-    for name in ("libcudart.so.13", "libcufile.so.0", "libnvrtc.so.13", "libcublas.so.13", "libnvvm.so.4",
-                 "libcudnn.so.9", "libcuda_stub.a", "cudart64_13.dll"):
+    for name in (
+        "libcudart.so.13",
+        "libcufile.so.0",
+        "libnvrtc.so.13",
+        "libcublas.so.13",
+        "libnvvm.so.4",
+        "libcudnn.so.9",
+        "libcuda_stub.a",
+        "cudart64_13.dll",
+    ):
         assert not is_driver(name), name
 
 

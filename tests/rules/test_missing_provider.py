@@ -5,8 +5,15 @@ from linkaudit.rules.data import family_index, library_stem
 from .helpers import findings
 
 NVRTC9 = {
-    "nvrtcCreateProgram", "nvrtcDestroyProgram", "nvrtcCompileProgram", "nvrtcGetPTXSize", "nvrtcGetPTX",
-    "nvrtcGetCUBINSize", "nvrtcGetCUBIN", "nvrtcGetProgramLogSize", "nvrtcGetProgramLog",
+    "nvrtcCreateProgram",
+    "nvrtcDestroyProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
 }
 
 
@@ -32,19 +39,20 @@ def test_hash_renamed_provider_counts() -> None:
 
 def test_driver_symbols_are_a_driver_question() -> None:
     """cuInit without libcuda in DT_NEEDED: reported, and the advice is not to add the link."""
-    from linkaudit.model import Binary
     from dataclasses import replace
 
     from linkaudit import read
     from linkaudit.config import AuditConfig
     from linkaudit.context import AuditContext
-    from linkaudit.model import NeededLibrary
+    from linkaudit.model import Binary, NeededLibrary
     from linkaudit.rules.missing_provider import MissingProvider
 
     from .helpers import SAMPLES
 
     (b,) = read(str(SAMPLES / "misc/libuses_driver.so"))
-    unlinked: Binary = replace(b, needed=tuple(n for n in b.needed if n.name != "libcuda.so.1") + (NeededLibrary("libc.so.6"),))
+    unlinked: Binary = replace(
+        b, needed=(*(n for n in b.needed if n.name != "libcuda.so.1"), NeededLibrary("libc.so.6"))
+    )
     (f,) = list(MissingProvider().check(AuditContext((unlinked,), AuditConfig())))
     assert f.evidence["family"] == "cuda-driver"
     assert f.evidence["driver"] is True
