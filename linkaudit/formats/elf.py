@@ -28,12 +28,15 @@ bound; every fault raises ``InputError`` with the path and the offset.
 from __future__ import annotations
 
 import array
+import mmap
 import re
 import struct
 import sys
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import NamedTuple
+
+Buffer = bytes | mmap.mmap
 
 from ..errors import InputError
 from ..model import (
@@ -189,7 +192,7 @@ class _Reader:
 
     __slots__ = ("L", "buf", "path", "size")
 
-    def __init__(self, path: str, buf: bytes | memoryview | object, size: int, layout: _Layout):
+    def __init__(self, path: str, buf: Buffer, size: int, layout: _Layout):
         self.path = path
         self.buf = buf
         self.size = size
@@ -207,14 +210,14 @@ class _Reader:
 
     def bytes_at(self, offset: int, length: int, what: str) -> bytes:
         self.check(offset, length, what)
-        return bytes(self.buf[offset : offset + length])  # type: ignore[index]
+        return bytes(self.buf[offset : offset + length])
 
     def unpack(self, st: struct.Struct, offset: int, what: str) -> tuple[int, ...]:
         self.check(offset, st.size, what)
-        return st.unpack_from(self.buf, offset)  # type: ignore[arg-type]
+        return st.unpack_from(self.buf, offset)
 
 
-def read_elf(path: str, buf: object, size: int) -> Binary:
+def read_elf(path: str, buf: Buffer, size: int) -> Binary:
     """Parse one ELF file.
 
     Args:
@@ -232,7 +235,7 @@ def read_elf(path: str, buf: object, size: int) -> Binary:
     """
     if size < 16:
         raise InputError(path, f"truncated ELF file: {size} bytes, shorter than e_ident (16 bytes)", 0)
-    ident = bytes(buf[0:16])  # type: ignore[index]
+    ident = bytes(buf[0:16])
     if ident[:4] != ELF_MAGIC:
         raise InputError(path, "not an ELF file (bad magic)", 0)
     ei_class, ei_data, os_abi = ident[4], ident[5], ident[7]
@@ -325,7 +328,7 @@ def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[
     r.check(phoff, phentsize * phnum, "program header table")
     out = []
     for i in range(phnum):
-        f = st.unpack_from(r.buf, phoff + i * phentsize)  # type: ignore[arg-type]
+        f = st.unpack_from(r.buf, phoff + i * phentsize)
         if r.L.bits == 64:
             p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
         else:
@@ -351,7 +354,7 @@ def _read_sections(r: _Reader, shoff: int, shentsize: int, shnum: int) -> tuple[
     for i in range(shnum):
         _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = st.unpack_from(
             r.buf,
-            shoff + i * shentsize,  # type: ignore[arg-type]
+            shoff + i * shentsize,
         )
         out.append(_Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, i))
     return tuple(out)
@@ -439,7 +442,7 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_
     r.check(offset, length, "dynamic section")
     st = r.L.dyn
     count = length // st.size
-    for tag, val in st.iter_unpack(r.buf[offset : offset + count * st.size]):  # type: ignore[index]
+    for tag, val in st.iter_unpack(r.buf[offset : offset + count * st.size]):
         if tag == DT_NULL:
             break
         if tag == DT_NEEDED:
@@ -569,7 +572,7 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
     buckets_off = off + 16 + bloom_size * bloom_word
     r.check(buckets_off, nbuckets * 4, "DT_GNU_HASH buckets")
     buckets = array.array("I")
-    buckets.frombytes(bytes(r.buf[buckets_off : buckets_off + nbuckets * 4]))  # type: ignore[index]
+    buckets.frombytes(bytes(r.buf[buckets_off : buckets_off + nbuckets * 4]))
     if r.L.little != _HOST_LITTLE:
         buckets.byteswap()
     last = max(buckets, default=0)
@@ -582,7 +585,7 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
     while True:
         if i >= limit:
             raise r.fail("DT_GNU_HASH chain runs past the end of the file", chains_off + i * 4)
-        (h,) = word.unpack_from(r.buf, chains_off + i * 4)  # type: ignore[arg-type]
+        (h,) = word.unpack_from(r.buf, chains_off + i * 4)
         if h & 1:
             return symoffset + i + 1
         i += 1
@@ -601,7 +604,7 @@ def _read_symbols(
         return SymbolTable(strtab=strtab)
     ent = r.L.sym_size
     n = table.entries
-    raw = bytes(r.buf[table.offset : table.offset + n * ent])  # type: ignore[index]
+    raw = bytes(r.buf[table.offset : table.offset + n * ent])
     swap = r.L.little != _HOST_LITTLE
     w32 = array.array("I")
     w32.frombytes(raw)
@@ -662,7 +665,7 @@ def _read_versym(
         return array.array("H")
     r.check(offset, n * 2, ".gnu.version (one entry per .dynsym symbol)")
     vs = array.array("H")
-    vs.frombytes(bytes(r.buf[offset + 2 : offset + n * 2]))  # type: ignore[index]
+    vs.frombytes(bytes(r.buf[offset + 2 : offset + n * 2]))
     if r.L.little != _HOST_LITTLE:
         vs.byteswap()
     return vs

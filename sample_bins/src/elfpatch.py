@@ -85,11 +85,11 @@ class Elf:
         for i in range(self.e_phnum):
             base = self.e_phoff + i * self.e_phentsize
             if self.is64:
-                p_type, p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = (
+                p_type, _p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = (
                     struct.unpack_from(self.end + "IIQQQQQQ", self.buf, base))
                 off_offset, off_filesz = base + 8, base + 32
             else:
-                p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, p_flags, _al = (
+                p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _p_flags, _al = (
                     struct.unpack_from(self.end + "IIIIIIII", self.buf, base))
                 off_offset, off_filesz = base + 4, base + 16
             out.append(dict(type=p_type, offset=p_offset, vaddr=p_vaddr, filesz=p_filesz,
