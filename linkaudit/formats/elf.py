@@ -36,8 +36,6 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import NamedTuple
 
-Buffer = bytes | mmap.mmap
-
 from ..errors import InputError
 from ..model import (
     DF_1_NOW,
@@ -56,6 +54,7 @@ from ..model import (
     VersionNeedEntry,
 )
 
+Buffer = bytes | mmap.mmap
 ELF_MAGIC = b"\x7fELF"
 
 # e_type (gABI)

@@ -44,12 +44,14 @@ class Elf:
         self.end = "<" if data[5] == 1 else ">"
         if self.is64:
             (self.e_phoff, self.e_shoff) = struct.unpack_from(self.end + "QQ", data, 0x20)
-            (self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum,
-             self.e_shstrndx) = struct.unpack_from(self.end + "HHHHH", data, 0x36)
+            (self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum, self.e_shstrndx) = struct.unpack_from(
+                self.end + "HHHHH", data, 0x36
+            )
         else:
             (self.e_phoff, self.e_shoff) = struct.unpack_from(self.end + "II", data, 0x1C)
-            (self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum,
-             self.e_shstrndx) = struct.unpack_from(self.end + "HHHHH", data, 0x2A)
+            (self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum, self.e_shstrndx) = struct.unpack_from(
+                self.end + "HHHHH", data, 0x2A
+            )
 
     # --- generic field access -------------------------------------------------
     def u(self, fmt: str, off: int) -> int:
@@ -85,16 +87,27 @@ class Elf:
         for i in range(self.e_phnum):
             base = self.e_phoff + i * self.e_phentsize
             if self.is64:
-                p_type, _p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = (
-                    struct.unpack_from(self.end + "IIQQQQQQ", self.buf, base))
+                p_type, _p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = struct.unpack_from(
+                    self.end + "IIQQQQQQ", self.buf, base
+                )
                 off_offset, off_filesz = base + 8, base + 32
             else:
-                p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _p_flags, _al = (
-                    struct.unpack_from(self.end + "IIIIIIII", self.buf, base))
+                p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _p_flags, _al = struct.unpack_from(
+                    self.end + "IIIIIIII", self.buf, base
+                )
                 off_offset, off_filesz = base + 4, base + 16
-            out.append(dict(type=p_type, offset=p_offset, vaddr=p_vaddr, filesz=p_filesz,
-                            memsz=p_memsz, base=base, off_offset=off_offset,
-                            off_filesz=off_filesz))
+            out.append(
+                dict(
+                    type=p_type,
+                    offset=p_offset,
+                    vaddr=p_vaddr,
+                    filesz=p_filesz,
+                    memsz=p_memsz,
+                    base=base,
+                    off_offset=off_offset,
+                    off_filesz=off_filesz,
+                )
+            )
         return out
 
     def vaddr_to_offset(self, vaddr: int) -> int:
@@ -137,14 +150,27 @@ class Elf:
             base = self.e_shoff + i * self.e_shentsize
             if self.is64:
                 name, typ, _fl, _ad, off, size, link, info, _al, _es = struct.unpack_from(
-                    self.end + "IIQQQQIIQQ", self.buf, base)
+                    self.end + "IIQQQQIIQQ", self.buf, base
+                )
                 off_size, off_info = base + 32, base + 44
             else:
                 name, typ, _fl, _ad, off, size, link, info, _al, _es = struct.unpack_from(
-                    self.end + "IIIIIIIIII", self.buf, base)
+                    self.end + "IIIIIIIIII", self.buf, base
+                )
                 off_size, off_info = base + 20, base + 28
-            out.append(dict(name=name, type=typ, offset=off, size=size, link=link,
-                            info=info, base=base, off_size=off_size, off_info=off_info))
+            out.append(
+                dict(
+                    name=name,
+                    type=typ,
+                    offset=off,
+                    size=size,
+                    link=link,
+                    info=info,
+                    base=base,
+                    off_size=off_size,
+                    off_info=off_info,
+                )
+            )
         return out
 
     def section_of_type(self, sh_type: int) -> dict[str, int]:
@@ -189,8 +215,8 @@ def drop_needed(e: Elf, name: str) -> bytes:
         raise SystemExit(f"elfpatch: expected one DT_NEEDED {name}, found {len(hit)}")
     first = entries[hit[0]][0]
     last_end = entries[-1][0] + size
-    e.buf[first:last_end - size] = e.buf[first + size:last_end]
-    e.buf[last_end - size:last_end] = bytes(size)
+    e.buf[first : last_end - size] = e.buf[first + size : last_end]
+    e.buf[last_end - size : last_end] = bytes(size)
     return bytes(e.buf)
 
 
