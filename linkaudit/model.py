@@ -18,8 +18,10 @@ import array
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, compress, repeat
+from operator import lshift, or_
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 
 class Format(enum.StrEnum):
@@ -257,6 +259,22 @@ class Symbol(NamedTuple):
         return f"{self.name}{sep}{self.version.name}"
 
 
+class Definition(NamedTuple):
+    """One definition a reference can bind to (see ``SymbolTable.definitions``).
+
+    Attributes:
+        version: the version name, or ``None`` when unversioned (versym 0/1 or no versions).
+        version_index: the ``.gnu.version`` index (hidden bit cleared); 1 when the table has no versions.
+        hidden: the ``.gnu.version`` hidden bit (``name@VER``, not the default).
+        weak: ``STB_WEAK``.
+    """
+
+    version: str | None
+    version_index: int
+    hidden: bool
+    weak: bool
+
+
 def _u8(data: bytes | Sequence[int] = b"") -> array.array[int]:
     return array.array("B", data)
 
@@ -293,7 +311,7 @@ class SymbolTable:
     sizes: array.array[int] = field(default_factory=lambda: array.array("Q"))
     versym: array.array[int] = field(default_factory=lambda: array.array("H"))
     versions: Mapping[int, SymbolVersion] = field(default_factory=lambda: MappingProxyType({}))
-    _memo: dict[str, tuple[Symbol, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_symbols(cls, symbols: Sequence[Symbol]) -> SymbolTable:
@@ -352,7 +370,78 @@ class SymbolTable:
         if cached is None:
             cached = tuple(self._views(i for i, shndx in enumerate(self.section) if shndx == 0))
             self._memo["undefined"] = cached
-        return cached
+        return cached  # type: ignore[return-value]
+
+    def definitions(self) -> Mapping[str, tuple[Definition, ...]]:
+        """Symbols this table can bind references to, by name (built once, then cached).
+
+        What glibc's ``do_lookup_x``/``check_match`` (``elf/dl-lookup.c``) accepts: defined
+        (not ``SHN_UNDEF``), binding GLOBAL, WEAK or GNU_UNIQUE, type NOTYPE, OBJECT, FUNC,
+        COMMON, TLS or IFUNC, and a non-zero value unless TLS.
+        """
+        cached = self._memo.get("definitions")
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        n = len(self.section)
+        info = self.info.tobytes()
+        # Bulk masks (C speed): defined, bindable binding and type, non-zero value or TLS.
+        mask = (
+            int.from_bytes(bytes(map(bool, self.section)), "big")
+            & int.from_bytes(info.translate(_BINDABLE_INFO), "big")
+            & (int.from_bytes(bytes(map(bool, self.values)), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
+        )
+        selected = mask.to_bytes(n, "big") if n else b""
+        names = self._decode(list(compress(self.name_offsets, selected)))
+        versym, versions = self.versym, self.versions
+        # One shared 1-tuple per (versym entry, weak) pair, looked up in bulk.
+        weak_flags = list(compress(info.translate(_WEAK_INFO), selected))
+        raw_versions = list(compress(versym, selected)) if versym else [1] * len(names)
+        keys = list(map(or_, map(lshift, raw_versions, repeat(1)), weak_flags))
+        made: dict[int, tuple[Definition]] = {}
+        for key in set(keys):
+            raw, weak = key >> 1, bool(key & 1)
+            version = versions.get(raw & 0x7FFF) if versym else None
+            made[key] = (Definition(version.name if version else None, raw & 0x7FFF, raw & 0x8000 != 0, weak),)
+        defs = list(map(made.__getitem__, keys))
+        out: dict[str, tuple[Definition, ...]] = dict(zip(names, defs, strict=True))
+        if len(out) != len(names):  # a name defined more than once (several versions): merge
+            out = {}
+            for name, one in zip(names, defs, strict=True):
+                prev = out.get(name)
+                out[name] = one if prev is None else prev + one
+        self._memo["definitions"] = out
+        return out
+
+    def names(self, indices: Iterable[int]) -> list[str]:
+        """Decode the names of the symbols at ``indices``, in bulk."""
+        return self._decode(list(map(self.name_offsets.__getitem__, indices)))
+
+    def _decode(self, offsets: list[int]) -> list[str]:
+        """Names at string-table ``offsets``.
+
+        The string table is split once (C speed) into a map offset -> string, kept for
+        the table's lifetime; a name that points into the middle of a string (suffix
+        sharing) falls back to a search for its NUL.
+        """
+        by_offset = cast("dict[int, str] | None", self._memo.get("strings"))
+        if by_offset is None:
+            strtab = self.strtab
+            text = strtab.decode("ascii") if strtab.isascii() else None
+            if text is not None:
+                parts = text.split("\0")
+                by_offset = dict(zip(accumulate(map(len, parts), _next_offset, initial=0), parts, strict=False))
+            else:
+                by_offset = {}
+            self._memo["strings"] = by_offset
+        names: list[str | None] = list(map(by_offset.get, offsets))
+        if None in names:
+            strtab, find = self.strtab, self.strtab.find
+            for k, name in enumerate(names):
+                if name is None:
+                    start = offsets[k]
+                    end = find(b"\0", start)
+                    names[k] = strtab[start : end if end >= 0 else len(strtab)].decode("utf-8", "surrogateescape")
+        return names  # type: ignore[return-value]
 
     def iter_undefined(self) -> Iterator[Symbol]:
         """Yield a ``Symbol`` view of each undefined symbol, in table order."""
@@ -410,6 +499,15 @@ class SymbolTable:
 _BINDINGS: dict[int, Binding] = {b.value: b for b in Binding}
 _TYPES: dict[int, SymbolType] = {t.value: t for t in SymbolType}
 _VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
+#: st_info byte -> 1 when ld.so may bind to it (dl-lookup.c: GLOBAL/WEAK/GNU_UNIQUE;
+#: NOTYPE/OBJECT/FUNC/COMMON/TLS/IFUNC), else 0; and -> 1 for STT_TLS.
+_BINDABLE_INFO = bytes(1 if (i >> 4) in (1, 2, 10) and (i & 0xF) in (0, 1, 2, 5, 6, 10) else 0 for i in range(256))
+_TLS_INFO = bytes(1 if (i & 0xF) == 6 else 0 for i in range(256))
+_WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
+
+
+def _next_offset(offset: int, length: int) -> int:
+    return offset + length + 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,14 +179,187 @@ cross_lib lib32le gcc-i686-linux-gnu i686-linux-gnu-gcc "$CC -m32"
 cross_lib lib64be gcc-s390x-linux-gnu s390x-linux-gnu-gcc
 cross_lib lib32be gcc-powerpc-linux-gnu powerpc-linux-gnu-gcc
 
+# =============================================================================
+# loader/: directory trees that separate a faithful emulation of glibc's ld.so
+# (dl-load.c search order, dl-lookup.c binding, dl-version.c version checks)
+# from a naive one.  One directory per scenario, audited as a whole; the
+# expected loader outcome of each is in README.md ("Loader scenarios").
+# Sources in src/loader/.  Only $ORIGIN-relative RPATH/RUNPATH.  Same flags as
+# above; object names start with "ld_" so they never clash with the ones above.
+# -rpath-link / --allow-shlib-undefined only help ld check the link; they
+# leave nothing in the output.
+# =============================================================================
+echo "== loader/ scenarios"
+L=out/loader            # relative to $WORK, like every path given to so()
+
+# ldc NAME SRC [cc args]: compile src/loader/SRC -> obj/ld_NAME.o
+ldc() { local name=$1 src=$2; shift 2; compile "$CC" "ld_$name" "loader/$src" "$@"; }
+# ldexe OUTPATH NAME [link args]: a PIE executable from obj/ld_NAME.o
+ldexe() {
+    local out=$1 obj=$2
+    shift 2
+    (cd "$WORK" && mkdir -p "$(dirname "$out")" && $CC -fPIE -pie "${CFLAGS[@]}" "${LDFLAGS[@]}" \
+        -Wl,--hash-style=gnu -o "$out" "obj/ld_$obj.o" "$@")
+}
+# ldso OUTPATH NAME [link args]: a shared library from obj/ld_NAME.o
+ldso() {
+    local out=$1 obj=$2
+    shift 2
+    (cd "$WORK" && mkdir -p "$(dirname "$out")")
+    so "$CC" "$out" "ld_$obj" "$@"
+}
+RUNPATH=-Wl,--enable-new-dtags,-rpath   # append ,'$ORIGIN/...'
+RPATH=-Wl,--disable-new-dtags,-rpath
+
+for n in leaf mid dep root_dep dup_one dup_two first second prov uses_new unversioned \
+         half root_unresolved used notused root_unused dupver_a dupver_b root_global helper pymod; do
+    ldc "$n" "$n.c"
+done
+ldc prov_old prov.c -DPROV_OLD
+for n in app_mid app_leaf app_soname app_new app_old; do
+    ldc "$n" "$n.c" -fPIE
+done
+
+# 1. runpath_not_inherited: app RUNPATH $ORIGIN/lib -> lib/libmid.so (no
+#    paths) -> libleaf.so: not found (RUNPATH serves only app's own NEEDED).
+S=$L/runpath_not_inherited
+ldso $S/lib/libleaf.so leaf -Wl,-soname,libleaf.so
+ldso $S/lib/libmid.so mid -Wl,-soname,libmid.so -L$S/lib -l:libleaf.so
+ldexe $S/app app_mid "$RUNPATH,\$ORIGIN/lib" -L$S/lib -l:libmid.so -Wl,-rpath-link,$S/lib
+
+# 2. rpath_inherited: the same tree, app has DT_RPATH: libleaf.so is found.
+S=$L/rpath_inherited
+ldso $S/lib/libleaf.so leaf -Wl,-soname,libleaf.so
+ldso $S/lib/libmid.so mid -Wl,-soname,libmid.so -L$S/lib -l:libleaf.so
+ldexe $S/app app_mid "$RPATH,\$ORIGIN/lib" -L$S/lib -l:libmid.so -Wl,-rpath-link,$S/lib
+
+# 3. rpath_cut_by_runpath: app RPATH $ORIGIN/lib; libmid.so has RUNPATH
+#    $ORIGIN/empty, so no RPATH is searched for its libleaf.so: not found.
+S=$L/rpath_cut_by_runpath
+ldso $S/lib/libleaf.so leaf -Wl,-soname,libleaf.so
+ldso $S/lib/libmid.so mid -Wl,-soname,libmid.so "$RUNPATH,\$ORIGIN/empty" -L$S/lib -l:libleaf.so
+ldexe $S/app app_mid "$RPATH,\$ORIGIN/lib" -L$S/lib -l:libmid.so -Wl,-rpath-link,$S/lib
+mkdir -p "$WORK/$S/lib/empty"
+printf '%s\n' "Deliberately empty directory (no libraries): the target of lib/libmid.so's" \
+    'DT_RUNPATH $ORIGIN/empty.  This file only makes git keep the directory.' \
+    > "$WORK/$S/lib/empty/README.md"
+
+# 3b. ancestor_runpath: app has DT_RUNPATH $ORIGIN/mid and DT_RPATH
+#     $ORIGIN/lib.  GNU ld writes one or the other, so app is linked with
+#     RUNPATH plus --audit '$ORIGIN/lib' and the DT_AUDIT entry is retagged
+#     DT_RPATH.  ld.so drops an object's RPATH when it has a RUNPATH, also for
+#     its descendants: mid/libmid.so's libleaf.so is not found.
+S=$L/ancestor_runpath
+ldso $S/lib/libleaf.so leaf -Wl,-soname,libleaf.so
+ldso $S/mid/libmid.so mid -Wl,-soname,libmid.so -L$S/lib -l:libleaf.so
+ldexe stage/ancestor_runpath_app app_mid "$RUNPATH,\$ORIGIN/mid" "-Wl,--audit,\$ORIGIN/lib" \
+    -L$S/mid -l:libmid.so -Wl,-rpath-link,$S/lib
+"${PATCH[@]}" retag "$WORK/stage/ancestor_runpath_app" "$WORK/$S/app" AUDIT RPATH
+
+# 4. origin_symlink: pkg/real/libroot.so has RUNPATH $ORIGIN/../deps; the
+#    symlink link/libroot.so -> ../pkg/real/libroot.so is made at install
+#    time (below).  Loaded as link/libroot.so, $ORIGIN is <scenario>/link.
+S=$L/origin_symlink
+ldso $S/deps/libdep.so dep -Wl,-soname,libdep.so
+ldso $S/pkg/real/libroot.so root_dep -Wl,-soname,libroot.so "$RUNPATH,\$ORIGIN/../deps" \
+    -L$S/deps -l:libdep.so
+
+# 5. soname_reuse: two different libdup.so.1; the first one loaded (by
+#    libfirst.so's need) is reused for libsecond.so's need: dup_two unresolved.
+S=$L/soname_reuse
+ldso $S/lib/one/libdup.so.1 dup_one -Wl,-soname,libdup.so.1
+ldso $S/lib/two/libdup.so.1 dup_two -Wl,-soname,libdup.so.1
+ldso $S/lib/libfirst.so first -Wl,-soname,libfirst.so "$RUNPATH,\$ORIGIN/one" -L$S/lib/one -l:libdup.so.1
+ldso $S/lib/libsecond.so second -Wl,-soname,libsecond.so "$RUNPATH,\$ORIGIN/two" -L$S/lib/two -l:libdup.so.1
+ldexe $S/app app_soname "$RUNPATH,\$ORIGIN/lib" -L$S/lib -l:libfirst.so -l:libsecond.so \
+    -Wl,--allow-shlib-undefined
+
+# 6./7. wrong_class and not_elf_candidate: app RUNPATH $ORIGIN/lib32:$ORIGIN/lib64.
+for S in $L/wrong_class $L/not_elf_candidate; do
+    ldso $S/lib64/libleaf.so leaf -Wl,-soname,libleaf.so
+    ldexe $S/app app_leaf "$RUNPATH,\$ORIGIN/lib32:\$ORIGIN/lib64" -L$S/lib64 -l:libleaf.so
+done
+# wrong_class/lib32/libleaf.so: the i386 build (skipped, committed file kept,
+# without an i386 compiler).
+cc32=""
+for c in i686-linux-gnu-gcc "$CC -m32"; do
+    # shellcheck disable=SC2086
+    if usable_cc $c; then cc32=$c; break; fi
+done
+if [ -z "$cc32" ]; then
+    echo "SKIP loader/wrong_class/lib32/libleaf.so: no i386 compiler (apt-get install gcc-i686-linux-gnu); committed file kept"
+else
+    echo "== loader/wrong_class/lib32/libleaf.so with $cc32"
+    compile "$cc32" ld_leaf32 loader/leaf.c
+    mkdir -p "$WORK/$L/wrong_class/lib32"
+    so "$cc32" $L/wrong_class/lib32/libleaf.so ld_leaf32 -Wl,-soname,libleaf.so \
+        -Wl,-z,max-page-size=0x1000 -Wl,-z,common-page-size=0x1000
+fi
+# not_elf_candidate/lib32/libleaf.so: text, at least 64 bytes (an ELF64
+# header's size; a shorter file gets "file too short" instead).
+mkdir -p "$WORK/$L/not_elf_candidate/lib32"
+printf '%s\n' 'This is not an ELF file, although it is named libleaf.so.' \
+    'ld.so stops at it with "invalid ELF header" and does not go on to lib64/.' \
+    > "$WORK/$L/not_elf_candidate/lib32/libleaf.so"
+
+# 8. versions: libprov.so three ways (full in new/, old in old/, unversioned
+#    only for linking libunversioned.so); consumers in lib/ with RUNPATH
+#    $ORIGIN/../new; app_new works, app_old loads old/libprov.so first.
+S=$L/versions
+mkdir -p "$WORK/stage/unversioned"
+ldso $S/new/libprov.so prov -Wl,-soname,libprov.so "-Wl,--version-script=$SRC/loader/prov.map"
+ldso $S/old/libprov.so prov_old -Wl,-soname,libprov.so "-Wl,--version-script=$SRC/loader/prov_old.map"
+ldso stage/unversioned/libprov.so prov -Wl,-soname,libprov.so
+ldso $S/lib/libuses_new.so uses_new -Wl,-soname,libuses_new.so "$RUNPATH,\$ORIGIN/../new" \
+    -L$S/new -l:libprov.so
+ldso $S/lib/libunversioned.so unversioned -Wl,-soname,libunversioned.so "$RUNPATH,\$ORIGIN/../new" \
+    -Lstage/unversioned -l:libprov.so
+ldexe $S/app_new app_new "$RUNPATH,\$ORIGIN/lib" -L$S/lib -l:libuses_new.so -l:libunversioned.so \
+    -Wl,-rpath-link,$S/new
+ldexe $S/app_old app_old "$RUNPATH,\$ORIGIN/old:\$ORIGIN/lib" -L$S/old -l:libprov.so \
+    -L$S/lib -l:libuses_new.so -Wl,--allow-shlib-undefined
+
+# 9. unresolved: half_missing is defined nowhere; optional_feature is weak.
+S=$L/unresolved
+ldso $S/libhalf.so half -Wl,-soname,libhalf.so
+ldso $S/libroot.so root_unresolved -Wl,-soname,libroot.so "$RUNPATH,\$ORIGIN" -L$S -l:libhalf.so
+
+# 10. unused_needed: libnotused.so is NEEDED (--no-as-needed) but unused.
+S=$L/unused_needed
+ldso $S/libused.so used -Wl,-soname,libused.so
+ldso $S/libnotused.so notused -Wl,-soname,libnotused.so
+ldso $S/libroot.so root_unused -Wl,-soname,libroot.so "$RUNPATH,\$ORIGIN" -L$S -l:libused.so -l:libnotused.so
+
+# 11. global_preload: a/libdup.so.1 (DUP_1) and b/libdup.so.1 (DUP_1, DUP_2);
+#     libroot.so needs dup_new@DUP_2 and finds b/ through RUNPATH $ORIGIN/b.
+S=$L/global_preload
+ldso $S/a/libdup.so.1 dupver_a -Wl,-soname,libdup.so.1 "-Wl,--version-script=$SRC/loader/dupver_a.map"
+ldso $S/b/libdup.so.1 dupver_b -Wl,-soname,libdup.so.1 "-Wl,--version-script=$SRC/loader/dupver_b.map"
+ldso $S/libroot.so root_global -Wl,-soname,libroot.so "$RUNPATH,\$ORIGIN/b" -L$S/b -l:libdup.so.1
+
+# 12. pyext: an extension module whose Py* references only the interpreter
+#     provides; its private helper in lib/ (RUNPATH $ORIGIN/lib).  No SONAME.
+S=$L/pyext
+ldso $S/lib/libhelper.so helper -Wl,-soname,libhelper.so
+ldso $S/mod.cpython-311-x86_64-linux-gnu.so pymod "$RUNPATH,\$ORIGIN/lib" -L$S/lib -l:libhelper.so
+
+# ============================================================ end of loader/
+
 # Copy into place: ELF outputs 0755, corrupt inputs 0644.
 (cd "$OUT" && find . -type f | LC_ALL=C sort) | while read -r rel; do
     rel=${rel#./}
     mkdir -p "$HERE/$(dirname "$rel")"
     case $rel in
         corrupt/*) mode=0644 ;;
+        loader/*.md | loader/not_elf_candidate/lib32/*) mode=0644 ;;
         *) mode=0755 ;;
     esac
     install -m "$mode" "$OUT/$rel" "$HERE/$rel"
     echo "built sample_bins/$rel"
 done
+
+# loader/origin_symlink/link/libroot.so: a relative symlink to the real file
+# (find -type f above does not copy links).
+mkdir -p "$HERE/loader/origin_symlink/link"
+ln -sfn ../pkg/real/libroot.so "$HERE/loader/origin_symlink/link/libroot.so"
+echo "linked sample_bins/loader/origin_symlink/link/libroot.so -> ../pkg/real/libroot.so"

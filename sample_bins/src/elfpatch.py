@@ -15,6 +15,7 @@ stays right after a rebuild changes the layout.
     elfpatch.py looping-verneed  IN OUT
     elfpatch.py huge-verneednum  IN OUT
     elfpatch.py garbage          OUT NBYTES
+    elfpatch.py retag            IN OUT FROM TO   (dynamic tags: AUDIT, RPATH, RUNPATH)
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ SHT_GNU_VERNEED = 0x6FFFFFFE
 DT_NULL = 0
 DT_NEEDED = 1
 DT_STRTAB = 5
+DT_RPATH = 15
+DT_RUNPATH = 29
+DT_AUDIT = 0x6FFFFEFC
 DT_VERNEEDNUM = 0x6FFFFFFF
+RETAG_NAMES = {"AUDIT": DT_AUDIT, "RPATH": DT_RPATH, "RUNPATH": DT_RUNPATH}
 
 
 class Elf:
@@ -220,6 +225,20 @@ def drop_needed(e: Elf, name: str) -> bytes:
     return bytes(e.buf)
 
 
+def retag(e: Elf, old: str, new: str) -> bytes:
+    """Change the d_tag of the one dynamic entry tagged OLD to NEW; d_val
+    (the .dynstr offset) is kept.  GNU ld writes DT_RPATH or DT_RUNPATH, never
+    both, so a file with both is linked with `--audit STRING` (a DT_AUDIT entry
+    whose string lands in .dynstr) and that entry is retagged DT_RPATH."""
+    hit = [off for off, tag, _v in e.dyn_entries() if tag == RETAG_NAMES[old]]
+    if len(hit) != 1:
+        raise SystemExit(f"elfpatch: expected one DT_{old}, found {len(hit)}")
+    if any(tag == RETAG_NAMES[new] for _o, tag, _v in e.dyn_entries()):
+        raise SystemExit(f"elfpatch: DT_{new} already present")
+    e.put("q" if e.is64 else "i", hit[0], RETAG_NAMES[new])
+    return bytes(e.buf)
+
+
 def badclass(e: Elf) -> bytes:
     e.buf[4] = 7  # EI_CLASS: neither ELFCLASS32 (1) nor ELFCLASS64 (2)
     return bytes(e.buf)
@@ -303,6 +322,8 @@ def main(argv: list[str]) -> None:
             data = raw[: int(argv[4])]
         elif cmd == "drop-needed":
             data = drop_needed(Elf(raw), argv[4])
+        elif cmd == "retag":
+            data = retag(Elf(raw), argv[4], argv[5])
         elif cmd in PATCHES:
             data = PATCHES[cmd](Elf(raw))
         else:

@@ -27,7 +27,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
 GOOD = sorted(
     str(p.relative_to(SAMPLES))
     for p in SAMPLES.rglob("*")
-    if p.is_file() and "corrupt" not in p.parts and "src" not in p.parts and p.suffix not in (".md", ".sh")
+    if p.is_file() and not p.is_symlink() and "corrupt" not in p.parts and p.read_bytes()[:4] == b"\x7fELF"
 )
 
 

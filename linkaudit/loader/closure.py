@@ -1,0 +1,262 @@
+"""Load order and lookup scopes per import root, as glibc builds them.
+
+An import root is loaded with its NEEDED closure breadth-first
+(``elf/dl-deps.c`` ``_dl_map_object_deps``); every DT_NEEDED is resolved with
+``ldso.search`` in that order, so an object already loaded under a matching
+SONAME is reused, exactly as ld.so reuses it.  Each root gets one ``Load``:
+
+* *executable*: the global scope is the executable, then the ``LD_PRELOAD`` objects,
+  then its NEEDED closure breadth-first; every object looks symbols up there.
+* *Python import* (``dlopen(RTLD_NOW | RTLD_LOCAL)`` from the interpreter): symbols
+  are looked up first in the global scope — the interpreter (which provides the
+  ``Py*``/``_Py*`` API), its NEEDED closure, and objects opened with
+  ``RTLD_GLOBAL`` — then in the module's own breadth-first search list.
+* *plain dlopen*: like a Python import, without an interpreter.
+
+Sources: glibc ``elf/dl-deps.c``, ``elf/dl-open.c`` (``dl_open_worker``: the new
+object's ``l_scope`` is the global scope followed by its own search list),
+``elf/rtld.c`` (LD_PRELOAD placement), ``ld.so(8)``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..model import Binary, Kind
+from .fs import FileSystemView
+from .ldso import Requester, Resolution, SearchContext, Source, origin_of, search
+
+
+class RootKind(enum.StrEnum):
+    """How an import root is loaded."""
+
+    EXECUTABLE = "executable"
+    PYTHON_IMPORT = "python-import"
+    DLOPEN = "dlopen"
+
+
+def root_kind_of(binary: Binary) -> RootKind:
+    """The default way ``binary`` is loaded: executables run, extension modules are imported, the rest dlopened."""
+    if binary.kind in (Kind.EXECUTABLE, Kind.PIE_EXECUTABLE):
+        return RootKind.EXECUTABLE
+    if binary.kind is Kind.PYTHON_EXTENSION:
+        return RootKind.PYTHON_IMPORT
+    return RootKind.DLOPEN
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedObject:
+    """One object in a root's load.
+
+    Attributes:
+        path: the path it was found by (``$ORIGIN`` is its directory).
+        binary: the parsed object.
+        parent: path of the object whose DT_NEEDED loaded it (``None`` for roots,
+            preloads and the interpreter).
+        source: how it was found.
+        depth: breadth-first depth from the root (0 for the root).
+    """
+
+    path: str
+    binary: Binary
+    parent: str | None
+    source: Source
+    depth: int
+
+
+#: Name of the virtual object standing for a generic CPython interpreter.
+INTERPRETER = "<python interpreter>"
+
+
+@dataclass(slots=True)
+class Load:
+    """The load of one import root.
+
+    Attributes:
+        root: path of the root.
+        kind: how it is loaded.
+        objects: every object loaded for it, in load order (the root's search list
+            after any global objects).
+        global_scope: paths of the global scope, in lookup order.
+        local_scope: paths of the root's own search list, in lookup order
+            (empty for executables: everything is global).
+        resolutions: (requester path, DT_NEEDED) -> ``Resolution``.
+        errors: load-stopping errors ``(path, message)`` (an invalid candidate, an unreadable root).
+        interpreter_virtual: True when the global scope starts with a generic
+            interpreter that provides the ``Py*``/``_Py*`` API.
+    """
+
+    root: str
+    kind: RootKind
+    objects: list[LoadedObject] = field(default_factory=list)
+    global_scope: list[str] = field(default_factory=list)
+    local_scope: list[str] = field(default_factory=list)
+    resolutions: dict[tuple[str, str], Resolution] = field(default_factory=dict)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    interpreter_virtual: bool = False
+
+    def object(self, path: str) -> LoadedObject | None:
+        """The loaded object at ``path``, or ``None``."""
+        for obj in self.objects:
+            if obj.path == path:
+                return obj
+        return None
+
+    def chain(self, path: str) -> list[str]:
+        """The chain of parents from the root to ``path`` (inclusive)."""
+        by_path = {o.path: o for o in self.objects}
+        out = [path]
+        seen = {path}
+        current = by_path.get(path)
+        while current is not None and current.parent is not None and current.parent not in seen:
+            out.append(current.parent)
+            seen.add(current.parent)
+            current = by_path.get(current.parent)
+        out.reverse()
+        return out
+
+    def scope_for(self, path: str) -> list[str]:
+        """Lookup scope of an object loaded for this root: global, then the root's search list."""
+        if self.kind is RootKind.EXECUTABLE:
+            return self.global_scope
+        return self.global_scope + [p for p in self.local_scope if p not in self.global_scope]
+
+
+def _names_of(binary: Binary, path: str, requested: str | None) -> list[str]:
+    names = [path]
+    if requested:
+        names.append(requested)
+    if binary.soname:
+        names.append(binary.soname)
+    return names
+
+
+def load_root(
+    root_path: str,
+    root: Binary,
+    kind: RootKind,
+    ctx: SearchContext,
+    read_global: Callable[[str], Binary],
+) -> Load:
+    """Load one import root and its NEEDED closure breadth-first.
+
+    Args:
+        root_path: the root's path (as found/given; ``$ORIGIN`` is its directory).
+        root: the parsed root.
+        kind: how it is loaded.
+        ctx: search inputs (target, view, cache, system directories).
+        read_global: reads an ``LD_PRELOAD`` / ``--dlopen-global`` / interpreter path
+            (raises ``InputError``).
+
+    Returns:
+        The ``Load``; load-stopping errors are recorded in it, never raised.
+    """
+    load = Load(root_path, kind)
+    loaded: dict[str, str] = {}
+    requesters: dict[str, Requester] = {}
+    queue: deque[tuple[str, Binary, Requester | None, int]] = deque()
+    main: Requester | None = None
+
+    def add(path: str, binary: Binary, parent: Requester | None, source: Source, depth: int,
+            requested: str | None, scope: list[str] | None) -> Requester:
+        requester = Requester(path, binary, parent, origin_of(path))
+        requesters[path] = requester
+        for name in _names_of(binary, path, requested):
+            loaded.setdefault(name, path)
+        load.objects.append(LoadedObject(path, binary, parent.path if parent else None, source, depth))
+        if scope is not None:
+            scope.append(path)
+        queue.append((path, binary, requester, depth))
+        return requester
+
+    def drain(scope: list[str] | None) -> None:
+        members = set(scope) if scope is not None else set()
+        while queue:
+            path, binary, requester, depth = queue.popleft()
+            assert requester is not None
+            for needed in binary.needed_names:
+                resolution, found = search(needed, requester, main, loaded, ctx)
+                load.resolutions.setdefault((path, needed), resolution)
+                if resolution.error is not None:
+                    load.errors.append((path, f"error while loading {needed}: {resolution.error}"))
+                if resolution.path is None:
+                    continue
+                if resolution.source is Source.LOADED:
+                    # Reused by name; it still belongs to this search list (dl-deps.c), once.
+                    if scope is not None and resolution.path not in members and resolution.path in requesters:
+                        members.add(resolution.path)
+                        scope.append(resolution.path)
+                        reused = requesters[resolution.path]
+                        queue.append((resolution.path, reused.binary, reused, depth + 1))
+                    continue
+                assert found is not None
+                add(resolution.path, found, requester, resolution.source or Source.SYSTEM, depth + 1, needed, scope)
+                members.add(resolution.path)
+
+    env = ctx.env
+    if kind is RootKind.EXECUTABLE:
+        main = add(root_path, root, None, Source.ROOT, 0, None, load.global_scope)
+        queue.clear()
+        for preload in env.ld_preload:
+            try:
+                add(preload, read_global(preload), None, Source.PRELOAD, 0, None, load.global_scope)
+            except InputError as exc:
+                load.errors.append((preload, f"LD_PRELOAD: {exc.reason}"))
+        queue.appendleft((root_path, root, main, 0))
+        drain(load.global_scope)
+        load.local_scope = []
+        return load
+
+    # Python import or plain dlopen: the global scope comes first.
+    if kind is RootKind.PYTHON_IMPORT:
+        if env.interpreter:
+            try:
+                interp = read_global(env.interpreter)
+                main = add(env.interpreter, interp, None, Source.ROOT, 0, None, load.global_scope)
+                drain(load.global_scope)
+            except InputError as exc:
+                load.errors.append((env.interpreter, f"interpreter: {exc.reason}"))
+        else:
+            load.global_scope.append(INTERPRETER)
+            load.interpreter_virtual = True
+    elif env.executable:
+        try:
+            exe = read_global(env.executable)
+            main = add(env.executable, exe, None, Source.ROOT, 0, None, load.global_scope)
+            drain(load.global_scope)
+        except InputError as exc:
+            load.errors.append((env.executable, f"executable: {exc.reason}"))
+    for path in env.dlopen_global:
+        if path in loaded:
+            continue
+        try:
+            add(path, read_global(path), main, Source.DLOPEN_GLOBAL, 0, None, load.global_scope)
+            drain(load.global_scope)
+        except InputError as exc:
+            load.errors.append((path, f"--dlopen-global: {exc.reason}"))
+    if root_path in loaded:
+        load.local_scope = [loaded[root_path]]
+        return load
+    add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
+    drain(load.local_scope)
+    return load
+
+
+@dataclass(frozen=True, slots=True)
+class Loader:
+    """Builds loads for roots with shared inputs (one file-system view and cache for the run)."""
+
+    ctx: SearchContext
+
+    @property
+    def fs(self) -> FileSystemView:
+        """The file-system view."""
+        return self.ctx.fs
+
+    def load(self, root_path: str, root: Binary, kind: RootKind | None = None) -> Load:
+        """Load ``root`` (kind inferred from the binary when not given)."""
+        return load_root(root_path, root, kind or root_kind_of(root), self.ctx, self.ctx.fs.read_binary)

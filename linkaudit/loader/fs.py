@@ -1,0 +1,150 @@
+"""A read-only file-system view for the loader emulation: the host, or a sysroot taken as ``/``.
+
+Paths handed in and out are *target* paths (absolute, as the loader would see
+them).  Under a sysroot, absolute symlink targets are resolved inside the root,
+as they would be on the target, and ``..`` never climbs above it.  Binaries are
+parsed once per real file and cached for the whole run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import posixpath
+import stat
+
+from ..errors import InputError
+from ..formats import read_path
+from ..model import Binary
+
+#: As the kernel's limit on symlinks followed in one lookup (``ELOOP``).
+MAX_SYMLINKS = 40
+
+
+class FileSystemView:
+    """The target's file system, read-only.
+
+    Args:
+        root: host directory that is ``/`` on the target (``"/"`` for the host itself).
+    """
+
+    __slots__ = ("_binaries", "_failures", "_stat_cache", "root")
+
+    def __init__(self, root: str = "/") -> None:
+        self.root = os.path.abspath(root)
+        self._binaries: dict[str, Binary] = {}
+        self._failures: dict[str, InputError] = {}
+        self._stat_cache: dict[str, os.stat_result | None] = {}
+
+    @property
+    def is_host(self) -> bool:
+        """True when the view is the host's own ``/``."""
+        return self.root == "/"
+
+    def host_path(self, path: str) -> str:
+        """The host path of target ``path`` with symlinks resolved inside the root.
+
+        On the host this is ``path`` itself (the kernel resolves symlinks).
+
+        Raises:
+            InputError: a symlink loop.
+        """
+        if self.is_host:
+            return path
+        return self._resolve(path)
+
+    def _resolve(self, path: str) -> str:
+        parts = [p for p in posixpath.normpath("/" + path).split("/") if p]
+        resolved: list[str] = []
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == ".":
+                continue
+            if part == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = os.path.join(self.root, *resolved, part)
+            try:
+                is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+            except OSError:
+                resolved.append(part)
+                resolved.extend(p for p in parts if p not in (".",))
+                break
+            if not is_link:
+                resolved.append(part)
+                continue
+            hops += 1
+            if hops > MAX_SYMLINKS:
+                raise InputError(path, "symlink loop (too many levels of symbolic links) inside the sysroot")
+            target = os.readlink(candidate)
+            if target.startswith("/"):
+                resolved = []
+            parts = [p for p in target.split("/") if p] + parts
+        return os.path.join(self.root, *resolved)
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """``os.stat`` of target ``path`` (following symlinks), or ``None`` when it does not exist."""
+        cached = self._stat_cache.get(path, False)
+        if cached is not False:
+            return cached  # type: ignore[return-value]
+        try:
+            result: os.stat_result | None = os.stat(self.host_path(path))
+        except (OSError, InputError):
+            result = None
+        self._stat_cache[path] = result
+        return result
+
+    def is_file(self, path: str) -> bool:
+        """True when target ``path`` exists and is a regular file (after symlinks)."""
+        st = self.stat(path)
+        return st is not None and stat.S_ISREG(st.st_mode)
+
+    def is_dir(self, path: str) -> bool:
+        """True when target ``path`` exists and is a directory (after symlinks)."""
+        st = self.stat(path)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def read_binary(self, path: str) -> Binary:
+        """Parse the binary at target ``path`` (cached per real file; the record carries ``path``).
+
+        Raises:
+            InputError: missing, unreadable or malformed; the error names ``path``.
+        """
+        host = self.host_path(path)
+        st = self.stat(path)
+        if st is None:
+            raise InputError(path, os.strerror(errno.ENOENT).lower())
+        key = f"{st.st_dev}:{st.st_ino}"
+        failure = self._failures.get(key)
+        if failure is not None:
+            raise InputError(path, failure.reason, failure.offset)
+        binary = self._binaries.get(key)
+        if binary is None:
+            try:
+                binary = read_path(host)[0]
+            except InputError as exc:
+                self._failures[key] = exc
+                raise InputError(path, exc.reason, exc.offset) from exc
+            self._binaries[key] = binary
+        if binary.path != path:
+            binary = dataclasses.replace(binary, path=path)
+        return binary
+
+    def read_text(self, path: str, limit: int = 1 << 20) -> str | None:
+        """Up to ``limit`` bytes of target ``path`` as text, or ``None`` if it cannot be read."""
+        try:
+            with open(self.host_path(path), "rb") as fh:
+                return fh.read(limit).decode("utf-8", "replace")
+        except (OSError, InputError):
+            return None
+
+    def read_bytes(self, path: str, limit: int = 1 << 26) -> bytes | None:
+        """Up to ``limit`` bytes of target ``path``, or ``None`` if it cannot be read."""
+        try:
+            with open(self.host_path(path), "rb") as fh:
+                return fh.read(limit)
+        except (OSError, InputError):
+            return None

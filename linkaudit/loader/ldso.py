@@ -1,0 +1,328 @@
+"""The search for one DT_NEEDED, in the order of glibc's ``elf/dl-load.c`` (``_dl_map_object``).
+
+For a name without a slash:
+
+1. an object already loaded whose SONAME (or a name it was loaded by) matches is reused;
+2. if the requesting object has no DT_RUNPATH: the DT_RPATH of the requesting object,
+   then of the object that loaded it, and so on up the loader chain, then of the main
+   executable (an object with DT_RUNPATH has no DT_RPATH: ``get-dynamic-info.h`` drops it);
+3. LD_LIBRARY_PATH;
+4. the DT_RUNPATH of the requesting object only;
+5. ``ld.so.cache`` (skipped, for entries inside the system directories, under DF_1_NODEFLIB);
+6. the ld.so's built-in system directories (skipped under DF_1_NODEFLIB).
+
+Every directory is tried with its glibc-hwcaps subdirectories first, most capable
+first.  A candidate of the wrong ELF class, byte order or machine is skipped, as
+``open_verify`` skips it; one that exists but is not a valid ELF object stops the
+load with an error.  A name with a slash is opened as a path (after ``$ORIGIN``
+expansion).  Every path tried is recorded with why it was tried.
+
+This module is pure: its inputs are the ``TargetEnvironment``, the
+``FileSystemView`` and the ``LdCache`` passed in.
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..model import DF_1_NODEFLIB, Binary
+from .fs import FileSystemView
+from .ldcache import LdCache, expected_cache_flags
+from .target import FALLBACK_SYSTEM_DIRS, TargetEnvironment, expand_dst
+
+
+class Source(enum.StrEnum):
+    """Why a path was tried (or how an object was found)."""
+
+    ROOT = "root"
+    PATH = "path"  # DT_NEEDED with a slash
+    LOADED = "already-loaded"
+    RPATH = "DT_RPATH"
+    LD_LIBRARY_PATH = "LD_LIBRARY_PATH"
+    RUNPATH = "DT_RUNPATH"
+    CACHE = "ld.so.cache"
+    SYSTEM = "system-directory"
+    PRELOAD = "LD_PRELOAD"
+    DLOPEN_GLOBAL = "dlopen-global"
+
+
+class Outcome(enum.StrEnum):
+    """What came of one path tried."""
+
+    FOUND = "found"
+    MISSING = "missing"
+    WRONG_CLASS = "wrong-class"
+    INVALID = "invalid"
+    SKIPPED_NODEFLIB = "skipped-nodeflib"
+    DRIVER_ABSENT = "driver-absent"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One path the loader tried.
+
+    Attributes:
+        path: the candidate path (target path; ``$ORIGIN`` expanded, not normalised).
+        source: why it was tried.
+        owner: the object whose DT_RPATH/DT_RUNPATH supplied the directory, or ``None``.
+        outcome: what happened.
+        detail: a reason for ``wrong-class``/``invalid`` (e.g. ``"ELFCLASS32"``), else ``""``.
+    """
+
+    path: str
+    source: Source
+    owner: str | None
+    outcome: Outcome
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """How one DT_NEEDED of one object was resolved.
+
+    Attributes:
+        name: the DT_NEEDED string.
+        requester: path of the object that needs it.
+        path: the path it resolved to, or ``None`` when it resolved nowhere.
+        source: how it was found (``None`` when not found).
+        owner: the object whose search path found it (for DT_RPATH/DT_RUNPATH).
+        attempts: every path tried, in order.
+        error: the load-stopping error (``"invalid ELF header"``...) when a candidate was
+            not a usable ELF object, else ``None``.
+    """
+
+    name: str
+    requester: str
+    path: str | None
+    source: Source | None
+    owner: str | None
+    attempts: tuple[Attempt, ...]
+    error: str | None = None
+
+    @property
+    def found(self) -> bool:
+        """True when the name resolved to a file."""
+        return self.path is not None
+
+
+class Requester:
+    """What the search needs to know about the requesting object and its loader chain."""
+
+    __slots__ = ("binary", "loader", "origin", "path")
+
+    def __init__(self, path: str, binary: Binary, loader: Requester | None, origin: str) -> None:
+        self.path = path
+        self.binary = binary
+        self.loader = loader
+        self.origin = origin
+
+
+def origin_of(path: str) -> str:
+    """``$ORIGIN`` of an object found at ``path``: its directory, symlinks not resolved (``dl-object.c``)."""
+    directory = posixpath.dirname(path)
+    return directory or "."
+
+
+def read_system_dirs(fs: FileSystemView, interpreter: str | None, machine: str) -> tuple[str, ...]:
+    """The built-in search directories of the target's ld.so.
+
+    glibc compiles them into ld.so as one block of NUL-separated absolute paths,
+    each ending in ``/`` (``elf/dl-load.c`` ``system_dirs``, from ``gen-trusted-dirs``).
+    They are read from the interpreter's file (``PT_INTERP``) under the view; when it
+    cannot be read the distribution-neutral ``FALLBACK_SYSTEM_DIRS`` are used.
+    """
+    if interpreter:
+        data = fs.read_bytes(interpreter, limit=8 << 20)
+        if data:
+            found = _scan_system_dirs(data)
+            if found:
+                return found
+    return FALLBACK_SYSTEM_DIRS.get(machine, ("/lib", "/usr/lib"))
+
+
+def _scan_system_dirs(data: bytes) -> tuple[str, ...]:
+    """Find the longest run of consecutive NUL-terminated ``/...lib.../`` strings ending in ``/``."""
+    best: list[str] = []
+    start = 0
+    while True:
+        idx = data.find(b"/lib/\0", start)
+        if idx < 0:
+            break
+        # Walk back to the start of the run of directory strings containing this one.
+        begin = idx
+        while begin > 0 and data[begin - 1] != 0:
+            begin -= 1
+        run_start = begin
+        while run_start > 1 and data[run_start - 1] == 0:
+            prev = data.rfind(b"\0", 0, run_start - 1) + 1
+            text = data[prev : run_start - 1]
+            if not (text.startswith(b"/") and text.endswith(b"/") and b"lib" in text):
+                break
+            run_start = prev
+        run = []
+        pos = run_start
+        while True:
+            end = data.find(b"\0", pos)
+            if end < 0:
+                break
+            text = data[pos:end]
+            if not (text.startswith(b"/") and text.endswith(b"/") and b"lib" in text and len(text) < 256):
+                break
+            run.append(text.decode("ascii", "replace").rstrip("/") or "/")
+            pos = end + 1
+        if len(run) > len(best):
+            best = run
+        start = idx + 6
+    return tuple(best)
+
+
+def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, Binary | None]:
+    """``open_verify``: is ``path`` an ELF object this requester can load?"""
+    if not fs.is_file(path):
+        return Outcome.MISSING, "", None
+    try:
+        candidate = fs.read_binary(path)
+    except InputError as exc:
+        return Outcome.INVALID, exc.reason, None
+    if candidate.bits != want.bits or candidate.endian != want.endian:
+        return Outcome.WRONG_CLASS, f"ELFCLASS{candidate.bits} {candidate.endian.value}-endian", None
+    if candidate.machine != want.machine:
+        return Outcome.WRONG_CLASS, f"machine {candidate.machine}", None
+    return Outcome.FOUND, "", candidate
+
+
+@dataclass(frozen=True, slots=True)
+class SearchContext:
+    """The fixed inputs of every search in one load: target, view, cache, system directories."""
+
+    env: TargetEnvironment
+    fs: FileSystemView
+    cache: LdCache | None
+    system_dirs: tuple[str, ...]
+    lib: str
+    is_driver: Callable[[str], bool]
+
+
+def search(
+    name: str,
+    requester: Requester,
+    main: Requester | None,
+    loaded: Mapping[str, str],
+    ctx: SearchContext,
+) -> tuple[Resolution, Binary | None]:
+    """Resolve one DT_NEEDED ``name`` of ``requester`` the way ld.so does.
+
+    Args:
+        name: the DT_NEEDED string.
+        requester: the object that needs it, with its loader chain.
+        main: the main executable (for its DT_RPATH), or ``None``.
+        loaded: names already loaded -> path (SONAMEs and the names they were loaded by).
+        ctx: target, file-system view, cache, system directories.
+
+    Returns:
+        The ``Resolution`` (with every path tried) and the ``Binary`` found, if any.
+    """
+    want = requester.binary
+    machine = want.machine
+    platform = ctx.env.platform_for(machine)
+    attempts: list[Attempt] = []
+
+    def expand(text: str, origin: str) -> str:
+        return expand_dst(text, origin, ctx.lib, platform)
+
+    def done(path: str | None, source: Source | None, owner: str | None, found: Binary | None,
+             error: str | None = None) -> tuple[Resolution, Binary | None]:
+        return Resolution(name, requester.path, path, source, owner, tuple(attempts), error), found
+
+    if name in loaded:
+        return done(loaded[name], Source.LOADED, None, None)
+
+    if ctx.env.driverless and ctx.is_driver(name):
+        attempts.append(Attempt(name, Source.SYSTEM, None, Outcome.DRIVER_ABSENT, "GPU driver library (driverless)"))
+        return done(None, None, None, None)
+
+    if "/" in name:
+        path = expand(name, requester.origin)
+        outcome, detail, found = _verify(ctx.fs, path, want)
+        attempts.append(Attempt(path, Source.PATH, None, outcome, detail))
+        if outcome is Outcome.FOUND:
+            return done(path, Source.PATH, None, found)
+        return done(None, None, None, None, detail if outcome is Outcome.INVALID else None)
+
+    hwcaps = ctx.env.hwcaps_subdirs(machine)
+
+    def try_dirs(dirs: Sequence[str], source: Source, owner: Requester | None) -> tuple[str, Binary | None, str | None] | None:
+        for directory in dirs:
+            if not directory:
+                directory = "."  # an empty entry is the current directory
+            candidates = [posixpath.join(directory, "glibc-hwcaps", h, name) for h in hwcaps]
+            candidates.append(posixpath.join(directory, name))
+            for path in candidates:
+                outcome, detail, found = _verify(ctx.fs, path, want)
+                if outcome is Outcome.MISSING and path != candidates[-1]:
+                    continue  # absent hwcaps subdirectories are not worth listing
+                attempts.append(Attempt(path, source, owner.path if owner else None, outcome, detail))
+                if outcome is Outcome.FOUND:
+                    return path, found, None
+                if outcome is Outcome.INVALID:
+                    return path, None, detail
+        return None
+
+    def result(hit: tuple[str, Binary | None, str | None], source: Source, owner: Requester | None) -> tuple[Resolution, Binary | None]:
+        path, found, error = hit
+        if error is not None:
+            return done(None, None, None, None, f"{path}: {error}")
+        return done(path, source, owner.path if owner else None, found)
+
+    binary = requester.binary
+    if not binary.runpath:
+        seen_main = False
+        chain: Requester | None = requester
+        while chain is not None:
+            if chain.binary.rpath and not chain.binary.runpath:
+                hit = try_dirs([expand(d, chain.origin) for d in chain.binary.rpath], Source.RPATH, chain)
+                if hit:
+                    return result(hit, Source.RPATH, chain)
+            seen_main |= chain is main
+            chain = chain.loader
+        if main is not None and not seen_main and main.binary.rpath and not main.binary.runpath:
+            hit = try_dirs([expand(d, main.origin) for d in main.binary.rpath], Source.RPATH, main)
+            if hit:
+                return result(hit, Source.RPATH, main)
+
+    if ctx.env.ld_library_path:
+        hit = try_dirs([expand(d, requester.origin) for d in ctx.env.ld_library_path], Source.LD_LIBRARY_PATH, None)
+        if hit:
+            return result(hit, Source.LD_LIBRARY_PATH, None)
+
+    if binary.runpath:
+        hit = try_dirs([expand(d, requester.origin) for d in binary.runpath], Source.RUNPATH, requester)
+        if hit:
+            return result(hit, Source.RUNPATH, requester)
+
+    nodeflib = bool(binary.flags_1 & DF_1_NODEFLIB)
+    if ctx.cache is not None:
+        entry = ctx.cache.lookup(name, expected_cache_flags(machine, binary.bits or 64), hwcaps)
+        if entry is not None:
+            in_system = posixpath.dirname(entry.path) in ctx.system_dirs
+            if nodeflib and in_system:
+                attempts.append(Attempt(entry.path, Source.CACHE, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+            else:
+                outcome, detail, found = _verify(ctx.fs, entry.path, want)
+                attempts.append(Attempt(entry.path, Source.CACHE, None, outcome, detail))
+                if outcome is Outcome.FOUND:
+                    return done(entry.path, Source.CACHE, None, found)
+                if outcome is Outcome.INVALID:
+                    return done(None, None, None, None, f"{entry.path}: {detail}")
+
+    if nodeflib:
+        attempts.append(Attempt(":".join(ctx.system_dirs), Source.SYSTEM, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+    else:
+        hit = try_dirs(ctx.system_dirs, Source.SYSTEM, None)
+        if hit:
+            return result(hit, Source.SYSTEM, None)
+    return done(None, None, None, None)

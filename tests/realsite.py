@@ -1,0 +1,123 @@
+"""Build a "virtual site-packages": the real torch 2.14.1 CUDA wheel plus the NVIDIA wheels its RPATHs point into.
+
+Stdlib only. One ``pip install --no-deps --target`` puts torch and its pinned native CUDA 13 wheels side by side,
+as a real environment has them, so the loader emulation can follow ``$ORIGIN/../../nvidia/*/lib`` for real:
+
+* ``torch/lib/*.so`` carry ``RPATH $ORIGIN/../../nvidia/{cudnn,nvshmem,nccl,cusparselt,cu13}/lib:$ORIGIN``;
+* the CUDA 13 toolkit wheels (cublas, cudart, cufft, cufile, cupti, curand, cusolver, cusparse, nvjitlink,
+  nvrtc, nvtx) all install into ``nvidia/cu13/lib``; cudnn, nccl, nvshmem and cusparselt keep their own folder.
+
+The pins are read off torch 2.14.1's METADATA: ``nvidia-cudnn-cu13``, ``nvidia-cusparselt-cu13``,
+``nvidia-nccl-cu13`` and ``nvidia-nvshmem-cu13`` are direct ``==`` pins; the others come through
+``cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3``, whose
+metadata pins each ``==X.*`` (nvjitlink only ``>=13.0.88,<14``; 13.4.92 is the copy on the local index). All carry
+the marker ``platform_system == "Linux"``. Left out on purpose: ``triton~=3.8.0`` and ``cuda-bindings>=13.0.3,<14``
+(native, but not on torch's RPATH; cuda-bindings is not on the local index), the ``cuda-toolkit`` metapackage (no
+files) and torch's pure-Python deps.
+
+The platform flags make the result the same whatever Python runs this (the wheels are cp311 / manylinux);
+pip 23 does not widen ``manylinux_2_28`` to older tags by itself, hence the list. Installed size is about 4.3 GiB
+(torch 1.2 GiB, nvidia 3.2 GiB); about a minute from a local index.
+
+    python tests/realsite.py DIR      # builds DIR, prints it; exit 1 when pip cannot
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TORCH_VERSION = "2.14.1"
+
+REQUIREMENTS: tuple[str, ...] = (
+    f"torch=={TORCH_VERSION}",
+    "nvidia-cublas==13.1.1.3",
+    "nvidia-cuda-cupti==13.0.85",
+    "nvidia-cuda-nvrtc==13.0.88",
+    "nvidia-cuda-runtime==13.0.96",
+    "nvidia-cudnn-cu13==9.24.0.43",
+    "nvidia-cufft==12.0.0.61",
+    "nvidia-cufile==1.15.1.6",
+    "nvidia-curand==10.4.0.35",
+    "nvidia-cusolver==12.0.4.66",
+    "nvidia-cusparse==12.6.3.3",
+    "nvidia-cusparselt-cu13==0.8.1",
+    "nvidia-nccl-cu13==2.30.7",
+    "nvidia-nvjitlink==13.4.92",
+    "nvidia-nvshmem-cu13==3.4.5",
+    "nvidia-nvtx==13.0.85",
+)
+
+# Every manylinux tag the wheels above carry (torch is 2_28; nvtx goes down to manylinux1).
+PLATFORMS: tuple[str, ...] = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_25_x86_64",
+    "manylinux_2_18_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_12_x86_64",
+    "manylinux_2_5_x86_64",
+)
+
+# The torch/lib RPATH targets, relative to the site; a build without all of them is not marked complete.
+RPATH_DIRS: tuple[str, ...] = (
+    "nvidia/cudnn/lib",
+    "nvidia/nvshmem/lib",
+    "nvidia/nccl/lib",
+    "nvidia/cusparselt/lib",
+    "nvidia/cu13/lib",
+)
+
+MARKER = ".complete"
+
+
+def pip_command(target: Path) -> list[str]:
+    """The single pip command that fills ``target``."""
+    cmd = [
+        sys.executable, "-m", "pip", "install",
+        "--no-deps", "--only-binary=:all:", "--upgrade", "--no-compile",
+        "--disable-pip-version-check", "--no-input",
+        "--python-version", "3.11", "--implementation", "cp",
+    ]  # fmt: skip
+    for platform in PLATFORMS:
+        cmd += ["--platform", platform]
+    return [*cmd, "--target", str(target), *REQUIREMENTS]
+
+
+def make_torch_site(target: Path, *, timeout: float | None = 1800) -> Path | None:
+    """Install torch and its NVIDIA wheels into ``target`` once; None when pip cannot (offline, not on the index).
+
+    A finished site holds ``target/.complete`` (listing the requirements) and is reused as is. ``--upgrade``
+    lets a half-built ``target`` be filled again rather than skipped package by package.
+    """
+    target = Path(target)
+    if (target / MARKER).is_file():
+        return target
+    try:
+        proc = subprocess.run(
+            pip_command(target), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        print(f"realsite: pip did not run: {exc}", file=sys.stderr)
+        return None
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        print(f"realsite: pip failed ({proc.returncode}):\n{tail}", file=sys.stderr)
+        return None
+    missing = [d for d in RPATH_DIRS if not (target / d).is_dir()]
+    if missing or not (target / "torch" / "lib").is_dir():
+        print(f"realsite: pip succeeded but the site lacks {missing or ['torch/lib']}", file=sys.stderr)
+        return None
+    (target / MARKER).write_text("\n".join(REQUIREMENTS) + "\n")
+    return target
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} DIR")
+    site = make_torch_site(Path(sys.argv[1]))
+    if site is None:
+        sys.exit(1)
+    print(site)
