@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 from .config import AuditConfig
 from .context import AuditContext
-from .errors import ConfigError, InputError
-from .formats import read_path
+from .loader.analysis import LinkageAnalysis
+from .errors import ConfigError, InputError, UnsupportedFormat
+from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
 from .model import Binary
 from .report import FileResult, FileStatus, Finding, Report, Severity
@@ -28,6 +29,38 @@ def _unreadable(error: InputError) -> Finding:
         error.reason + (f" (at byte offset {error.offset:#x})" if error.offset is not None else ""),
         {"reason": error.reason, "offset": error.offset},
     )
+
+
+def _analyze(binaries: list[Binary], config: AuditConfig, findings: list[Finding]) -> LinkageAnalysis | None:
+    """Run the loader emulation; a malformed ld.so.cache becomes an unreadable-input finding."""
+    from .loader.analysis import Root, analyze
+    from .loader.closure import root_kind_of
+    from .loader.fs import FileSystemView
+    from .rules.data import driver_libraries
+
+    assert config.target is not None
+    drivers = driver_libraries()
+    fs = FileSystemView(config.target.sysroot)
+    for b in binaries:
+        fs.remember(b)
+    by_path = {b.path: b for b in binaries}
+    roots = None
+    if config.entries:
+        roots = []
+        for entry in config.entries:
+            b = by_path.get(entry)
+            if b is None:
+                try:
+                    b = read_path(entry)[0]
+                except InputError as error:
+                    findings.append(_unreadable(error))
+                    continue
+            roots.append(Root(entry, root_kind_of(b)))
+    try:
+        return analyze(binaries, config.target, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers))
+    except InputError as error:
+        findings.append(_unreadable(error))
+        return None
 
 
 def read(path: str) -> list[Binary]:
@@ -47,8 +80,9 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
         config: what to check; defaults to ``AuditConfig()``.
 
     Returns:
-        A ``Report``: every input (audited or unreadable) and every finding,
-        grouped by file in input order, most severe first.
+        A ``Report``: every input (audited, unreadable, or skipped: a recognised
+        format not read yet) and every finding, grouped by file in input order,
+        most severe first; and the settings it ran with.
 
     Raises:
         ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
@@ -68,6 +102,10 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
     for path in collected.files:
         try:
             read_binaries = read_path(path)
+        except UnsupportedFormat as error:
+            # a recognised format not read yet (ar, Mach-O, PE): listed, not an error
+            files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))
+            continue
         except InputError as error:
             files.append(FileResult(path, FileStatus.UNREADABLE, error=error.reason))
             findings.append(_unreadable(error))
@@ -75,8 +113,12 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
         for b in read_binaries:
             files.append(FileResult(b.display_path, FileStatus.AUDITED, b.format.value, b.kind.value, b.machine))
         binaries.extend(read_binaries)
+    for path, container in collected.skipped:
+        reason = unsupported_reason(Container(container))
+        files.append(FileResult(path, FileStatus.SKIPPED, format=container, reason=reason))
     for directory in collected.empty_dirs:
-        skipped = [p for p, _f in collected.skipped if p.startswith(directory)]
+        under = directory.rstrip("/") + "/"
+        skipped = [p for p, _f in collected.skipped if p.startswith(under)]
         findings.append(
             Finding(
                 "no-binaries",
@@ -89,7 +131,10 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
                 {"skipped": skipped},
             )
         )
-    context = AuditContext(tuple(binaries), config)
+    linkage = None
+    if config.target is not None:
+        linkage = _analyze(binaries, config, findings)
+    context = AuditContext(tuple(binaries), config, linkage)
     ran = []
     for rule_cls in RULES:
         if rule_cls.id in config.ignore:
@@ -99,4 +144,4 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
     findings = [f for f in findings if f.rule not in config.ignore]
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran))
+    return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings())

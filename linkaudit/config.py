@@ -10,8 +10,21 @@ import re
 from dataclasses import dataclass
 
 from .errors import ConfigError
+from .loader.target import TargetEnvironment
 
-_VERSION_NAME = re.compile(r"^(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>\d+(?:\.\d+)*)$")
+# ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
+_VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")
+
+#: Longest numeric component accepted, in digits: real versions have at most 3
+#: (``GLIBCXX_3.4.30``); a longer run is not a version number (and ``int()`` of
+#: thousands of digits is slow, then refused: Python's 4300-digit limit).
+MAX_COMPONENT_DIGITS = 9
+
+#: Version-name prefixes of the GNU toolchain, spelled as they are written in binaries.
+KNOWN_PREFIXES = ("GLIBC", "GLIBCXX", "CXXABI", "GCC")
+
+#: The id of the rule that reports unreadable inputs; it cannot be ignored.
+UNREADABLE_INPUT = "unreadable-input"
 
 
 def parse_version_name(name: str) -> tuple[str, tuple[int, ...]] | None:
@@ -20,11 +33,19 @@ def parse_version_name(name: str) -> tuple[str, tuple[int, ...]] | None:
     ``"GLIBC_2.34"`` -> ``("GLIBC", (2, 34))``; ``"GLIBCXX_3.4.30"`` ->
     ``("GLIBCXX", (3, 4, 30))``; ``"CXXABI_TM_1"`` -> ``("CXXABI_TM", (1,))``;
     ``"GLIBC_PRIVATE"`` or ``"libnvrtc.so.13"`` -> ``None``.
+
+    Numbers are ASCII digits, at most ``MAX_COMPONENT_DIGITS`` per component; a
+    name outside that form (``"GLIBC_2.99999999999"``, ``"GLIBC_٢.١٧"``) is not a
+    numbered version and gives ``None``, never an error: version names come from
+    the files audited.
     """
-    m = _VERSION_NAME.match(name)
+    m = _VERSION_NAME.fullmatch(name)
     if m is None:
         return None
-    return m.group("prefix"), tuple(int(p) for p in m.group("num").split("."))
+    parts = m.group("num").split(".")
+    if any(len(p) > MAX_COMPONENT_DIGITS for p in parts):
+        return None
+    return m.group("prefix"), tuple(int(p) for p in parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +70,23 @@ class VersionCeiling:
         """Parse ``PREFIX_N[.N...]``.
 
         Raises:
-            ConfigError: ``text`` is not of that form.
+            ConfigError: ``text`` is not of that form (numbers of ASCII digits, at
+                most ``MAX_COMPONENT_DIGITS`` each), or spells a known prefix in
+                the wrong case (``glibc_2.17``: binaries write ``GLIBC_2.17``, and
+                the comparison is exact).
         """
         parsed = parse_version_name(text.strip())
         if parsed is None:
             raise ConfigError(
-                f"--max-version {text!r}: expected a version name such as GLIBC_2.17, "
-                "GLIBCXX_3.4.19, CXXABI_1.3.7 or GCC_4.8.0"
+                f"--max-version {text[:80]!r}{'…' if len(text) > 80 else ''}: expected a version name such as "
+                f"GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7 or GCC_4.8.0 (numbers of at most "
+                f"{MAX_COMPONENT_DIGITS} digits)"
             )
-        return cls(*parsed)
+        prefix, numbers = parsed
+        if prefix not in KNOWN_PREFIXES and prefix.upper() in KNOWN_PREFIXES:
+            right = f"{prefix.upper()}_{'.'.join(map(str, numbers))}"
+            raise ConfigError(f"--max-version {text!r}: version names are case-sensitive; did you mean {right}?")
+        return cls(prefix, numbers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +96,33 @@ class AuditConfig:
     Attributes:
         max_versions: version ceilings for ``symbol-version`` (at most one per prefix).
         ignore: ids of rules not to run.
+        target: the target system for loader emulation (search paths, sysroot,
+            driverless...); ``None`` turns the loader emulation off.
+        entries: import roots (``--entry``); empty = Python extension modules and
+            executables among the inputs, else every input as a plain dlopen.
     """
 
     max_versions: tuple[VersionCeiling, ...] = ()
     ignore: frozenset[str] = frozenset()
+    target: TargetEnvironment | None = TargetEnvironment()
+    entries: tuple[str, ...] = ()
+
+    def settings(self) -> dict[str, list[str]]:
+        """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
+        return {"max_versions": [c.text for c in self.max_versions], "ignore": sorted(self.ignore)}
 
     def __post_init__(self) -> None:
+        """Validate.
+
+        Raises:
+            ConfigError: two ceilings for one prefix, or ``ignore`` names
+                ``unreadable-input`` (an input that cannot be read is never hidden).
+        """
+        if UNREADABLE_INPUT in self.ignore:
+            raise ConfigError(
+                f"--ignore {UNREADABLE_INPUT}: inputs that cannot be read are never hidden "
+                "(they would pass as clean); remove the file from the inputs instead"
+            )
         seen: set[str] = set()
         for c in self.max_versions:
             if c.prefix in seen:

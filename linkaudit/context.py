@@ -8,9 +8,13 @@ paths tried), bindings and closures per import root.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .config import AuditConfig
 from .model import Binary
+
+if TYPE_CHECKING:
+    from .loader.analysis import LinkageAnalysis
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +24,11 @@ class AuditContext:
     Attributes:
         binaries: every binary read, in input order.
         config: the audit configuration.
+        linkage: the loader emulation over the inputs (loads per import root,
+            resolutions with the paths tried, bindings, version checks), or ``None``
+            when it was not run (``--no-loader``, or no ELF input).
     """
 
     binaries: tuple[Binary, ...]
     config: AuditConfig
+    linkage: LinkageAnalysis | None = None

@@ -5,7 +5,10 @@ read (it carries the path and, where it makes sense, the byte offset of the
 fault); ``ConfigError`` says that options or rule data are invalid.  The CLI maps
 ``InputError`` and ``ConfigError`` to exit status 2; inside an audit an
 ``InputError`` becomes an ``unreadable-input`` finding and the other inputs are
-still audited.
+still audited.  ``UnsupportedFormat`` (an ``InputError``) is a file of a
+recognised format this version does not read: the audit lists it as skipped,
+not unreadable.  ``OutputError`` says that the report could not be written
+(a full disk, a closed or broken standard output): exit status 2.
 """
 
 from __future__ import annotations
@@ -34,6 +37,22 @@ class InputError(LinkauditError):
     def __str__(self) -> str:
         where = f" (at byte offset {self.offset:#x})" if self.offset is not None else ""
         return f"{self.path}: {self.reason}{where}"
+
+
+class UnsupportedFormat(InputError):
+    """An input of a recognised format this version does not read (an ``ar`` archive, Mach-O, PE).
+
+    Attributes:
+        container: the container format's name (``"archive"``, ``"macho"``, ``"pe"``).
+    """
+
+    def __init__(self, path: str, container: str, reason: str) -> None:
+        self.container = container
+        super().__init__(path, reason, None)
+
+
+class OutputError(LinkauditError):
+    """The report cannot be written (``--output`` or standard output)."""
 
 
 class ConfigError(LinkauditError):

@@ -1,12 +1,20 @@
 """Turn command-line paths into the files to read.
 
 A path is a file or a directory.  Directories are walked recursively in sorted
-order; a file under a directory is a candidate when its magic bytes name a
+order (depth first, an explicit stack: no recursion limit however deep the
+tree); a file under a directory is a candidate when its magic bytes name a
 binary format (never by its name).  Symlinks are followed once: a symlinked
 directory already visited (a loop) is not entered again, a symlink loop on a
 file is an error for that file, and a file reached through several names (the
 ``libfoo.so -> libfoo.so.1`` chain of every library directory) is read once,
 under its real, non-symlink name when it has one.
+
+A symlinked directory is entered only when its real path stays inside the real
+path of the directory given: a package holding ``x -> /`` (or a walk of
+``/proc/self``, whose ``root`` links to ``/``) must not drag in the rest of the
+host.  Such links are listed in ``Collected.outside`` and otherwise skipped.
+A symlinked *file* pointing outside is still audited: it is a file the package
+ships.
 """
 
 from __future__ import annotations
@@ -30,12 +38,15 @@ class Collected:
         errors: inputs that cannot be read at all (missing, loops, permission denied).
         empty_dirs: directories given that hold no binary.
         skipped: binaries of a format this version does not read: (path, format).
+        outside: symlinked directories not entered because their real path
+            leaves the directory given: (path, real path).
     """
 
     files: tuple[str, ...]
     errors: tuple[InputError, ...]
     empty_dirs: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
+    outside: tuple[tuple[str, str], ...] = ()
 
 
 def _reason(exc: OSError) -> str:
@@ -49,8 +60,12 @@ def _reason(exc: OSError) -> str:
 
 
 def _sniff_file(path: str) -> Container | None:
-    with open(path, "rb", buffering=0) as fh:
-        return sniff(fh.read(SNIFF_BYTES))
+    # O_NONBLOCK: a file swapped for a FIFO after the stat must not hang the walk.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return sniff(os.read(fd, SNIFF_BYTES))
+    finally:
+        os.close(fd)
 
 
 def collect(paths: Sequence[str]) -> Collected:
@@ -66,6 +81,7 @@ def collect(paths: Sequence[str]) -> Collected:
     errors: list[InputError] = []
     empty: list[str] = []
     skipped: list[tuple[str, str]] = []
+    outside: list[tuple[str, str]] = []
     by_inode: dict[tuple[int, int], int] = {}  # (dev, ino) -> index into files
     via_link: set[int] = set()
 
@@ -91,13 +107,18 @@ def collect(paths: Sequence[str]) -> Collected:
                 errors.append(InputError(given, _reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if _walk(given, add, errors, skipped) == 0:
+            if _walk(given, add, errors, skipped, outside) == 0:
                 empty.append(given)
         elif stat.S_ISREG(st.st_mode):
             add(given, st, os.path.islink(given))
         else:
             errors.append(InputError(given, "not a regular file or directory"))
-    return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped))
+    return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside))
+
+
+def _inside(path: str, root: str) -> bool:
+    """True when the real path ``path`` is ``root`` or lies under it (both real, absolute)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _walk(
@@ -105,30 +126,51 @@ def _walk(
     add: Callable[[str, os.stat_result, bool], None],
     errors: list[InputError],
     skipped: list[tuple[str, str]],
+    outside: list[tuple[str, str]],
 ) -> int:
-    """Walk ``top``, passing each supported binary to ``add``; return how many were found."""
+    """Walk ``top`` depth first in sorted order, passing each supported binary to ``add``; return how many were found.
+
+    Iterative (an explicit stack of directories still to read), so a tree of any
+    depth walks; each directory is entered once by (st_dev, st_ino), and a
+    symlinked directory only when its real path stays inside ``top``'s.
+    """
     found = 0
     seen_dirs: set[tuple[int, int]] = set()
-
-    def onerror(exc: OSError) -> None:
-        errors.append(InputError(exc.filename or top, f"cannot read directory: {_reason(exc)}"))
-
-    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror, followlinks=True):
+    root = os.path.realpath(top)
+    stack = [top]
+    while stack:
+        dirpath = stack.pop()
         try:
             dst = os.stat(dirpath)
         except OSError as exc:
             errors.append(InputError(dirpath, _reason(exc)))
-            dirnames[:] = []
             continue
         key = (dst.st_dev, dst.st_ino)
         if key in seen_dirs:
-            dirnames[:] = []  # a symlinked directory already walked: a loop or a second name
-            continue
+            continue  # a symlinked directory already walked: a loop or a second name
         seen_dirs.add(key)
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            is_link = os.path.islink(path)
+        try:
+            with os.scandir(dirpath) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(InputError(dirpath, f"cannot read directory: {_reason(exc)}"))
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            path = os.path.join(dirpath, entry.name)
+            is_link = entry.is_symlink()
+            try:
+                is_dir = entry.is_dir()  # follows a symlink
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if is_link:
+                    real = os.path.realpath(path)
+                    if not _inside(real, root):
+                        outside.append((path, real))
+                        continue
+                subdirs.append(path)
+                continue
             try:
                 st = os.stat(path)
             except OSError as exc:
@@ -151,4 +193,5 @@ def _walk(
                 continue
             add(path, st, is_link)
             found += 1
+        stack.extend(reversed(subdirs))
     return found

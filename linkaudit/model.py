@@ -125,6 +125,62 @@ DF_1_PIE = 0x08000000
 VER_FLG_BASE = 0x1
 VER_FLG_WEAK = 0x2
 
+#: DT_FLAGS bits (elf.h ``DF_*``), named as ``readelf -d`` prints them.
+DT_FLAGS_NAMES: tuple[tuple[int, str], ...] = (
+    (0x1, "ORIGIN"),
+    (0x2, "SYMBOLIC"),
+    (0x4, "TEXTREL"),
+    (DF_BIND_NOW, "BIND_NOW"),
+    (0x10, "STATIC_TLS"),
+)
+#: DT_FLAGS_1 bits (elf.h ``DF_1_*``), named as ``readelf -d`` prints them.
+DT_FLAGS_1_NAMES: tuple[tuple[int, str], ...] = (
+    (DF_1_NOW, "NOW"),
+    (0x2, "GLOBAL"),
+    (0x4, "GROUP"),
+    (0x8, "NODELETE"),
+    (0x10, "LOADFLTR"),
+    (0x20, "INITFIRST"),
+    (0x40, "NOOPEN"),
+    (0x80, "ORIGIN"),
+    (0x100, "DIRECT"),
+    (0x200, "TRANS"),
+    (0x400, "INTERPOSE"),
+    (DF_1_NODEFLIB, "NODEFLIB"),
+    (0x1000, "NODUMP"),
+    (0x2000, "CONFALT"),
+    (0x4000, "ENDFILTEE"),
+    (0x8000, "DISPRELDNE"),
+    (0x10000, "DISPRELPND"),
+    (0x20000, "NODIRECT"),
+    (0x40000, "IGNMULDEF"),
+    (0x80000, "NOKSYMS"),
+    (0x100000, "NOHDR"),
+    (0x200000, "EDITED"),
+    (0x400000, "NORELOC"),
+    (0x800000, "SYMINTPOSE"),
+    (0x1000000, "GLOBAUDIT"),
+    (0x2000000, "SINGLETON"),
+    (0x4000000, "STUB"),
+    (DF_1_PIE, "PIE"),
+    (0x10000000, "KMOD"),
+    (0x20000000, "WEAKFILTER"),
+    (0x40000000, "NOCOMMON"),
+)
+
+
+def flag_names(value: int, table: Sequence[tuple[int, str]]) -> list[str]:
+    """The names of the bits set in ``value``, in ``table`` order; bits ``table`` lacks as one hex number.
+
+    ``flag_names(0x8000001, DT_FLAGS_1_NAMES)`` -> ``["NOW", "PIE"]``;
+    ``flag_names(0x80000008, DT_FLAGS_NAMES)`` -> ``["BIND_NOW", "0x80000000"]``.
+    """
+    names = [name for bit, name in table if value & bit]
+    rest = value & ~sum(bit for bit, _name in table)
+    if rest:
+        names.append(f"{rest:#x}")
+    return names
+
 
 @dataclass(frozen=True, slots=True)
 class NeededLibrary:
@@ -247,16 +303,20 @@ class Symbol(NamedTuple):
         return self.binding == Binding.WEAK
 
     def display_name(self) -> str:
-        """``name``, ``name@VER`` (undefined or hidden) or ``name@@VER`` (default definition), as nm -D prints it.
+        """``name``, ``name@VER`` or ``name@@VER``, as ``nm -D`` (binutils) prints it.
 
-        Like binutils, the symbol a version definition creates for itself (named
-        after the version, e.g. ``libnvrtc.so.12`` in version ``libnvrtc.so.12``)
-        is shown without the version.
+        ``@@`` marks a default version of a version *definition* (``version.file``
+        is ``None``, hidden bit clear); every other versioned symbol gets ``@``:
+        undefined ones, hidden definitions, and definitions whose version comes
+        from a version *need* (copy relocations in executables:
+        ``stdout@GLIBC_2.2.5`` in ``/usr/bin/ls``).  Like binutils, the symbol a
+        version definition creates for itself (named after the version, e.g.
+        ``libnvrtc.so.12`` in version ``libnvrtc.so.12``) is shown without the version.
         """
         if self.version is None or (self.defined and self.name == self.version.name and self.version.file is None):
             return self.name
-        sep = "@@" if self.defined and not self.version_hidden else "@"
-        return f"{self.name}{sep}{self.version.name}"
+        default = self.defined and not self.version_hidden and self.version.file is None
+        return f"{self.name}{'@@' if default else '@'}{self.version.name}"
 
 
 class Definition(NamedTuple):

@@ -60,10 +60,15 @@ class Finding:
 
 
 class FileStatus(enum.StrEnum):
-    """What happened to one input file."""
+    """What happened to one input file.
+
+    ``SKIPPED`` is a binary of a recognised format this version does not read
+    (an ``ar`` archive, Mach-O, PE): listed with the reason, not an error.
+    """
 
     AUDITED = "audited"
     UNREADABLE = "unreadable"
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +77,13 @@ class FileResult:
 
     Attributes:
         path: as the user gave it.
-        status: audited, or unreadable (then ``error`` says why).
-        format, kind, machine: of the binary read (``None`` when unreadable).
+        status: audited, unreadable (then ``error`` says why) or skipped (then
+            ``reason`` says why).
+        format, kind, machine: of the binary read (``None`` when unreadable;
+            for a skipped file, ``format`` is the format recognised:
+            ``"archive"``, ``"macho"``, ``"pe"``).
         error: the reason the file could not be read, or ``None``.
+        reason: the reason a skipped file was not audited, or ``None``.
     """
 
     path: str
@@ -83,6 +92,7 @@ class FileResult:
     kind: str | None = None
     machine: str | None = None
     error: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +104,27 @@ class Report:
         findings: every finding, grouped by file in input order, most severe first.
         seconds: wall time of the audit, seconds.
         rules: the ids of the rules that ran.
+        config: the settings the audit ran with, JSON-ready (``AuditConfig.settings()``:
+            ``{"max_versions": [...], "ignore": [...]}``); empty when not recorded.
     """
 
     files: tuple[FileResult, ...]
     findings: tuple[Finding, ...]
     seconds: float = 0.0
     rules: tuple[str, ...] = ()
+    config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, MappingProxyType):
+            object.__setattr__(self, "config", _frozen(self.config))
 
     def count(self, severity: Severity) -> int:
         """Number of findings of ``severity``."""
         return sum(1 for f in self.findings if f.severity is severity)
+
+    def count_status(self, status: FileStatus) -> int:
+        """Number of input files with ``status``."""
+        return sum(1 for f in self.files if f.status is status)
 
     @property
     def has_errors(self) -> bool:

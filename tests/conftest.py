@@ -106,3 +106,25 @@ def torch_lib(torch_wheel_dir: Path) -> Path:
     if not lib.is_dir():
         pytest.skip("torch/lib missing from the wheel cache")
     return lib
+
+
+@pytest.fixture(scope="session")
+def torch_site() -> Path:
+    """A site with torch 2.14.1 and the nvidia-* wheels its RPATHs point into; skips when pip cannot build it."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from realsite import make_torch_site
+
+    base = Path(os.environ.get("LINKAUDIT_TEST_CACHE") or Path.home() / ".cache" / "linkaudit-tests")
+    site = make_torch_site(base / "torch-site-2.14.1")
+    if site is None:
+        pytest.skip("torch 2.14.1 and its nvidia wheels cannot be installed offline")
+    return site
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
+    from tests.loader import STATS
+
+    if STATS:
+        terminalreporter.write_line(
+            "ldd differential: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
+        )

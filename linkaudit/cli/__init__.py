@@ -3,8 +3,9 @@
 Exit status (every command):
     0  no finding of severity error
     1  at least one finding of severity error (``check``)
-    2  usage or configuration error, or an input that could not be read
-       (every other input is still audited and reported)
+    2  usage or configuration error, an input that could not be read
+       (every other input is still audited and reported), or the report
+       could not be written (a full disk, a closed or broken stdout)
     3  internal error (a bug in linkaudit: please report it)
 
 No traceback reaches the user: ``main`` maps project errors to these codes.
@@ -18,6 +19,8 @@ import click
 
 from .. import __version__
 from ..errors import LinkauditError
+from ..output import text_safe
+from .emit import silence_stdout
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -38,8 +41,12 @@ def _register() -> None:
     from .check import check
     from .rules import explain, rules
     from .show import show
+    from .tree import tree
+    from .why import why
 
     cli.add_command(check)
+    cli.add_command(tree)
+    cli.add_command(why)
     cli.add_command(show)
     cli.add_command(rules)
     cli.add_command(explain)
@@ -61,11 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except LinkauditError as exc:
-        click.echo(f"linkaudit: error: {exc}", err=True)
+        click.echo(f"linkaudit: error: {text_safe(str(exc))}", err=True)
         return EXIT_INPUT
-    except BrokenPipeError:
-        sys.stderr.close()
-        return EXIT_OK
+    except BrokenPipeError as exc:  # a write to stdout outside emit() (click's own help text)
+        silence_stdout()
+        click.echo(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}", err=True)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         click.echo("linkaudit: interrupted", err=True)
         return 130

@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-
 import click
 
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
-from ..errors import ConfigError
 from ..output import OutputFormat, renderer
+from .emit import check_output_path, emit, use_color, write_output
 
-
-def _write_output(path: str, text: str, inputs: tuple[str, ...]) -> None:
-    """Write ``text`` to ``path`` atomically; refuse to overwrite one of the inputs."""
-    if os.path.exists(path):
-        for given in inputs:
-            try:
-                if os.path.exists(given) and os.path.samefile(path, given):
-                    raise ConfigError(f"--output {path}: refusing to overwrite an input")
-            except OSError:
-                continue
-        if os.path.isdir(path):
-            raise ConfigError(f"--output {path}: is a directory")
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".linkaudit-", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ConfigError(f"--output {path}: cannot write: {exc.strerror or exc}") from exc
+#: Input paths: no existence or readability check at parse time, so an
+#: unreadable or missing input becomes its own ``unreadable-input`` finding and
+#: the other inputs are still audited.
+INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=False)
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=INPUT_PATHS)
 @click.option(
     "--format",
     "fmt",
@@ -52,9 +32,25 @@ def _write_output(path: str, text: str, inputs: tuple[str, ...]) -> None:
     metavar="VERSION",
     help="Highest symbol version allowed, e.g. GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7, GCC_4.8.0 (repeatable).",
 )
-@click.option("--ignore", "ignore", multiple=True, metavar="RULE", help="Do not run RULE (repeatable).")
-@click.option("--output", "-o", "output", type=click.Path(dir_okay=False), help="Write the report to FILE.")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: on a terminal).")
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="RULE",
+    help="Do not run RULE (repeatable; unreadable-input cannot be ignored).",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    metavar="FILE",
+    help="Write the report to FILE (atomically for a regular file; never over an input).",
+)
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the text report; forced either way (default: on a terminal, unless NO_COLOR is set).",
+)
 def check(
     paths: tuple[str, ...],
     fmt: str,
@@ -65,21 +61,27 @@ def check(
 ) -> int:
     """Audit PATHs (files or directories, walked recursively; binaries found by magic bytes).
 
-    Exit status: 0 no error findings, 1 error findings, 2 an input could not be
-    read or a usage error (all other inputs are still audited).
+    \b
+    Exit status:
+      0  no finding of severity error (files of a format not supported yet are skipped, not errors)
+      1  at least one finding of severity error
+      2  an input could not be read (all other inputs are still audited), a usage
+         error, or the report could not be written
+      3  internal error (a bug in linkaudit: please report it)
     """
     config = AuditConfig(
         max_versions=tuple(VersionCeiling.parse(v) for v in max_versions),
         ignore=frozenset(ignore),
     )
+    if output is not None:
+        check_output_path(output)
     report = audit(list(paths), config)
-    if color is None:
-        color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = use_color(color, output)
     text = renderer(OutputFormat(fmt))(report, color=color)
-    if output:
-        _write_output(output, text, paths)
+    if output is not None:
+        write_output(output, text, [*paths, *(f.path for f in report.files)])
     else:
-        click.echo(text, nl=False)
+        emit(text)
     if report.has_unreadable:
         return 2
     return 1 if report.has_errors else 0

@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from ..rules import RULES, get_rule
+from .emit import emit
 
 
 @click.command()
 def rules() -> int:
     """List the rules: id, default severity, summary."""
     width = max(len(r.id) for r in RULES)
-    for r in RULES:
-        click.echo(f"{r.id:<{width}}  {r.severity.value:<7}  {r.summary}")
+    emit("".join(f"{r.id:<{width}}  {r.severity.value:<7}  {r.summary}\n" for r in RULES))
     return 0
 
 
@@ -23,10 +23,9 @@ def explain(rule_id: str) -> int:
     rule = get_rule(rule_id)
     if rule is None:
         raise click.BadParameter(f"no rule {rule_id!r}; `linkaudit rules` lists them", param_hint="RULE")
-    click.echo(f"{rule.id} ({rule.severity.value}): {rule.summary}\n")
-    click.echo(rule.explain.rstrip() + "\n")
+    lines = [f"{rule.id} ({rule.severity.value}): {rule.summary}", "", rule.explain.rstrip(), ""]
     if rule.evidence:
-        click.echo("Evidence (JSON `evidence` object):")
-        for key, text in rule.evidence.items():
-            click.echo(f"  {key}: {text}")
+        lines.append("Evidence (JSON `evidence` object):")
+        lines.extend(f"  {key}: {text}" for key, text in rule.evidence.items())
+    emit("\n".join(lines) + "\n")
     return 0

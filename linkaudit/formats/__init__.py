@@ -15,7 +15,7 @@ import os
 import stat
 import struct
 
-from ..errors import InputError
+from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
 from .elf import read_elf
 
@@ -74,9 +74,11 @@ def read_path(path: str) -> list[Binary]:
         The ``Binary`` records parsed from the file.
 
     Raises:
+        UnsupportedFormat: the file is of a recognised format this version does
+            not read (an ``InputError``).
         InputError: the file cannot be opened (missing, unreadable, a symlink
-            loop, not a regular file), is empty, is of no supported format, or is
-            malformed.
+            loop, not a regular file), is empty, is not a binary, is malformed,
+            or holds a table too large to read.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -98,15 +100,29 @@ def read_path(path: str) -> list[Binary]:
             if kind is None:
                 raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
             if kind not in SUPPORTED:
-                raise InputError(path, f"{kind.value} files are not supported yet", 0)
+                raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
             try:
                 return [read_elf(path, mm, size)]
             except InputError:
                 raise
-            except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
+            except MemoryError as exc:
+                raise InputError(
+                    path, f"too large to read: a table of this {size}-byte file does not fit in memory"
+                ) from exc
+            except (struct.error, IndexError, ValueError, OverflowError) as exc:
                 raise InputError(path, f"malformed ELF file: {exc}") from exc
     finally:
         os.close(fd)
+
+
+def unsupported_reason(kind: Container) -> str:
+    """Why a file of the recognised but unsupported format ``kind`` is skipped, for reports."""
+    what = {
+        Container.ARCHIVE: "an ar archive (static library)",
+        Container.MACHO: "a Mach-O file",
+        Container.PE: "a PE/COFF file",
+    }.get(kind, f"a {kind.value} file")
+    return f"{what}: format not supported yet"
 
 
 def _os_reason(exc: OSError) -> str:

@@ -23,16 +23,24 @@ Every offset and size read from the file is checked against the file size
 before it is used, and every chain walk is bounded by the bytes it could
 occupy, so a hostile file cannot make the reader allocate or loop without
 bound; every fault raises ``InputError`` with the path and the offset.
+
+Beyond the file size, counts and sizes that no real binary needs are refused
+before anything is allocated (``MAX_*`` below: a sparse 4 GiB file passes every
+file-size check), strings are read through the map one at a time (only those
+used, each decoded once per string-table offset, at most ``MAX_STRING`` bytes),
+and of the string table ``.dynsym`` names index into only the prefix the names
+use is copied.
 """
 
 from __future__ import annotations
 
 import array
+import bisect
 import mmap
 import re
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -110,6 +118,24 @@ OS_ABIS: dict[int, str] = {
     97: "ARM",
     255: "Standalone",
 }
+
+# Limits: far above any real binary, far below what would exhaust memory or time.
+#: Longest string decoded (a name, a DT_RUNPATH list, PT_INTERP), bytes.
+MAX_STRING = 64 * 1024
+#: Largest string table read (DT_STRSZ or the section's sh_size), bytes; the
+#: largest real one we know, libtorch_cpu.so's ``.dynstr``, is about 5 MB.
+MAX_STRTAB = 256 * 1024 * 1024
+#: Most section headers read (extended numbering allows 2**32; a linked
+#: library has a few dozen, an object file built with -ffunction-sections some
+#: tens of thousands).
+MAX_SECTIONS = 1 << 20
+#: Most dynamic-section entries read before DT_NULL (real binaries: tens to hundreds).
+MAX_DYNAMIC = 1 << 20
+#: Most ``.dynsym`` entries (and DT_HASH / DT_GNU_HASH sizes): the largest
+#: libraries of the torch wheel have about 100,000.
+MAX_SYMBOLS = 1 << 22
+#: Most Verneed/Vernaux/Verdef/Verdaux records walked in one file (real: tens to hundreds).
+MAX_VERSION_RECORDS = 1 << 16
 
 _HOST_LITTLE = sys.byteorder == "little"
 _PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
@@ -216,6 +242,126 @@ class _Reader:
         return st.unpack_from(self.buf, offset)
 
 
+class _Sections:
+    """The section header table, read lazily: a header is unpacked only when asked for.
+
+    ``first(sh_type)`` finds the first section of a type by scanning only the
+    ``sh_type`` column (strided slices of the map, C speed); ``[i]`` reads one
+    header.  An empty table (no section headers) has ``len() == 0``.
+    """
+
+    __slots__ = ("_cache", "_count", "_entsize", "_offset", "_r", "_types")
+
+    def __init__(self, r: _Reader, offset: int, entsize: int, count: int) -> None:
+        self._r = r
+        self._offset = offset
+        self._entsize = entsize
+        self._count = count
+        self._cache: dict[int, _Section] = {}
+        self._types: dict[int, int | None] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __getitem__(self, index: int) -> _Section:
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        sec = self._cache.get(index)
+        if sec is None:
+            _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = self._r.L.shdr.unpack_from(
+                self._r.buf, self._offset + index * self._entsize
+            )
+            sec = _Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, index)
+            self._cache[index] = sec
+        return sec
+
+    def first(self, sh_type: int) -> _Section | None:
+        """The first section of type ``sh_type``, or ``None``."""
+        if sh_type not in self._types:
+            self._types[sh_type] = self._find(sh_type)
+        index = self._types[sh_type]
+        return None if index is None else self[index]
+
+    def _find(self, sh_type: int) -> int | None:
+        if not self._count:
+            return None
+        # The byte of sh_type (at offset 4 of every header) that varies most, one per header.
+        lane = 4 + (0 if self._r.L.little else 3)
+        start = self._offset + lane
+        column = self._r.buf[start : start + (self._count - 1) * self._entsize + 1 : self._entsize]
+        want = sh_type & 0xFF
+        i = column.find(want)
+        while i >= 0:
+            if self[i].type == sh_type:
+                return i
+            i = column.find(want, i + 1)
+        return None
+
+
+class _Strings:
+    """One string table of the file, read through the buffer: only the strings asked for, each decoded once.
+
+    Attributes:
+        offset: file offset of the table; size: its length in bytes; what: its name for messages.
+    """
+
+    __slots__ = ("_memo", "offset", "r", "size", "what")
+
+    def __init__(self, r: _Reader, offset: int, size: int, what: str) -> None:
+        r.check(offset, size, what)
+        if size > MAX_STRTAB:
+            raise r.fail(
+                f"{what} is {size} bytes, larger than linkaudit reads ({MAX_STRTAB // (1 << 20)} MiB; "
+                "the largest real ones are a few MB)",
+                offset,
+            )
+        self.r = r
+        self.offset = offset
+        self.size = size
+        self.what = what
+        self._memo: dict[int, str] = {}
+
+    def end_of(self, index: int, what: str) -> int:
+        """Table offset of the NUL ending the string at ``index``.
+
+        Raises:
+            InputError: ``index`` lies outside the table, or the string has no NUL
+                before the table's end or is longer than ``MAX_STRING`` bytes.
+        """
+        if index >= self.size:
+            raise self.r.fail(f"{what} string offset {index:#x} lies outside its string table ({self.size} bytes)")
+        start = self.offset + index
+        limit = min(start + MAX_STRING + 1, self.offset + self.size)
+        end = self.r.buf.find(b"\0", start, limit)
+        if end < 0:
+            if limit < self.offset + self.size:
+                raise self.r.fail(
+                    f"{what} string at string-table offset {index:#x} is longer than {MAX_STRING} bytes", start
+                )
+            raise self.r.fail(f"{what} string at string-table offset {index:#x} is not NUL-terminated", start)
+        return end - self.offset
+
+    def get(self, index: int, what: str) -> str:
+        """The string at table offset ``index`` (UTF-8; undecodable bytes as surrogate escapes).
+
+        Raises:
+            InputError: see ``end_of``.
+        """
+        s = self._memo.get(index)
+        if s is None:
+            end = self.end_of(index, what)
+            s = self.r.buf[self.offset + index : self.offset + end].decode("utf-8", "surrogateescape")
+            self._memo[index] = s
+        return s
+
+    def prefix(self, length: int) -> bytes:
+        """The first ``length`` bytes of the table, copied."""
+        return bytes(self.r.buf[self.offset : self.offset + length])
+
+
 def read_elf(path: str, buf: Buffer, size: int) -> Binary:
     """Parse one ELF file.
 
@@ -266,17 +412,19 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
     interpreter = None
     for seg in segments:
         if seg.type == PT_INTERP:
-            raw = r.bytes_at(seg.offset, seg.filesz, "PT_INTERP segment")
-            interpreter = raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            interpreter = _interpreter(r, seg)
             break
 
     dyn = _read_dynamic(r, segments, sections)
     dynstr = _dynamic_strtab(r, dyn, segments, sections)
+    dstr = dynstr.get
 
-    def dstr(offset: int, what: str) -> str:
-        return _cstr(r, dynstr, offset, what)
-
-    needed = tuple(NeededLibrary(dstr(off, "DT_NEEDED")) for off in dyn.needed)
+    # One NeededLibrary per distinct string offset: duplicates stay in the model
+    # (they are what the file says) but share one decoded record.
+    by_offset: dict[int, NeededLibrary] = {}
+    needed = tuple(
+        by_offset.get(off) or by_offset.setdefault(off, NeededLibrary(dstr(off, "DT_NEEDED"))) for off in dyn.needed
+    )
     soname = dstr(dyn.soname, "DT_SONAME") if dyn.soname is not None else None
     rpath = _split_path(dstr(dyn.rpath, "DT_RPATH")) if dyn.rpath is not None else ()
     runpath = _split_path(dstr(dyn.runpath, "DT_RUNPATH")) if dyn.runpath is not None else ()
@@ -290,7 +438,7 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
     symbols = _read_symbols(r, symtab, symstr, dyn, segments, sections, versions)
 
     bind_now = dyn.bind_now or bool(dyn.flags & DF_BIND_NOW) or bool(dyn.flags_1 & DF_1_NOW)
-    kind = _kind(path, e_type, interpreter, soname, dyn.flags_1, symstr)
+    kind = _kind(path, e_type, interpreter, soname, dyn.flags_1, symbols.strtab)
     return Binary(
         path=path,
         format=Format.ELF,
@@ -299,7 +447,7 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
         endian=Endian.LITTLE if layout.little else Endian.BIG,
         os_abi=OS_ABIS.get(os_abi, f"unknown({os_abi})"),
         interpreter=interpreter,
-        libc=_libc(interpreter, needed),
+        libc=_libc(interpreter, needed, soname),
         kind=kind,
         soname=soname,
         needed=needed,
@@ -336,34 +484,34 @@ def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[
     return tuple(out)
 
 
-def _read_sections(r: _Reader, shoff: int, shentsize: int, shnum: int) -> tuple[_Section, ...]:
+def _read_sections(r: _Reader, shoff: int, shentsize: int, shnum: int) -> _Sections:
+    """The section header table (read lazily); empty when the file has none.
+
+    Raises:
+        InputError: e_shentsize too small, the table outside the file, or more
+            than ``MAX_SECTIONS`` headers (extended numbering's count included).
+    """
     if shoff == 0:
-        return ()
+        return _Sections(r, 0, 0, 0)
     st = r.L.shdr
     if shentsize < st.size:
         if shnum == 0 and shentsize == 0:
-            return ()
+            return _Sections(r, 0, 0, 0)
         raise r.fail(f"e_shentsize {shentsize} is smaller than a section header ({st.size} bytes)", 0)
     if shnum == 0:
         # Extended numbering (gABI): the real count is sh_size of section 0.
         first = r.unpack(st, shoff, "section header 0")
         shnum = first[5]
+        if shnum > (r.size - shoff) // shentsize:
+            raise r.fail(
+                f"extended section count {shnum} (section 0 sh_size) is more than the file can hold "
+                f"({r.size} bytes, {shentsize}-byte headers from offset {shoff:#x})",
+                shoff,
+            )
+    if shnum > MAX_SECTIONS:
+        raise r.fail(f"{shnum} section headers: more than linkaudit reads ({MAX_SECTIONS})", shoff)
     r.check(shoff, shentsize * shnum, "section header table")
-    out = []
-    for i in range(shnum):
-        _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = st.unpack_from(
-            r.buf,
-            shoff + i * shentsize,
-        )
-        out.append(_Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, i))
-    return tuple(out)
-
-
-def _section(sections: Sequence[_Section], sh_type: int) -> _Section | None:
-    for s in sections:
-        if s.type == sh_type:
-            return s
-    return None
+    return _Sections(r, shoff, shentsize, shnum)
 
 
 def _vaddr_to_offset(r: _Reader, segments: Sequence[_Segment], vaddr: int, what: str) -> int:
@@ -424,9 +572,9 @@ class _Dynamic:
         self.link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
 
 
-def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_Section]) -> _Dynamic:
+def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: _Sections) -> _Dynamic:
     dyn = _Dynamic()
-    sec = _section(sections, SHT_DYNAMIC)
+    sec = sections.first(SHT_DYNAMIC)
     offset = length = None
     for seg in segments:
         if seg.type == PT_DYNAMIC:
@@ -441,9 +589,14 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_
     r.check(offset, length, "dynamic section")
     st = r.L.dyn
     count = length // st.size
-    for tag, val in st.iter_unpack(r.buf[offset : offset + count * st.size]):
+    for i, (tag, val) in enumerate(_iter_entries(r.buf, st, offset, count)):
         if tag == DT_NULL:
             break
+        if i >= MAX_DYNAMIC:
+            raise r.fail(
+                f"dynamic section has more than {MAX_DYNAMIC} entries before DT_NULL (real ones have hundreds)",
+                offset,
+            )
         if tag == DT_NEEDED:
             dyn.needed.append(val)
         elif tag == DT_SONAME:
@@ -483,29 +636,42 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: Sequence[_
     return dyn
 
 
-def _dynamic_strtab(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section]) -> bytes:
+def _iter_entries(buf: Buffer, st: struct.Struct, offset: int, count: int) -> Iterator[tuple[int, ...]]:
+    """Unpack ``count`` consecutive ``st`` records from ``offset``, 4096 at a time (never the whole table at once)."""
+    chunk = 4096
+    for first in range(0, count, chunk):
+        n = min(chunk, count - first)
+        start = offset + first * st.size
+        yield from st.iter_unpack(buf[start : start + n * st.size])
+
+
+def _interpreter(r: _Reader, seg: _Segment) -> str:
+    """The PT_INTERP path: the segment's bytes up to the first NUL (at most ``MAX_STRING`` bytes read)."""
+    r.check(seg.offset, seg.filesz, "PT_INTERP segment")
+    length = min(seg.filesz, MAX_STRING + 1)
+    raw = bytes(r.buf[seg.offset : seg.offset + length])
+    end = raw.find(b"\0")
+    if end < 0:
+        if seg.filesz > MAX_STRING:
+            raise r.fail(f"PT_INTERP path is longer than {MAX_STRING} bytes", seg.offset)
+        end = len(raw)
+    return raw[:end].decode("utf-8", "surrogateescape")
+
+
+def _dynamic_strtab(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: _Sections) -> _Strings:
     """The string table DT_NEEDED, DT_SONAME, DT_RPATH/RUNPATH and versions index into."""
     if dyn.link is not None and 0 < dyn.link < len(sections):
         sec = sections[dyn.link]
         if sec.type != SHT_NOBITS:
-            return r.bytes_at(sec.offset, sec.size, "dynamic string table (.dynstr)")
+            return _Strings(r, sec.offset, sec.size, "dynamic string table (.dynstr)")
     if dyn.strtab is None:
         if dyn.needed or dyn.soname is not None or dyn.rpath is not None or dyn.runpath is not None:
             raise r.fail("dynamic section names strings but has no DT_STRTAB")
-        return b""
+        return _Strings(r, 0, 0, "dynamic string table")
     if dyn.strsz is None:
         raise r.fail("dynamic section has DT_STRTAB but no DT_STRSZ")
     off = _vaddr_to_offset(r, segments, dyn.strtab, "DT_STRTAB")
-    return r.bytes_at(off, dyn.strsz, "dynamic string table (DT_STRTAB/DT_STRSZ)")
-
-
-def _cstr(r: _Reader, table: bytes, offset: int, what: str) -> str:
-    if offset >= len(table):
-        raise r.fail(f"{what} string offset {offset:#x} lies outside its string table ({len(table)} bytes)")
-    end = table.find(b"\0", offset)
-    if end < 0:
-        raise r.fail(f"{what} string at string-table offset {offset:#x} is not NUL-terminated")
-    return table[offset:end].decode("utf-8", "surrogateescape")
+    return _Strings(r, off, dyn.strsz, "dynamic string table (DT_STRTAB/DT_STRSZ)")
 
 
 def _split_path(value: str) -> tuple[str, ...]:
@@ -525,23 +691,29 @@ def _locate_dynsym(
     r: _Reader,
     dyn: _Dynamic,
     segments: Sequence[_Segment],
-    sections: Sequence[_Section],
-    dynstr: bytes,
-) -> tuple[_Table | None, bytes]:
-    """Find .dynsym (offset, count) and the string table its names index into."""
+    sections: _Sections,
+    dynstr: _Strings,
+) -> tuple[_Table | None, _Strings]:
+    """Find .dynsym (offset, count) and the string table its names index into.
+
+    Raises:
+        InputError: inconsistent entry size, the table outside the file, or more
+            than ``MAX_SYMBOLS`` entries.
+    """
     ent = r.L.sym_size
-    sec = _section(sections, SHT_DYNSYM)
+    sec = sections.first(SHT_DYNSYM)
     if sec is not None and sec.type != SHT_NOBITS:
         if sec.entsize not in (0, ent):
             raise r.fail(f".dynsym sh_entsize {sec.entsize} is not {ent} bytes", sec.offset)
         if sec.size % ent:
             raise r.fail(f".dynsym size {sec.size} is not a multiple of {ent} bytes", sec.offset)
         r.check(sec.offset, sec.size, ".dynsym section")
+        _check_symbol_count(r, sec.size // ent, sec.offset)
         strtab = dynstr
         if 0 < sec.link < len(sections) and sections[sec.link].type != SHT_NOBITS:
             link = sections[sec.link]
             if dyn.link != sec.link:
-                strtab = r.bytes_at(link.offset, link.size, ".dynsym string table")
+                strtab = _Strings(r, link.offset, link.size, ".dynsym string table")
         return _Table(sec.offset, sec.size // ent), strtab
     if dyn.symtab is None:
         return None, dynstr
@@ -552,7 +724,13 @@ def _locate_dynsym(
     if count is None:
         raise r.fail("no section headers and neither DT_HASH nor DT_GNU_HASH: cannot size DT_SYMTAB")
     r.check(offset, count * ent, "dynamic symbol table (DT_SYMTAB)")
+    _check_symbol_count(r, count, offset)
     return _Table(offset, count), dynstr
+
+
+def _check_symbol_count(r: _Reader, count: int, offset: int, what: str = "dynamic symbol table") -> None:
+    if count > MAX_SYMBOLS:
+        raise r.fail(f"{what} has {count} entries: more than linkaudit reads ({MAX_SYMBOLS})", offset)
 
 
 def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) -> int | None:
@@ -561,12 +739,15 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
     if dyn.hash is not None:
         off = _vaddr_to_offset(r, segments, dyn.hash, "DT_HASH")
         _nbucket, nchain = r.unpack(word, off, "DT_HASH header")[0], r.unpack(word, off + 4, "DT_HASH header")[0]
+        _check_symbol_count(r, nchain, off, "DT_HASH (nchain)")
         return int(nchain)
     if dyn.gnu_hash is None:
         return None
     off = _vaddr_to_offset(r, segments, dyn.gnu_hash, "DT_GNU_HASH")
     e = "<" if r.L.little else ">"
     nbuckets, symoffset, bloom_size, _shift = r.unpack(struct.Struct(e + "IIII"), off, "DT_GNU_HASH header")
+    _check_symbol_count(r, nbuckets, off, "DT_GNU_HASH (nbuckets)")
+    _check_symbol_count(r, symoffset, off, "DT_GNU_HASH (symoffset)")
     bloom_word = r.L.bits // 8
     buckets_off = off + 16 + bloom_size * bloom_word
     r.check(buckets_off, nbuckets * 4, "DT_GNU_HASH buckets")
@@ -578,12 +759,13 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
     if last < symoffset:
         return symoffset
     chains_off = buckets_off + nbuckets * 4
-    # Walk the last bucket's chain until the entry with the stop bit; bounded by the file size.
-    limit = (r.size - chains_off) // 4
+    # Walk the last bucket's chain until the entry with the stop bit; bounded by
+    # the file size and by MAX_SYMBOLS.
+    limit = min((r.size - chains_off) // 4, MAX_SYMBOLS - symoffset)
     i = last - symoffset
     while True:
         if i >= limit:
-            raise r.fail("DT_GNU_HASH chain runs past the end of the file", chains_off + i * 4)
+            raise r.fail("DT_GNU_HASH chain runs past the end of the file or past the symbol limit", chains_off + i * 4)
         (h,) = word.unpack_from(r.buf, chains_off + i * 4)
         if h & 1:
             return symoffset + i + 1
@@ -593,14 +775,14 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
 def _read_symbols(
     r: _Reader,
     table: _Table | None,
-    strtab: bytes,
+    strings: _Strings,
     dyn: _Dynamic,
     segments: Sequence[_Segment],
-    sections: Sequence[_Section],
+    sections: _Sections,
     versions: dict[int, SymbolVersion],
 ) -> SymbolTable:
     if table is None or table.entries <= 1:
-        return SymbolTable(strtab=strtab)
+        return SymbolTable()
     ent = r.L.sym_size
     n = table.entries
     raw = bytes(r.buf[table.offset : table.offset + n * ent])
@@ -632,12 +814,7 @@ def _read_symbols(
         info = array.array("B", raw[16 + 12 :: 16])
         other = array.array("B", raw[16 + 13 :: 16])
         shndx = w16[8 + 7 :: 8]
-    if names and max(names) >= len(strtab):
-        bad = next(i for i, o in enumerate(names) if o >= len(strtab))
-        raise r.fail(
-            f"symbol {bad + 1} name offset {names[bad]:#x} lies outside the dynamic string table ({len(strtab)} bytes)",
-            table.offset + (bad + 1) * ent,
-        )
+    strtab = _symbol_strtab(r, table, names, strings)
     versym = _read_versym(r, dyn, segments, sections, n) if versions else array.array("H")
     return SymbolTable(
         strtab=strtab,
@@ -652,19 +829,83 @@ def _read_symbols(
     )
 
 
+def _symbol_strtab(r: _Reader, table: _Table, names: array.array[int], strings: _Strings) -> bytes:
+    """The prefix of the string table that the symbol names use, copied (the model keeps it).
+
+    Every name must start inside the table, end with a NUL inside it, and be at
+    most ``MAX_STRING`` bytes long.
+
+    Raises:
+        InputError: a name offset outside the table, a name without its NUL, or
+            a name longer than ``MAX_STRING`` bytes (the symbol and its offset named).
+    """
+    ent = r.L.sym_size
+    if not names:
+        return b""
+    top = max(names)
+    if top >= strings.size:
+        bad = next(i for i, o in enumerate(names) if o >= strings.size)
+        raise r.fail(
+            f"symbol {bad + 1} name offset {names[bad]:#x} lies outside the dynamic string table ({strings.size} bytes)",
+            table.offset + (bad + 1) * ent,
+        )
+    try:
+        end = strings.end_of(top, f"symbol {names.index(top) + 1} name")
+    except InputError as exc:
+        exc.offset = table.offset + (names.index(top) + 1) * ent
+        raise
+    # Every name before the last one ends at a NUL no later than the last one's.
+    blob = strings.prefix(end + 1)
+    # A string longer than MAX_STRING covers a whole aligned block of MAX_STRING // 2
+    # bytes: only a block without a NUL sends us down the exact (slow) path.
+    half = MAX_STRING // 2
+    find = blob.find
+    if any(find(b"\0", k, k + half) < 0 for k in range(0, len(blob) - half + 1, half)):
+        _check_name_lengths(r, table, names, blob)
+    return blob
+
+
+def _check_name_lengths(r: _Reader, table: _Table, names: array.array[int], blob: bytes) -> None:
+    """Fail on the first symbol whose name is longer than ``MAX_STRING`` bytes (the slow path: only when the table holds such a string)."""
+    spans: list[tuple[int, int]] = []  # (start, end) of each string longer than MAX_STRING
+    start = 0
+    for part in blob.split(b"\0"):
+        if len(part) > MAX_STRING:
+            spans.append((start, start + len(part)))
+        start += len(part) + 1
+    starts = [s for s, _e in spans]
+    for i, offset in enumerate(names):
+        k = bisect.bisect_right(starts, offset) - 1
+        if k >= 0 and spans[k][1] - offset > MAX_STRING:
+            raise r.fail(
+                f"symbol {i + 1} name at string-table offset {offset:#x} is longer than {MAX_STRING} bytes",
+                table.offset + (i + 1) * r.L.sym_size,
+            )
+
+
 def _read_versym(
-    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], n: int
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: _Sections, n: int
 ) -> array.array[int]:
-    sec = _section(sections, SHT_GNU_VERSYM)
+    """The ``.gnu.version`` entries of symbols 1..n-1 (one per ``.dynsym`` entry).
+
+    Raises:
+        InputError: the table is shorter than ``.dynsym`` (its own section size
+            when section headers exist, else the file) .
+    """
+    sec = sections.first(SHT_GNU_VERSYM)
     if sec is not None and sec.type != SHT_NOBITS:
         offset = sec.offset
+        if sec.size < n * 2:
+            raise r.fail(
+                f".gnu.version holds {sec.size // 2} of the {n} entries .dynsym needs (one per symbol)", offset
+            )
     elif dyn.versym is not None:
         offset = _vaddr_to_offset(r, segments, dyn.versym, "DT_VERSYM")
     else:
         return array.array("H")
     r.check(offset, n * 2, ".gnu.version (one entry per .dynsym symbol)")
     vs = array.array("H")
-    vs.frombytes(bytes(r.buf[offset + 2 : offset + n * 2]))
+    vs.frombytes(r.buf[offset + 2 : offset + n * 2])
     if r.L.little != _HOST_LITTLE:
         vs.byteswap()
     return vs
@@ -675,7 +916,7 @@ def _read_versym(
 
 def _version_area(
     r: _Reader,
-    sections: Sequence[_Section],
+    sections: _Sections,
     segments: Sequence[_Segment],
     sh_type: int,
     addr: int | None,
@@ -683,7 +924,7 @@ def _version_area(
     what: str,
 ) -> tuple[int, int, int] | None:
     """(offset, record count, byte limit) of .gnu.version_r / .gnu.version_d."""
-    sec = _section(sections, sh_type)
+    sec = sections.first(sh_type)
     if sec is not None and sec.type != SHT_NOBITS:
         r.check(sec.offset, sec.size, what)
         count = sec.info if sec.info else (num or 0)
@@ -695,7 +936,7 @@ def _version_area(
 
 
 def _read_verneed(
-    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], strtab: bytes
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: _Sections, strtab: _Strings
 ) -> tuple[tuple[VersionNeed, ...], dict[int, SymbolVersion]]:
     area = _version_area(r, sections, segments, SHT_GNU_VERNEED, dyn.verneed, dyn.verneednum, ".gnu.version_r")
     if area is None:
@@ -712,8 +953,9 @@ def _read_verneed(
         if pos in seen or pos < offset or pos + vn.size > limit:
             raise r.fail(".gnu.version_r record chain runs outside its section or loops", pos)
         seen.add(pos)
+        _count_record(r, len(seen), pos)
         _ver, cnt, vn_file, vn_aux, vn_next = r.unpack(vn, pos, "Verneed record")
-        file = _cstr(r, strtab, vn_file, "Verneed vn_file")
+        file = strtab.get(vn_file, "Verneed vn_file")
         entries: list[VersionNeedEntry] = []
         apos = pos + vn_aux
         aux_seen: set[int] = set()
@@ -721,8 +963,9 @@ def _read_verneed(
             if apos in aux_seen or apos < offset or apos + va.size > limit:
                 raise r.fail(".gnu.version_r Vernaux chain runs outside its section or loops", apos)
             aux_seen.add(apos)
+            _count_record(r, len(seen) + len(aux_seen), apos)
             vna_hash, vna_flags, vna_other, vna_name, vna_next = r.unpack(va, apos, "Vernaux record")
-            name = _cstr(r, strtab, vna_name, "Vernaux vna_name")
+            name = strtab.get(vna_name, "Vernaux vna_name")
             entries.append(VersionNeedEntry(name, vna_flags, vna_other, vna_hash))
             index[vna_other & 0x7FFF] = SymbolVersion(name, file)
             if vna_next == 0:
@@ -735,8 +978,13 @@ def _read_verneed(
     return tuple(needs), index
 
 
+def _count_record(r: _Reader, count: int, offset: int) -> None:
+    if count > MAX_VERSION_RECORDS:
+        raise r.fail(f"more than {MAX_VERSION_RECORDS} symbol-version records (real binaries have hundreds)", offset)
+
+
 def _read_verdef(
-    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: Sequence[_Section], strtab: bytes
+    r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sections: _Sections, strtab: _Strings
 ) -> tuple[tuple[VersionDefinition, ...], dict[int, SymbolVersion]]:
     area = _version_area(r, sections, segments, SHT_GNU_VERDEF, dyn.verdef, dyn.verdefnum, ".gnu.version_d")
     if area is None:
@@ -751,6 +999,7 @@ def _read_verdef(
         if pos in seen or pos < offset or pos + vd.size > limit:
             raise r.fail(".gnu.version_d record chain runs outside its section or loops", pos)
         seen.add(pos)
+        _count_record(r, len(seen), pos)
         _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = r.unpack(vd, pos, "Verdef record")
         names: list[str] = []
         apos = pos + vd_aux
@@ -759,8 +1008,9 @@ def _read_verdef(
             if apos in aux_seen or apos < offset or apos + vda.size > limit:
                 raise r.fail(".gnu.version_d Verdaux chain runs outside its section or loops", apos)
             aux_seen.add(apos)
+            _count_record(r, len(seen) + len(aux_seen), apos)
             vda_name, vda_next = r.unpack(vda, apos, "Verdaux record")
-            names.append(_cstr(r, strtab, vda_name, "Verdaux vda_name"))
+            names.append(strtab.get(vda_name, "Verdaux vda_name"))
             if vda_next == 0:
                 break
             apos += vda_next
@@ -795,12 +1045,18 @@ def _machine_name(e_machine: int, layout: _Layout) -> str:
     return name
 
 
-def _libc(interpreter: str | None, needed: Sequence[NeededLibrary]) -> Libc:
+def _libc(interpreter: str | None, needed: Sequence[NeededLibrary], soname: str | None = None) -> Libc:
+    """The C library from PT_INTERP, else from the file's own SONAME (ld.so and libc.so.6 themselves), else DT_NEEDED."""
     if interpreter:
         base = interpreter.rsplit("/", 1)[-1]
         if base.startswith("ld-musl"):
             return Libc.MUSL
         if base.startswith(("ld-linux", "ld64.so", "ld.so")):
+            return Libc.GLIBC
+    if soname:
+        if soname.startswith("ld-musl") or soname.startswith("libc.musl-"):
+            return Libc.MUSL
+        if soname.startswith(("ld-linux", "ld64.so.")) or soname == "libc.so.6":
             return Libc.GLIBC
     for n in needed:
         if n.name == "libc.so.6":

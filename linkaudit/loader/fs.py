@@ -107,6 +107,15 @@ class FileSystemView:
         st = self.stat(path)
         return st is not None and stat.S_ISDIR(st.st_mode)
 
+    def remember(self, binary: Binary) -> None:
+        """Seed the cache with a binary already parsed from the host path ``binary.path``."""
+        try:
+            st = os.stat(binary.path) if self.is_host else None
+        except OSError:
+            return
+        if st is not None:
+            self._binaries.setdefault(f"{st.st_dev}:{st.st_ino}", binary)
+
     def read_binary(self, path: str) -> Binary:
         """Parse the binary at target ``path`` (cached per real file; the record carries ``path``).
 

@@ -44,8 +44,11 @@ from __future__ import annotations
 import re
 import struct
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from itertools import accumulate
+from typing import Any
 
 from ..errors import InputError
 
@@ -198,11 +201,12 @@ class LdCache:
         """
         index = self._index
         if not index:
+            keys = _libcmp_keys([e.name for e in self.entries])
             groups: dict[str, list[CacheEntry]] = {}
-            for entry in self.entries:
-                groups.setdefault(_libcmp_key(entry.name), []).append(entry)
-            index.update((k, tuple(v)) for k, v in groups.items())
-            index.setdefault("", ())  # marks the index as built even for an empty cache
+            for key, entry in zip(keys, self.entries, strict=True):
+                groups.setdefault(key, []).append(entry)
+            index.update(zip(groups, map(tuple, groups.values()), strict=True))
+            index.setdefault("\0", ())  # marks the index as built, even for an empty cache
         return index.get(_libcmp_key(name), ())
 
     def lookup(self, name: str, cache_flags: int | None, hwcaps_active: Sequence[str] = ()) -> CacheEntry | None:
@@ -227,8 +231,10 @@ class LdCache:
         layout, which has no hwcap, a later accepted entry replaces an earlier
         one until one carries exactly ``cache_flags``.  Not emulated: the x86
         ISA-level gate on glibc-hwcaps entries (``dl_cache_hwcap_isa_level_compatible``,
-        a CPU check: ``hwcaps_active`` stands for the CPU), and the binary search
-        over a cache that is not sorted (ldconfig always sorts it).
+        a CPU check: ``hwcaps_active`` stands for the CPU), the ``osversion``
+        check of older ld.so (entries newer than the running kernel were
+        skipped; current glibc no longer checks), and the binary search over a
+        cache that is not sorted (ldconfig always sorts it).
         """
         candidates = self.lookup_all(name)
         if not candidates:
@@ -265,7 +271,30 @@ _LEADING_ZEROS = re.compile(r"(?<![0-9])0+(?=[0-9])")
 
 def _libcmp_key(name: str) -> str:
     """A key equal for two names exactly when ``_dl_cache_libcmp`` says they are equal."""
-    return _LEADING_ZEROS.sub("", name) if "0" in name else name
+    return _LEADING_ZEROS.sub("", name)
+
+
+_NONZERO_DIGITS = str.maketrans("123456789", "111111111")
+
+
+def _libcmp_keys(names: list[str]) -> list[str]:
+    """``_libcmp_key`` of every name; only names with a 0 before a digit need the regex.
+
+    One ``translate`` of all the names joined (NUL cannot occur in a name) finds
+    those, so a cache without such names costs no per-name work.
+    """
+    marked = "\0".join(names).translate(_NONZERO_DIGITS)
+    if "00" not in marked and "01" not in marked:
+        return names
+    starts = list(accumulate((len(n) + 1 for n in names), initial=0))
+    keys = list(names)
+    for pattern in ("00", "01"):
+        at = marked.find(pattern)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            keys[i] = _libcmp_key(names[i])
+            at = marked.find(pattern, starts[i + 1])
+    return keys
 
 
 def _check_flags(cache_flags: int | None) -> tuple[frozenset[int] | None, int | None]:
@@ -422,22 +451,9 @@ def parse_ld_cache(data: bytes, path: str) -> LdCache:
             entries, hwcaps, generator = _parse_new(data, base, path, little)
             return LdCache("old+new", entries, hwcaps, generator)
 
-    old_entries: list[CacheEntry] = []
-    unpack = st.old_entry.unpack_from
-    for i in range(nlibs):
-        at = _OLD_HEADER_SIZE + i * _OLD_ENTRY_SIZE
-        flags, key, value = unpack(data, at)
-        old_entries.append(
-            CacheEntry(
-                _cstr(data, strings + key, strings, size, path, at, "key"),
-                _cstr(data, strings + value, strings, size, path, at, "value"),
-                flags,
-                0,
-                0,
-                None,
-            )
-        )
-    return LdCache("old", tuple(old_entries))
+    rows = ((flags, key, value, 0, 0) for flags, key, value in st.old_entry.iter_unpack(data[_OLD_HEADER_SIZE:strings]))
+    old_entries = _entries(data, rows, strings, size, strings, path, _OLD_HEADER_SIZE, _OLD_ENTRY_SIZE, ())
+    return LdCache("old", old_entries)
 
 
 def _count_order(data: bytes, at: int, header: int, entry: int, base: int, path: str, what: str) -> bool:
@@ -502,26 +518,76 @@ def _parse_new(
 
     hwcaps, generator = _read_extensions(data, extension_offset, st, path, base + 32)
 
-    entries: list[CacheEntry] = []
-    append = entries.append
+    rows = st.new_entry.iter_unpack(data[entries_at:strings])
+    entries = _entries(data, rows, strings, strings_end, base, path, entries_at, _NEW_ENTRY_SIZE, hwcaps)
+    return entries, hwcaps, generator
+
+
+def _entry_factory() -> tuple[Any, ...]:
+    """``object.__new__`` and the slot setters of ``CacheEntry``, in field order.
+
+    The frozen dataclass ``__init__`` sets each field through
+    ``object.__setattr__``; setting the slots through their descriptors makes the
+    same object in half the time, and building entries is most of a parse.
+    The field list is checked here so that a new field cannot be left unset.
+    """
+    names = tuple(f.name for f in fields(CacheEntry))
+    if names != ("name", "path", "flags", "os_version", "hwcap", "hwcaps_subdir"):
+        raise AssertionError(f"CacheEntry fields changed: {names}; update _entries")
+    return (object.__new__, *(getattr(CacheEntry, n).__set__ for n in names))
+
+
+_ENTRY_FACTORY = _entry_factory()
+
+
+def _entries(
+    data: bytes,
+    rows: Iterable[tuple[int, int, int, int, int]],
+    low: int,
+    high: int,
+    rel: int,
+    path: str,
+    at: int,
+    step: int,
+    hwcaps: tuple[str, ...],
+) -> tuple[CacheEntry, ...]:
+    """Build the entries from raw ``(flags, key, value, osversion, hwcap)`` rows.
+
+    ``key`` and ``value`` are offsets from file offset ``rel``; each string must
+    lie, with its NUL, in the string table ``[low, high)``.  ``at`` is the file
+    offset of the first row, ``step`` the row size (for error offsets).  The
+    table is cut once; strings are found in it without a call per string, and
+    ``_cstr`` is called only to report a fault.
+    """
+    table = data[low:high]
+    find = table.find
+    new, set_name, set_path, set_flags, set_os, set_hwcap, set_subdir = _ENTRY_FACTORY
+    n = high - low
+    shift = rel - low
     n_hwcaps = len(hwcaps)
-    at = entries_at
-    for flags, key, value, osversion, hwcap in st.new_entry.iter_unpack(data[entries_at:strings]):
+    out: list[CacheEntry] = []
+    append = out.append
+    for flags, key, value, osversion, hwcap in rows:
+        k = key + shift
+        v = value + shift
+        ke = find(b"\0", k) if 0 <= k < n else -1
+        ve = find(b"\0", v) if 0 <= v < n else -1
+        if ke < 0 or ve < 0:
+            _cstr(data, rel + key, low, high, path, at, "key")
+            _cstr(data, rel + value, low, high, path, at, "value")
         subdir = None
-        if hwcap and _is_extension(hwcap) and (hwcap & 0xFFFFFFFF) < n_hwcaps:
+        if hwcap and _is_extension(hwcap) and hwcap & 0xFFFFFFFF < n_hwcaps:
             subdir = hwcaps[hwcap & 0xFFFFFFFF]
-        append(
-            CacheEntry(
-                _cstr(data, base + key, strings, strings_end, path, at, "key"),
-                _cstr(data, base + value, strings, strings_end, path, at, "value"),
-                flags,
-                osversion,
-                hwcap,
-                subdir,
-            )
-        )
-        at += _NEW_ENTRY_SIZE
-    return tuple(entries), hwcaps, generator
+        entry = new(CacheEntry)
+        set_name(entry, table[k:ke].decode("utf-8", "surrogateescape"))
+        set_path(entry, table[v:ve].decode("utf-8", "surrogateescape"))
+        set_flags(entry, flags)
+        set_os(entry, osversion)
+        set_hwcap(entry, hwcap)
+        set_subdir(entry, subdir)
+        append(entry)
+        at += step
+    return tuple(out)
 
 
 def _read_extensions(

@@ -188,8 +188,11 @@ def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, 
         candidate = fs.read_binary(path)
     except InputError as exc:
         return Outcome.INVALID, exc.reason, None
-    if candidate.bits != want.bits or candidate.endian != want.endian:
-        return Outcome.WRONG_CLASS, f"ELFCLASS{candidate.bits} {candidate.endian.value}-endian", None
+    if candidate.bits != want.bits:
+        return Outcome.WRONG_CLASS, f"ELFCLASS{candidate.bits}", None
+    if candidate.endian != want.endian:
+        # open_verify: a wrong data encoding is fatal, unlike a wrong class or machine.
+        return Outcome.INVALID, f"ELF file data encoding not {want.endian.value}-endian", None
     if candidate.machine != want.machine:
         return Outcome.WRONG_CLASS, f"machine {candidate.machine}", None
     return Outcome.FOUND, "", candidate

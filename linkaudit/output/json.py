@@ -3,6 +3,9 @@
 The shape is specified by ``schema/report.schema.json`` (JSON Schema 2020-12),
 which tests validate every output against.  Within ``linkaudit/1`` the schema
 only grows: new optional fields; a breaking change is ``linkaudit/2``.
+
+The document is valid UTF-8 whatever the names hold: bytes that are not UTF-8
+(kept in the model as surrogate escapes) are written ``\\xNN`` (``utf8_safe``).
 """
 
 from __future__ import annotations
@@ -11,51 +14,50 @@ import json
 from typing import Any
 
 from .. import __version__
-from ..report import Finding, Report, Severity
-from . import SCHEMA_VERSION
+from ..report import FileStatus, Finding, Report, Severity
+from . import SCHEMA_VERSION, utf8_tree
 
 
 def finding_to_dict(f: Finding) -> dict[str, Any]:
-    """A finding as a JSON-ready dict (``evidence`` copied to plain containers)."""
-    return {
-        "rule": f.rule,
-        "severity": f.severity.value,
-        "file": f.file,
-        "subject": f.subject,
-        "message": f.message,
-        "evidence": _plain(f.evidence),
-    }
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+    """A finding as a JSON-ready dict (``evidence`` copied to plain containers; strings made valid UTF-8)."""
+    out: dict[str, Any] = utf8_tree(
+        {
+            "rule": f.rule,
+            "severity": f.severity.value,
+            "file": f.file,
+            "subject": f.subject,
+            "message": f.message,
+            "evidence": f.evidence,
+        }
+    )
+    return out
 
 
 def report_to_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict following ``report.schema.json``."""
-    return {
+    doc: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "tool": {"name": "linkaudit", "version": __version__},
         "files": [
-            {
-                "path": r.path,
-                "status": r.status.value,
-                "format": r.format,
-                "kind": r.kind,
-                "machine": r.machine,
-                "error": r.error,
-            }
+            utf8_tree(
+                {
+                    "path": r.path,
+                    "status": r.status.value,
+                    "format": r.format,
+                    "kind": r.kind,
+                    "machine": r.machine,
+                    "error": r.error,
+                    "reason": r.reason,
+                }
+            )
             for r in report.files
         ],
         "findings": [finding_to_dict(f) for f in report.findings],
         "summary": {
             "files": len(report.files),
-            "audited": sum(1 for r in report.files if r.status.value == "audited"),
-            "unreadable": sum(1 for r in report.files if r.status.value == "unreadable"),
+            "audited": report.count_status(FileStatus.AUDITED),
+            "unreadable": report.count_status(FileStatus.UNREADABLE),
+            "skipped": report.count_status(FileStatus.SKIPPED),
             "errors": report.count(Severity.ERROR),
             "warnings": report.count(Severity.WARNING),
             "notes": report.count(Severity.NOTE),
@@ -63,6 +65,9 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         },
         "rules": list(report.rules),
     }
+    if report.config:
+        doc["config"] = utf8_tree(report.config)
+    return doc
 
 
 def render(report: Report, color: bool = False) -> str:

@@ -1,7 +1,13 @@
 """Rendering of ``linkaudit show``: the parsed linkage of binaries, as text or JSON.
 
 The JSON shape is ``schema/show.schema.json``: ``{"schema": "linkaudit/1",
-"binaries": [...]}``, one object per ``Binary``.
+"binaries": [...], "errors": [...]}``, one object per ``Binary`` and one per
+input that could not be read.  Text escapes bytes that are not UTF-8 and
+control characters in every name (``text_safe``); JSON is valid UTF-8
+(``utf8_safe``).  The symbol listing follows ``readelf -W --dyn-syms``
+(binutils): Num, Value, Size, Type, Bind, Vis, Ndx, Name (with ``@``/``@@``
+version as ``nm -D`` writes it); DT_FLAGS and DT_FLAGS_1 bits are named as
+``readelf -d`` names them.
 """
 
 from __future__ import annotations
@@ -10,8 +16,75 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Binary, Symbol
-from . import SCHEMA_VERSION
+from ..errors import InputError
+from ..model import (
+    DF_1_NOW,
+    DF_BIND_NOW,
+    DT_FLAGS_1_NAMES,
+    DT_FLAGS_NAMES,
+    Binary,
+    Binding,
+    Symbol,
+    SymbolType,
+    flag_names,
+)
+from . import SCHEMA_VERSION, text_safe, utf8_tree
+
+#: readelf's names of symbol types and bindings (binutils readelf.c get_symbol_type / get_symbol_binding).
+_TYPE_NAMES: dict[int, str] = {
+    SymbolType.NOTYPE: "NOTYPE",
+    SymbolType.OBJECT: "OBJECT",
+    SymbolType.FUNC: "FUNC",
+    SymbolType.SECTION: "SECTION",
+    SymbolType.FILE: "FILE",
+    SymbolType.COMMON: "COMMON",
+    SymbolType.TLS: "TLS",
+    SymbolType.IFUNC: "IFUNC",
+}
+_BIND_NAMES: dict[int, str] = {
+    Binding.LOCAL: "LOCAL",
+    Binding.GLOBAL: "GLOBAL",
+    Binding.WEAK: "WEAK",
+    Binding.GNU_UNIQUE: "UNIQUE",
+}
+SHN_ABS, SHN_COMMON = 0xFFF1, 0xFFF2
+
+
+def _ndx(section: int) -> str:
+    """st_shndx as readelf prints it: UND, ABS, COM, PRC[..]/OS [..]/RSV[..] for reserved values, else the number."""
+    if section == 0:
+        return "UND"
+    if section == SHN_ABS:
+        return "ABS"
+    if section == SHN_COMMON:
+        return "COM"
+    if 0xFF00 <= section <= 0xFF1F:
+        return f"PRC[{section:#06x}]"
+    if 0xFF20 <= section <= 0xFF3F:
+        return f"OS [{section:#06x}]"
+    if section >= 0xFF00:
+        return f"RSV[{section:#06x}]"
+    return str(section)
+
+
+def _symbol_lines(b: Binary) -> list[str]:
+    """The dynamic symbols in ``readelf -W --dyn-syms`` columns (entry 0, the null symbol, left out)."""
+    wide = (b.bits or 64) == 64
+    header = (
+        "   Num:    Value          Size Type    Bind   Vis      Ndx Name"
+        if wide
+        else ("   Num:    Value  Size Type    Bind   Vis      Ndx Name")
+    )
+    width = 16 if wide else 8
+    lines = [f"  symbol table ({len(b.symbols)} entries after the null entry 0)", "  " + header]
+    for num, s in enumerate(b.symbols, start=1):
+        type_name = _TYPE_NAMES.get(int(s.type), f"<unknown>: {int(s.type)}")
+        bind_name = _BIND_NAMES.get(int(s.binding), f"<unknown>: {int(s.binding)}")
+        lines.append(
+            f"  {num:6d}: {s.value:0{width}x} {s.size:5d} {type_name:<7} {bind_name:<6} "
+            f"{s.visibility.name:<7} {_ndx(s.section):>4} {text_safe(s.display_name())}"
+        )
+    return lines
 
 
 def _symbol(sym: Symbol) -> dict[str, Any]:
@@ -30,7 +103,7 @@ def _symbol(sym: Symbol) -> dict[str, Any]:
 
 
 def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
-    """One binary's linkage as a JSON-ready dict (``symbols`` adds the full symbol list)."""
+    """One binary's linkage as a JSON-ready dict (``symbols`` adds the full symbol list; strings valid UTF-8)."""
     out: dict[str, Any] = {
         "path": b.display_path,
         "format": b.format.value,
@@ -47,6 +120,8 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "runpath": list(b.runpath),
         "flags": b.flags,
         "flags_1": b.flags_1,
+        "flags_names": flag_names(b.flags, DT_FLAGS_NAMES),
+        "flags_1_names": flag_names(b.flags_1, DT_FLAGS_1_NAMES),
         "bind_now": b.bind_now,
         "defined_symbols": b.symbols.defined_count,
         "undefined_symbols": b.symbols.undefined_count,
@@ -64,57 +139,83 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
     }
     if symbols:
         out["symbols"] = [_symbol(s) for s in b.symbols]
+    result: dict[str, Any] = utf8_tree(out)
+    return result
+
+
+def error_to_dict(error: InputError) -> dict[str, Any]:
+    """An input that could not be read, as ``{"path", "reason", "offset"}`` (strings valid UTF-8)."""
+    out: dict[str, Any] = utf8_tree({"path": error.path, "reason": error.reason, "offset": error.offset})
     return out
 
 
-def render_json(binaries: Sequence[Binary], symbols: bool = False) -> str:
-    """``{"schema": "linkaudit/1", "binaries": [...]}`` as an indented JSON document."""
-    doc = {"schema": SCHEMA_VERSION, "binaries": [binary_to_dict(b, symbols) for b in binaries]}
+def render_json(
+    binaries: Sequence[Binary],
+    symbols: bool = False,
+    errors: Sequence[InputError] = (),
+    skipped: Sequence[tuple[str, str]] = (),
+) -> str:
+    """``{"schema": "linkaudit/1", "binaries": [...], "errors": [...], "skipped": [...]}`` as an indented JSON document.
+
+    ``skipped`` is (path, reason) per input of a format not read yet; the key is left out when there are none.
+    """
+    doc: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "binaries": [binary_to_dict(b, symbols) for b in binaries],
+        "errors": [error_to_dict(e) for e in errors],
+    }
+    if skipped:
+        doc["skipped"] = utf8_tree([{"path": p, "reason": r} for p, r in skipped])
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_text(binaries: Sequence[Binary], symbols: bool = False) -> str:
-    """A readable summary per binary, in the spirit of ``readelf -d`` and ``readelf -V``."""
+    """A readable summary per binary, in the spirit of ``readelf -d`` and ``readelf -V`` (names escaped: ``text_safe``)."""
     lines: list[str] = []
     for b in binaries:
         if lines:
             lines.append("")
-        lines.append(b.display_path)
-        bits = f"ELF{b.bits}" if b.bits else b.format.value
-        lines.append(f"  format       {bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}")
-        lines.append(f"  kind         {b.kind.value}")
-        if b.interpreter:
-            lines.append(f"  interpreter  {b.interpreter}")
-        lines.append(f"  libc         {b.libc.value}")
-        lines.append(f"  soname       {b.soname or '-'}")
-        if b.needed:
-            lines.append("  needed       " + b.needed[0].name)
-            lines.extend("               " + n.name for n in b.needed[1:])
-        else:
-            lines.append("  needed       -")
-        if b.rpath:
-            lines.append("  rpath        " + ":".join(b.rpath))
-        if b.runpath:
-            lines.append("  runpath      " + ":".join(b.runpath))
-        flags = []
-        if b.bind_now:
-            flags.append("BIND_NOW")
-        if b.flags:
-            flags.append(f"DT_FLAGS={b.flags:#x}")
-        if b.flags_1:
-            flags.append(f"DT_FLAGS_1={b.flags_1:#x}")
-        if flags:
-            lines.append("  flags        " + " ".join(flags))
-        lines.append(f"  symbols      {b.symbols.defined_count} defined, {b.symbols.undefined_count} undefined")
-        for need in b.version_needs:
-            names = ", ".join(v.name + (" (weak)" if v.weak else "") for v in need.versions)
-            lines.append(f"  versions     {need.file}: {names}")
-        defs = [d.name for d in b.version_definitions if not d.base]
-        if defs:
-            lines.append(f"  defines      {', '.join(defs)}")
+        lines.extend(text_safe(line) for line in _binary_lines(b))
         if symbols:
-            lines.append("  symbol table")
-            for s in b.symbols:
-                flag = "U" if not s.defined else ("W" if s.weak else "T" if s.type == 2 else "D")
-                lines.append(f"    {flag} {s.display_name()}")
-    return "\n".join(lines) + "\n"
+            lines.extend(_symbol_lines(b))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _binary_lines(b: Binary) -> list[str]:
+    """The summary lines of one binary, unescaped."""
+    bits = f"ELF{b.bits}" if b.bits else b.format.value
+    lines = [
+        b.display_path,
+        f"  format       {bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}",
+        f"  kind         {b.kind.value}",
+    ]
+    if b.interpreter:
+        lines.append(f"  interpreter  {b.interpreter}")
+    lines.append(f"  libc         {b.libc.value}")
+    lines.append(f"  soname       {b.soname or '-'}")
+    if b.needed:
+        lines.append("  needed       " + b.needed[0].name)
+        lines.extend("               " + n.name for n in b.needed[1:])
+    else:
+        lines.append("  needed       -")
+    if b.rpath:
+        lines.append("  rpath        " + ":".join(b.rpath))
+    if b.runpath:
+        lines.append("  runpath      " + ":".join(b.runpath))
+    flags = []
+    if b.flags:
+        flags.append(f"DT_FLAGS={b.flags:#x} ({' '.join(flag_names(b.flags, DT_FLAGS_NAMES))})")
+    if b.flags_1:
+        flags.append(f"DT_FLAGS_1={b.flags_1:#x} ({' '.join(flag_names(b.flags_1, DT_FLAGS_1_NAMES))})")
+    if b.bind_now and not (b.flags & DF_BIND_NOW or b.flags_1 & DF_1_NOW):
+        flags.append("DT_BIND_NOW")
+    if flags:
+        lines.append("  flags        " + " ".join(flags))
+    lines.append(f"  symbols      {b.symbols.defined_count} defined, {b.symbols.undefined_count} undefined")
+    for need in b.version_needs:
+        names = ", ".join(v.name + (" (weak)" if v.weak else "") for v in need.versions)
+        lines.append(f"  versions     {need.file}: {names}")
+    defs = [d.name for d in b.version_definitions if not d.base]
+    if defs:
+        lines.append(f"  defines      {', '.join(defs)}")
+    return lines

@@ -3,12 +3,17 @@
 ::
 
     sample_bins/broken/libtorch_cuda.so
-      error    driver-link  libcuda.so.1: ...
-               library: libcuda.so.1
+      error   [driver-link] libcuda.so.1: ...
+          library: libcuda.so.1
     ...
-    9 files audited, 1 unreadable: 3 errors, 2 warnings, 0 notes (0.04 s)
+    12 files: 9 audited, 1 unreadable, 2 skipped (format not supported yet); 3 errors, 2 warnings, 0 notes (0.04 s)
 
-Colour only when asked (the CLI asks when writing to a terminal).
+Evidence entries that say nothing (``None``, ``False``, empty) are left out;
+``--format json`` has them all.  Every name, path and message is printed with
+bytes that are not UTF-8 as ``\\xNN`` and control characters escaped
+(``\\n``, ``\\x1b``...), so a file name or a string in a binary cannot fake
+report lines or send terminal escapes.  Colour only when asked (the CLI asks
+when writing to a terminal, or with ``--color``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..report import FileStatus, Finding, Report, Severity
+from . import text_safe
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTE: "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -43,26 +49,42 @@ def _finding(f: Finding, color: bool) -> list[str]:
     sev = f"{f.severity.value:<7}"
     if color:
         sev = f"{_COLORS[f.severity]}{sev}{_RESET}"
-    lines = [f"  {sev} [{f.rule}] {f.subject}: {f.message}"]
+    lines = [f"  {sev} " + text_safe(f"[{f.rule}] {f.subject}: {f.message}")]
     for key, value in f.evidence.items():
-        text = f"      {key}: {_value(value)}"
+        if _says_nothing(value):
+            continue
+        text = "      " + text_safe(f"{key}: {_value(value)}")
         lines.append(f"{_DIM}{text}{_RESET}" if color else text)
     return lines
 
 
+def _says_nothing(value: Any) -> bool:
+    """True for evidence values the text report leaves out: ``None``, ``False``, ``""`` and empty containers."""
+    if value is None or value is False:
+        return True
+    return isinstance(value, (str, list, tuple, Mapping)) and len(value) == 0
+
+
 def summary_line(report: Report) -> str:
-    """``"N files audited, M unreadable: E errors, W warnings, N notes (S s)"``."""
-    audited = sum(1 for r in report.files if r.status is FileStatus.AUDITED)
-    unreadable = sum(1 for r in report.files if r.status is FileStatus.UNREADABLE)
+    """The total of input files first, then what became of them, then the findings.
+
+    ``"27 files: 18 audited, 7 unreadable, 2 skipped (format not supported yet); 3 errors, 2 warnings, 0 notes (0.04 s)"``;
+    unreadable and skipped are left out when 0 (``"1 file: 1 audited; 0 errors, ..."``).
+    """
 
     def n(count: int, word: str) -> str:
         return f"{count} {word}{'' if count == 1 else 's'}"
 
-    head = n(audited, "file") + " audited"
+    parts = [f"{report.count_status(FileStatus.AUDITED)} audited"]
+    unreadable = report.count_status(FileStatus.UNREADABLE)
     if unreadable:
-        head += f", {unreadable} unreadable"
+        parts.append(f"{unreadable} unreadable")
+    skipped = report.count_status(FileStatus.SKIPPED)
+    if skipped:
+        parts.append(f"{skipped} skipped (format not supported yet)")
     return (
-        f"{head}: {n(report.count(Severity.ERROR), 'error')}, {n(report.count(Severity.WARNING), 'warning')}, "
+        f"{n(len(report.files), 'file')}: {', '.join(parts)}; "
+        f"{n(report.count(Severity.ERROR), 'error')}, {n(report.count(Severity.WARNING), 'warning')}, "
         f"{n(report.count(Severity.NOTE), 'note')} ({report.seconds:.2f} s)"
     )
 
@@ -76,7 +98,8 @@ def render(report: Report, color: bool = False) -> str:
             if current is not None:
                 lines.append("")
             current = f.file
-            lines.append(f"{_BOLD}{f.file}{_RESET}" if color else f.file)
+            name = text_safe(f.file)
+            lines.append(f"{_BOLD}{name}{_RESET}" if color else name)
         lines.extend(_finding(f, color))
     if lines:
         lines.append("")

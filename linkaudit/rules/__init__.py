@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from .base import Rule
 from .driver_link import DriverLink
-from .inputs import NoBinaries, UnreadableInput
+from .inputs import LoaderSkipped, NoBinaries, UnreadableInput
+from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
 from .rpath_leak import RpathLeak
 from .symbol_version import SymbolVersion
+from .unresolved_symbol import UnresolvedSymbol
+from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
+from .version_not_found import VersionNotFound
 
 #: Every rule, in the order they run and are listed.
 RULES: tuple[type[Rule], ...] = (
@@ -22,8 +26,13 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     RpathLeak,
     VerneedMismatch,
+    LibraryNotFound,
+    VersionNotFound,
+    UnresolvedSymbol,
+    UnusedNeeded,
     UnreadableInput,
     NoBinaries,
+    LoaderSkipped,
 )
 
 _BY_ID = {r.id: r for r in RULES}

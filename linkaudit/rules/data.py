@@ -2,9 +2,10 @@
 
 Policy — which libraries only a GPU driver provides, which symbol prefixes
 belong to which library, what an RPATH into a build tree looks like — is data,
-not code.  Each file carries ``schema = 1``; a file with another schema, a
-missing key or a value of the wrong type raises ``ConfigError`` naming the file
-and the key.  Files are read once per process (``functools.cache``).
+not code.  Each file carries a ``schema`` number (1, or 2 for ``rpath.toml``,
+see ``SCHEMAS``); a file with another schema, a missing key or a value of the
+wrong type raises ``ConfigError`` naming the file and the key.  Files are read
+once per process (``functools.cache``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 from ..errors import ConfigError
 
 SCHEMA = 1
+#: Expected schema per data file where it is not ``SCHEMA``.
+SCHEMAS = {"rpath": 2}
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
 
@@ -83,11 +86,29 @@ class DriverApi:
 
 
 @dataclass(frozen=True, slots=True)
-class RpathData:
-    """Data for ``rpath-leak``: build-tree markers and install-time placeholders."""
+class PathFragment:
+    """A fragment of an absolute path, matched at path-component boundaries.
 
-    build_tree_markers: tuple[str, ...]
-    placeholders: tuple[str, ...]
+    Attributes:
+        fragment: starts with ``/``; ending with ``/`` it matches whole components
+            (``"/stubs/"``), else the start of a component (``"/pip-req-build-"``).
+        what: what a path containing it is, for messages.
+    """
+
+    fragment: str
+    what: str
+
+    def matches(self, entry: str) -> bool:
+        """True when the path ``entry`` contains the fragment at a component boundary."""
+        return self.fragment in entry + "/"
+
+
+@dataclass(frozen=True, slots=True)
+class RpathData:
+    """Data for ``rpath-leak``: build-tree markers and install-time placeholders, in file order."""
+
+    markers: tuple[PathFragment, ...]
+    placeholders: tuple[PathFragment, ...]
 
 
 def library_stem(name: str) -> str:
@@ -116,8 +137,9 @@ def _load(name: str) -> dict[str, Any]:
             data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{where}: cannot load rule data: {exc}") from exc
-    if data.get("schema") != SCHEMA:
-        raise ConfigError(f"{where}: schema {data.get('schema')!r} is not supported (expected {SCHEMA})")
+    expected = SCHEMAS.get(name, SCHEMA)
+    if data.get("schema") != expected:
+        raise ConfigError(f"{where}: schema {data.get('schema')!r} is not supported (expected {expected})")
     return data
 
 
@@ -210,16 +232,54 @@ def symbol_families() -> tuple[SymbolFamily, ...]:
 
 @functools.cache
 def rpath_data() -> RpathData:
-    """The ``rpath.toml`` markers.
+    """The ``rpath.toml`` markers and placeholders (schema 2: ``[[marker]]`` / ``[[placeholder]]`` tables).
+
+    Raises:
+        ConfigError: invalid data (a fragment must start with ``/``; ``what`` must be given).
+    """
+    data = _load("rpath")
+
+    def fragments(key: str) -> tuple[PathFragment, ...]:
+        out = []
+        for i, entry in enumerate(_get(data, key, list, "linkaudit/rules/data/rpath.toml", [])):
+            where = f"linkaudit/rules/data/rpath.toml: {key}[{i}]"
+            if not isinstance(entry, dict):
+                raise ConfigError(f"{where}: must be a table")
+            fragment = _get(entry, "fragment", str, where)
+            if not fragment.startswith("/"):
+                raise ConfigError(f"{where}: fragment {fragment!r} must start with '/'")
+            out.append(PathFragment(fragment, _get(entry, "what", str, where)))
+        return tuple(out)
+
+    return RpathData(markers=fragments("marker"), placeholders=fragments("placeholder"))
+
+
+@dataclass(frozen=True, slots=True)
+class GlibcFiles:
+    """glibc's own files (``glibc.toml``), which may need GLIBC_PRIVATE from each other."""
+
+    sonames: tuple[str, ...]
+    path_fragments: tuple[str, ...]
+
+    def owns(self, soname: str | None, path: str) -> bool:
+        """True when a file with DT_SONAME ``soname`` at ``path`` is part of glibc."""
+        if soname and any(fnmatch.fnmatchcase(soname, g) for g in self.sonames):
+            return True
+        return any(f in path for f in self.path_fragments)
+
+
+@functools.cache
+def glibc_files() -> GlibcFiles:
+    """The ``glibc.toml`` lists.
 
     Raises:
         ConfigError: invalid data.
     """
-    data = _load("rpath")
-    where = "linkaudit/rules/data/rpath.toml"
-    return RpathData(
-        build_tree_markers=tuple(_strings(data, "build_tree_markers", where)),
-        placeholders=tuple(_strings(data, "placeholders", where, [])),
+    data = _load("glibc")
+    where = "linkaudit/rules/data/glibc.toml"
+    return GlibcFiles(
+        sonames=tuple(_strings(data, "private_sonames", where)),
+        path_fragments=tuple(_strings(data, "private_path_fragments", where, [])),
     )
 
 

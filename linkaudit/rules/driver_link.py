@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..report import Finding, Severity
 from .base import Rule, preview
+from ..loader.analysis import would_fail
 from .data import driver_api, driver_libraries
 
 
@@ -44,10 +45,18 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         "used_symbols": "undefined symbols of the file that the library exports (when known)",
         "used_count": "number of such symbols",
         "unused": "true when the export list is known and the file uses none of it",
+        "roots": "with loader emulation: [{root, kind, reached, chain}] the import roots whose NEEDED closure reaches the driver link",
+        "would_fail": "what the user would see on a machine without the driver (null when no root reaches it)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         libraries = driver_libraries()
+        linkage = context.linkage
+        driverless = linkage is not None and linkage.env.driverless
+        loaded_as: dict[str, list[str]] = {}
+        if linkage is not None:
+            for loaded, given in linkage.audited.items():
+                loaded_as.setdefault(given, []).append(loaded)
         for binary in context.binaries:
             for needed in binary.needed:
                 lib = next((d for d in libraries if d.matches(needed.name)), None)
@@ -75,16 +84,33 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                         "that is dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, "
                         "cuGetProcAddress)"
                     )
-                yield self.finding(
-                    binary,
-                    needed.name,
-                    message,
-                    {
-                        "library": needed.name,
-                        "component": lib.component,
-                        "exports_known": lib.api is not None,
-                        "used_symbols": used,
-                        "used_count": len(used),
-                        "unused": unused,
-                    },
-                )
+                evidence: dict[str, object] = {
+                    "library": needed.name,
+                    "component": lib.component,
+                    "exports_known": lib.api is not None,
+                    "used_symbols": used,
+                    "used_count": len(used),
+                    "unused": unused,
+                }
+                severity = None
+                if driverless and linkage is not None:
+                    reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
+                    reached = [r for r in reaches if r.reached]
+                    evidence["roots"] = [r.to_dict((needed.name,)) for r in reached]
+                    if reached:
+                        first = reached[0]
+                        failure = would_fail(
+                            first.kind, first.root, f"{needed.name}: cannot open shared object file: No such file or directory"
+                        )
+                        evidence["would_fail"] = failure
+                        chain = " → ".join(p.rsplit("/", 1)[-1] for p in (*first.chain, needed.name))
+                        message += f". Without a driver: {failure} ({chain})"
+                    elif reaches:
+                        severity = Severity.NOTE
+                        evidence["would_fail"] = None
+                        message = (
+                            f"{how} {needed.name}, the {lib.component}, but no import root's NEEDED closure "
+                            "reaches this file: it can only be dlopen()ed, which is how a plugin that needs the "
+                            "driver must be loaded (lazily, when a GPU is present)"
+                        )
+                yield self.finding(binary, needed.name, message, evidence, severity)

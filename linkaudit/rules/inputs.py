@@ -41,3 +41,24 @@ package without special cases.
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         return iter(())
+
+
+class LoaderSkipped(Rule):
+    id = "loader-skipped"
+    severity = Severity.NOTE
+    summary = "an input the loader emulation does not cover (a musl binary): only per-file rules ran"
+    explain = """\
+linkaudit emulates glibc's dynamic loader. musl's loader follows other rules
+(its /etc/ld-musl-ARCH.path file, no ld.so.cache, no glibc-hwcaps, DT_RPATH and
+DT_RUNPATH treated alike), so rather than answer with glibc's, the loader rules
+(library-not-found, version-not-found, unresolved-symbol, unused-needed) are not
+run for musl binaries; the per-file rules still are.
+"""
+    evidence = {"reason": "why the loader emulation skipped the input"}
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        linkage = context.linkage
+        if linkage is None:
+            return
+        for path, reason in linkage.skipped:
+            yield self.finding(path, path, reason, {"reason": reason})

@@ -22,6 +22,39 @@ def _expected(fam: SymbolFamily, binary: Binary) -> str:
     return f"{stem}.so*" if binary.format is Format.ELF else stem
 
 
+def find_missing(binary: Binary) -> dict[str, tuple[str, list[str], SymbolFamily | None]]:
+    """Undefined, non-weak symbols of ``binary`` whose family no DT_NEEDED provides.
+
+    Returns:
+        family key -> (expected provider, display names ``name@ver``, family or ``None``
+        when the family comes from a version naming a file).
+    """
+    classify = family_index().classify
+    needed = binary.needed_names
+    stems = {library_stem(n) for n in needed}
+    missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
+    for sym in binary.symbols.iter_undefined():
+        if sym.binding == Binding.WEAK or not sym.name:
+            continue
+        version = sym.version
+        if version is not None and _names_a_file(version.name):
+            # First evidence: the version names the providing file.
+            stem = library_stem(version.name)
+            if stem in stems:
+                continue
+            fam = classify(sym.name)
+            if fam is not None and not fam.provided_by(version.name):
+                fam = None
+            key, expected = (fam.name if fam else stem), version.name
+        else:
+            fam = classify(sym.name)
+            if fam is None or any(fam.provided_by(n) for n in needed):
+                continue
+            key, expected = fam.name, _expected(fam, binary)
+        missing.setdefault(key, (expected, [], fam))[1].append(sym.display_name())
+    return missing
+
+
 class MissingProvider(Rule):
     id = "missing-provider"
     severity = Severity.ERROR
@@ -57,34 +90,15 @@ The family table is data: linkaudit/rules/data/cuda.toml.
         "needed": "the file's DT_NEEDED entries",
         "driver": "true when only a GPU driver provides the family",
         "linked_driver_libraries": "DT_NEEDED entries that name driver libraries (over-linking context)",
+        "unresolved_in": "import roots in whose load these symbols bind nowhere (the unresolved-symbol findings this explains)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        classify = family_index().classify
         drivers = driver_libraries()
+        linkage = context.linkage
         for binary in context.binaries:
             needed = binary.needed_names
-            stems = {library_stem(n) for n in needed}
-            missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
-            for sym in binary.symbols.iter_undefined():
-                if sym.binding == Binding.WEAK or not sym.name:
-                    continue
-                version = sym.version
-                if version is not None and _names_a_file(version.name):
-                    # First evidence: the version names the providing file.
-                    stem = library_stem(version.name)
-                    if stem in stems:
-                        continue
-                    fam = classify(sym.name)
-                    if fam is not None and not fam.provided_by(version.name):
-                        fam = None
-                    key, expected = (fam.name if fam else stem), version.name
-                else:
-                    fam = classify(sym.name)
-                    if fam is None or any(fam.provided_by(n) for n in needed):
-                        continue
-                    key, expected = fam.name, _expected(fam, binary)
-                missing.setdefault(key, (expected, [], fam))[1].append(sym.display_name())
+            missing = find_missing(binary)
             if not missing:
                 continue
             linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
@@ -111,17 +125,24 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                         f"; the file links {', '.join(linked_drivers)} instead, which provides none of "
                         "them (a build system naming the wrong library)"
                     )
-                yield self.finding(
-                    binary,
-                    expected,
-                    message,
-                    {
-                        "family": key,
-                        "expected_provider": expected,
-                        "symbols": symbols,
-                        "count": len(symbols),
-                        "needed": list(needed),
-                        "driver": bool(fam and fam.driver),
-                        "linked_driver_libraries": linked_drivers,
-                    },
-                )
+                evidence: dict[str, object] = {
+                    "family": key,
+                    "expected_provider": expected,
+                    "symbols": symbols,
+                    "count": len(symbols),
+                    "needed": list(needed),
+                    "driver": bool(fam and fam.driver),
+                    "linked_driver_libraries": linked_drivers,
+                }
+                if linkage is not None:
+                    # The unresolved-symbol consequences this root cause explains.
+                    names = {s.split("@", 1)[0] for s in symbols}
+                    evidence["unresolved_in"] = sorted(
+                        {
+                            root
+                            for (root, obj), bounds in linkage.bindings.items()
+                            if linkage.audited.get(obj) == binary.path
+                            and any(b.provider is None and b.symbol.name in names for b in bounds)
+                        }
+                    )
+                yield self.finding(binary, expected, message, evidence)

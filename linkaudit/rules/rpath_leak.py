@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
@@ -9,7 +10,10 @@ from ..report import Finding, Severity
 from .base import Rule
 from .data import rpath_data
 
-_ORIGIN = ("$ORIGIN", "${ORIGIN}")
+#: ``$ORIGIN`` or ``${ORIGIN}`` as a whole first component (ld.so's
+#: _dl_dst_substitute: the name ends at a character that cannot continue it);
+#: ``$ORIGINAL/lib`` is not ``$ORIGIN``.
+_ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
 
 
 class RpathLeak(Rule):
@@ -32,8 +36,10 @@ means the current directory) is resolved against the process's working
 directory: a warning, since it finds different files depending on where the
 program starts.
 
-conda's build-time placeholder prefix is rewritten at install time and is not a
-leak. Fix with patchelf --set-rpath '$ORIGIN/...' or the build's
+conda-build's host prefix (.../_h_env_placehold_placehold...) and conda's
+legacy /opt/anaconda1anaconda2anaconda3 are rewritten at install time and are
+not leaks. Markers match whole path components (/stubs matches lib64/stubs, not
+/usr/lib/stubsfoo). Fix with patchelf --set-rpath '$ORIGIN/...' or the build's
 CMAKE_INSTALL_RPATH / -Wl,-rpath,'$ORIGIN/...'.
 
 Data: linkaudit/rules/data/rpath.toml.
@@ -44,6 +50,7 @@ Data: linkaudit/rules/data/rpath.toml.
         "index": "position of the entry in the tag's list (0-based)",
         "reason": "absolute | build-tree | relative | empty",
         "marker": "the build-tree fragment matched (for build-tree)",
+        "marker_what": "what that fragment is (for build-tree)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -51,11 +58,11 @@ Data: linkaudit/rules/data/rpath.toml.
         for binary in context.binaries:
             for tag, entries in (("DT_RPATH", binary.rpath), ("DT_RUNPATH", binary.runpath)):
                 for index, entry in enumerate(entries):
-                    if entry.startswith(_ORIGIN):
+                    if _ORIGIN.match(entry):
                         continue
-                    if any(entry.startswith(p) for p in data.placeholders):
+                    if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
                         continue
-                    marker = next((m for m in data.build_tree_markers if m in entry + "/"), None)
+                    marker = next((m for m in data.markers if m.matches(entry)), None)
                     if entry == "":
                         reason, severity = "empty", Severity.WARNING
                         message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
@@ -68,7 +75,7 @@ Data: linkaudit/rules/data/rpath.toml.
                     elif marker is not None:
                         reason, severity = "build-tree", Severity.ERROR
                         message = (
-                            f"{tag} entry {entry!r} points into a build or temporary tree ({marker.strip('/')}): "
+                            f"{tag} entry {entry!r} points into {marker.what} ({marker.fragment}): "
                             "a path of the build machine that leaked into the package"
                         )
                     else:
@@ -81,6 +88,13 @@ Data: linkaudit/rules/data/rpath.toml.
                         binary,
                         entry,
                         message,
-                        {"tag": tag, "entry": entry, "index": index, "reason": reason, "marker": marker},
+                        {
+                            "tag": tag,
+                            "entry": entry,
+                            "index": index,
+                            "reason": reason,
+                            "marker": marker.fragment if marker and reason == "build-tree" else None,
+                            "marker_what": marker.what if marker and reason == "build-tree" else None,
+                        },
                         severity,
                     )

@@ -9,11 +9,16 @@ from ..context import AuditContext
 from ..model import Binary
 from ..report import Finding, Severity
 from .base import Rule, preview
+from .data import glibc_files
 
 #: Marker versions that carry no number but stand for a glibc release
 #: (glibc NEWS: DT_RELR support, GLIBC_ABI_DT_RELR, came with glibc 2.36).
 VERSION_MARKERS: dict[str, tuple[str, tuple[int, ...]]] = {
     "GLIBC_ABI_DT_RELR": ("GLIBC", (2, 36)),
+}
+#: What each marker is, for messages.
+MARKER_MEANINGS: dict[str, str] = {
+    "GLIBC_ABI_DT_RELR": "DT_RELR relocations from -z pack-relative-relocs, supported since glibc 2.36",
 }
 
 
@@ -24,6 +29,12 @@ def effective_version(name: str) -> tuple[str, tuple[int, ...]] | None:
 
 def _fmt(prefix: str, numbers: tuple[int, ...]) -> str:
     return f"{prefix}_{'.'.join(map(str, numbers))}"
+
+
+def _named(name: str) -> str:
+    """``"GLIBC_2.34"``, or ``"GLIBC_ABI_DT_RELR (= GLIBC_2.36)"`` for a marker."""
+    marker = VERSION_MARKERS.get(name)
+    return f"{name} (= {_fmt(*marker)})" if marker else name
 
 
 class SymbolVersion(Rule):
@@ -44,14 +55,17 @@ still fails. Linking with -z pack-relative-relocs adds GLIBC_ABI_DT_RELR, needed
 by no symbol: such a library does not load on glibc older than 2.36, and is
 treated here as needing GLIBC_2.36. Entries flagged VER_FLG_WEAK are exempt
 (ld.so only warns). A need of GLIBC_PRIVATE is always an error: those symbols
-are glibc-internal and change between any two builds of glibc.
+are glibc-internal and change between any two builds of glibc — except in
+glibc's own files (libc.so.6, libm.so.6, ld.so, libnss_*, the gconv modules...:
+linkaudit/rules/data/glibc.toml), which need it from each other by design.
 
 One finding per ceiling exceeded, naming the highest version required, every
 version above the ceiling and every symbol that needs one of them.
 """
     evidence = {
         "ceiling": "the --max-version ceiling exceeded (or null for GLIBC_PRIVATE)",
-        "highest": "the highest version of that prefix required",
+        "highest": "the highest version of that prefix required, as a numbered release (GLIBC_2.36 for GLIBC_ABI_DT_RELR)",
+        "highest_name": "the version name actually needed that is the highest (GLIBC_ABI_DT_RELR); the finding's subject",
         "versions": "versions above the ceiling: [{name, file, weak, symbols}]",
         "symbols": "symbols needing a version above the ceiling (name@version)",
         "unused_versions": "versions above the ceiling needed by no symbol",
@@ -75,7 +89,7 @@ version above the ceiling and every symbol that needs one of them.
 
     def _private(self, binary: Binary) -> Iterator[Finding]:
         private = [(n.file, v) for n in binary.version_needs for v in n.versions if v.name == "GLIBC_PRIVATE"]
-        if not private:
+        if not private or glibc_files().owns(binary.soname, binary.path):
             return
         users = self._symbols_by_version(binary)
         symbols = sorted(f"{s}@GLIBC_PRIVATE" for f, _v in private for s in users.get(("GLIBC_PRIVATE", f), []))
@@ -90,6 +104,7 @@ version above the ceiling and every symbol that needs one of them.
             {
                 "ceiling": None,
                 "highest": "GLIBC_PRIVATE",
+                "highest_name": "GLIBC_PRIVATE",
                 "versions": [
                     {"name": v.name, "file": f, "weak": v.weak, "symbols": sorted(users.get((v.name, f), []))}
                     for f, v in private
@@ -102,6 +117,8 @@ version above the ceiling and every symbol that needs one of them.
     def _ceilings(self, binary: Binary, ceilings: dict[str, VersionCeiling]) -> Iterator[Finding]:
         above: dict[str, list[tuple[str, str, bool, tuple[int, ...]]]] = {}
         highest: dict[str, tuple[int, ...]] = {}
+        # name of the highest need per prefix; on a tie a numbered name beats a marker
+        highest_name: dict[str, str] = {}
         for need in binary.version_needs:
             for v in need.versions:
                 parsed = effective_version(v.name)
@@ -113,7 +130,10 @@ version above the ceiling and every symbol that needs one of them.
                     continue
                 if v.weak:
                     continue
-                highest[prefix] = max(highest.get(prefix, numbers), numbers)
+                best = highest.get(prefix)
+                if best is None or numbers > best or (numbers == best and highest_name[prefix] in VERSION_MARKERS):
+                    highest[prefix] = numbers
+                    highest_name[prefix] = v.name
                 if numbers > ceiling.version:
                     above.setdefault(prefix, []).append((v.name, need.file, v.weak, numbers))
         if not above:
@@ -123,6 +143,7 @@ version above the ceiling and every symbol that needs one of them.
             ceiling = ceilings[prefix]
             versions.sort(key=lambda t: t[3])
             top = _fmt(prefix, highest[prefix])
+            top_name = highest_name[prefix]
             symbols: list[str] = []
             unused: list[str] = []
             listed = []
@@ -133,9 +154,12 @@ version above the ceiling and every symbol that needs one of them.
                     unused.append(name)
                 listed.append({"name": name, "file": file, "weak": weak, "symbols": syms})
             names = [v[0] for v in versions]
+            needs = top_name
+            if top_name in VERSION_MARKERS:
+                needs = f"{top_name}, which stands for {top} ({MARKER_MEANINGS.get(top_name, 'a glibc release')}),"
             message = (
-                f"needs {top} but the ceiling is {ceiling.text}: "
-                f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview(names)})"
+                f"needs {needs} but the ceiling is {ceiling.text}: "
+                f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview([_named(n) for n in names])})"
             )
             if symbols:
                 message += f", used by {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({preview(symbols, 3)})"
@@ -146,11 +170,12 @@ version above the ceiling and every symbol that needs one of them.
                 )
             yield self.finding(
                 binary,
-                top,
+                top_name,
                 message,
                 {
                     "ceiling": ceiling.text,
                     "highest": top,
+                    "highest_name": top_name,
                     "versions": listed,
                     "symbols": symbols,
                     "unused_versions": unused,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..report import Finding, Severity
 from .base import Rule
+from .data import library_stem
 
 
 class VerneedMismatch(Rule):
@@ -29,20 +30,37 @@ patchelf (0.18 or later rewrites both), or rebuild.
     evidence = {
         "verneed_file": "the vn_file name with no DT_NEEDED entry",
         "versions": "versions needed from it",
-        "needed": "the file's DT_NEEDED entries",
+        "needed": "the file's DT_NEEDED entries (each name once, in file order)",
+        "renamed_to": "a DT_NEEDED entry of the same library (same stem, e.g. libnvrtc-1a2b3c4d.so.12): the rename that left vn_file behind; null when none",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         for binary in context.binaries:
             needed = set(binary.needed_names)
+            by_stem: dict[str, str] = {}
+            for name in binary.needed_names:
+                by_stem.setdefault(library_stem(name), name)
             for need in binary.version_needs:
                 if need.file in needed:
                     continue
                 versions = [v.name for v in need.versions]
+                # "(libnvrtc.so.12)" would only echo the file name: a library's own version
+                listed = "" if versions == [need.file] else f" ({', '.join(versions)})"
+                renamed = by_stem.get(library_stem(need.file))
+                why = (
+                    f"DT_NEEDED has {renamed} instead — a rename that rewrote DT_NEEDED but not vn_file"
+                    if renamed
+                    else f"no DT_NEEDED entry is {need.file}"
+                )
                 yield self.finding(
                     binary,
                     need.file,
-                    f"version need names {need.file} ({', '.join(versions)}) but no DT_NEEDED entry is "
-                    f"{need.file}: ld.so aborts with an assertion in dl-version.c when loading the file",
-                    {"verneed_file": need.file, "versions": versions, "needed": list(binary.needed_names)},
+                    f"version need names {need.file}{listed} but {why}: ld.so aborts with an assertion in "
+                    "dl-version.c when loading the file",
+                    {
+                        "verneed_file": need.file,
+                        "versions": versions,
+                        "needed": list(dict.fromkeys(binary.needed_names)),
+                        "renamed_to": renamed,
+                    },
                 )

@@ -21,7 +21,7 @@ def test_broken_seed_exit_1_with_both_findings(run_cli) -> None:  # type: ignore
     assert "[driver-link] libcuda.so.1" in r.stdout
     assert "unused" in r.stdout
     assert "[missing-provider]" in r.stdout and "9 undefined symbols" in r.stdout
-    assert r.stdout.rstrip().splitlines()[-1].startswith("1 file audited: 2 errors, 0 warnings, 0 notes (")
+    assert r.stdout.rstrip().splitlines()[-1].startswith("1 file: 1 audited; 2 errors, 0 warnings, 0 notes (")
 
 
 def test_fixed_twin_exit_0(run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -173,3 +173,191 @@ def test_version_and_help(run_cli) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("--version").exit_code == 0
     r = run_cli("check", "--help")
     assert r.exit_code == 0 and "--max-version" in r.stdout
+
+
+# --- usage errors ---------------------------------------------------------------
+
+
+def test_bad_max_version_is_a_usage_error_not_a_crash(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--max-version", "GLIBC_2." + "9" * 5000, str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "internal error" not in r.stderr and "digits" in r.stderr
+    r = run_cli("check", "--max-version", "glibc_2.17", str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "did you mean GLIBC_2.17" in r.stderr
+
+
+def test_unreadable_input_cannot_be_ignored(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--ignore", "unreadable-input", str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "never hidden" in r.stderr
+
+
+def test_help_documents_every_exit_status(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--help")
+    assert all(f"  {code}  " in r.stdout for code in "0123") and "internal error" in r.stdout
+
+
+def test_unreadable_named_file_does_not_abort_the_others(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Click must not check readability itself (it would abort before any audit)."""
+    target = tmp_path / "secret.so"
+    target.write_bytes((SAMPLES / "fixed/libtorch_cuda.so").read_bytes())
+    real_access, real_open = os.access, os.open
+    monkeypatch.setattr(os, "access", lambda p, m, *a, **k: False if str(p) == str(target) else real_access(p, m))
+
+    def deny(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path) == str(target):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
+    r = run_cli("check", str(target), str(SAMPLES / "broken/libtorch_cuda.so"))
+    assert r.exit_code == 2
+    assert f"{target}: permission denied" in r.stdout
+    assert "[driver-link] libcuda.so.1" in r.stdout
+
+
+# --- --output ---------------------------------------------------------------------
+
+
+def test_output_refuses_a_file_found_under_a_directory_given(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "pkg").mkdir()
+    victim = tmp_path / "pkg" / "lib.so"
+    victim.write_bytes((SAMPLES / "fixed/libtorch_cuda.so").read_bytes())
+    before = victim.read_bytes()
+    link = tmp_path / "out-link"
+    os.symlink(victim, link)
+    for out in (victim, link):
+        r = run_cli("check", "--output", str(out), str(tmp_path / "pkg"))
+        assert r.exit_code == 2 and "refusing to overwrite an input" in r.stderr
+    assert victim.read_bytes() == before
+
+
+def test_output_empty_name_is_a_usage_error(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--output", "", str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "empty file name" in r.stderr
+
+
+def test_output_keeps_the_mode_and_new_files_follow_the_umask(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    existing = tmp_path / "existing.txt"
+    existing.write_text("old\n")
+    existing.chmod(0o640)
+    assert run_cli("check", "-o", str(existing), str(SAMPLES / "fixed")).exit_code == 0
+    assert (existing.stat().st_mode & 0o777, "0 errors" in existing.read_text()) == (0o640, True)
+    old = os.umask(0o027)
+    try:
+        assert run_cli("check", "-o", str(tmp_path / "new.txt"), str(SAMPLES / "fixed")).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640  # 0666 & ~027
+    assert not [p for p in tmp_path.iterdir() if ".linkaudit-" in p.name]
+
+
+def test_output_writes_through_symlinks_and_special_files(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    real = tmp_path / "real.txt"
+    real.write_text("old\n")
+    link = tmp_path / "link.txt"
+    os.symlink(real, link)
+    assert run_cli("check", "-o", str(link), str(SAMPLES / "fixed")).exit_code == 0
+    assert link.is_symlink() and "0 errors" in real.read_text()
+
+    devnull = tmp_path / "null"
+    os.symlink(os.devnull, devnull)
+    assert run_cli("check", "-o", str(devnull), str(SAMPLES / "fixed")).exit_code == 0
+    assert devnull.is_symlink()
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = run_cli("check", "-o", str(fifo), str(SAMPLES / "fixed"))
+    reader.join(10)
+    assert r.exit_code == 0 and b"0 errors" in got[0]
+    assert fifo.is_fifo()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_output_write_errors_are_clean(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    full = tmp_path / "full"
+    os.symlink("/dev/full", full)
+    r = run_cli("check", "-o", str(full), str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "No space left on device" in r.stderr and "internal error" not in r.stderr
+
+    def no_space(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", no_space)
+    r = run_cli("check", "-o", str(tmp_path / "report.txt"), str(SAMPLES / "fixed"))
+    assert r.exit_code == 2 and "No space left on device" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]  # no temporary file left
+
+
+# --- standard output ----------------------------------------------------------------
+
+
+def test_closed_stdout_is_a_clean_error(run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "stdout", None)
+    from linkaudit.cli import main
+
+    code = main(["check", str(SAMPLES / "fixed")])
+    assert code == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_full_and_broken_stdout_in_a_real_process() -> None:
+    cmd = [sys.executable, "-m", "linkaudit", "check", "--format", "json", str(SAMPLES / "fixed")]
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 2 and "No space left on device" in proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    pipe = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert pipe.stdout is not None
+    pipe.stdout.close()  # the reader goes away: EPIPE
+    _out, err = pipe.communicate()
+    assert pipe.returncode == 2 and "Broken pipe" in err and "Traceback" not in err
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0
+    proc = subprocess.run(" ".join(cmd) + " >&-", shell=True, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 2 and "standard output is closed" in proc.stderr
+
+
+def test_color_is_forced_either_way(run_cli) -> None:  # type: ignore[no-untyped-def]
+    broken = str(SAMPLES / "broken/libtorch_cuda.so")
+    assert "\x1b[31m" in run_cli("check", "--color", broken).stdout  # captured: not a terminal
+    assert "\x1b[" not in run_cli("check", "--no-color", broken).stdout
+    assert "\x1b[" not in run_cli("check", broken).stdout
+
+
+# --- skipped formats and the summary ----------------------------------------------------
+
+
+def test_unsupported_formats_are_skipped_not_unreadable(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "libfoo.a").write_bytes(b"!<arch>\n" + b"x" * 60)
+    (tmp_path / "pkg" / "lib.so").write_bytes((SAMPLES / "fixed/libnvrtc.so.12").read_bytes())
+    macho = tmp_path / "libbar.dylib"
+    macho.write_bytes(b"\xcf\xfa\xed\xfe" + b"\0" * 60)
+    r = run_cli("check", str(tmp_path / "pkg"), str(macho))
+    assert r.exit_code == 0, r.stdout
+    assert r.stdout.splitlines()[-1].startswith("3 files: 1 audited, 2 skipped (format not supported yet); 0 errors,")
+    r = run_cli("check", "--format", "json", str(tmp_path / "pkg"), str(macho))
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    skipped = {f["path"]: f for f in doc["files"] if f["status"] == "skipped"}
+    assert set(skipped) == {str(tmp_path / "pkg" / "libfoo.a"), str(macho)}
+    assert skipped[str(macho)]["format"] == "macho" and "not supported yet" in skipped[str(macho)]["reason"]
+    assert doc["summary"]["skipped"] == 2 and doc["summary"]["unreadable"] == 0
+
+
+def test_summary_line_totals_first(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", str(SAMPLES / "corrupt/empty.so"), str(SAMPLES / "fixed"))
+    assert r.stdout.splitlines()[-1].startswith("3 files: 2 audited, 1 unreadable; ")
+
+
+def test_json_records_the_settings(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli(
+        "check", "--format", "json", "--max-version", "GLIBC_2.17", "--ignore", "rpath-leak", str(SAMPLES / "fixed")
+    )
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    assert doc["config"] == {"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}

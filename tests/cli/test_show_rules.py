@@ -68,3 +68,55 @@ def test_every_rule_is_documented() -> None:
     for rule in RULES:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.id)
         assert rule.summary and len(rule.explain) > 200 and rule.evidence
+
+
+def test_show_walks_directories_and_names_bad_inputs_like_check(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    broken = tmp_path / "gone.so"
+    os.symlink(tmp_path / "nowhere", broken)
+    r = run_cli("show", str(SAMPLES / "fixed"), str(broken))
+    assert r.exit_code == 2
+    assert f"{broken}: broken symlink (its target does not exist)" in r.stderr
+    assert "soname       libtorch_cuda.so" in r.stdout and "soname       libnvrtc.so.12" in r.stdout
+    r = run_cli("show", "--format", "json", str(SAMPLES / "fixed"), str(broken), str(SAMPLES / "corrupt/lying_phdr.so"))
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    validate_show(doc)
+    assert len(doc["binaries"]) == 2
+    errors = {e["path"]: e for e in doc["errors"]}
+    assert errors[str(broken)] == {
+        "path": str(broken),
+        "reason": "broken symlink (its target does not exist)",
+        "offset": None,
+    }
+    assert errors[str(SAMPLES / "corrupt/lying_phdr.so")]["offset"] is not None
+    assert run_cli("show", "--format", "json", str(SAMPLES / "fixed")).exit_code == 0
+
+
+def test_show_symbols_in_readelf_columns(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("show", "--symbols", str(SAMPLES / "fixed/libnvrtc.so.12"), str(SAMPLES / "fixed/libtorch_cuda.so"))
+    lines = r.stdout.splitlines()
+    assert "     Num:    Value          Size Type    Bind   Vis      Ndx Name" in lines
+    created = [line for line in lines if line.endswith(" nvrtcCreateProgram@libnvrtc.so.12")]
+    assert created and created[0].split()[2:7] == ["0", "FUNC", "GLOBAL", "DEFAULT", "UND"]
+    defined = [line for line in lines if line.endswith(" nvrtcCreateProgram@@libnvrtc.so.12")]
+    fields = defined[0].split()
+    assert fields[3:6] == ["FUNC", "GLOBAL", "DEFAULT"] and fields[6].isdigit() and int(fields[2]) > 0
+    assert not any(line.startswith(("    U ", "    T ", "    W ", "    D ")) for line in lines)  # no nm letters
+
+
+def test_show_names_the_dynamic_flags(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("show", str(SAMPLES / "misc/hello"))
+    assert "flags        DT_FLAGS_1=0x8000000 (PIE)" in r.stdout
+    doc = json.loads(run_cli("show", "--format", "json", str(SAMPLES / "misc/hello")).stdout)
+    assert doc["binaries"][0]["flags_1_names"] == ["PIE"]
+
+
+def test_flag_names() -> None:
+    from linkaudit.model import DT_FLAGS_1_NAMES, DT_FLAGS_NAMES, flag_names
+
+    assert flag_names(0x8000001, DT_FLAGS_1_NAMES) == ["NOW", "PIE"]
+    assert flag_names(0x18, DT_FLAGS_NAMES) == ["BIND_NOW", "STATIC_TLS"]
+    assert flag_names(0x800 | 0x80000000, DT_FLAGS_1_NAMES) == ["NODEFLIB", "0x80000000"]
+    assert flag_names(0, DT_FLAGS_NAMES) == []

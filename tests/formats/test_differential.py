@@ -104,3 +104,39 @@ def test_real_wheel_agrees_with_binutils(torch_lib: Path) -> None:
 def test_real_wheel_agrees_with_pyelftools(torch_lib: Path) -> None:
     for path in _wheel_files(torch_lib):
         check_against_pyelftools(path)
+
+
+#: Trusted binaries of the machine itself (skipped when absent): executables with
+#: copy relocations (``stdout@GLIBC_2.2.5`` defined from a version need), glibc
+#: itself (``@@`` definitions, GLIBC_PRIVATE), a large C++ library.
+SYSTEM_FILES = [
+    "/usr/bin/ls",
+    "/usr/bin/python3",
+    "/lib/x86_64-linux-gnu/libc.so.6",
+    "/lib/x86_64-linux-gnu/libstdc++.so.6",
+    "/lib/x86_64-linux-gnu/libm.so.6",
+]
+
+
+@pytest.mark.skipif(not have_binutils(), reason="readelf/nm not on PATH")
+@pytest.mark.parametrize("path", SYSTEM_FILES)
+def test_system_binaries_agree_with_binutils(path: str) -> None:
+    """nm -D's ``name@VER`` / ``name@@VER`` on the machine's own binaries, symlinks resolved."""
+    if not Path(path).exists():
+        pytest.skip(f"{path} is absent here")
+    real = str(Path(path).resolve())
+    check_against_binutils(real)
+
+
+def test_defined_symbol_versioned_from_a_need_is_single_at() -> None:
+    """A copy-relocated definition (version from .gnu.version_r) is ``name@VER``, as binutils prints it."""
+    from linkaudit.model import Binding, Symbol, SymbolType, SymbolVersion, Visibility
+
+    def sym(version: SymbolVersion, hidden: bool = False) -> Symbol:
+        return Symbol(
+            "stdout", True, Binding.GLOBAL, SymbolType.OBJECT, Visibility.DEFAULT, 0x245E0, 8, version, hidden, 26
+        )
+
+    assert sym(SymbolVersion("GLIBC_2.2.5", "libc.so.6")).display_name() == "stdout@GLIBC_2.2.5"
+    assert sym(SymbolVersion("GLIBC_2.2.5", None)).display_name() == "stdout@@GLIBC_2.2.5"
+    assert sym(SymbolVersion("GLIBC_2.2.5", None), hidden=True).display_name() == "stdout@GLIBC_2.2.5"

@@ -56,3 +56,80 @@ def test_schema_rejects_a_finding_without_evidence(report) -> None:  # type: ign
 def test_text_colour_only_when_asked(report) -> None:  # type: ignore[no-untyped-def]
     assert "\x1b[" not in renderer(OutputFormat.TEXT)(report, color=False)
     assert "\x1b[31m" in renderer(OutputFormat.TEXT)(report, color=True)
+
+
+def test_text_leaves_out_evidence_that_says_nothing() -> None:
+    from linkaudit.report import Finding, Report, Severity
+
+    f = Finding(
+        "rpath-leak",
+        Severity.WARNING,
+        "lib.so",
+        "/opt",
+        "absolute",
+        {"none": None, "false": False, "empty": [], "blank": "", "zero": 0, "yes": True, "entry": "/opt"},
+    )
+    text = renderer(OutputFormat.TEXT)(Report((), (f,)))
+    assert "zero: 0" in text and "yes: yes" in text and "entry: /opt" in text
+    assert not any(k in text for k in ("none:", "false:", "empty:", "blank:"))
+
+
+def _hostile_tree(tmp_path: Path) -> Path:
+    """A directory whose name is not UTF-8, holding a library with bad bytes and control characters in its strings."""
+    import os
+
+    from ..formats.elfbuild import DT_NEEDED, DT_RUNPATH, build, sym
+
+    needed, runpath, name = b"lib\xff\xfe.so", b"/tmp/\x1b[31mred\nerror [fake] x", b"sym\x80bol"
+    dynstr = b"\0" + needed + b"\0" + runpath + b"\0" + name + b"\0"
+    data = build(
+        dynstr,
+        [(DT_NEEDED, 1), (DT_RUNPATH, 2 + len(needed))],
+        dynsym=sym(0, 0) + sym(3 + len(needed) + len(runpath)),
+    )
+    top = tmp_path / os.fsdecode(b"pkg\xff\x1b[2J")
+    top.mkdir()
+    (top / os.fsdecode(b"lib\nfake.so")).write_bytes(data)
+    return top
+
+
+def test_reports_are_valid_utf8_with_bad_bytes_and_controls_escaped(tmp_path: Path) -> None:
+    """Text and JSON, stdout and --output: UTF-8 always; \\xNN for bad bytes; no raw newline or ESC from a name."""
+    import subprocess
+    import sys
+
+    top = _hostile_tree(tmp_path)
+    for fmt in ("text", "json"):
+        out = tmp_path / f"report.{fmt}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "linkaudit", "check", "--format", fmt, "--no-color", str(top)],
+            capture_output=True,
+            env={**__import__("os").environ, "PYTHONIOENCODING": "ascii"},
+        )
+        assert proc.returncode in (0, 1), proc.stderr
+        assert b"internal error" not in proc.stderr
+        stdout = proc.stdout.decode("utf-8")  # strict: valid UTF-8
+        written = subprocess.run(
+            [sys.executable, "-m", "linkaudit", "check", "--format", fmt, "-o", str(out), str(top)],
+            capture_output=True,
+        )
+        assert written.returncode in (0, 1), written.stderr
+        for text in (stdout, out.read_bytes().decode("utf-8")):
+            assert "\x1b" not in text
+            if fmt == "json":
+                doc = json.loads(text)
+                validate_report(doc)
+                assert any(f["path"].endswith("lib\nfake.so") for f in doc["files"])  # JSON escapes it
+                assert "lib\\\\xff\\\\xfe.so" in text  # the JSON text of the string lib\xff\xfe.so
+            else:
+                assert "pkg\\xff\\x1b[2J" in text and "lib\\nfake.so" in text
+                assert "\nerror [fake]" not in text and "red\\nerror [fake]" in text
+
+
+def test_show_escapes_too(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    top = _hostile_tree(tmp_path)
+    r = run_cli("show", "--symbols", str(top))
+    assert r.exit_code == 0
+    assert "lib\\xff\\xfe.so" in r.stdout and "sym\\x80bol" in r.stdout and "\x1b" not in r.stdout
+    doc = json.loads(run_cli("show", "--format", "json", "--symbols", str(top)).stdout)
+    assert doc["binaries"][0]["needed"][0]["name"] == "lib\\xff\\xfe.so"

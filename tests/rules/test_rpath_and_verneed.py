@@ -25,3 +25,86 @@ def test_verneed_naming_a_file_not_needed() -> None:
 
 def test_consistent_verneed_is_clean() -> None:
     assert findings("fixed/libtorch_cuda.so", "misc/libnewglibc.so", rule="verneed-mismatch") == []
+
+
+def _rpath_findings(*entries: str):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from linkaudit import read
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.rules.rpath_leak import RpathLeak
+
+    from .helpers import SAMPLES
+
+    (b,) = read(str(SAMPLES / "misc/libabs.so"))
+    return {
+        f.evidence["entry"]: f for f in RpathLeak().check(AuditContext((replace(b, runpath=entries),), AuditConfig()))
+    }
+
+
+def test_origin_must_be_the_whole_token() -> None:
+    got = _rpath_findings("$ORIGIN", "$ORIGIN/../lib", "${ORIGIN}/lib", "$ORIGINAL/lib", "${ORIGIN}x")
+    assert set(got) == {"$ORIGINAL/lib", "${ORIGIN}x"}
+    assert got["$ORIGINAL/lib"].evidence["reason"] == "relative"
+
+
+def test_markers_match_whole_path_components_and_say_what_they_are() -> None:
+    got = _rpath_findings(
+        "/usr/lib/stubsfoo", "/usr/local/cuda/lib64/stubs", "/opt/x/builder/lib", "/tmp/pip-req-build-1a2b/lib"
+    )
+    assert got["/usr/lib/stubsfoo"].evidence["reason"] == "absolute"
+    assert got["/opt/x/builder/lib"].evidence["reason"] == "absolute"
+    stubs = got["/usr/local/cuda/lib64/stubs"]
+    assert (stubs.evidence["reason"], stubs.evidence["marker"]) == ("build-tree", "/stubs/")
+    assert "stub libraries" in stubs.message and "must never be found at run time" in stubs.message
+    assert got["/tmp/pip-req-build-1a2b/lib"].evidence["marker"] == "/tmp/"
+
+
+def test_conda_host_placeholder_is_not_a_leak_but_the_build_env_is() -> None:
+    host = "/home/conda/feedstock_root/build_artifacts/pkg_1733/_h_env_placehold_placehold_placehold/lib"
+    short = "/opt/conda/conda-bld/pkg_1733/_h_env/lib"
+    build_env = "/home/conda/feedstock_root/build_artifacts/pkg_1733/_build_env/lib"
+    got = _rpath_findings(host, short, "/opt/anaconda1anaconda2anaconda3/lib", build_env)
+    assert set(got) == {build_env}
+    assert got[build_env].evidence["marker"] == "/_build_env/"
+
+
+def test_rpath_data_schema_is_checked(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from linkaudit import ConfigError
+    from linkaudit.rules import data
+
+    monkeypatch.setattr(data, "SCHEMAS", {"rpath": 3})
+    data.rpath_data.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="expected 3"):
+            data.rpath_data()
+    finally:
+        data.rpath_data.cache_clear()
+
+
+def test_verneed_mismatch_names_the_rename() -> None:
+    (f,) = findings("misc/libverneed_mismatch.so", rule="verneed-mismatch")
+    assert "(libnvrtc.so.12)" not in f.message  # the version list only echoed the file name
+    assert "DT_NEEDED has libnvrtc-1a2b3c4d.so.12 instead" in f.message and "not vn_file" in f.message
+    assert f.evidence["renamed_to"] == "libnvrtc-1a2b3c4d.so.12"
+
+
+def test_verneed_mismatch_without_a_rename() -> None:
+    from dataclasses import replace
+
+    from linkaudit import read
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.model import NeededLibrary
+    from linkaudit.rules.verneed_mismatch import VerneedMismatch
+
+    from .helpers import SAMPLES
+
+    (b,) = read(str(SAMPLES / "misc/libverneed_mismatch.so"))
+    b = replace(b, needed=(NeededLibrary("libc.so.6"),) * 3)
+    (f,) = VerneedMismatch().check(AuditContext((b,), AuditConfig()))
+    assert "no DT_NEEDED entry is libnvrtc.so.12" in f.message
+    assert f.evidence["renamed_to"] is None and f.evidence["needed"] == ["libc.so.6"]

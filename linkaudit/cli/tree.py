@@ -1,0 +1,95 @@
+"""``linkaudit tree PATH...``: the dependency tree of each import root, as ld.so would build it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import InputError
+from ..inputs import collect
+from ..loader.analysis import Root, analyze
+from ..loader.closure import root_kind_of
+from ..loader.fs import FileSystemView
+from ..model import Binary
+from ..formats import read_path
+from ..rules.data import driver_libraries
+from .options import loader_options, target_from_options
+
+
+def run_analysis(paths: tuple[str, ...], options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
+    """Read ``paths`` and emulate the loader with the options given; returns (analysis, exit status)."""
+    env = target_from_options(**options)
+    collected = collect(list(paths))
+    status = 0
+    for error in collected.errors:
+        click.echo(f"linkaudit: error: {error}", err=True)
+        status = 2
+    binaries: list[Binary] = []
+    for path in collected.files:
+        try:
+            binaries.extend(read_path(path))
+        except InputError as error:
+            click.echo(f"linkaudit: error: {error}", err=True)
+            status = 2
+    fs = FileSystemView(env.sysroot)
+    for b in binaries:
+        fs.remember(b)
+    roots = None
+    entries: tuple[str, ...] = options.get("entries", ())
+    if entries:
+        by_path = {b.path: b for b in binaries}
+        roots = []
+        for entry in entries:
+            b = by_path.get(entry)
+            if b is None:
+                try:
+                    b = read_path(entry)[0]
+                except InputError as error:
+                    click.echo(f"linkaudit: error: {error}", err=True)
+                    status = 2
+                    continue
+            roots.append(Root(entry, root_kind_of(b)))
+    drivers = driver_libraries()
+    analysis = analyze(
+        binaries, env, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers), bind_all=bind_all
+    )
+    return analysis, status
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--verbose", "-v", is_flag=True, help="List every path tried, for found libraries too.")
+@click.option("--all-roots", is_flag=True, help="Also draw inputs no root reaches (loaded alone as a dlopen).")
+@click.option(
+    "--bind", is_flag=True, help="Also bind every undefined symbol of every loaded object and count the outcome."
+)
+@loader_options
+def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, **options: Any) -> int:
+    """Draw the dependency tree of each import root as glibc's ld.so would load it.
+
+    Each library is shown with the path it resolved to and why (RPATH or RUNPATH of
+    which object, LD_LIBRARY_PATH, ld.so.cache, system directory, already loaded);
+    missing ones with every path tried. Never executes or loads the inputs.
+    Exit status 1 when a root's load would fail, 2 when an input cannot be read.
+    """
+    from ..output.tree import render_json, render_text
+
+    analysis, status = run_analysis(paths, options, bind_all=bind)
+    loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
+    render = render_json if fmt == "json" else render_text
+    click.echo(render(analysis, loads, verbose), nl=False)
+    if bind and fmt == "text":
+        for load in loads:
+            bounds = [b for (root, _obj), bs in analysis.bindings.items() if root == load.root for b in bs]
+            unbound = [b for b in bounds if b.provider is None]
+            weak = sum(1 for b in unbound if b.symbol.weak)
+            click.echo(
+                f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
+                f"{len(unbound) - weak} unresolved, {weak} weak unresolved"
+            )
+    failed = any(not res.found or res.error for ld in loads for res in ld.resolutions.values()) or any(
+        ld.errors for ld in loads
+    )
+    return status or (1 if failed else 0)

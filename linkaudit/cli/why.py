@@ -1,0 +1,111 @@
+"""``linkaudit why PATH LIBRARY|SYMBOL``: why a library is loaded, or where a symbol binds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ..output import SCHEMA_VERSION
+from .options import loader_options
+from .tree import run_analysis
+
+
+def _base(path: str | None) -> str:
+    return (path or "").rsplit("/", 1)[-1]
+
+
+@click.command()
+@click.argument("path", type=click.Path())
+@click.argument("target", metavar="LIBRARY|SYMBOL")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@loader_options
+def why(path: str, target: str, fmt: str, **options: Any) -> int:
+    """Explain TARGET in the loads of PATH (a file or directory).
+
+    For a LIBRARY (a DT_NEEDED name, SONAME or file name): every chain of DT_NEEDED
+    entries by which an import root pulls it in, and where it resolved or which
+    paths were tried. For a SYMBOL: which definition each use binds to, in which
+    scope, and every object in that scope that defines it. Exit status 1 when
+    TARGET appears nowhere.
+    """
+    analysis, status = run_analysis((path,), options)
+    chains: list[dict[str, Any]] = []
+    for load, root in zip(analysis.loads, analysis.roots, strict=True):
+        for (requester, needed), res in load.resolutions.items():
+            names = {needed, _base(res.path)}
+            obj = load.object(res.path) if res.path else None
+            if obj is not None and obj.binary.soname:
+                names.add(obj.binary.soname)
+            if target not in names:
+                continue
+            chains.append(
+                {
+                    "root": load.root,
+                    "kind": load.kind.value,
+                    "reached": root.reached,
+                    "chain": [*load.chain(requester), needed],
+                    "path": res.path,
+                    "source": res.source.value if res.source else None,
+                    "owner": res.owner,
+                    "tried": [a.path for a in res.attempts] if not res.found else [],
+                    "error": res.error,
+                }
+            )
+    uses: list[dict[str, Any]] = []
+    if not chains:
+        for (root_path, obj_path), bounds in analysis.bindings.items():
+            load = next(ld for ld in analysis.loads if ld.root == root_path)
+            for b in bounds:
+                if b.symbol.name != target and b.symbol.display_name() != target:
+                    continue
+                scope = load.scope_for(obj_path)
+                definers = []
+                for p in scope:
+                    o = load.object(p)
+                    if o is None:
+                        continue
+                    defs = o.binary.symbols.definitions().get(b.symbol.name)
+                    if defs:
+                        definers.append({"path": p, "versions": [d.version for d in defs]})
+                uses.append(
+                    {
+                        "root": root_path,
+                        "user": obj_path,
+                        "reference": b.symbol.display_name(),
+                        "weak": b.symbol.weak,
+                        "binds_to": b.provider,
+                        "scope": "global" if b.provider in load.global_scope else "local" if b.provider else None,
+                        "defined_in_scope": definers,
+                    }
+                )
+    if fmt == "json":
+        doc = {"schema": SCHEMA_VERSION, "target": target, "library_chains": chains, "symbol_uses": uses}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        lines: list[str] = []
+        for c in chains:
+            chain = " → ".join(_base(p) for p in c["chain"])
+            if c["path"]:
+                how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
+                lines.append(f"{c['root']} [{c['kind']}]: {chain} => {c['path']} [{how}]")
+            else:
+                lines.append(
+                    f"{c['root']} [{c['kind']}]: {chain} => {'error: ' + c['error'] if c['error'] else 'not found'}"
+                )
+                lines.extend(f"    tried {t}" for t in c["tried"])
+        for u in uses:
+            where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
+            lines.append(
+                f"{u['root']}: {_base(u['user'])} uses {u['reference']}{' (weak)' if u['weak'] else ''}: {where}"
+            )
+            for d in u["defined_in_scope"]:
+                versions = ", ".join(v or "unversioned" for v in d["versions"])
+                lines.append(f"    defined in {d['path']} ({versions})")
+        if not lines:
+            lines.append(f"{target}: not a library or symbol of any load of {path}")
+        click.echo("\n".join(lines))
+    if status:
+        return status
+    return 0 if chains or uses else 1

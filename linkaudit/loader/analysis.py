@@ -1,0 +1,292 @@
+"""The linkage analysis of one audit: loads per import root, bindings, version checks.
+
+Built once per audit from the model and the explicit loader inputs, then read by
+the rules through ``AuditContext.linkage``.  Nothing here reads the host on its
+own: the ``TargetEnvironment`` and the ``FileSystemView`` are passed in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..model import Binary, Kind, Libc
+from .binding import Bound, bind_object
+from .closure import INTERPRETER, Load, RootKind, load_root, root_kind_of
+from .fs import FileSystemView
+from .ldcache import LdCache, read_ld_cache
+from .ldso import SearchContext, read_system_dirs
+from .target import TargetEnvironment
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """An import root: a path to load and how.
+
+    Attributes:
+        path: the path as given or found.
+        kind: how it is loaded.
+        reached: False for an input that no other root's closure reaches (loaded on
+            its own as a plain ``dlopen`` to check it at all).
+    """
+
+    path: str
+    kind: RootKind
+    reached: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class VersionFailure:
+    """A version need the resolved provider does not define (``dl-version.c`` ``match_version``).
+
+    Attributes:
+        object: path of the object with the need.
+        file: the verneed's file (a DT_NEEDED name).
+        provider: path of the object that file resolved to.
+        version: the version name not defined there.
+        symbols: the object's references that carry that version.
+    """
+
+    object: str
+    file: str
+    provider: str
+    version: str
+    symbols: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class LinkageAnalysis:
+    """Everything the loader emulation found, for the rules.
+
+    Attributes:
+        env: the target the loads were emulated for.
+        loads: one ``Load`` per root, in root order.
+        roots: the roots, in order.
+        audited: path of each audited object as loaded -> the input path it is.
+        bindings: (root path, object path) -> where each undefined symbol binds.
+        version_failures: (root path, failure) pairs.
+        system_dirs: the target's built-in search directories used.
+        cache_path: the ld.so.cache read, or ``None``.
+        skipped: (path, reason) of inputs not emulated (musl targets: glibc's rules do not apply).
+    """
+
+    env: TargetEnvironment
+    loads: list[Load] = field(default_factory=list)
+    roots: list[Root] = field(default_factory=list)
+    audited: dict[str, str] = field(default_factory=dict)
+    bindings: dict[tuple[str, str], list[Bound]] = field(default_factory=dict)
+    version_failures: list[tuple[str, VersionFailure]] = field(default_factory=list)
+    system_dirs: tuple[str, ...] = ()
+    cache_path: str | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def loads_containing(self, path: str) -> list[Load]:
+        """The loads whose objects include ``path``."""
+        return [ld for ld in self.loads if ld.object(path) is not None]
+
+    def root_of(self, load: Load) -> Root:
+        """The ``Root`` a load was made for."""
+        return self.roots[self.loads.index(load)]
+
+    def chains(self, path: str) -> list[Reach]:
+        """Every way ``path`` is reached, one ``Reach`` per load that contains it."""
+        return [
+            Reach(load.root, load.kind, root.reached, tuple(load.chain(path)))
+            for load, root in zip(self.loads, self.roots, strict=True)
+            if load.object(path) is not None
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How one import root reaches an object.
+
+    Attributes:
+        root: the root's path.
+        kind: how the root is loaded.
+        reached: False when the root is an input no other root reaches (loaded alone).
+        chain: paths from the root to the object, each needing the next.
+    """
+
+    root: str
+    kind: RootKind
+    reached: bool
+    chain: tuple[str, ...]
+
+    def to_dict(self, extra: tuple[str, ...] = ()) -> dict[str, object]:
+        """JSON-ready ``{"root", "kind", "reached", "chain"}``, ``extra`` appended to the chain."""
+        return {"root": self.root, "kind": self.kind.value, "reached": self.reached, "chain": [*self.chain, *extra]}
+
+
+def would_fail(kind: RootKind, root: str, message: str) -> str:
+    """What the user would see when loading ``root`` fails with ``message`` (glibc's wording)."""
+    if kind is RootKind.PYTHON_IMPORT:
+        return f"ImportError: {message}"
+    if kind is RootKind.EXECUTABLE:
+        return f"{root}: error while loading shared libraries: {message}"
+    return f"dlopen({root}) fails: {message}"
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def default_roots(binaries: Sequence[Binary]) -> list[Root]:
+    """Python extension modules and executables among the inputs; if none, every input as a plain dlopen."""
+    roots = [
+        Root(b.path, root_kind_of(b))
+        for b in binaries
+        if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE)
+    ]
+    if roots:
+        return roots
+    return [Root(b.path, RootKind.DLOPEN) for b in binaries if b.kind is Kind.SHARED_LIBRARY]
+
+
+def analyze(
+    binaries: Sequence[Binary],
+    env: TargetEnvironment,
+    roots: Sequence[Root] | None = None,
+    fs: FileSystemView | None = None,
+    cache: LdCache | None = None,
+    is_driver: Callable[[str], bool] | None = None,
+    bind_all: bool = False,
+) -> LinkageAnalysis:
+    """Emulate ld.so over the inputs.
+
+    Args:
+        binaries: the audited inputs (ELF only are loaded).
+        env: the target environment.
+        roots: import roots; default ``default_roots(binaries)``.
+        fs: the file-system view (default: ``env.sysroot``).
+        cache: the ld.so.cache (default: read ``etc/ld.so.cache`` under the view when
+            ``env.use_cache``).
+        is_driver: tells a GPU-driver library name (absent in driverless mode); default none.
+        bind_all: bind every loaded object, not only the audited inputs (``tree --bind``).
+
+    Returns:
+        The ``LinkageAnalysis``.
+
+    Raises:
+        InputError: the target's ``ld.so.cache`` is malformed.
+    """
+    fs = fs or FileSystemView(env.sysroot)
+    analysis = LinkageAnalysis(env)
+    elf = []
+    for b in binaries:
+        if b.format.value != "elf" or b.kind is Kind.RELOCATABLE:
+            continue
+        if b.libc is Libc.MUSL:
+            # musl's loader has its own rules (its path file, no cache, no hwcaps): never glibc's.
+            analysis.skipped.append((b.path, "built for musl: loader emulation follows glibc's ld.so only"))
+            continue
+        elf.append(b)
+    if not elf:
+        return analysis
+    if cache is None and env.use_cache:
+        cache_path = "/etc/ld.so.cache"
+        cache = read_ld_cache(fs.host_path(cache_path))
+        analysis.cache_path = cache_path if cache is not None else None
+    first = elf[0]
+    interp = next((b.interpreter for b in elf if b.interpreter), None) or _default_interpreter(first.machine)
+    system_dirs = env.system_dirs or read_system_dirs(fs, interp, first.machine)
+    analysis.system_dirs = system_dirs
+    ctx = SearchContext(env, fs, cache, system_dirs, env.lib_for(system_dirs), is_driver or (lambda _name: False))
+    by_identity: dict[tuple[int, int], Binary] = {}
+    for b in elf:
+        ident = _identity(fs.host_path(_target_path(fs, b.path)))
+        if ident is not None:
+            by_identity.setdefault(ident, b)
+    chosen = list(roots) if roots is not None else default_roots(elf)
+    by_path = {b.path: b for b in elf}
+
+    def run(root: Root) -> Load:
+        binary = by_path.get(root.path) or fs.read_binary(_target_path(fs, root.path))
+        kind = root.kind
+        if kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen):
+            kind = RootKind.PYTHON_IMPORT  # dlopened inside a Python process: the interpreter is global
+        load = load_root(_target_path(fs, root.path), binary, kind, ctx, fs.read_binary)
+        analysis.loads.append(load)
+        analysis.roots.append(root)
+        return load
+
+    reached: set[tuple[int, int]] = set()
+    for root in chosen:
+        load = run(root)
+        for obj in load.objects:
+            ident = _identity(fs.host_path(obj.path))
+            if ident is not None:
+                reached.add(ident)
+    # Inputs no root reaches are loaded on their own (they are dlopened by something).
+    for ident, b in by_identity.items():
+        if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
+            run(Root(b.path, RootKind.DLOPEN, reached=False))
+
+    # Which loaded objects are audited inputs, and their bindings and version checks.
+    for load in analysis.loads:
+        objects = {o.path: o.binary for o in load.objects}
+        for obj in load.objects:
+            ident = _identity(fs.host_path(obj.path))
+            source = by_identity.get(ident) if ident is not None else None
+            if source is None:
+                if bind_all:
+                    analysis.bindings[(load.root, obj.path)] = bind_object(
+                        obj.binary, load.scope_for(obj.path), objects, INTERPRETER if load.interpreter_virtual else None
+                    )
+                continue
+            analysis.audited.setdefault(obj.path, source.path)
+            scope = load.scope_for(obj.path)
+            analysis.bindings[(load.root, obj.path)] = bind_object(
+                obj.binary, scope, objects, INTERPRETER if load.interpreter_virtual else None
+            )
+            analysis.version_failures.extend((load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects))
+    return analysis
+
+
+def _default_interpreter(machine: str) -> str:
+    return {
+        "x86-64": "/lib64/ld-linux-x86-64.so.2",
+        "aarch64": "/lib/ld-linux-aarch64.so.1",
+        "x86": "/lib/ld-linux.so.2",
+        "ppc64le": "/lib64/ld64.so.2",
+        "s390x": "/lib/ld64.so.1",
+    }.get(machine, "/lib/ld-linux.so.2")
+
+
+def _target_path(fs: FileSystemView, path: str) -> str:
+    """An input path inside a sysroot becomes the target path the loader would see."""
+    if fs.is_host:
+        return path
+    absolute = os.path.abspath(path)
+    if absolute == fs.root or absolute.startswith(fs.root + os.sep):
+        return "/" + os.path.relpath(absolute, fs.root)
+    return path
+
+
+def _check_versions(
+    load: Load, path: str, binary: Binary, objects: dict[str, Binary]
+) -> Iterable[VersionFailure]:
+    """``_dl_check_map_versions``: every non-weak version need must be defined by its file's object."""
+    if not binary.version_needs:
+        return
+    users: dict[str, list[str]] = {}
+    for ref in binary.symbols.undefined():
+        if ref.version is not None:
+            users.setdefault(ref.version.name, []).append(ref.name)
+    for need in binary.version_needs:
+        resolution = load.resolutions.get((path, need.file))
+        if resolution is None or resolution.path is None:
+            continue  # not loaded (library-not-found) or not a DT_NEEDED (verneed-mismatch)
+        provider = objects.get(resolution.path)
+        if provider is None or not provider.version_definitions:
+            continue  # a provider without versioning satisfies every need (match_version)
+        defined = {d.name for d in provider.version_definitions}
+        for v in need.versions:
+            if v.weak or v.name in defined:
+                continue
+            yield VersionFailure(path, need.file, resolution.path, v.name, tuple(sorted(users.get(v.name, []))))

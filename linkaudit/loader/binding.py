@@ -1,0 +1,114 @@
+"""Symbol binding: which object each undefined symbol binds to, as glibc's ``elf/dl-lookup.c`` does.
+
+An undefined symbol is searched scope by scope, object by object (``do_lookup_x``);
+the first object with an acceptable definition wins.  ``check_match`` decides
+acceptability:
+
+* a *versioned* reference (``name@VER``) matches a definition carrying the same
+  version name — hidden or not; the verneed's ``vn_file`` plays no part — and an
+  object without symbol versioning (no ``.gnu.version``) satisfies it by name;
+* an *unversioned* reference matches a definition whose version index is 0, 1 or 2
+  (unversioned, the base definition, or the first one), or, failing that, the only
+  non-hidden versioned definition in that object;
+* only GLOBAL, WEAK and GNU_UNIQUE definitions of type NOTYPE, OBJECT, FUNC, COMMON,
+  TLS or IFUNC with a non-zero value (TLS excepted) count (``SymbolTable.definitions``).
+
+A weak undefined reference may stay unbound.  Under ``RTLD_NOW`` — every Python
+import — all references are bound at load time; for an executable bound lazily an
+unbound function reference fails only when called, which the finding says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..model import Binary, Binding, Definition, Symbol
+
+#: Prefixes of the C API a CPython interpreter exports to extension modules.
+INTERPRETER_PREFIXES = ("Py", "_Py")
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One undefined symbol of one object and where it binds.
+
+    Attributes:
+        symbol: the reference (name, version, binding).
+        provider: path of the object it binds to, ``"<python interpreter>"`` for the
+            interpreter's C API, or ``None`` when it binds nowhere.
+    """
+
+    symbol: Symbol
+    provider: str | None
+
+
+def matches(ref: Symbol, provider: Binary, definitions: tuple[Definition, ...]) -> bool:
+    """``check_match`` for one object: can ``ref`` bind to one of ``definitions`` of ``provider``?"""
+    if not provider.symbols.versym:
+        return True  # no symbol versioning: any definition by name satisfies the reference
+    version = ref.version
+    if version is not None:
+        return any(d.version == version.name for d in definitions)
+    visible = 0
+    for d in definitions:
+        if d.version_index < 3:
+            return True
+        if not d.hidden:
+            visible += 1
+    return visible == 1
+
+
+def bind_object(
+    binary: Binary,
+    scope: Sequence[str],
+    objects: Mapping[str, Binary],
+    interpreter: str | None,
+    definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None = None,
+) -> list[Bound]:
+    """Bind every undefined symbol of ``binary`` in ``scope``.
+
+    Args:
+        binary: the object whose references are bound.
+        scope: paths in lookup order.
+        objects: path -> ``Binary`` for every path in ``scope`` (the virtual
+            interpreter excepted).
+        interpreter: the scope entry that stands for a generic CPython interpreter
+            (it provides every ``Py*``/``_Py*`` symbol), or ``None``.
+        definitions_of: returns the definitions map of a binary (default:
+            ``binary.symbols.definitions()``, cached per table).
+
+    Returns:
+        One ``Bound`` per undefined symbol, in symbol-table order.
+    """
+    get_defs = definitions_of or (lambda b: b.symbols.definitions())
+    providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
+    for path in scope:
+        if path == interpreter:
+            providers.append((path, None, {}))
+            continue
+        provider = objects.get(path)
+        if provider is not None:
+            providers.append((path, provider, get_defs(provider)))
+    out: list[Bound] = []
+    for ref in binary.symbols.undefined():
+        if not ref.name:
+            continue
+        where: str | None = None
+        for path, provider, defs in providers:
+            if provider is None:
+                if ref.name.startswith(INTERPRETER_PREFIXES):
+                    where = path
+                    break
+                continue
+            found = defs.get(ref.name)
+            if found is not None and matches(ref, provider, found):
+                where = path
+                break
+        out.append(Bound(ref, where))
+    return out
+
+
+def is_weak(ref: Symbol) -> bool:
+    """True for a weak undefined reference (allowed to stay unbound)."""
+    return ref.binding == Binding.WEAK

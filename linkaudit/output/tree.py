@@ -1,0 +1,140 @@
+"""Rendering of ``linkaudit tree``: the dependency tree as the loader builds it.
+
+Each object is shown under the object whose DT_NEEDED loaded it first, with the
+path it resolved to and why (which object's DT_RPATH or DT_RUNPATH,
+LD_LIBRARY_PATH, ld.so.cache, system directory, already loaded); a library that
+resolves nowhere is marked with the paths tried.  JSON: ``{"schema":
+"linkaudit/1", "roots": [...]}`` (``schema/tree.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..loader.analysis import LinkageAnalysis
+from ..loader.closure import Load
+from ..loader.ldso import Resolution, Source
+from . import SCHEMA_VERSION
+
+
+def _why(res: Resolution) -> str:
+    if res.source is None:
+        return ""
+    if res.source in (Source.RPATH, Source.RUNPATH) and res.owner:
+        return f"{res.source.value} of {res.owner.rsplit('/', 1)[-1]}"
+    return res.source.value
+
+
+def _resolution_dict(res: Resolution, verbose: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": res.name,
+        "path": res.path,
+        "found": res.found,
+        "source": res.source.value if res.source else None,
+        "owner": res.owner,
+        "error": res.error,
+    }
+    if verbose or not res.found:
+        out["attempts"] = [
+            {"path": a.path, "source": a.source.value, "owner": a.owner, "outcome": a.outcome.value, "detail": a.detail}
+            for a in res.attempts
+        ]
+    return out
+
+
+def load_to_dict(load: Load, verbose: bool = False) -> dict[str, Any]:
+    """One root's load as a JSON-ready dict."""
+    return {
+        "root": load.root,
+        "kind": load.kind.value,
+        "global_scope": list(load.global_scope),
+        "local_scope": list(load.local_scope),
+        "objects": [
+            {
+                "path": o.path,
+                "parent": o.parent,
+                "source": o.source.value,
+                "depth": o.depth,
+                "soname": o.binary.soname,
+                "needed": [
+                    _resolution_dict(load.resolutions[(o.path, n)], verbose)
+                    for n in o.binary.needed_names
+                    if (o.path, n) in load.resolutions
+                ],
+            }
+            for o in load.objects
+        ],
+        "errors": [{"path": p, "message": m} for p, m in load.errors],
+    }
+
+
+def render_json(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False) -> str:
+    """``{"schema": "linkaudit/1", "system_dirs": [...], "roots": [...]}``."""
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "system_dirs": list(analysis.system_dirs),
+        "ld_cache": analysis.cache_path,
+        "driverless": analysis.env.driverless,
+        "roots": [load_to_dict(ld, verbose) for ld in loads],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False) -> str:
+    """The trees, one per root, drawn with box characters."""
+    lines: list[str] = []
+    for load in loads:
+        if lines:
+            lines.append("")
+        lines.append(f"{load.root} [{load.kind.value}]")
+        if load.global_scope and load.kind.value != "executable":
+            names = ", ".join(p.rsplit("/", 1)[-1] for p in load.global_scope)
+            lines.append(f"  global scope: {names}")
+        children: dict[str, list[str]] = {}
+        for (requester, needed), _res in load.resolutions.items():
+            children.setdefault(requester, []).append(needed)
+        expanded: set[str] = set()
+
+        def walk(path: str, prefix: str) -> None:
+            if path in expanded:
+                return
+            expanded.add(path)
+            obj = load.object(path)
+            if obj is None:
+                return
+            needs = [n for n in obj.binary.needed_names if (path, n) in load.resolutions]
+            for i, needed in enumerate(needs):
+                last = i == len(needs) - 1
+                branch = "└── " if last else "├── "
+                res = load.resolutions[(path, needed)]
+                if res.found and res.source is Source.LOADED:
+                    lines.append(f"{prefix}{branch}{needed} => {res.path} (already loaded)")
+                    continue
+                if res.found:
+                    lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]")
+                    if verbose:
+                        _attempts(res, prefix + ("    " if last else "│   "))
+                    walk(res.path or "", prefix + ("    " if last else "│   "))
+                    continue
+                outcome = res.attempts[-1].outcome.value if res.attempts else "missing"
+                if outcome == "driver-absent":
+                    lines.append(
+                        f"{prefix}{branch}{needed} => not found (GPU driver library: absent in driverless mode)"
+                    )
+                    continue
+                reason = f"error: {res.error}" if res.error else "not found"
+                lines.append(f"{prefix}{branch}{needed} => {reason}")
+                _attempts(res, prefix + ("    " if last else "│   "))
+
+        def _attempts(res: Resolution, prefix: str) -> None:
+            for a in res.attempts:
+                owner = f" of {a.owner.rsplit('/', 1)[-1]}" if a.owner else ""
+                detail = f" ({a.detail})" if a.detail else ""
+                lines.append(f"{prefix}    tried {a.path} [{a.source.value}{owner}] {a.outcome.value}{detail}")
+
+        walk(load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0], "  ")
+        for path, message in load.errors:
+            lines.append(f"  error: {path}: {message}")
+    return "\n".join(lines) + "\n"

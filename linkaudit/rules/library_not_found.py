@@ -1,0 +1,102 @@
+"""``library-not-found``: a DT_NEEDED of an object in some root's closure that resolves nowhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..context import AuditContext
+from ..loader.analysis import would_fail
+from ..loader.ldso import Outcome
+from ..report import Finding, Severity
+from .base import Rule
+
+
+def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
+    """The paths tried, JSON-ready: ``[{"path", "source", "owner", "outcome", "detail"}]``."""
+    return [
+        {"path": a.path, "source": a.source.value, "owner": a.owner, "outcome": a.outcome.value, "detail": a.detail}
+        for a in attempts
+    ]
+
+
+class LibraryNotFound(Rule):
+    id = "library-not-found"
+    severity = Severity.ERROR
+    summary = "a DT_NEEDED that resolves nowhere when an import root is loaded (what ld.so would do)"
+    explain = """\
+Each import root (a Python extension module, an executable, or a library that is
+dlopen()ed) is loaded the way glibc's ld.so loads it: its DT_NEEDED entries
+breadth-first, each searched in elf/dl-load.c's order — DT_RPATH of the
+requesting object and of the objects that loaded it (only when the requester has
+no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH of the requester only,
+/etc/ld.so.cache, then the ld.so's system directories, each with its
+glibc-hwcaps subdirectories; $ORIGIN is the directory of the path an object was
+found by. A DT_NEEDED that resolves nowhere makes the load fail:
+"ImportError: libX.so: cannot open shared object file: No such file or directory".
+
+The finding carries the chain of DT_NEEDED entries from the root to the missing
+library and every path tried, in order, with why it was tried (which object's
+RPATH or RUNPATH, LD_LIBRARY_PATH, cache, system directory) or skipped (wrong
+ELF class or machine, DF_1_NODEFLIB). A candidate that exists but is not a
+valid ELF object stops the search with an error, as ld.so does.
+
+Common causes: a RUNPATH that does not reach a dependency of a dependency
+(RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
+package that is not installed; a library that is only on the build machine.
+The GPU driver's libraries are reported by driver-link instead.
+"""
+    evidence = {
+        "needed": "the DT_NEEDED entry that resolves nowhere",
+        "requester": "the object that needs it",
+        "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries",
+        "would_fail": "what the user would see, in glibc's words",
+        "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order",
+        "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        linkage = context.linkage
+        if linkage is None:
+            return
+        seen: dict[tuple[str, str], dict[str, Any]] = {}
+        for load, root in zip(linkage.loads, linkage.roots, strict=True):
+            for (requester, needed), res in load.resolutions.items():
+                if res.found:
+                    continue
+                if any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
+                    continue  # the GPU driver: driver-link reports it, with this chain
+                key = (requester, needed)
+                entry = seen.get(key)
+                chain = [*load.chain(requester), needed]
+                message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+                root_info = {"root": load.root, "kind": load.kind.value, "reached": root.reached, "chain": chain,
+                             "would_fail": would_fail(load.kind, load.root, message)}
+                if entry is None:
+                    seen[key] = {"res": res, "roots": [root_info], "message": message}
+                else:
+                    entry["roots"].append(root_info)
+        for (requester, needed), entry in seen.items():
+            res = entry["res"]
+            roots = entry["roots"]
+            first = roots[0]
+            file = linkage.audited.get(requester, requester)
+            chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in first["chain"])
+            tried = len(res.attempts)
+            how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
+            message = (
+                f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
+            )
+            yield self.finding(
+                file,
+                needed,
+                message,
+                {
+                    "needed": needed,
+                    "requester": requester,
+                    "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
+                    "would_fail": first["would_fail"],
+                    "attempts": attempts_evidence(res.attempts),
+                    "error": res.error,
+                },
+            )

@@ -1,0 +1,128 @@
+"""``unresolved-symbol``: an undefined symbol that binds nowhere in its lookup scope."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..loader.closure import RootKind
+from ..model import Binary
+from ..report import Finding, Severity
+from .base import Rule, preview
+from .data import driver_api, driver_libraries
+from .missing_provider import find_missing
+
+#: Weak references every GCC-built object carries for optional runtime hooks
+#: (crtstuff.c: the transactional-memory clone table, gprof, GCJ); never findings.
+TOOLCHAIN_HOOKS = frozenset(
+    {"__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses"}
+)
+#: Itanium C++ ABI thread_local initialisation functions (``_ZTH<var>``): referenced
+#: weakly, absent when the variable needs no dynamic initialisation. Never findings.
+TLS_INIT_PREFIX = "_ZTH"
+
+
+def _explained(binary: Binary, driverless: bool) -> set[str]:
+    """Symbols another finding reports as the root cause: missing-provider's families and,
+    in driverless mode, the exports of the GPU-driver libraries the file links (driver-link)."""
+    names = {name.split("@", 1)[0] for _e, found, _f in find_missing(binary).values() for name in found}
+    if driverless:
+        for lib in driver_libraries():
+            if lib.api is not None and any(lib.matches(n) for n in binary.needed_names):
+                names |= driver_api(lib.api).symbols
+    return names
+
+
+class UnresolvedSymbol(Rule):
+    id = "unresolved-symbol"
+    severity = Severity.ERROR
+    summary = "an undefined symbol that binds nowhere in its lookup scope (note when weak)"
+    explain = """\
+Every undefined symbol of an audited object is bound the way glibc's
+elf/dl-lookup.c binds it: searched scope by scope, object by object, in load
+order — for a Python extension module first the global scope (the interpreter,
+which provides the Py*/_Py* C API, its libraries, and objects opened with
+RTLD_GLOBAL), then the module's own breadth-first search list. A versioned
+reference needs a definition of that version (an object without versioning
+satisfies it by name); an unversioned one binds to the base or default
+definition. A symbol that binds nowhere fails the load under RTLD_NOW — every
+Python import: "ImportError: libX.so: undefined symbol: foo" — and, in an
+executable bound lazily, fails when first called.
+
+A weak undefined symbol may stay unbound (a note). Symbols explained by a
+missing-provider finding (a known family with no DT_NEEDED of that family), and
+the GPU driver's exports used by a file that links the driver (driver-link, in
+driverless mode), are reported there, once, as the root cause. Compiler hooks
+(__gmon_start__, the TM clone table, weak _ZTH thread_local initialisers) are
+not findings. Interpreter-provided symbols of
+extension modules are not findings.
+"""
+    evidence = {
+        "symbols": "the symbols that bind nowhere (name@version where versioned)",
+        "count": "number of such symbols",
+        "roots": "[{root, kind}] the loads in which they bind nowhere",
+        "missing_libraries": "DT_NEEDED entries of the file that resolved nowhere (a likely cause), if any",
+        "weak": "true for weak references (a note: allowed to stay unbound)",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        linkage = context.linkage
+        if linkage is None:
+            return
+        by_path = {b.path: b for b in context.binaries}
+        kinds = {ld.root: ld.kind for ld in linkage.loads}
+        explained: dict[str, set[str]] = {}
+        grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
+        stopped = {ld.root for ld in linkage.loads if ld.errors}
+        for (root, obj), bounds in linkage.bindings.items():
+            if root in stopped:
+                continue  # the load stops with an error first (library-not-found reports it)
+            file = linkage.audited.get(obj, obj)
+            if file not in explained:
+                binary = by_path.get(file)
+                explained[file] = _explained(binary, linkage.env.driverless) if binary is not None else set()
+            for b in bounds:
+                if b.provider is not None or b.symbol.name in explained[file]:
+                    continue
+                if b.symbol.name in TOOLCHAIN_HOOKS or (b.symbol.weak and b.symbol.name.startswith(TLS_INIT_PREFIX)):
+                    continue
+                weak = b.symbol.weak
+                roots = grouped.setdefault((file, weak), {}).setdefault(b.symbol.display_name(), [])
+                if root not in roots:
+                    roots.append(root)
+        for (file, weak), symbols in grouped.items():
+            names = sorted(symbols)
+            roots = sorted({r for rs in symbols.values() for r in rs})
+            missing_libs = sorted(
+                {
+                    needed
+                    for load in linkage.loads
+                    for (req, needed), res in load.resolutions.items()
+                    if not res.found and linkage.audited.get(req) == file
+                }
+            )
+            count = f"{len(names)} undefined symbol{'s' if len(names) != 1 else ''}"
+            if weak:
+                message = f"{count} (weak) bind nowhere: {preview(names)}; allowed, the code must check for NULL"
+            else:
+                lazy_only = all(kinds[r] is RootKind.EXECUTABLE for r in roots)
+                message = f"{count} bind nowhere in the load scope: {preview(names)}"
+                if any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
+                    message += f" — ImportError: undefined symbol: {names[0].split('@', 1)[0]}"
+                elif lazy_only:
+                    message += " — a function fails when first called (at load time under BIND_NOW)"
+                if missing_libs:
+                    message += f"; {', '.join(missing_libs)} could not be found and may be their provider"
+            yield self.finding(
+                file,
+                names[0] if len(names) == 1 else f"{len(names)} symbols",
+                message,
+                {
+                    "symbols": names,
+                    "count": len(names),
+                    "roots": [{"root": r, "kind": kinds[r].value} for r in roots],
+                    "missing_libraries": missing_libs,
+                    "weak": weak,
+                },
+                Severity.NOTE if weak else None,
+            )

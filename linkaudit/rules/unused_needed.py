@@ -1,0 +1,73 @@
+"""``unused-needed``: a DT_NEEDED that provides no symbol the object binds to (what ``ldd -u`` reports)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..report import Finding, Severity
+from .base import Rule
+
+#: glibc 2.34 merged these into libc.so.6; they remain as compatibility stubs that
+#: define no symbols, so every binary linked against an older glibc NEEDs them and
+#: binds nothing to them on a newer one. Needed on the older targets: not findings.
+GLIBC_MERGED_STUBS = frozenset({"libpthread.so.0", "libdl.so.2", "librt.so.1", "libutil.so.1", "libanl.so.1"})
+
+
+class UnusedNeeded(Rule):
+    id = "unused-needed"
+    severity = Severity.WARNING
+    summary = "a DT_NEEDED whose library provides no symbol the object binds to (over-linking)"
+    explain = """\
+A DT_NEEDED entry costs load time and, worse, makes the library a hard
+requirement: if it is missing, the load fails even though nothing is used from
+it. This is what `ldd -u` calls an unused direct dependency, computed here
+statically from the emulated bindings: no undefined symbol of the object binds
+to the library its DT_NEEDED resolved to. Link with -Wl,--as-needed, or fix the
+build-system target that drags it in.
+
+Not reported: libraries that glibc 2.34 merged into libc.so.6 (libpthread,
+libdl, librt, libutil, libanl), which binaries built for older glibc baselines
+must keep; GPU driver libraries (driver-link reports them). A library loaded
+only for its static initialisers (a backend that registers itself) is
+legitimately "unused": suppress the finding for it.
+"""
+    evidence = {
+        "needed": "the DT_NEEDED entry",
+        "resolved": "the path it resolved to",
+        "roots": "the loads in which nothing binds to it",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        linkage = context.linkage
+        if linkage is None:
+            return
+        used: dict[tuple[str, str], set[str]] = {}  # (file, provider path) -> roots where used
+        candidates: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # (file, needed) -> (paths, roots)
+        for load in linkage.loads:
+            for obj in load.objects:
+                file = linkage.audited.get(obj.path)
+                if file is None:
+                    continue
+                bounds = linkage.bindings.get((load.root, obj.path), [])
+                for b in bounds:
+                    if b.provider is not None:
+                        used.setdefault((file, b.provider), set()).add(load.root)
+                for needed in obj.binary.needed_names:
+                    res = load.resolutions.get((obj.path, needed))
+                    if res is None or res.path is None or needed in GLIBC_MERGED_STUBS:
+                        continue
+                    paths, roots = candidates.setdefault((file, needed), (set(), set()))
+                    paths.add(res.path)
+                    roots.add(load.root)
+        for (file, needed), (paths, roots) in candidates.items():
+            if any(used.get((file, path)) for path in paths):
+                continue
+            resolved = sorted(paths)
+            yield self.finding(
+                file,
+                needed,
+                f"DT_NEEDED {needed} ({resolved[0]}) provides no symbol this object binds to: an unused "
+                "dependency that still has to be found at load time",
+                {"needed": needed, "resolved": resolved[0], "roots": sorted(roots)},
+            )

@@ -1,0 +1,103 @@
+"""A tiny ELF64 little-endian builder for hostile-input tests: one PT_LOAD over the whole file, offsets == addresses.
+
+Layout: ELF header, two program headers (PT_LOAD, PT_DYNAMIC), then .dynstr,
+.dynsym, .gnu.version, .gnu.version_r, .dynamic, then (optionally) the section
+headers: null, .dynstr, .dynsym, .gnu.version, .gnu.version_r, .dynamic.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 5, 6, 10, 11
+DT_RUNPATH = 29
+DT_VERSYM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFF
+SHT_STRTAB, SHT_DYNSYM, SHT_DYNAMIC = 3, 11, 6
+SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFE, 0x6FFFFFFF
+
+
+def sym(name: int, info: int = 0x12, shndx: int = 0, value: int = 0, size: int = 0) -> bytes:
+    """One Elf64_Sym."""
+    return struct.pack("<IBBHQQ", name, info, 0, shndx, value, size)
+
+
+def verneed(file_offset: int, entries: Sequence[tuple[int, int]]) -> bytes:
+    """One Verneed record for ``file_offset`` with Vernaux (name offset, vna_other) entries."""
+    out = struct.pack("<HHIII", 1, len(entries), file_offset, 16, 0)
+    for i, (name, other) in enumerate(entries):
+        out += struct.pack("<IHHII", 0, 0, other, name, 16 if i + 1 < len(entries) else 0)
+    return out
+
+
+def build(
+    dynstr: bytes,
+    dynamic: Sequence[tuple[int, int]] = (),
+    dynsym: bytes = b"",
+    versym: bytes = b"",
+    verneed_blob: bytes = b"",
+    sections: bool = True,
+) -> bytes:
+    """An ELF64 LE shared object; ``dynamic`` entries come after DT_STRTAB/DT_STRSZ (and the table tags)."""
+    off = 64 + 2 * 56
+    at: dict[str, int] = {}
+    blobs: list[tuple[int, bytes]] = []
+
+    def place(name: str, blob: bytes) -> None:
+        nonlocal off
+        off = (off + 7) & ~7
+        at[name] = off
+        blobs.append((off, blob))
+        off += len(blob)
+
+    place("dynstr", dynstr)
+    place("dynsym", dynsym)
+    place("versym", versym)
+    place("verneed", verneed_blob)
+    entries = [(DT_STRTAB, at["dynstr"]), (DT_STRSZ, len(dynstr)), *dynamic]
+    if dynsym:
+        entries += [(DT_SYMTAB, at["dynsym"]), (DT_SYMENT, 24)]
+    if versym:
+        entries.append((DT_VERSYM, at["versym"]))
+    if verneed_blob:
+        entries += [(DT_VERNEED, at["verneed"]), (DT_VERNEEDNUM, 1)]
+    entries.append((DT_NULL, 0))
+    dyn_blob = b"".join(struct.pack("<qQ", t, v) for t, v in entries)
+    place("dynamic", dyn_blob)
+    shoff = nsec = 0
+    if sections:
+        secs = [(0, 0, 0, 0, 0, 0), (SHT_STRTAB, at["dynstr"], len(dynstr), 0, 0, 0)]
+        if dynsym:
+            secs.append((SHT_DYNSYM, at["dynsym"], len(dynsym), 1, 1, 24))
+        if versym:
+            secs.append((SHT_GNU_VERSYM, at["versym"], len(versym), 2, 0, 2))
+        if verneed_blob:
+            secs.append((SHT_GNU_VERNEED, at["verneed"], len(verneed_blob), 1, 1, 0))
+        secs.append((SHT_DYNAMIC, at["dynamic"], len(dyn_blob), 1, 0, 16))
+        off = (off + 7) & ~7
+        shoff, nsec = off, len(secs)
+        blobs.append(
+            (
+                shoff,
+                b"".join(
+                    struct.pack("<IIQQQQIIQQ", 0, t, 2, o, o, sz, lk, inf, 8, ent) for t, o, sz, lk, inf, ent in secs
+                ),
+            )
+        )
+        off += 64 * nsec
+    total = off
+    ident = b"\x7fELF\x02\x01\x01" + b"\0" * 9
+    header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, shoff, 0, 64, 56, 2, 64, nsec, 0)
+    ph = struct.pack("<IIQQQQQQ", 1, 4, 0, 0, 0, total, total, 0x1000)
+    ph += struct.pack("<IIQQQQQQ", 2, 4, at["dynamic"], at["dynamic"], at["dynamic"], len(dyn_blob), len(dyn_blob), 8)
+    buf = bytearray(total)
+    buf[0 : len(header)] = header
+    buf[64 : 64 + len(ph)] = ph
+    for where, blob in blobs:
+        buf[where : where + len(blob)] = blob
+    return bytes(buf)
+
+
+def section_header_offset(data: bytes) -> int:
+    """e_shoff of a file ``build`` made."""
+    return int(struct.unpack_from("<Q", data, 0x28)[0])

@@ -1,0 +1,76 @@
+"""``linkaudit.inputs``: the directory walk (depth, symlinks leaving the tree)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from linkaudit.inputs import collect
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
+ELF = (SAMPLES / "fixed/libnvrtc.so.12").read_bytes()
+
+
+def test_a_tree_deeper_than_the_recursion_limit_walks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "deep").mkdir()
+    monkeypatch.chdir(tmp_path / "deep")  # restored after the test
+    for _ in range(1200):
+        os.mkdir("d")
+        os.chdir("d")
+    Path("lib.so").write_bytes(ELF)
+    os.chdir(tmp_path)
+    try:
+        got = collect(["deep"])
+        assert len(got.files) == 1 and got.files[0].endswith("/d/lib.so") and got.files[0].count("/d") == 1200
+        assert not got.errors
+    finally:
+        _remove_deep(tmp_path / "deep")
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a chain of nested directories bottom-up without recursion (shutil.rmtree recurses in 3.11)."""
+    depth = 0
+    os.chdir(top)
+    while os.path.isdir("d"):
+        os.chdir("d")
+        depth += 1
+    for name in os.listdir("."):
+        os.unlink(name)
+    for _ in range(depth):
+        os.chdir("..")
+        os.rmdir("d")
+    os.chdir(top.parent)
+
+
+def test_walk_order_is_sorted_depth_first(tmp_path: Path) -> None:
+    for rel in ("b/lib.so", "a/z/lib.so", "a/lib.so", "c.so"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(ELF + rel.encode())  # distinct inodes and contents
+    got = collect([str(tmp_path)])
+    assert [os.path.relpath(p, tmp_path) for p in got.files] == ["c.so", "a/lib.so", "a/z/lib.so", "b/lib.so"]
+
+
+def test_symlinked_directories_leaving_the_tree_are_not_entered(tmp_path: Path) -> None:
+    pkg, other = tmp_path / "pkg", tmp_path / "other"
+    (pkg / "lib").mkdir(parents=True)
+    other.mkdir()
+    (other / "libhost.so").write_bytes(ELF)
+    (pkg / "lib" / "libown.so").write_bytes(ELF + b"own")
+    os.symlink("/", pkg / "root")  # a package holding x -> /
+    os.symlink(other, pkg / "elsewhere")
+    os.symlink("lib", pkg / "lib64")  # inside: followed (and deduplicated)
+    os.symlink(other / "libhost.so", pkg / "lib" / "libhost.so")  # a symlinked *file* outside: still audited
+    got = collect([str(pkg)])
+    assert sorted(os.path.relpath(p, pkg) for p in got.files) == ["lib/libhost.so", "lib/libown.so"]
+    assert {os.path.basename(p) for p, _real in got.outside} == {"root", "elsewhere"}
+    assert dict(got.outside)[str(pkg / "root")] == "/"
+
+
+def test_proc_self_does_not_walk_the_host() -> None:
+    if not os.path.isdir("/proc/self/root"):
+        return
+    got = collect(["/proc/self/"])
+    assert ("/proc/self/root", "/") in got.outside
+    assert not any(p.startswith(("/proc/self/root/", "/proc/self/cwd/")) for p in got.files)
