@@ -11,10 +11,11 @@ from collections.abc import Sequence
 
 from .config import AuditConfig
 from .context import AuditContext
-from .loader.analysis import LinkageAnalysis
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
+from .loader.analysis import LinkageAnalysis
+from .loader.target import TargetEnvironment
 from .model import Binary
 from .report import FileResult, FileStatus, Finding, Report, Severity
 from .rules import RULES, get_rule
@@ -31,36 +32,64 @@ def _unreadable(error: InputError) -> Finding:
     )
 
 
-def _analyze(binaries: list[Binary], config: AuditConfig, findings: list[Finding]) -> LinkageAnalysis | None:
-    """Run the loader emulation; a malformed ld.so.cache becomes an unreadable-input finding."""
+def analyze_inputs(
+    binaries: Sequence[Binary],
+    target: TargetEnvironment,
+    entries: Sequence[str] = (),
+    bind_all: bool = False,
+) -> tuple[LinkageAnalysis | None, list[InputError]]:
+    """Run the loader emulation over the inputs read.
+
+    Args:
+        binaries: the inputs, as read.
+        target: the target system.
+        entries: import roots (``--entry``); empty = the defaults of ``default_roots``.
+        bind_all: bind every loaded object, not only the inputs.
+
+    Returns:
+        The analysis (``None`` when the target's ld.so.cache is malformed) and the
+        errors met (an unreadable ``--entry``, a malformed cache); the CLI or the
+        audit reports them, every other input is still analysed.
+    """
     from .loader.analysis import Root, analyze
     from .loader.closure import root_kind_of
     from .loader.fs import FileSystemView
     from .rules.data import driver_libraries
 
-    assert config.target is not None
+    errors: list[InputError] = []
     drivers = driver_libraries()
-    fs = FileSystemView(config.target.sysroot)
-    for b in binaries:
-        fs.remember(b)
+    fs = FileSystemView(target.sysroot)
+    for binary in binaries:
+        fs.remember(binary)
     by_path = {b.path: b for b in binaries}
     roots = None
-    if config.entries:
+    if entries:
         roots = []
-        for entry in config.entries:
-            b = by_path.get(entry)
-            if b is None:
+        for entry in entries:
+            root = by_path.get(entry)
+            if root is None:
                 try:
-                    b = read_path(entry)[0]
+                    root = read_path(entry)[0]
                 except InputError as error:
-                    findings.append(_unreadable(error))
+                    errors.append(error)
                     continue
-            roots.append(Root(entry, root_kind_of(b)))
+            roots.append(Root(entry, root_kind_of(root)))
     try:
-        return analyze(binaries, config.target, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers))
+        analysis = analyze(
+            binaries, target, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers), bind_all=bind_all
+        )
     except InputError as error:
-        findings.append(_unreadable(error))
-        return None
+        errors.append(error)
+        return None, errors
+    return analysis, errors
+
+
+def _analyze(binaries: list[Binary], config: AuditConfig, findings: list[Finding]) -> LinkageAnalysis | None:
+    """Run the loader emulation for ``audit``; its errors become unreadable-input findings."""
+    assert config.target is not None
+    analysis, errors = analyze_inputs(binaries, config.target, config.entries)
+    findings.extend(_unreadable(error) for error in errors)
+    return analysis
 
 
 def read(path: str) -> list[Binary]:

@@ -7,7 +7,7 @@ takes one.  Nothing here reads the environment or the host.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ConfigError
 from .loader.target import TargetEnvironment
@@ -104,7 +104,7 @@ class AuditConfig:
 
     max_versions: tuple[VersionCeiling, ...] = ()
     ignore: frozenset[str] = frozenset()
-    target: TargetEnvironment | None = TargetEnvironment()
+    target: TargetEnvironment | None = field(default_factory=TargetEnvironment)
     entries: tuple[str, ...] = ()
 
     def settings(self) -> dict[str, list[str]]:

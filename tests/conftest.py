@@ -125,6 +125,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
     from tests.loader import STATS
 
     if STATS:
-        terminalreporter.write_line(
-            "ldd differential: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
-        )
+        terminalreporter.write_line("ldd differential: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items())))

@@ -63,7 +63,8 @@ def check(
 
     \b
     Exit status:
-      0  no finding of severity error (files of a format not supported yet are skipped, not errors)
+      0  no finding of severity error (files of a format not supported yet
+         are listed as skipped: no error)
       1  at least one finding of severity error
       2  an input could not be read (all other inputs are still audited), a usage
          error, or the report could not be written

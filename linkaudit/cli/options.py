@@ -15,7 +15,7 @@ import click
 from ..errors import ConfigError
 from ..loader.target import HWCAPS_SUBDIRS, TargetEnvironment
 
-_LEVELS = sorted({level for levels in HWCAPS_SUBDIRS.values() for level in levels}) + ["none"]
+_LEVELS = [*sorted({level for levels in HWCAPS_SUBDIRS.values() for level in levels}), "none"]
 
 
 def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -47,6 +47,8 @@ def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
         click.echo(f"linkaudit: error: {text_safe(str(error))}", err=True)
     for path, reason in skipped:
         click.echo(f"linkaudit: skipped: {text_safe(path)}: {text_safe(reason)}", err=True)
+    for directory in collected.empty_dirs:
+        click.echo(f"linkaudit: note: {text_safe(directory)}: holds no binary linkaudit can read", err=True)
     if fmt == "json":
         emit(render_json(binaries, symbols, errors, skipped))
     elif binaries:

@@ -6,55 +6,35 @@ from typing import Any
 
 import click
 
-from ..errors import InputError
-from ..inputs import collect
-from ..loader.analysis import Root, analyze
-from ..loader.closure import root_kind_of
-from ..loader.fs import FileSystemView
-from ..model import Binary
+from ..audit import analyze_inputs
+from ..errors import ConfigError, InputError
 from ..formats import read_path
-from ..rules.data import driver_libraries
+from ..inputs import collect
+from ..model import Binary
 from .options import loader_options, target_from_options
 
 
 def run_analysis(paths: tuple[str, ...], options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
-    """Read ``paths`` and emulate the loader with the options given; returns (analysis, exit status)."""
+    """Read ``paths`` and emulate the loader with the options given; returns (analysis, exit status).
+
+    Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.
+    """
     env = target_from_options(**options)
     collected = collect(list(paths))
-    status = 0
-    for error in collected.errors:
-        click.echo(f"linkaudit: error: {error}", err=True)
-        status = 2
+    errors = list(collected.errors)
     binaries: list[Binary] = []
     for path in collected.files:
         try:
             binaries.extend(read_path(path))
-        except InputError as error:
-            click.echo(f"linkaudit: error: {error}", err=True)
-            status = 2
-    fs = FileSystemView(env.sysroot)
-    for b in binaries:
-        fs.remember(b)
-    roots = None
-    entries: tuple[str, ...] = options.get("entries", ())
-    if entries:
-        by_path = {b.path: b for b in binaries}
-        roots = []
-        for entry in entries:
-            b = by_path.get(entry)
-            if b is None:
-                try:
-                    b = read_path(entry)[0]
-                except InputError as error:
-                    click.echo(f"linkaudit: error: {error}", err=True)
-                    status = 2
-                    continue
-            roots.append(Root(entry, root_kind_of(b)))
-    drivers = driver_libraries()
-    analysis = analyze(
-        binaries, env, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers), bind_all=bind_all
-    )
-    return analysis, status
+        except InputError as exc:
+            errors.append(exc)
+    analysis, more = analyze_inputs(binaries, env, options.get("entries", ()), bind_all=bind_all)
+    errors.extend(more)
+    for problem in errors:
+        click.echo(f"linkaudit: error: {problem}", err=True)
+    if analysis is None:
+        raise ConfigError("the loader emulation could not run (see the errors above)")
+    return analysis, 2 if errors else 0
 
 
 @click.command()

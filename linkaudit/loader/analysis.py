@@ -207,10 +207,9 @@ def analyze(
 
     def run(root: Root) -> Load:
         binary = by_path.get(root.path) or fs.read_binary(_target_path(fs, root.path))
-        kind = root.kind
-        if kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen):
-            kind = RootKind.PYTHON_IMPORT  # dlopened inside a Python process: the interpreter is global
-        load = load_root(_target_path(fs, root.path), binary, kind, ctx, fs.read_binary)
+        # A library dlopened inside a Python process has the interpreter in its global scope.
+        in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load
@@ -244,7 +243,9 @@ def analyze(
             analysis.bindings[(load.root, obj.path)] = bind_object(
                 obj.binary, scope, objects, INTERPRETER if load.interpreter_virtual else None
             )
-            analysis.version_failures.extend((load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects))
+            analysis.version_failures.extend(
+                (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
+            )
     return analysis
 
 
@@ -268,9 +269,7 @@ def _target_path(fs: FileSystemView, path: str) -> str:
     return path
 
 
-def _check_versions(
-    load: Load, path: str, binary: Binary, objects: dict[str, Binary]
-) -> Iterable[VersionFailure]:
+def _check_versions(load: Load, path: str, binary: Binary, objects: dict[str, Binary]) -> Iterable[VersionFailure]:
     """``_dl_check_map_versions``: every non-weak version need must be defined by its file's object."""
     if not binary.version_needs:
         return

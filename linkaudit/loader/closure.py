@@ -141,6 +141,7 @@ def load_root(
     kind: RootKind,
     ctx: SearchContext,
     read_global: Callable[[str], Binary],
+    in_python: bool = False,
 ) -> Load:
     """Load one import root and its NEEDED closure breadth-first.
 
@@ -151,6 +152,8 @@ def load_root(
         ctx: search inputs (target, view, cache, system directories).
         read_global: reads an ``LD_PRELOAD`` / ``--dlopen-global`` / interpreter path
             (raises ``InputError``).
+        in_python: a plain ``dlopen`` made inside a Python process (the interpreter is
+            in the global scope, as for an import).
 
     Returns:
         The ``Load``; load-stopping errors are recorded in it, never raised.
@@ -161,8 +164,15 @@ def load_root(
     queue: deque[tuple[str, Binary, Requester | None, int]] = deque()
     main: Requester | None = None
 
-    def add(path: str, binary: Binary, parent: Requester | None, source: Source, depth: int,
-            requested: str | None, scope: list[str] | None) -> Requester:
+    def add(
+        path: str,
+        binary: Binary,
+        parent: Requester | None,
+        source: Source,
+        depth: int,
+        requested: str | None,
+        scope: list[str] | None,
+    ) -> Requester:
         requester = Requester(path, binary, parent, origin_of(path))
         requesters[path] = requester
         for name in _names_of(binary, path, requested):
@@ -212,7 +222,7 @@ def load_root(
         return load
 
     # Python import or plain dlopen: the global scope comes first.
-    if kind is RootKind.PYTHON_IMPORT:
+    if kind is RootKind.PYTHON_IMPORT or in_python:
         if env.interpreter:
             try:
                 interp = read_global(env.interpreter)

@@ -237,8 +237,9 @@ def search(
     def expand(text: str, origin: str) -> str:
         return expand_dst(text, origin, ctx.lib, platform)
 
-    def done(path: str | None, source: Source | None, owner: str | None, found: Binary | None,
-             error: str | None = None) -> tuple[Resolution, Binary | None]:
+    def done(
+        path: str | None, source: Source | None, owner: str | None, found: Binary | None, error: str | None = None
+    ) -> tuple[Resolution, Binary | None]:
         return Resolution(name, requester.path, path, source, owner, tuple(attempts), error), found
 
     if name in loaded:
@@ -258,7 +259,9 @@ def search(
 
     hwcaps = ctx.env.hwcaps_subdirs(machine)
 
-    def try_dirs(dirs: Sequence[str], source: Source, owner: Requester | None) -> tuple[str, Binary | None, str | None] | None:
+    def try_dirs(
+        dirs: Sequence[str], source: Source, owner: Requester | None
+    ) -> tuple[str, Binary | None, str | None] | None:
         for directory in dirs:
             if not directory:
                 directory = "."  # an empty entry is the current directory
@@ -275,7 +278,9 @@ def search(
                     return path, None, detail
         return None
 
-    def result(hit: tuple[str, Binary | None, str | None], source: Source, owner: Requester | None) -> tuple[Resolution, Binary | None]:
+    def result(
+        hit: tuple[str, Binary | None, str | None], source: Source, owner: Requester | None
+    ) -> tuple[Resolution, Binary | None]:
         path, found, error = hit
         if error is not None:
             return done(None, None, None, None, f"{path}: {error}")
@@ -323,7 +328,9 @@ def search(
                     return done(None, None, None, None, f"{entry.path}: {detail}")
 
     if nodeflib:
-        attempts.append(Attempt(":".join(ctx.system_dirs), Source.SYSTEM, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+        attempts.append(
+            Attempt(":".join(ctx.system_dirs), Source.SYSTEM, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB")
+        )
     else:
         hit = try_dirs(ctx.system_dirs, Source.SYSTEM, None)
         if hit:

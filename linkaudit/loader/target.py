@@ -27,8 +27,14 @@ DEFAULT_HWCAPS_LEVEL: dict[str, str] = {"x86-64": "x86-64-v2", "ppc64le": "power
 
 #: AT_PLATFORM strings ld.so substitutes for ``$PLATFORM`` by machine (kernel auxv).
 DEFAULT_PLATFORM: dict[str, str] = {
-    "x86-64": "x86_64", "x86": "i686", "aarch64": "aarch64", "ppc64le": "ppc64le", "ppc64": "ppc64",
-    "s390x": "s390x", "arm": "v7l", "riscv64": "riscv64",
+    "x86-64": "x86_64",
+    "x86": "i686",
+    "aarch64": "aarch64",
+    "ppc64le": "ppc64le",
+    "ppc64": "ppc64",
+    "s390x": "s390x",
+    "arm": "v7l",
+    "riscv64": "riscv64",
 }
 
 #: Built-in system directories of common glibc builds, used only when the target's ld.so
@@ -37,7 +43,14 @@ FALLBACK_SYSTEM_DIRS: dict[str, tuple[str, ...]] = {
     "x86-64": ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"),
     "aarch64": ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"),
     "x86": ("/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"),
-    "ppc64le": ("/lib/powerpc64le-linux-gnu", "/usr/lib/powerpc64le-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"),
+    "ppc64le": (
+        "/lib/powerpc64le-linux-gnu",
+        "/usr/lib/powerpc64le-linux-gnu",
+        "/lib64",
+        "/usr/lib64",
+        "/lib",
+        "/usr/lib",
+    ),
     "s390x": ("/lib/s390x-linux-gnu", "/usr/lib/s390x-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"),
 }
 

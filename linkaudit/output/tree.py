@@ -82,6 +82,43 @@ def render_json(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+def _attempt_lines(res: Resolution, prefix: str) -> list[str]:
+    out = []
+    for a in res.attempts:
+        owner = f" of {a.owner.rsplit('/', 1)[-1]}" if a.owner else ""
+        detail = f" ({a.detail})" if a.detail else ""
+        out.append(f"{prefix}    tried {a.path} [{a.source.value}{owner}] {a.outcome.value}{detail}")
+    return out
+
+
+def _walk(load: Load, path: str, prefix: str, verbose: bool, expanded: set[str], lines: list[str]) -> None:
+    """Draw the DT_NEEDED entries of ``path`` and, depth first, of what they loaded."""
+    if path in expanded:
+        return
+    expanded.add(path)
+    obj = load.object(path)
+    if obj is None:
+        return
+    needs = [n for n in obj.binary.needed_names if (path, n) in load.resolutions]
+    for i, needed in enumerate(needs):
+        last = i == len(needs) - 1
+        branch = "└── " if last else "├── "
+        inner = prefix + ("    " if last else "│   ")
+        res = load.resolutions[(path, needed)]
+        if res.found and res.source is Source.LOADED:
+            lines.append(f"{prefix}{branch}{needed} => {res.path} (already loaded)")
+        elif res.found:
+            lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]")
+            if verbose:
+                lines.extend(_attempt_lines(res, inner))
+            _walk(load, res.path or "", inner, verbose, expanded, lines)
+        elif res.attempts and res.attempts[-1].outcome.value == "driver-absent":
+            lines.append(f"{prefix}{branch}{needed} => not found (GPU driver library: absent in driverless mode)")
+        else:
+            lines.append(f"{prefix}{branch}{needed} => {'error: ' + res.error if res.error else 'not found'}")
+            lines.extend(_attempt_lines(res, inner))
+
+
 def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False) -> str:
     """The trees, one per root, drawn with box characters."""
     lines: list[str] = []
@@ -92,49 +129,8 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
         if load.global_scope and load.kind.value != "executable":
             names = ", ".join(p.rsplit("/", 1)[-1] for p in load.global_scope)
             lines.append(f"  global scope: {names}")
-        children: dict[str, list[str]] = {}
-        for (requester, needed), _res in load.resolutions.items():
-            children.setdefault(requester, []).append(needed)
-        expanded: set[str] = set()
-
-        def walk(path: str, prefix: str) -> None:
-            if path in expanded:
-                return
-            expanded.add(path)
-            obj = load.object(path)
-            if obj is None:
-                return
-            needs = [n for n in obj.binary.needed_names if (path, n) in load.resolutions]
-            for i, needed in enumerate(needs):
-                last = i == len(needs) - 1
-                branch = "└── " if last else "├── "
-                res = load.resolutions[(path, needed)]
-                if res.found and res.source is Source.LOADED:
-                    lines.append(f"{prefix}{branch}{needed} => {res.path} (already loaded)")
-                    continue
-                if res.found:
-                    lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]")
-                    if verbose:
-                        _attempts(res, prefix + ("    " if last else "│   "))
-                    walk(res.path or "", prefix + ("    " if last else "│   "))
-                    continue
-                outcome = res.attempts[-1].outcome.value if res.attempts else "missing"
-                if outcome == "driver-absent":
-                    lines.append(
-                        f"{prefix}{branch}{needed} => not found (GPU driver library: absent in driverless mode)"
-                    )
-                    continue
-                reason = f"error: {res.error}" if res.error else "not found"
-                lines.append(f"{prefix}{branch}{needed} => {reason}")
-                _attempts(res, prefix + ("    " if last else "│   "))
-
-        def _attempts(res: Resolution, prefix: str) -> None:
-            for a in res.attempts:
-                owner = f" of {a.owner.rsplit('/', 1)[-1]}" if a.owner else ""
-                detail = f" ({a.detail})" if a.detail else ""
-                lines.append(f"{prefix}    tried {a.path} [{a.source.value}{owner}] {a.outcome.value}{detail}")
-
-        walk(load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0], "  ")
+        start = load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0]
+        _walk(load, start, "  ", verbose, set(), lines)
         for path, message in load.errors:
             lines.append(f"  error: {path}: {message}")
     return "\n".join(lines) + "\n"

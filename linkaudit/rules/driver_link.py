@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..loader.analysis import would_fail
 from ..report import Finding, Severity
 from .base import Rule, preview
-from ..loader.analysis import would_fail
 from .data import driver_api, driver_libraries
 
 
@@ -100,7 +100,9 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     if reached:
                         first = reached[0]
                         failure = would_fail(
-                            first.kind, first.root, f"{needed.name}: cannot open shared object file: No such file or directory"
+                            first.kind,
+                            first.root,
+                            f"{needed.name}: cannot open shared object file: No such file or directory",
                         )
                         evidence["would_fail"] = failure
                         chain = " → ".join(p.rsplit("/", 1)[-1] for p in (*first.chain, needed.name))

@@ -70,8 +70,13 @@ The GPU driver's libraries are reported by driver-link instead.
                 entry = seen.get(key)
                 chain = [*load.chain(requester), needed]
                 message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
-                root_info = {"root": load.root, "kind": load.kind.value, "reached": root.reached, "chain": chain,
-                             "would_fail": would_fail(load.kind, load.root, message)}
+                root_info = {
+                    "root": load.root,
+                    "kind": load.kind.value,
+                    "reached": root.reached,
+                    "chain": chain,
+                    "would_fail": would_fail(load.kind, load.root, message),
+                }
                 if entry is None:
                     seen[key] = {"res": res, "roots": [root_info], "message": message}
                 else:
@@ -84,9 +89,7 @@ The GPU driver's libraries are reported by driver-link instead.
             chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in first["chain"])
             tried = len(res.attempts)
             how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
-            message = (
-                f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
-            )
+            message = f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
             yield self.finding(
                 file,
                 needed,

@@ -52,9 +52,7 @@ linked against, or another package's copy loaded first under the same SONAME
             if root not in grouped[key]:
                 grouped[key].append(root)
         kinds = {ld.root: ld.kind for ld in linkage.loads}
-        symbols_of = {
-            (f.object, f.file, f.provider, f.version): f.symbols for _r, f in linkage.version_failures
-        }
+        symbols_of = {(f.object, f.file, f.provider, f.version): f.symbols for _r, f in linkage.version_failures}
         for key, roots in grouped.items():
             obj, file, provider, version = key
             symbols = list(symbols_of[key])

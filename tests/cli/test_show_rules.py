@@ -120,3 +120,17 @@ def test_flag_names() -> None:
     assert flag_names(0x18, DT_FLAGS_NAMES) == ["BIND_NOW", "STATIC_TLS"]
     assert flag_names(0x800 | 0x80000000, DT_FLAGS_1_NAMES) == ["NODEFLIB", "0x80000000"]
     assert flag_names(0, DT_FLAGS_NAMES) == []
+
+
+def test_show_skips_unsupported_formats_and_notes_empty_directories(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty").mkdir()
+    archive = tmp_path / "libfoo.a"
+    archive.write_bytes(b"!<arch>\n" + b"x" * 60)
+    r = run_cli("show", "--format", "json", str(archive), str(tmp_path / "empty"))
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    validate_show(doc)
+    assert doc["skipped"] == [
+        {"path": str(archive), "reason": "an ar archive (static library): format not supported yet"}
+    ]
+    assert "holds no binary" in r.stderr

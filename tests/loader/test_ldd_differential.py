@@ -36,10 +36,16 @@ _LINE = re.compile(r"^\s*(\S+) => (not found|(\S+) \(0x[0-9a-f]+\))\s*$")
 _UNDEF = re.compile(r"^\s*undefined symbol: (\S+)\s+\((.+)\)\s*$")
 _VERSION = re.compile(r"version `([^']+)' not found \(required by (.+)\)")
 SYSTEM = [
-    "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6",
-    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libgcc_s.so.1",
-    "/usr/lib/x86_64-linux-gnu/libz.so.1", "/usr/bin/ls", "/usr/bin/readelf", "/usr/bin/git",
-    "/usr/lib/x86_64-linux-gnu/libssl.so.3", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+    "/lib/x86_64-linux-gnu/libc.so.6",
+    "/lib/x86_64-linux-gnu/libm.so.6",
+    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+    "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+    "/usr/lib/x86_64-linux-gnu/libz.so.1",
+    "/usr/bin/ls",
+    "/usr/bin/readelf",
+    "/usr/bin/git",
+    "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+    "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
 ]
 
 
@@ -47,7 +53,9 @@ def ldd(path: str, undefined: bool = False) -> tuple[dict[str, str | None], set[
     """``ldd`` (``-r``) of a trusted object: name -> path or None, undefined symbols, missing versions."""
     assert LDD
     env = {k: v for k, v in os.environ.items() if not k.startswith("LD_")}
-    proc = subprocess.run([LDD, *(["-r"] if undefined else []), path], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [LDD, *(["-r"] if undefined else []), path], capture_output=True, text=True, env=env, timeout=60
+    )
     text = proc.stdout + proc.stderr
     if "not a dynamic executable" in text or "wrong ELF class" in text:
         return None
@@ -95,7 +103,9 @@ def compare(path: str) -> list[str]:
         STATS["NEEDED entries compared"] += 1
         mine = first[name]
         same = (mine is None and where is None) or (
-            mine is not None and where is not None and (mine == where or os.path.realpath(mine) == os.path.realpath(where))
+            mine is not None
+            and where is not None
+            and (mine == where or os.path.realpath(mine) == os.path.realpath(where))
         )
         if not same:
             problems.append(f"{path}: {name}: ldd {where} vs ours {mine}")
@@ -111,7 +121,9 @@ def compare(path: str) -> list[str]:
     expected = {s for s in undef | unresolved if s.startswith(INTERPRETER_PREFIXES)}
     STATS["expected differences (interpreter symbols)"] += len(expected)
     if unresolved - expected != undef - expected:
-        problems.append(f"{path}: undefined symbols: ldd {sorted(undef - expected)} vs ours {sorted(unresolved - expected)}")
+        problems.append(
+            f"{path}: undefined symbols: ldd {sorted(undef - expected)} vs ours {sorted(unresolved - expected)}"
+        )
     mine_versions = {f.version for _r, f in analysis.version_failures if f.object == load.root}
     if mine_versions != versions:
         problems.append(f"{path}: missing versions: ldd {sorted(versions)} vs ours {sorted(mine_versions)}")
@@ -131,7 +143,9 @@ def _elf_files(top: Path) -> list[str]:
     return out
 
 
-pytestmark = pytest.mark.skipif(LDD is None or not os.path.exists("/lib64/ld-linux-x86-64.so.2"), reason="needs glibc's ldd on x86-64")
+pytestmark = pytest.mark.skipif(
+    LDD is None or not os.path.exists("/lib64/ld-linux-x86-64.so.2"), reason="needs glibc's ldd on x86-64"
+)
 
 
 def test_loader_scenarios_agree_with_ldd() -> None:

@@ -53,7 +53,9 @@ def test_an_ancestor_with_runpath_contributes_no_rpath() -> None:
 
 
 def test_origin_is_the_path_found_by_not_the_real_path() -> None:
-    via_link = analyze_paths(scenario("origin_symlink/link/libroot.so"), entries=(scenario("origin_symlink/link/libroot.so"),))
+    via_link = analyze_paths(
+        scenario("origin_symlink/link/libroot.so"), entries=(scenario("origin_symlink/link/libroot.so"),)
+    )
     dep = resolution(via_link, "link/libroot.so", "libdep.so")
     assert dep.found and dep.path and dep.path.endswith("link/../deps/libdep.so")
     via_real = analyze_paths(scenario("origin_symlink/pkg"), entries=(scenario("origin_symlink/pkg/real/libroot.so"),))
