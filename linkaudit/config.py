@@ -109,7 +109,23 @@ class AuditConfig:
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
-        return {"max_versions": [c.text for c in self.max_versions], "ignore": sorted(self.ignore)}
+        out: dict[str, list[str]] = {"max_versions": [c.text for c in self.max_versions], "ignore": sorted(self.ignore)}
+        if self.entries:
+            out["entries"] = list(self.entries)
+        if self.target is None:
+            out["loader"] = ["off"]
+        else:
+            t = self.target
+            out["loader"] = [
+                f"sysroot={t.sysroot}",
+                f"ld_library_path={':'.join(t.ld_library_path)}",
+                f"driverless={'yes' if t.driverless else 'no'}",
+                *(f"dlopen_global={p}" for p in t.dlopen_global),
+                *(f"ld_preload={p}" for p in t.ld_preload),
+                *([f"hwcaps_level={t.hwcaps_level}"] if t.hwcaps_level else []),
+                *([f"interpreter={t.interpreter}"] if t.interpreter else []),
+            ]
+        return out
 
     def __post_init__(self) -> None:
         """Validate.

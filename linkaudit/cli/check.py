@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
 from ..output import OutputFormat, renderer
 from .emit import check_output_path, emit, use_color, write_output
+from .options import loader_options, target_from_options
 
 #: Input paths: no existence or readability check at parse time, so an
 #: unreadable or missing input becomes its own ``unreadable-input`` finding and
@@ -51,6 +54,8 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     default=None,
     help="Colour the text report; forced either way (default: on a terminal, unless NO_COLOR is set).",
 )
+@click.option("--no-loader", is_flag=True, help="Skip the loader emulation (only the per-file rules run).")
+@loader_options
 def check(
     paths: tuple[str, ...],
     fmt: str,
@@ -58,6 +63,9 @@ def check(
     ignore: tuple[str, ...],
     output: str | None,
     color: bool | None,
+    no_loader: bool,
+    entries: tuple[str, ...],
+    **loader: Any,
 ) -> int:
     """Audit PATHs (files or directories, walked recursively; binaries found by magic bytes).
 
@@ -73,6 +81,8 @@ def check(
     config = AuditConfig(
         max_versions=tuple(VersionCeiling.parse(v) for v in max_versions),
         ignore=frozenset(ignore),
+        target=None if no_loader else target_from_options(**loader),
+        entries=entries,
     )
     if output is not None:
         check_output_path(output)

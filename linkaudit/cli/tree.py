@@ -11,6 +11,8 @@ from ..errors import ConfigError, InputError
 from ..formats import read_path
 from ..inputs import collect
 from ..model import Binary
+from ..output import text_safe
+from .emit import emit
 from .options import loader_options, target_from_options
 
 
@@ -31,7 +33,7 @@ def run_analysis(paths: tuple[str, ...], options: dict[str, Any], bind_all: bool
     analysis, more = analyze_inputs(binaries, env, options.get("entries", ()), bind_all=bind_all)
     errors.extend(more)
     for problem in errors:
-        click.echo(f"linkaudit: error: {problem}", err=True)
+        click.echo(f"linkaudit: error: {text_safe(str(problem))}", err=True)
     if analysis is None:
         raise ConfigError("the loader emulation could not run (see the errors above)")
     return analysis, 2 if errors else 0
@@ -59,15 +61,18 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
     analysis, status = run_analysis(paths, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
     render = render_json if fmt == "json" else render_text
-    click.echo(render(analysis, loads, verbose), nl=False)
+    emit(render(analysis, loads, verbose))
     if bind and fmt == "text":
         for load in loads:
             bounds = [b for (root, _obj), bs in analysis.bindings.items() if root == load.root for b in bs]
             unbound = [b for b in bounds if b.provider is None]
             weak = sum(1 for b in unbound if b.symbol.weak)
-            click.echo(
-                f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
-                f"{len(unbound) - weak} unresolved, {weak} weak unresolved"
+            emit(
+                text_safe(
+                    f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
+                    f"{len(unbound) - weak} unresolved, {weak} weak unresolved"
+                )
+                + "\n"
             )
     failed = any(not res.found or res.error for ld in loads for res in ld.resolutions.values()) or any(
         ld.errors for ld in loads

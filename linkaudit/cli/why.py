@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from ..output import SCHEMA_VERSION
+from ..output import SCHEMA_VERSION, text_safe, utf8_tree
+from .emit import emit
 from .options import loader_options
 from .tree import run_analysis
 
@@ -82,7 +83,7 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                 )
     if fmt == "json":
         doc = {"schema": SCHEMA_VERSION, "target": target, "library_chains": chains, "symbol_uses": uses}
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        emit(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n")
     else:
         lines: list[str] = []
         for c in chains:
@@ -105,7 +106,7 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                 lines.append(f"    defined in {d['path']} ({versions})")
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
-        click.echo("\n".join(lines))
+        emit("\n".join(text_safe(line) for line in lines) + "\n")
     if status:
         return status
     return 0 if chains or uses else 1

@@ -16,7 +16,7 @@ from typing import Any
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import Load
 from ..loader.ldso import Resolution, Source
-from . import SCHEMA_VERSION
+from . import SCHEMA_VERSION, text_safe, utf8_tree
 
 
 def _why(res: Resolution) -> str:
@@ -79,7 +79,7 @@ def render_json(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
         "driverless": analysis.env.driverless,
         "roots": [load_to_dict(ld, verbose) for ld in loads],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n"
 
 
 def _attempt_lines(res: Resolution, prefix: str) -> list[str]:
@@ -91,16 +91,26 @@ def _attempt_lines(res: Resolution, prefix: str) -> list[str]:
     return out
 
 
-def _walk(load: Load, path: str, prefix: str, verbose: bool, expanded: set[str], lines: list[str]) -> None:
-    """Draw the DT_NEEDED entries of ``path`` and, depth first, of what they loaded."""
-    if path in expanded:
-        return
-    expanded.add(path)
-    obj = load.object(path)
-    if obj is None:
-        return
-    needs = [n for n in obj.binary.needed_names if (path, n) in load.resolutions]
-    for i, needed in enumerate(needs):
+def _walk(load: Load, start: str, prefix: str, verbose: bool, lines: list[str]) -> None:
+    """Draw the DT_NEEDED entries of ``start`` and, depth first, of what they loaded.
+
+    Iterative pre-order walk (no recursion: a chain of libraries can be long); each
+    object is expanded once, later mentions say "already loaded" or point back.
+    """
+    expanded = {start}
+    needs_of: dict[str, list[str]] = {}
+    stack: list[tuple[str, str, int]] = [(start, prefix, 0)]
+    while stack:
+        path, prefix, i = stack.pop()
+        needs = needs_of.get(path)
+        if needs is None:
+            obj = load.object(path)
+            needs = [n for n in obj.binary.needed_names if (path, n) in load.resolutions] if obj else []
+            needs_of[path] = needs
+        if i >= len(needs):
+            continue
+        stack.append((path, prefix, i + 1))
+        needed = needs[i]
         last = i == len(needs) - 1
         branch = "└── " if last else "├── "
         inner = prefix + ("    " if last else "│   ")
@@ -111,7 +121,9 @@ def _walk(load: Load, path: str, prefix: str, verbose: bool, expanded: set[str],
             lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]")
             if verbose:
                 lines.extend(_attempt_lines(res, inner))
-            _walk(load, res.path or "", inner, verbose, expanded, lines)
+            if res.path and res.path not in expanded:
+                expanded.add(res.path)
+                stack.append((res.path, inner, 0))
         elif res.attempts and res.attempts[-1].outcome.value == "driver-absent":
             lines.append(f"{prefix}{branch}{needed} => not found (GPU driver library: absent in driverless mode)")
         else:
@@ -130,7 +142,7 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
             names = ", ".join(p.rsplit("/", 1)[-1] for p in load.global_scope)
             lines.append(f"  global scope: {names}")
         start = load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0]
-        _walk(load, start, "  ", verbose, set(), lines)
+        _walk(load, start, "  ", verbose, lines)
         for path, message in load.errors:
             lines.append(f"  error: {path}: {message}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(text_safe(line) for line in lines) + "\n"

@@ -58,14 +58,20 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
             for loaded, given in linkage.audited.items():
                 loaded_as.setdefault(given, []).append(loaded)
         for binary in context.binaries:
+            undefined: set[str] | None = None
+            reported: set[str] = set()
             for needed in binary.needed:
+                if needed.name in reported:
+                    continue  # a repeated DT_NEEDED entry: one finding per library
                 lib = next((d for d in libraries if d.matches(needed.name)), None)
                 if lib is None:
                     continue
+                reported.add(needed.name)
                 used: list[str] = []
                 if lib.api is not None:
-                    exports = driver_api(lib.api).symbols
-                    used = sorted({s.name for s in binary.symbols.iter_undefined() if s.name in exports})
+                    if undefined is None:
+                        undefined = {s.name for s in binary.symbols.iter_undefined()}
+                    used = sorted(undefined & driver_api(lib.api).symbols)
                 unused = lib.api is not None and not used
                 how = "DT_NEEDED names" if needed.kind.value == "plain" else f"imports ({needed.kind.value})"
                 message = (

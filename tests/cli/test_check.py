@@ -360,4 +360,7 @@ def test_json_records_the_settings(run_cli) -> None:  # type: ignore[no-untyped-
     )
     doc = json.loads(r.stdout)
     validate_report(doc)
-    assert doc["config"] == {"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}
+    assert doc["config"]["max_versions"] == ["GLIBC_2.17"] and doc["config"]["ignore"] == ["rpath-leak"]
+    assert "driverless=yes" in doc["config"]["loader"]
+    r = run_cli("check", "--format", "json", "--no-loader", str(SAMPLES / "fixed"))
+    assert json.loads(r.stdout)["config"]["loader"] == ["off"]

@@ -41,7 +41,11 @@ def test_tree_bind_counts(run_cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_tree_dlopen_global_option(run_cli) -> None:  # type: ignore[no-untyped-def]
     r = run_cli(
-        "tree", "--dlopen-global", str(SCN / "global_preload/a/libdup.so.1"), "--entry", str(SCN / "global_preload/libroot.so"),
+        "tree",
+        "--dlopen-global",
+        str(SCN / "global_preload/a/libdup.so.1"),
+        "--entry",
+        str(SCN / "global_preload/libroot.so"),
         str(SCN / "global_preload"),
     )
     assert "libdup.so.1 => " in r.stdout and "(already loaded)" in r.stdout

@@ -40,7 +40,7 @@ def test_rpath_ignored_under_the_requesters_runpath() -> None:
     a = analyze_paths(scenario("rpath_cut_by_runpath"), entries=(scenario("rpath_cut_by_runpath/app"),))
     leaf = resolution(a, "lib/libmid.so", "libleaf.so")
     assert not leaf.found
-    assert [at.source for at in leaf.attempts][0] is Source.RUNPATH
+    assert leaf.attempts[0].source is Source.RUNPATH
     assert Source.RPATH not in {at.source for at in leaf.attempts}
 
 

@@ -1,0 +1,69 @@
+"""Loader emulation on a real installed site: torch 2.14.1 and the nvidia-* wheels its RPATHs point into.
+
+Skipped cleanly where ``pip install --no-deps --target`` cannot get the wheels offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.realwheel
+
+
+def test_installed_site_imports_without_a_driver(run_cli, torch_site: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(torch_site)
+    r = run_cli("check", "--format", "json", "torch")
+    doc = json.loads(r.stdout)
+    assert [f for f in doc["findings"] if f["rule"] == "library-not-found"] == []
+    (driver,) = [f for f in doc["findings"] if f["rule"] == "driver-link"]
+    assert driver["file"] == "torch/lib/libcaffe2_nvrtc.so" and driver["severity"] == "note"
+    assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+    assert r.exit_code == 0
+
+
+def _mirror_without(site: Path, tmp: Path, missing: str) -> Path:
+    """A copy of the site made of file symlinks in real directories, without ``missing``.
+
+    Directories are real so that ``$ORIGIN/../../nvidia`` is resolved inside the mirror.
+    """
+    for top in ("torch", "nvidia"):
+        for dirpath, _dirs, files in os.walk(site / top):
+            rel = Path(dirpath).relative_to(site)
+            (tmp / rel).mkdir(parents=True, exist_ok=True)
+            for name in files:
+                if str(rel / name) == missing:
+                    continue
+                os.symlink(Path(dirpath) / name, tmp / rel / name)
+    return tmp
+
+
+def test_missing_nvrtc_is_reported_with_the_chain_from_the_extension(
+    run_cli, torch_site: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    mirror = _mirror_without(torch_site, tmp_path, "nvidia/cu13/lib/libnvrtc.so.13")
+    monkeypatch.chdir(mirror)
+    r = run_cli("check", "--format", "json", "torch")
+    doc = json.loads(r.stdout)
+    missing = [f for f in doc["findings"] if f["rule"] == "library-not-found" and f["subject"] == "libnvrtc.so.13"]
+    from_c = [
+        f
+        for f in missing
+        if any(x["root"].endswith("_C.cpython-311-x86_64-linux-gnu.so") for x in f["evidence"]["roots"])
+    ]
+    assert from_c, missing
+    f = from_c[0]
+    root = next(x for x in f["evidence"]["roots"] if x["root"].endswith("_C.cpython-311-x86_64-linux-gnu.so"))
+    assert [Path(p).name for p in root["chain"]] == [
+        "_C.cpython-311-x86_64-linux-gnu.so",
+        "libtorch_python.so",
+        "libtorch_cuda.so",
+        "libnvrtc.so.13",
+    ]
+    tried = [a for a in f["evidence"]["attempts"] if a["source"] == "DT_RPATH"]
+    assert any(a["path"].endswith("nvidia/cu13/lib/libnvrtc.so.13") for a in tried)
+    assert f["evidence"]["would_fail"].startswith("ImportError: libnvrtc.so.13: cannot open shared object file")
+    assert r.exit_code == 1
