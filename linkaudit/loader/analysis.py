@@ -227,6 +227,7 @@ def analyze(
             run(Root(b.path, RootKind.DLOPEN, reached=False))
 
     # Which loaded objects are audited inputs, and their bindings and version checks.
+    bind_cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] = {}
     for load in analysis.loads:
         objects = {o.path: o.binary for o in load.objects}
         for obj in load.objects:
@@ -235,13 +236,23 @@ def analyze(
             if source is None:
                 if bind_all:
                     analysis.bindings[(load.root, obj.path)] = bind_object(
-                        obj.binary, load.scope_for(obj.path), objects, INTERPRETER if load.interpreter_virtual else None
+                        obj.binary,
+                        load.scope_for(obj.path),
+                        objects,
+                        INTERPRETER if load.interpreter_virtual else None,
+                        cache=bind_cache,
+                        path=obj.path,
                     )
                 continue
             analysis.audited.setdefault(obj.path, source.path)
             scope = load.scope_for(obj.path)
             analysis.bindings[(load.root, obj.path)] = bind_object(
-                obj.binary, scope, objects, INTERPRETER if load.interpreter_virtual else None
+                obj.binary,
+                scope,
+                objects,
+                INTERPRETER if load.interpreter_virtual else None,
+                cache=bind_cache,
+                path=obj.path,
             )
             analysis.version_failures.extend(
                 (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)

@@ -65,6 +65,8 @@ def bind_object(
     objects: Mapping[str, Binary],
     interpreter: str | None,
     definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None = None,
+    cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] | None = None,
+    path: str = "",
 ) -> list[Bound]:
     """Bind every undefined symbol of ``binary`` in ``scope``.
 
@@ -77,35 +79,53 @@ def bind_object(
             (it provides every ``Py*``/``_Py*`` symbol), or ``None``.
         definitions_of: returns the definitions map of a binary (default:
             ``binary.symbols.definitions()``, cached per table).
+        cache: results shared between loads: only the objects in ``scope`` that define
+            at least one referenced name can change the result, so two loads whose
+            scopes agree on those objects (in order) bind ``binary`` the same way.
+        path: the path ``binary`` was loaded from (part of the cache key).
 
     Returns:
         One ``Bound`` per undefined symbol, in symbol-table order.
     """
     get_defs = definitions_of or (lambda b: b.symbols.definitions())
+    undefined = binary.symbols.undefined()
+    wanted = {ref.name for ref in undefined}
+    wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
     providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
-    for path in scope:
-        if path == interpreter:
-            providers.append((path, None, {}))
+    for entry in scope:
+        if entry == interpreter:
+            if wants_interpreter:
+                providers.append((entry, None, {}))
             continue
-        provider = objects.get(path)
-        if provider is not None:
-            providers.append((path, provider, get_defs(provider)))
+        provider = objects.get(entry)
+        if provider is None:
+            continue
+        defs = get_defs(provider)
+        if wanted & defs.keys():  # only objects defining a referenced name can matter
+            providers.append((entry, provider, defs))
+    key = (path, id(binary.symbols), tuple(p for p, _b, _d in providers))
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
     out: list[Bound] = []
-    for ref in binary.symbols.undefined():
+    for ref in undefined:
         if not ref.name:
             continue
         where: str | None = None
-        for path, provider, defs in providers:
+        for entry, provider, defs in providers:
             if provider is None:
                 if ref.name.startswith(INTERPRETER_PREFIXES):
-                    where = path
+                    where = entry
                     break
                 continue
             found = defs.get(ref.name)
             if found is not None and matches(ref, provider, found):
-                where = path
+                where = entry
                 break
         out.append(Bound(ref, where))
+    if cache is not None:
+        cache[key] = out
     return out
 
 

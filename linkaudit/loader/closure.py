@@ -98,17 +98,20 @@ class Load:
     resolutions: dict[tuple[str, str], Resolution] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     interpreter_virtual: bool = False
+    _index: dict[str, LoadedObject] = field(default_factory=dict, repr=False)
+
+    def add_object(self, obj: LoadedObject) -> None:
+        """Append ``obj`` to the load order."""
+        self.objects.append(obj)
+        self._index.setdefault(obj.path, obj)
 
     def object(self, path: str) -> LoadedObject | None:
         """The loaded object at ``path``, or ``None``."""
-        for obj in self.objects:
-            if obj.path == path:
-                return obj
-        return None
+        return self._index.get(path)
 
     def chain(self, path: str) -> list[str]:
         """The chain of parents from the root to ``path`` (inclusive)."""
-        by_path = {o.path: o for o in self.objects}
+        by_path = self._index
         out = [path]
         seen = {path}
         current = by_path.get(path)
@@ -177,7 +180,7 @@ def load_root(
         requesters[path] = requester
         for name in _names_of(binary, path, requested):
             loaded.setdefault(name, path)
-        load.objects.append(LoadedObject(path, binary, parent.path if parent else None, source, depth))
+        load.add_object(LoadedObject(path, binary, parent.path if parent else None, source, depth))
         if scope is not None:
             scope.append(path)
         queue.append((path, binary, requester, depth))
