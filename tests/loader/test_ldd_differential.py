@@ -49,20 +49,33 @@ SYSTEM = [
 ]
 
 
-def ldd(path: str, undefined: bool = False) -> tuple[dict[str, str | None], set[str], set[str]] | None:
-    """``ldd`` (``-r``) of a trusted object: name -> path or None, undefined symbols, missing versions."""
+def ldd(path: str, undefined: bool = False) -> tuple[dict[str, str | None], set[str], set[str], set[str]] | None:
+    """``ldd`` (``-r``) and ``ldd -u`` of a trusted object: name -> path or None, undefined symbols,
+    missing versions, unused direct dependencies (paths)."""
     assert LDD
     env = {k: v for k, v in os.environ.items() if not k.startswith("LD_")}
     proc = subprocess.run(
         [LDD, *(["-r"] if undefined else []), path], capture_output=True, text=True, env=env, timeout=60
     )
     text = proc.stdout + proc.stderr
+    # ldd -u prints only the unused list, so it is a second run.
+    unused_run = subprocess.run([LDD, "-u", path], capture_output=True, text=True, env=env, timeout=60)
+    text += "\n" + unused_run.stdout
     if "not a dynamic executable" in text or "wrong ELF class" in text:
         return None
     libs: dict[str, str | None] = {}
     undef: set[str] = set()
     versions: set[str] = set()
+    unused: set[str] = set()
+    in_unused = False
     for line in text.splitlines():
+        if line.startswith("Unused direct dependencies:"):
+            in_unused = True
+            continue
+        if in_unused and line.startswith("\t") and "=>" not in line:
+            unused.add(line.strip())
+            continue
+        in_unused = False
         m = _LINE.match(line)
         if m:
             libs.setdefault(m.group(1), None if m.group(2) == "not found" else m.group(3))
@@ -74,7 +87,8 @@ def ldd(path: str, undefined: bool = False) -> tuple[dict[str, str | None], set[
         m = _VERSION.search(line)
         if m and os.path.realpath(m.group(2)) == os.path.realpath(path):
             versions.add(m.group(1))
-    return libs, undef, versions
+    # ldd -u prints the unused list in a second run of the loader, so a NEEDED line may repeat: fine.
+    return libs, undef, versions, unused
 
 
 def ours(path: str) -> LinkageAnalysis:
@@ -90,7 +104,7 @@ def compare(path: str) -> list[str]:
     if reference is None:
         STATS["skipped (ldd cannot load: other class)"] += 1
         return []
-    libs, undef, versions = reference
+    libs, undef, versions, unused = reference
     analysis = ours(path)
     load = analysis.loads[0]
     first: dict[str, str | None] = {}
@@ -124,6 +138,18 @@ def compare(path: str) -> list[str]:
         problems.append(
             f"{path}: undefined symbols: ldd {sorted(undef - expected)} vs ours {sorted(unresolved - expected)}"
         )
+    # The unused-needed notion: a direct dependency of the root that no symbol of the root
+    # binds to (ldd -u also lists the direct dependencies it could not find).
+    providers = {b.provider for b in bound if b.provider}
+    root_obj = load.object(load.root)
+    mine_unused = set()
+    for name in root_obj.binary.needed_names if root_obj else ():
+        res = load.resolutions.get((load.root, name))
+        if res is not None and (res.path is None or res.path not in providers):
+            mine_unused.add(res.path or name)
+    STATS["unused direct dependencies compared"] += len(unused)
+    if {os.path.realpath(p) for p in mine_unused} != {os.path.realpath(p) for p in unused}:
+        problems.append(f"{path}: unused dependencies: ldd -u {sorted(unused)} vs ours {sorted(mine_unused)}")
     mine_versions = {f.version for _r, f in analysis.version_failures if f.object == load.root}
     if mine_versions != versions:
         problems.append(f"{path}: missing versions: ldd {sorted(versions)} vs ours {sorted(mine_versions)}")
