@@ -66,4 +66,9 @@ def test_missing_nvrtc_is_reported_with_the_chain_from_the_extension(
     tried = [a for a in f["evidence"]["attempts"] if a["source"] == "DT_RPATH"]
     assert any(a["path"].endswith("nvidia/cu13/lib/libnvrtc.so.13") for a in tried)
     assert f["evidence"]["would_fail"].startswith("ImportError: libnvrtc.so.13: cannot open shared object file")
+    # one root cause, one finding: the nine nvrtc references travel with it
+    assert len(f["evidence"]["unresolved_symbols"]) == 9
+    assert not [
+        x for x in doc["findings"] if x["rule"] == "unresolved-symbol" and x["file"] == "torch/lib/libtorch_cuda.so"
+    ]
     assert r.exit_code == 1

@@ -53,8 +53,17 @@ def _finding(f: Finding, color: bool) -> list[str]:
     for key, value in f.evidence.items():
         if _says_nothing(value):
             continue
-        text = "      " + text_safe(f"{key}: {_value(value)}")
-        lines.append(f"{_DIM}{text}{_RESET}" if color else text)
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, Mapping) for v in value):
+            # A list of records (paths tried, roots): one per line.
+            rows = ["      " + text_safe(f"{key}:")]
+            for item in value[:MAX_ITEMS]:
+                cells = ", ".join(f"{k}: {_value(v)}" for k, v in item.items() if not _says_nothing(v))
+                rows.append("        - " + text_safe(cells))
+            if len(value) > MAX_ITEMS:
+                rows.append(f"        … (+{len(value) - MAX_ITEMS} more; --format json lists all)")
+        else:
+            rows = ["      " + text_safe(f"{key}: {_value(value)}")]
+        lines.extend(f"{_DIM}{row}{_RESET}" if color else row for row in rows)
     return lines
 
 

@@ -53,6 +53,7 @@ The GPU driver's libraries are reported by driver-link instead.
         "would_fail": "what the user would see, in glibc's words",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
+        "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -81,8 +82,17 @@ The GPU driver's libraries are reported by driver-link instead.
                     seen[key] = {"res": res, "roots": [root_info], "message": message}
                 else:
                     entry["roots"].append(root_info)
+        by_path = {b.path: b for b in context.binaries}
         for (requester, needed), entry in seen.items():
             res = entry["res"]
+            binary = by_path.get(linkage.audited.get(requester, ""))
+            consequences = sorted(
+                {
+                    s.display_name()
+                    for s in (binary.symbols.undefined() if binary is not None else ())
+                    if s.version is not None and s.version.file == needed
+                }
+            )
             roots = entry["roots"]
             first = roots[0]
             file = linkage.audited.get(requester, requester)
@@ -101,5 +111,6 @@ The GPU driver's libraries are reported by driver-link instead.
                     "would_fail": first["would_fail"],
                     "attempts": attempts_evidence(res.attempts),
                     "error": res.error,
+                    "unresolved_symbols": consequences,
                 },
             )

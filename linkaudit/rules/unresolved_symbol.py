@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
 from ..model import Binary
 from ..report import Finding, Severity
@@ -33,6 +34,16 @@ def _explained(binary: Binary, driverless: bool) -> set[str]:
     return names
 
 
+def failed_needs(linkage: LinkageAnalysis) -> dict[tuple[str, str], set[str]]:
+    """(root, object path) -> the object's DT_NEEDED names that resolved nowhere in that load."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for load in linkage.loads:
+        for (requester, needed), res in load.resolutions.items():
+            if not res.found:
+                out.setdefault((load.root, requester), set()).add(needed)
+    return out
+
+
 class UnresolvedSymbol(Rule):
     id = "unresolved-symbol"
     severity = Severity.ERROR
@@ -52,7 +63,8 @@ executable bound lazily, fails when first called.
 A weak undefined symbol may stay unbound (a note). Symbols explained by a
 missing-provider finding (a known family with no DT_NEEDED of that family), and
 the GPU driver's exports used by a file that links the driver (driver-link, in
-driverless mode), are reported there, once, as the root cause. Compiler hooks
+driverless mode), are reported there, once, as the root cause; so are references versioned for a library
+that was not found (library-not-found lists them). Compiler hooks
 (__gmon_start__, the TM clone table, weak _ZTH thread_local initialisers) are
 not findings. Interpreter-provided symbols of
 extension modules are not findings.
@@ -74,6 +86,7 @@ extension modules are not findings.
         explained: dict[str, set[str]] = {}
         grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
         stopped = {ld.root for ld in linkage.loads if ld.errors}
+        failed = failed_needs(linkage)
         for (root, obj), bounds in linkage.bindings.items():
             if root in stopped:
                 continue  # the load stops with an error first (library-not-found reports it)
@@ -81,9 +94,12 @@ extension modules are not findings.
             if file not in explained:
                 binary = by_path.get(file)
                 explained[file] = _explained(binary, linkage.env.driverless) if binary is not None else set()
+            missing_files = failed.get((root, obj), set())
             for b in bounds:
                 if b.provider is not None or b.symbol.name in explained[file]:
                     continue
+                if b.symbol.version is not None and b.symbol.version.file in missing_files:
+                    continue  # its library was not found: library-not-found reports it, with these symbols
                 if b.symbol.name in TOOLCHAIN_HOOKS or (b.symbol.weak and b.symbol.name.startswith(TLS_INIT_PREFIX)):
                     continue
                 weak = b.symbol.weak
