@@ -50,7 +50,10 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                     "path": res.path,
                     "source": res.source.value if res.source else None,
                     "owner": res.owner,
-                    "tried": [a.path for a in res.attempts] if not res.found else [],
+                    "tried": [a.path for a in res.attempts if a.outcome.value != "driver-absent"]
+                    if not res.found
+                    else [],
+                    "driver_absent": any(a.outcome.value == "driver-absent" for a in res.attempts),
                     "error": res.error,
                 }
             )
@@ -92,9 +95,10 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                 how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
                 lines.append(f"{c['root']} [{c['kind']}]: {chain} => {c['path']} [{how}]")
             else:
-                lines.append(
-                    f"{c['root']} [{c['kind']}]: {chain} => {'error: ' + c['error'] if c['error'] else 'not found'}"
-                )
+                why_not = "error: " + c["error"] if c["error"] else "not found"
+                if c["driver_absent"]:
+                    why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
+                lines.append(f"{c['root']} [{c['kind']}]: {chain} => {why_not}")
                 lines.extend(f"    tried {t}" for t in c["tried"])
         for u in uses:
             where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
