@@ -4,7 +4,9 @@
 In one run, alternating, page cache warm, N times each (default 15):
 
 * linkaudit: the whole ``linkaudit check --format json DIR`` as a new process
-  (interpreter start-up, imports, parsing, every rule, output to /dev/null);
+  (interpreter start-up, imports, parsing, the loader emulation of every input
+  with full binding, every rule, output to /dev/null); ``--no-loader`` times the
+  per-file rules alone;
 * binutils: ``readelf -dW`` + ``nm -D --undefined-only`` + ``nm -D --defined-only``
   over the same files, one process each, output to /dev/null — what a person runs
   merely to dump the linkage before reading it.
@@ -97,13 +99,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lib", type=Path, help="directory to audit (default: the real torch wheel's torch/lib)")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-loader", action="store_true", help="time `check --no-loader` (the per-file rules only)")
     args = parser.parse_args()
     lib = args.lib or fetch_torch_lib()
     files = sorted(str(p) for p in lib.iterdir() if p.is_file() and ".so" in p.name)
     size = sum(os.path.getsize(f) for f in files)
     linkaudit = shutil.which("linkaudit")
     la_argv = [linkaudit] if linkaudit else [sys.executable, "-m", "linkaudit"]
-    la_argv += ["check", "--format", "json", str(lib)]
+    la_argv += ["check", "--format", "json", *(["--no-loader"] if args.no_loader else []), str(lib)]
     print(f"input: {lib} ({len(files)} files, {size / 1e9:.2f} GB)")
     print(f"linkaudit: {' '.join(la_argv)}")
     print("binutils:  readelf -dW + nm -D --undefined-only + nm -D --defined-only, per file")

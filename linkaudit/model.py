@@ -19,7 +19,7 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
-from operator import lshift, or_
+from operator import add, and_, lshift, not_, or_
 from types import MappingProxyType
 from typing import NamedTuple, cast
 
@@ -428,9 +428,44 @@ class SymbolTable:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
         cached = self._memo.get("undefined")
         if cached is None:
-            cached = tuple(self._views(i for i, shndx in enumerate(self.section) if shndx == 0))
+            cached = self._bulk_views(bytes(map(not_, self.section)))
             self._memo["undefined"] = cached
         return cached  # type: ignore[return-value]
+
+    def _bulk_views(self, selected: bytes) -> tuple[Symbol, ...]:
+        """``Symbol`` views of the entries whose byte in ``selected`` is non-zero, built column-wise (C speed)."""
+        names = self._decode(list(compress(self.name_offsets, selected)))
+        n = len(names)
+        info = list(compress(self.info, selected))
+        bindings = [_BINDINGS.get(i >> 4, i >> 4) for i in info]
+        types = [_TYPES.get(i & 0xF, i & 0xF) for i in info]
+        visibilities = list(map(_VISIBILITIES.__getitem__, map(and_, compress(self.other, selected), repeat(3))))
+        shndx = list(compress(self.section, selected))
+        if self.versym:
+            raw = list(compress(self.versym, selected))
+            versions = list(map(self.versions.get, map(and_, raw, repeat(0x7FFF))))
+            hidden = [r & 0x8000 != 0 for r in raw]
+        else:
+            versions = [None] * n
+            hidden = [False] * n
+        return tuple(
+            map(
+                Symbol._make,
+                zip(
+                    names,
+                    map(bool, shndx),
+                    bindings,
+                    types,
+                    visibilities,
+                    compress(self.values, selected),
+                    compress(self.sizes, selected),
+                    versions,
+                    hidden,
+                    shndx,
+                    strict=False,
+                ),
+            )
+        )
 
     def definitions(self) -> Mapping[str, tuple[Definition, ...]]:
         """Symbols this table can bind references to, by name (built once, then cached).
@@ -489,7 +524,7 @@ class SymbolTable:
             text = strtab.decode("ascii") if strtab.isascii() else None
             if text is not None:
                 parts = text.split("\0")
-                by_offset = dict(zip(accumulate(map(len, parts), _next_offset, initial=0), parts, strict=False))
+                by_offset = dict(zip(accumulate(map(add, map(len, parts), repeat(1)), initial=0), parts, strict=False))
             else:
                 by_offset = {}
             self._memo["strings"] = by_offset
@@ -564,10 +599,6 @@ _VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 _BINDABLE_INFO = bytes(1 if (i >> 4) in (1, 2, 10) and (i & 0xF) in (0, 1, 2, 5, 6, 10) else 0 for i in range(256))
 _TLS_INFO = bytes(1 if (i & 0xF) == 6 else 0 for i in range(256))
 _WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
-
-
-def _next_offset(offset: int, length: int) -> int:
-    return offset + length + 1
 
 
 @dataclass(frozen=True, slots=True)
