@@ -32,58 +32,23 @@ import statistics
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import describe, timed
 
 TORCH = "2.14.1"
 
 
 def fetch_torch_lib() -> Path:
-    cache = Path(os.environ.get("LINKAUDIT_TEST_CACHE", Path.home() / ".cache" / "linkaudit-tests")) / f"torch-{TORCH}"
-    lib = cache / "torch" / "lib"
-    if (cache / ".complete").exists():
-        return lib
-    download = cache / "download"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--quiet",
-            "-d",
-            str(download),
-            f"torch=={TORCH}",
-            "--only-binary=:all:",
-            "--platform",
-            "manylinux_2_28_x86_64",
-            "--python-version",
-            "3.11",
-            "--implementation",
-            "cp",
-        ],
-        check=True,
-    )
-    (wheel,) = download.glob("torch-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        for name in zf.namelist():
-            if (name.startswith("torch/lib/") and ".so" in name) or (
-                name.startswith("torch/_C") and name.endswith(".so")
-            ):
-                zf.extract(name, cache)
-    shutil.rmtree(download, ignore_errors=True)
-    (cache / ".complete").write_text("ok\n")
-    return lib
+    """The real wheel's ``torch/lib``, fetched once into the tests' cache (``tests/realsite.py``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from realsite import TORCH_VERSION, cache_root, fetch_torch_wheel
 
-
-def timed(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one process, stdout/stderr to /dev/null."""
-    with open(os.devnull, "wb") as null:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=null, stderr=null)
-        _pid, _status, usage = os.wait4(proc.pid, 0)
-        return time.perf_counter() - start, usage.ru_maxrss
+    torch, reason = fetch_torch_wheel(cache_root() / f"torch-{TORCH_VERSION}")
+    if torch is None:
+        raise SystemExit(f"cannot fetch torch=={TORCH_VERSION} offline: {reason}")
+    return torch / "lib"
 
 
 def run_trio(files: list[str]) -> float:
@@ -120,9 +85,6 @@ def main() -> int:
         trio_times.append(t_trio)
         ratios.append(t_la / t_trio)
         rss.append(r)
-
-    def describe(xs: list[float]) -> str:
-        return f"median {statistics.median(xs):.3f} s (min {min(xs):.3f}, max {max(xs):.3f})"
 
     print(f"runs: {args.runs} each, alternating")
     print(f"linkaudit check: {describe(la_times)}")

@@ -18,21 +18,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-
-def timed(argv: list[str]) -> tuple[float, int]:
-    with open(os.devnull, "wb") as null:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=null, stderr=null)
-        _pid, _status, usage = os.wait4(proc.pid, 0)
-        return time.perf_counter() - start, usage.ru_maxrss
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import describe, timed
 
 
 def main() -> int:
@@ -43,10 +35,9 @@ def main() -> int:
     site = args.site
     if site is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from realsite import make_torch_site
+        from realsite import cache_root, make_torch_site
 
-        cache = Path(os.environ.get("LINKAUDIT_TEST_CACHE", Path.home() / ".cache" / "linkaudit-tests"))
-        site = make_torch_site(cache / "torch-site-2.14.1")
+        site = make_torch_site(cache_root() / "torch-site-2.14.1")
         if site is None:
             print("cannot build the torch site offline", file=sys.stderr)
             return 2
@@ -68,9 +59,6 @@ def main() -> int:
         ldd_t.append(t2)
         ratios.append(t1 / t2)
         rss.append(r)
-
-    def describe(xs: list[float]) -> str:
-        return f"median {statistics.median(xs):.3f} s (min {min(xs):.3f}, max {max(xs):.3f})"
 
     print(f"runs: {args.runs} each, alternating")
     print(f"linkaudit tree --bind: {describe(la_t)}")

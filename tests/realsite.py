@@ -24,8 +24,11 @@ pip 23 does not widen ``manylinux_2_28`` to older tags by itself, hence the list
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 TORCH_VERSION = "2.14.1"
@@ -84,6 +87,46 @@ def pip_command(target: Path) -> list[str]:
     for platform in PLATFORMS:
         cmd += ["--platform", platform]
     return [*cmd, "--target", str(target), *REQUIREMENTS]
+
+
+def cache_root() -> Path:
+    """Where real-wheel inputs are cached: ``$LINKAUDIT_TEST_CACHE`` or ``~/.cache/linkaudit-tests``."""
+    return Path(os.environ.get("LINKAUDIT_TEST_CACHE") or Path.home() / ".cache" / "linkaudit-tests")
+
+
+def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
+    """Download the torch wheel (``pip download --no-deps``) and extract ``torch/lib/*.so*`` and
+    ``torch/_C*.so`` into ``target``, once.
+
+    Returns:
+        (``target/torch``, "") or (``None``, the reason pip gave) when it cannot be had offline.
+    """
+    marker = target / MARKER
+    if marker.exists():
+        return target / "torch", ""
+    target.mkdir(parents=True, exist_ok=True)
+    download = target / "download"
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download),
+        f"torch=={TORCH_VERSION}", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
+        "--python-version", "3.11", "--implementation", "cp",
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    wheels = sorted(download.glob("torch-*.whl")) if download.exists() else []
+    if proc.returncode != 0 or not wheels:
+        return None, proc.stderr.strip()[-300:]
+    with zipfile.ZipFile(wheels[0]) as zf:
+        for name in zf.namelist():
+            if (name.startswith("torch/lib/") and ".so" in name) or (
+                name.startswith("torch/_C") and name.endswith(".so")
+            ):
+                zf.extract(name, target)
+    shutil.rmtree(download, ignore_errors=True)
+    marker.write_text("ok\n")
+    return target / "torch", ""
 
 
 def make_torch_site(target: Path, *, timeout: float | None = 1800) -> Path | None:

@@ -224,33 +224,28 @@ def load_root(
         load.local_scope = []
         return load
 
+    def add_global(path: str, what: str, source: Source = Source.ROOT) -> Requester | None:
+        """Load ``path`` and its closure into the global scope; errors are recorded, not raised."""
+        try:
+            requester = add(path, read_global(path), main, source, 0, None, load.global_scope)
+        except InputError as exc:
+            load.errors.append((path, f"{what}: {exc.reason}"))
+            return None
+        drain(load.global_scope)
+        return requester
+
     # Python import or plain dlopen: the global scope comes first.
     if kind is RootKind.PYTHON_IMPORT or in_python:
         if env.interpreter:
-            try:
-                interp = read_global(env.interpreter)
-                main = add(env.interpreter, interp, None, Source.ROOT, 0, None, load.global_scope)
-                drain(load.global_scope)
-            except InputError as exc:
-                load.errors.append((env.interpreter, f"interpreter: {exc.reason}"))
+            main = add_global(env.interpreter, "interpreter")
         else:
             load.global_scope.append(INTERPRETER)
             load.interpreter_virtual = True
     elif env.executable:
-        try:
-            exe = read_global(env.executable)
-            main = add(env.executable, exe, None, Source.ROOT, 0, None, load.global_scope)
-            drain(load.global_scope)
-        except InputError as exc:
-            load.errors.append((env.executable, f"executable: {exc.reason}"))
+        main = add_global(env.executable, "executable")
     for path in env.dlopen_global:
-        if path in loaded:
-            continue
-        try:
-            add(path, read_global(path), main, Source.DLOPEN_GLOBAL, 0, None, load.global_scope)
-            drain(load.global_scope)
-        except InputError as exc:
-            load.errors.append((path, f"--dlopen-global: {exc.reason}"))
+        if path not in loaded:
+            add_global(path, "--dlopen-global", Source.DLOPEN_GLOBAL)
     if root_path in loaded:
         load.local_scope = [loaded[root_path]]
         return load

@@ -9,18 +9,7 @@ import pytest
 from linkaudit import read
 from linkaudit.model import Binding, Endian, Format, Kind, Libc, SymbolType
 
-START_FILES = {"_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "__gmon_start__", "__cxa_finalize"}
-NVRTC9 = {
-    "nvrtcCreateProgram",
-    "nvrtcDestroyProgram",
-    "nvrtcCompileProgram",
-    "nvrtcGetPTXSize",
-    "nvrtcGetPTX",
-    "nvrtcGetCUBINSize",
-    "nvrtcGetCUBIN",
-    "nvrtcGetProgramLogSize",
-    "nvrtcGetProgramLog",
-}
+from ..facts import NVRTC9, START_FILES
 
 
 def one(path: Path):  # type: ignore[no-untyped-def]

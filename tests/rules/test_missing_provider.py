@@ -2,19 +2,8 @@ from __future__ import annotations
 
 from linkaudit.rules.data import family_index, library_stem
 
+from ..facts import NVRTC9
 from .helpers import findings
-
-NVRTC9 = {
-    "nvrtcCreateProgram",
-    "nvrtcDestroyProgram",
-    "nvrtcCompileProgram",
-    "nvrtcGetPTXSize",
-    "nvrtcGetPTX",
-    "nvrtcGetCUBINSize",
-    "nvrtcGetCUBIN",
-    "nvrtcGetProgramLogSize",
-    "nvrtcGetProgramLog",
-}
 
 
 def test_seed_bug_one_finding_naming_nine_nvrtc_symbols() -> None:
