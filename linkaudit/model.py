@@ -629,6 +629,10 @@ class Binary:
         symbols: the dynamic symbol table (ELF ``.dynsym``).
         member: archive member name when the binary came from an archive, else ``None``.
         file_size: size of the file on disk, bytes.
+        dlopen_names: library names (``lib*.so[.N]``, or paths ending so) found as
+            NUL-terminated strings in ``.rodata``: what the code may pass to ``dlopen`` —
+            soft dependencies, in file order, without duplicates; empty when the file
+            has no section headers or no ``.rodata``.
     """
 
     path: str
@@ -652,6 +656,7 @@ class Binary:
     symbols: SymbolTable
     member: str | None = None
     file_size: int = 0
+    dlopen_names: tuple[str, ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

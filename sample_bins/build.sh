@@ -121,6 +121,15 @@ compile "$CC" uses_driver uses_driver.c
 so "$CC" out/misc/libuses_driver.so uses_driver -Wl,-soname,libuses_driver.so \
     -Lout/driver -l:libcuda.so.1
 
+# dlopen/: libdlopens.so keeps "libcuda.so" and "libnvrtc.so.12" in .rodata
+# for dlopen(); beside it only an auditwheel-style renamed copy of the NVRTC
+# stub, libnvrtc-1a2b3c4d.so.12 (so the dlopen of libnvrtc.so.12 finds nothing).
+mkdir -p "$OUT/dlopen"
+compile "$CC" dlopens dlopens.c
+so "$CC" out/dlopen/libdlopens.so dlopens -Wl,-soname,libdlopens.so \
+    -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -ldl
+cp "$WORK/renamed/libnvrtc-1a2b3c4d.so.12" "$OUT/dlopen/libnvrtc-1a2b3c4d.so.12"
+
 # misc/hello: PIE executable.
 (cd "$WORK" && $CC "${CFLAGS[@]}" -fPIE -pie "${LDFLAGS[@]}" -Wl,--hash-style=gnu \
     -o out/misc/hello "$SRC/hello.c")

@@ -278,6 +278,10 @@ class _Sections:
             self._cache[index] = sec
         return sec
 
+    def header_offset(self, index: int) -> int:
+        """File offset of section header ``index``."""
+        return self._offset + index * self._entsize
+
     def first(self, sh_type: int) -> _Section | None:
         """The first section of type ``sh_type``, or ``None``."""
         if sh_type not in self._types:
@@ -460,7 +464,69 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
         version_definitions=version_defs,
         symbols=symbols,
         file_size=size,
+        dlopen_names=_dlopen_names(r, sections, _shstrndx),
     )
+
+
+# --- soft dependencies: library names in .rodata -----------------------------------
+
+_SO_TAIL = re.compile(rb"\.so(?:\.[0-9]+)*\x00")
+_LIBRARY_NAME = re.compile(r"(?:[A-Za-z0-9_+.@-]+/)*lib[A-Za-z0-9_+.-]*\.so(?:\.[0-9]+)*")
+#: .rodata larger than this is not scanned for names (libtorch_cuda.so's is 9.5 MB).
+MAX_RODATA = 64 * 1024 * 1024
+
+
+def _dlopen_names(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[str, ...]:
+    """Library names in ``.rodata``: the candidates a ``dlopen`` call may be given.
+
+    Only ``.rodata`` is read (never the whole file: ``libtorch_cuda.so`` has 9.5 MB of
+    ``.rodata`` but 333 MB of ``.nv_fatbin``), through the map, without copying; a name
+    is a NUL-terminated printable string ending in ``.so`` or ``.so.N...`` whose file
+    name starts with ``lib``.  A file without section headers gives none.
+    """
+    if not sections:
+        return ()
+    if shstrndx == SHN_XINDEX:
+        shstrndx = sections[0].link
+    if not 0 < shstrndx < len(sections):
+        return ()
+    names_sec = sections[shstrndx]
+    try:
+        names = _Strings(r, names_sec.offset, names_sec.size, "section name table (.shstrtab)")
+    except InputError:
+        return ()
+    rodata = None
+    for index in range(1, min(len(sections), 4096)):
+        sec = sections[index]
+        if sec.type == SHT_NOBITS or not sec.size:
+            continue
+        name_offset = r.L.word.unpack_from(r.buf, sections.header_offset(index))[0]
+        try:
+            if names.get(name_offset, "section name") == ".rodata":
+                rodata = sec
+                break
+        except InputError:
+            continue
+    if rodata is None or rodata.size > MAX_RODATA:
+        return ()
+    r.check(rodata.offset, rodata.size, ".rodata section")
+    start, end = rodata.offset, rodata.offset + rodata.size
+    found: dict[str, None] = {}
+    buf = r.buf
+    for m in _SO_TAIL.finditer(buf, start, end):
+        low = max(start, m.start() - 255)
+        nul = buf.rfind(b"\0", low, m.start())
+        if nul < 0 and low > start:
+            continue  # longer than any library name
+        begin = nul + 1 if nul >= 0 else low
+        raw = bytes(buf[begin : m.end() - 1])
+        try:
+            text = raw.decode("ascii")
+        except UnicodeDecodeError:
+            continue
+        if _LIBRARY_NAME.fullmatch(text):
+            found.setdefault(text, None)
+    return tuple(found)
 
 
 # --- headers ---------------------------------------------------------------

@@ -69,6 +69,7 @@ class LinkageAnalysis:
         system_dirs: the target's built-in search directories used.
         cache_path: the ld.so.cache read, or ``None``.
         skipped: (path, reason) of inputs not emulated (musl targets: glibc's rules do not apply).
+        search_context: the inputs every search used (for rules that search more, e.g. dlopen names).
     """
 
     env: TargetEnvironment
@@ -80,6 +81,7 @@ class LinkageAnalysis:
     system_dirs: tuple[str, ...] = ()
     cache_path: str | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    search_context: SearchContext | None = None
 
     def loads_containing(self, path: str) -> list[Load]:
         """The loads whose objects include ``path``."""
@@ -197,6 +199,7 @@ def analyze(
     system_dirs = env.system_dirs or read_system_dirs(fs, interp, first.machine)
     analysis.system_dirs = system_dirs
     ctx = SearchContext(env, fs, cache, system_dirs, env.lib_for(system_dirs), is_driver or (lambda _name: False))
+    analysis.search_context = ctx
     by_identity: dict[tuple[int, int], Binary] = {}
     for b in elf:
         ident = _identity(fs.host_path(_target_path(fs, b.path)))

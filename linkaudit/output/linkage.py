@@ -123,6 +123,7 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "flags_names": flag_names(b.flags, DT_FLAGS_NAMES),
         "flags_1_names": flag_names(b.flags_1, DT_FLAGS_1_NAMES),
         "bind_now": b.bind_now,
+        "dlopen_names": list(b.dlopen_names),
         "defined_symbols": b.symbols.defined_count,
         "undefined_symbols": b.symbols.undefined_count,
         "version_needs": [
@@ -212,6 +213,8 @@ def _binary_lines(b: Binary) -> list[str]:
     if flags:
         lines.append("  flags        " + " ".join(flags))
     lines.append(f"  symbols      {b.symbols.defined_count} defined, {b.symbols.undefined_count} undefined")
+    if b.dlopen_names:
+        lines.append(f"  dlopen names {', '.join(b.dlopen_names)}  (soft dependencies: library names in .rodata)")
     for need in b.version_needs:
         names = ", ".join(v.name + (" (weak)" if v.weak else "") for v in need.versions)
         lines.append(f"  versions     {need.file}: {names}")

@@ -58,6 +58,7 @@ def load_to_dict(load: Load, verbose: bool = False) -> dict[str, Any]:
                 "source": o.source.value,
                 "depth": o.depth,
                 "soname": o.binary.soname,
+                "dlopen_names": list(o.binary.dlopen_names),
                 "needed": [
                     _resolution_dict(load.resolutions[(o.path, n)], verbose)
                     for n in o.binary.needed_names
@@ -143,6 +144,15 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
             lines.append(f"  global scope: {names}")
         start = load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0]
         _walk(load, start, "  ", verbose, lines)
+        soft = [
+            (o.path, n)
+            for o in load.objects
+            if o.source not in (Source.CACHE, Source.SYSTEM)  # the system's own are not the package's business
+            for n in o.binary.dlopen_names
+        ]
+        if soft:
+            lines.append("  soft dependencies (library names in .rodata, for dlopen):")
+            lines.extend(f"    {name} (in {path.rsplit('/', 1)[-1]})" for path, name in soft)
         for path, message in load.errors:
             lines.append(f"  error: {path}: {message}")
     return "\n".join(text_safe(line) for line in lines) + "\n"

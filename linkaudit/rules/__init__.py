@@ -8,6 +8,7 @@ means adding a module and one line to ``RULES``.  Rule data lives in
 from __future__ import annotations
 
 from .base import Rule
+from .dlopen_name import DlopenName
 from .driver_link import DriverLink
 from .inputs import LoaderSkipped, NoBinaries, UnreadableInput
 from .library_not_found import LibraryNotFound
@@ -30,6 +31,7 @@ RULES: tuple[type[Rule], ...] = (
     VersionNotFound,
     UnresolvedSymbol,
     UnusedNeeded,
+    DlopenName,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,

@@ -108,3 +108,25 @@ def test_verneed_mismatch_without_a_rename() -> None:
     (f,) = VerneedMismatch().check(AuditContext((b,), AuditConfig()))
     assert "no DT_NEEDED entry is libnvrtc.so.12" in f.message
     assert f.evidence["renamed_to"] is None and f.evidence["needed"] == ["libc.so.6"]
+
+
+def test_dlopen_names_unversioned_driver_and_hash_renamed_sibling() -> None:
+    by_name = {f.evidence["name"]: f for f in findings("dlopen", rule="dlopen-name")}
+    assert by_name["libcuda.so"].evidence["problem"] == "unversioned-driver-name"
+    sibling = by_name["libnvrtc.so.12"]
+    assert sibling.evidence["problem"] == "hash-renamed-sibling"
+    assert sibling.evidence["sibling"].endswith("dlopen/libnvrtc-1a2b3c4d.so.12")
+    assert all(f.severity.value == "warning" for f in by_name.values())
+
+
+def test_dlopen_names_are_read_from_rodata_only() -> None:
+    from linkaudit import read
+
+    from .helpers import SAMPLES
+
+    (b,) = read(str(SAMPLES / "dlopen/libdlopens.so"))
+    assert b.dlopen_names == ("libcuda.so", "libnvrtc.so.12")
+    (plain,) = read(str(SAMPLES / "fixed/libtorch_cuda.so"))
+    assert plain.dlopen_names == ()
+    (bare,) = read(str(SAMPLES / "misc/libnoshdr.so"))
+    assert bare.dlopen_names == ()  # no section headers: no .rodata to read

@@ -1,0 +1,122 @@
+"""``dlopen-name``: library names the code may pass to ``dlopen`` that will not load as meant."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+
+from ..context import AuditContext
+from ..loader.ldso import Requester, origin_of, search
+from ..report import Finding, Severity
+from .base import Rule
+from .data import library_stem
+
+_UNVERSIONED = re.compile(r".*\.so")
+
+
+class DlopenName(Rule):
+    id = "dlopen-name"
+    severity = Severity.WARNING
+    summary = (
+        "a library name in .rodata (a dlopen candidate) that is unversioned for the driver, or lost to a hash rename"
+    )
+    explain = """\
+Libraries reach optional dependencies with dlopen(): the GPU driver (libcuda.so.1,
+libnvidia-ml.so.1), plugins, backends. Those names are not in DT_NEEDED; linkaudit
+reads them from the file's .rodata (never the whole file) as NUL-terminated
+lib*.so[.N] strings — soft dependencies, shown by `show` — and resolves each as
+ld.so would resolve a dlopen() from that file (its DT_RPATH/DT_RUNPATH, the
+cache, the system directories).
+
+Two mistakes are reported:
+- an unversioned name of a driver library (dlopen("libcuda.so")): only
+  libcuda.so.1 is guaranteed by the driver; libcuda.so is the toolkit's
+  link-time stub or a -dev package's symlink, absent on most user machines;
+- a name that resolves nowhere while a hash-renamed copy sits in a directory
+  the search tried (libnvrtc-1a2b3c4d.so.13 next to the dlopen()ing library):
+  a wheel-repair tool (auditwheel, delocate, delvewheel) renamed the file and
+  patched DT_NEEDED, but cannot patch a string the code builds or keeps; the
+  dlopen fails at run time. Keep the library unrenamed (exclude it from the
+  repair) or load it through the DT_NEEDED.
+Names that simply resolve nowhere (optional plugins, other platforms' libraries)
+are not findings.
+"""
+    evidence = {
+        "name": "the library name found in .rodata",
+        "problem": "unversioned-driver-name | hash-renamed-sibling",
+        "resolved": "where a dlopen() from this file finds it, or null",
+        "sibling": "the hash-renamed file found beside a search directory (hash-renamed-sibling)",
+        "tried": "directories searched",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        linkage = context.linkage
+        ctx = linkage.search_context if linkage is not None else None
+        for binary in context.binaries:
+            if not binary.dlopen_names:
+                continue
+            for name in binary.dlopen_names:
+                if "/" in name:
+                    continue
+                unversioned = bool(_UNVERSIONED.fullmatch(name))
+                driver = ctx is not None and ctx.is_driver(name)
+                if ctx is None:
+                    continue
+                requester = Requester(binary.path, binary, None, origin_of(binary.path))
+                res, _found = search(name, requester, None, {}, ctx)
+                if driver and unversioned:
+                    yield self.finding(
+                        binary,
+                        name,
+                        f"dlopen name {name!r} is unversioned: the GPU driver installs only versioned names (such "
+                        f"as libcuda.so.1); {name} is a toolkit's link-time stub or a -dev package's symlink, "
+                        "absent on most machines — dlopen the versioned name",
+                        {
+                            "name": name,
+                            "problem": "unversioned-driver-name",
+                            "resolved": res.path,
+                            "sibling": None,
+                            "tried": sorted({posixpath.dirname(a.path) for a in res.attempts}),
+                        },
+                    )
+                    continue
+                if res.found or driver:
+                    continue
+                sibling = _hash_renamed_sibling(
+                    name, [posixpath.dirname(a.path) for a in res.attempts], ctx.fs.host_path
+                )
+                if sibling is not None:
+                    yield self.finding(
+                        binary,
+                        name,
+                        f"dlopen name {name!r} resolves nowhere, but {sibling} sits in a directory the search "
+                        "tried: a wheel-repair tool renamed the library and the name in the code still says "
+                        f"{name}; the dlopen fails at run time",
+                        {
+                            "name": name,
+                            "problem": "hash-renamed-sibling",
+                            "resolved": None,
+                            "sibling": sibling,
+                            "tried": sorted({posixpath.dirname(a.path) for a in res.attempts}),
+                        },
+                    )
+
+
+def _hash_renamed_sibling(name: str, directories: list[str], host_path: Callable[[str], str]) -> str | None:
+    """A file named like ``name`` with a wheel-repair hash (``libfoo-1a2b3c4d.so.N``) in one of ``directories``."""
+    stem = library_stem(name)
+    suffix = name[len(stem) :]
+    pattern = re.compile(
+        re.escape(stem) + r"-[0-9a-f]{8}" + re.escape(suffix.split(".so", 1)[0]) + r"\.so(?:\.[0-9]+)*"
+    )
+    for directory in dict.fromkeys(directories):
+        try:
+            entries = os.listdir(host_path(directory))
+        except OSError:
+            continue
+        for entry in sorted(entries):
+            if pattern.fullmatch(entry):
+                return posixpath.join(directory, entry)
+    return None
