@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
-from .closure import INTERPRETER, Load, RootKind, load_root, root_kind_of
+from .closure import INTERPRETER, Load, Process, RootKind, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
@@ -206,13 +206,17 @@ def analyze(
         if ident is not None:
             by_identity.setdefault(ident, b)
     chosen = list(roots) if roots is not None else default_roots(elf)
+    python_process = Process()
     by_path = {b.path: b for b in elf}
 
     def run(root: Root) -> Load:
         binary = by_path.get(root.path) or fs.read_binary(_target_path(fs, root.path))
         # A library dlopened inside a Python process has the interpreter in its global scope.
         in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
-        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python)
+        # Imports (and dlopens inside Python) share one process: libraries loaded by an
+        # earlier import are reused by SONAME by later ones, in root order.
+        process = python_process if root.kind is RootKind.PYTHON_IMPORT or in_python else None
+        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load

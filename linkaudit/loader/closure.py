@@ -138,6 +138,34 @@ def _names_of(binary: Binary, path: str, requested: str | None) -> list[str]:
     return names
 
 
+@dataclass(slots=True)
+class Process:
+    """What the imports made in one Python process share.
+
+    Objects a module's load brought in stay loaded: a later import that needs the same
+    SONAME (or name) reuses them without searching, whatever its own RPATH says — but
+    sibling extension modules do not provide symbols to each other (each is opened
+    ``RTLD_LOCAL``; its scope is the global scope plus its own search list).
+
+    Attributes:
+        loaded: names (SONAMEs, names loaded by, paths) -> path, for the whole process.
+        requesters: path -> search state of every object loaded.
+        global_objects: the objects of the global scope once loaded (``None`` before).
+        global_scope: paths of the global scope, in lookup order.
+        interpreter_virtual: the global scope starts with a generic interpreter.
+        main: the interpreter's search state, when a real one is given.
+        global_errors: errors met loading the global scope.
+    """
+
+    loaded: dict[str, str] = field(default_factory=dict)
+    requesters: dict[str, Requester] = field(default_factory=dict)
+    global_objects: list[LoadedObject] | None = None
+    global_scope: list[str] = field(default_factory=list)
+    interpreter_virtual: bool = False
+    main: Requester | None = None
+    global_errors: list[tuple[str, str]] = field(default_factory=list)
+
+
 def load_root(
     root_path: str,
     root: Binary,
@@ -145,6 +173,7 @@ def load_root(
     ctx: SearchContext,
     read_global: Callable[[str], Binary],
     in_python: bool = False,
+    process: Process | None = None,
 ) -> Load:
     """Load one import root and its NEEDED closure breadth-first.
 
@@ -157,13 +186,16 @@ def load_root(
             (raises ``InputError``).
         in_python: a plain ``dlopen`` made inside a Python process (the interpreter is
             in the global scope, as for an import).
+        process: the Python process this import or dlopen happens in, shared with the
+            roots loaded before it (``None``: a process of its own).
 
     Returns:
         The ``Load``; load-stopping errors are recorded in it, never raised.
     """
     load = Load(root_path, kind)
-    loaded: dict[str, str] = {}
-    requesters: dict[str, Requester] = {}
+    shared = process is not None and kind is not RootKind.EXECUTABLE
+    loaded: dict[str, str] = process.loaded if shared and process is not None else {}
+    requesters: dict[str, Requester] = process.requesters if shared and process is not None else {}
     queue: deque[tuple[str, Binary, Requester | None, int]] = deque()
     main: Requester | None = None
 
@@ -204,6 +236,10 @@ def load_root(
                         members.add(resolution.path)
                         scope.append(resolution.path)
                         reused = requesters[resolution.path]
+                        if load.object(resolution.path) is None:  # loaded by an earlier import
+                            load.add_object(
+                                LoadedObject(resolution.path, reused.binary, path, Source.LOADED, depth + 1)
+                            )
                         queue.append((resolution.path, reused.binary, reused, depth + 1))
                     continue
                 assert found is not None
@@ -234,19 +270,37 @@ def load_root(
         drain(load.global_scope)
         return requester
 
-    # Python import or plain dlopen: the global scope comes first.
-    if kind is RootKind.PYTHON_IMPORT or in_python:
-        if env.interpreter:
-            main = add_global(env.interpreter, "interpreter")
-        else:
-            load.global_scope.append(INTERPRETER)
-            load.interpreter_virtual = True
-    elif env.executable:
-        main = add_global(env.executable, "executable")
-    for path in env.dlopen_global:
-        if path not in loaded:
-            add_global(path, "--dlopen-global", Source.DLOPEN_GLOBAL)
+    # Python import or plain dlopen: the global scope comes first (once per process).
+    if shared and process is not None and process.global_objects is not None:
+        for obj in process.global_objects:
+            load.add_object(obj)
+        load.global_scope = list(process.global_scope)
+        load.interpreter_virtual = process.interpreter_virtual
+        load.errors.extend(process.global_errors)
+        main = process.main
+    else:
+        if kind is RootKind.PYTHON_IMPORT or in_python:
+            if env.interpreter:
+                main = add_global(env.interpreter, "interpreter")
+            else:
+                load.global_scope.append(INTERPRETER)
+                load.interpreter_virtual = True
+        elif env.executable:
+            main = add_global(env.executable, "executable")
+        for path in env.dlopen_global:
+            if path not in loaded:
+                add_global(path, "--dlopen-global", Source.DLOPEN_GLOBAL)
+        if shared and process is not None:
+            process.global_objects = list(load.objects)
+            process.global_scope = list(load.global_scope)
+            process.interpreter_virtual = load.interpreter_virtual
+            process.global_errors = list(load.errors)
+            process.main = main
     if root_path in loaded:
+        # Already in the process (imported or loaded before): nothing new is loaded.
+        previous = requesters.get(loaded[root_path])
+        if previous is not None and load.object(previous.path) is None:
+            load.add_object(LoadedObject(previous.path, previous.binary, None, Source.LOADED, 0))
         load.local_scope = [loaded[root_path]]
         return load
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)

@@ -146,3 +146,29 @@ def test_ld_library_path_and_hwcaps(tmp_path) -> None:  # type: ignore[no-untype
     env3 = TargetEnvironment(ld_library_path=(str(tmp_path / "extra"),), hwcaps_level="none")
     a3 = analyze_paths(str(root), entries=(str(root / "app"),), env=env3)
     assert not resolution(a3, "lib/libmid.so", "libleaf.so").found
+
+
+def test_sibling_extension_modules_share_libraries_not_symbols(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One Python process: a later import reuses a library an earlier one loaded (by SONAME),
+    whatever its own RUNPATH would find; the modules do not see each other's symbols."""
+    import shutil
+
+    from linkaudit.loader.closure import RootKind
+
+    src = SCENARIOS / "pyext"
+    for name in ("a", "b"):
+        (tmp_path / name / "lib").mkdir(parents=True)
+        shutil.copy(
+            src / "mod.cpython-311-x86_64-linux-gnu.so", tmp_path / name / f"mod{name}.cpython-311-x86_64-linux-gnu.so"
+        )
+        shutil.copy(src / "lib" / "libhelper.so", tmp_path / name / "lib" / "libhelper.so")
+    mod_a = str(tmp_path / "a" / "moda.cpython-311-x86_64-linux-gnu.so")
+    mod_b = str(tmp_path / "b" / "modb.cpython-311-x86_64-linux-gnu.so")
+    a = analyze_paths(str(tmp_path), entries=(mod_a, mod_b))
+    first = resolution(a, "a/moda.cpython-311-x86_64-linux-gnu.so", "libhelper.so")
+    second = resolution(a, "b/modb.cpython-311-x86_64-linux-gnu.so", "libhelper.so")
+    assert first.source is Source.RUNPATH and first.path and first.path.endswith("a/lib/libhelper.so")
+    assert second.source is Source.LOADED and second.path == first.path
+    load_b = next(ld for ld in a.loads if ld.root == mod_b)
+    assert load_b.kind is RootKind.PYTHON_IMPORT
+    assert mod_a not in load_b.scope_for(mod_b)  # siblings provide no symbols to each other
