@@ -9,7 +9,7 @@ from __future__ import annotations
 from linkaudit.loader.ldso import Outcome, Source
 from linkaudit.loader.target import TargetEnvironment
 
-from .helpers import analyze_paths, audit_paths, resolution, scenario
+from .helpers import SCENARIOS, analyze_paths, audit_paths, resolution, scenario
 
 
 def rules_of(report, rule):  # type: ignore[no-untyped-def]
