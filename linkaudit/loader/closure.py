@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..model import Binary, Kind
-from .fs import FileSystemView
 from .ldso import Requester, Resolution, SearchContext, Source, origin_of, search
 
 
@@ -306,19 +305,3 @@ def load_root(
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
     drain(load.local_scope)
     return load
-
-
-@dataclass(frozen=True, slots=True)
-class Loader:
-    """Builds loads for roots with shared inputs (one file-system view and cache for the run)."""
-
-    ctx: SearchContext
-
-    @property
-    def fs(self) -> FileSystemView:
-        """The file-system view."""
-        return self.ctx.fs
-
-    def load(self, root_path: str, root: Binary, kind: RootKind | None = None) -> Load:
-        """Load ``root`` (kind inferred from the binary when not given)."""
-        return load_root(root_path, root, kind or root_kind_of(root), self.ctx, self.ctx.fs.read_binary)

@@ -142,14 +142,6 @@ class FileSystemView:
             binary = dataclasses.replace(binary, path=path)
         return binary
 
-    def read_text(self, path: str, limit: int = 1 << 20) -> str | None:
-        """Up to ``limit`` bytes of target ``path`` as text, or ``None`` if it cannot be read."""
-        try:
-            with open(self.host_path(path), "rb") as fh:
-                return fh.read(limit).decode("utf-8", "replace")
-        except (OSError, InputError):
-            return None
-
     def read_bytes(self, path: str, limit: int = 1 << 26) -> bytes | None:
         """Up to ``limit`` bytes of target ``path``, or ``None`` if it cannot be read."""
         try:
