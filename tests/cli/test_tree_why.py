@@ -11,6 +11,8 @@ from linkaudit.loader.analysis import analyze
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Libc
 
+from ..output.schema import validate_report, validate_tree
+
 SCN = Path(__file__).resolve().parents[2] / "sample_bins" / "loader"
 SAMPLES = SCN.parent
 
@@ -27,6 +29,7 @@ def test_tree_ok_exit_0_and_json(run_cli) -> None:  # type: ignore[no-untyped-de
     r = run_cli("tree", "--format", "json", str(SCN / "rpath_inherited"))
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
+    validate_tree(doc)
     (root,) = doc["roots"]
     assert root["kind"] == "executable"
     mid = next(o for o in root["objects"] if o["path"].endswith("lib/libmid.so"))
@@ -83,6 +86,7 @@ def test_driverless_driver_link_is_a_note_outside_every_closure(run_cli, tmp_pat
 def test_driverless_driver_link_in_a_closure_carries_the_chain(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     r = run_cli("check", "--format", "json", str(SAMPLES / "broken/libtorch_cuda.so"))
     doc = json.loads(r.stdout)
+    validate_report(doc)
     (f,) = [f for f in doc["findings"] if f["rule"] == "driver-link"]
     assert f["severity"] == "error"
     assert f["evidence"]["roots"][0]["chain"][-1] == "libcuda.so.1"

@@ -21,3 +21,7 @@ def validate_report(doc: dict[str, Any]) -> None:
 
 def validate_show(doc: dict[str, Any]) -> None:
     jsonschema.Draft202012Validator(_schema("show.schema.json")).validate(doc)
+
+
+def validate_tree(doc: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(_schema("tree.schema.json")).validate(doc)

@@ -29,7 +29,7 @@ def test_every_format_renders(report, fmt: OutputFormat) -> None:  # type: ignor
 
 
 def test_schemas_are_valid_json_schema() -> None:
-    for name in ("report.schema.json", "show.schema.json"):
+    for name in ("report.schema.json", "show.schema.json", "tree.schema.json"):
         jsonschema.Draft202012Validator.check_schema(_schema(name))
 
 
@@ -43,6 +43,11 @@ def test_json_validates_and_has_every_rules_evidence(report) -> None:  # type: i
         "rpath-leak",
         "verneed-mismatch",
         "unreadable-input",
+        "library-not-found",
+        "version-not-found",
+        "unresolved-symbol",
+        "unused-needed",
+        "dlopen-name",
     }
 
 
