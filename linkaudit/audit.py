@@ -37,6 +37,7 @@ def analyze_inputs(
     target: TargetEnvironment,
     entries: Sequence[str] = (),
     bind_all: bool = False,
+    verify_all: bool = False,
 ) -> tuple[LinkageAnalysis | None, list[InputError]]:
     """Run the loader emulation over the inputs read.
 
@@ -45,6 +46,7 @@ def analyze_inputs(
         target: the target system.
         entries: import roots (``--entry``); empty = the defaults of ``default_roots``.
         bind_all: bind every loaded object, not only the inputs.
+        verify_all: check the version needs of every loaded object, not only the inputs.
 
     Returns:
         The analysis (``None`` when the target's ld.so.cache is malformed) and the
@@ -76,7 +78,13 @@ def analyze_inputs(
             roots.append(Root(entry, root_kind_of(root)))
     try:
         analysis = analyze(
-            binaries, target, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers), bind_all=bind_all
+            binaries,
+            target,
+            roots,
+            fs,
+            is_driver=lambda n: any(d.matches(n) for d in drivers),
+            bind_all=bind_all,
+            verify_all=verify_all,
         )
     except InputError as error:
         errors.append(error)

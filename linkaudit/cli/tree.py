@@ -30,7 +30,7 @@ def run_analysis(paths: tuple[str, ...], options: dict[str, Any], bind_all: bool
             binaries.extend(read_path(path))
         except InputError as exc:
             errors.append(exc)
-    analysis, more = analyze_inputs(binaries, env, options.get("entries", ()), bind_all=bind_all)
+    analysis, more = analyze_inputs(binaries, env, options.get("entries", ()), bind_all=bind_all, verify_all=True)
     errors.extend(more)
     for problem in errors:
         click.echo(f"linkaudit: error: {text_safe(str(problem))}", err=True)
@@ -74,7 +74,10 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
                 )
                 + "\n"
             )
-    failed = any(not res.found or res.error for ld in loads for res in ld.resolutions.values()) or any(
-        ld.errors for ld in loads
+    shown = {ld.root for ld in loads}
+    failed = (
+        any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
+        or any(ld.errors for ld in loads)
+        or any(root in shown for root, _f in analysis.version_failures)
     )
     return status or (1 if failed else 0)

@@ -158,6 +158,7 @@ def analyze(
     cache: LdCache | None = None,
     is_driver: Callable[[str], bool] | None = None,
     bind_all: bool = False,
+    verify_all: bool = False,
 ) -> LinkageAnalysis:
     """Emulate ld.so over the inputs.
 
@@ -170,6 +171,8 @@ def analyze(
             ``env.use_cache``).
         is_driver: tells a GPU-driver library name (absent in driverless mode); default none.
         bind_all: bind every loaded object, not only the audited inputs (``tree --bind``).
+        verify_all: check the version needs of every loaded object, not only the inputs
+            (``tree``: the load fails whichever object's need is missing).
 
     Returns:
         The ``LinkageAnalysis``.
@@ -198,7 +201,9 @@ def analyze(
     interp = next((b.interpreter for b in elf if b.interpreter), None) or _default_interpreter(first.machine)
     system_dirs = env.system_dirs or read_system_dirs(fs, interp, first.machine)
     analysis.system_dirs = system_dirs
-    ctx = SearchContext(env, fs, cache, system_dirs, env.lib_for(system_dirs), is_driver or (lambda _name: False))
+    ctx = SearchContext(
+        env, fs, cache, system_dirs, env.lib_for(system_dirs), is_driver or (lambda _name: False), rtld=interp
+    )
     analysis.search_context = ctx
     by_identity: dict[tuple[int, int], Binary] = {}
     for b in elf:
@@ -209,13 +214,21 @@ def analyze(
     python_process = Process()
     by_path = {b.path: b for b in elf}
 
+    def note_reached(load: Load) -> None:
+        for obj in load.objects:
+            ident = _identity(fs.host_path(obj.path))
+            if ident is not None:
+                reached.add(ident)
+
     def run(root: Root) -> Load:
         binary = by_path.get(root.path) or fs.read_binary(_target_path(fs, root.path))
         # A library dlopened inside a Python process has the interpreter in its global scope.
         in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
-        # Imports (and dlopens inside Python) share one process: libraries loaded by an
-        # earlier import are reused by SONAME by later ones, in root order.
-        process = python_process if root.kind is RootKind.PYTHON_IMPORT or in_python else None
+        # Imports share one process: libraries loaded by an earlier import are reused by
+        # SONAME by later ones, in root order. An input no root reaches is loaded alone,
+        # in a process of its own (when it is dlopened is unknown: nothing loaded by
+        # another unreached input may stand in for its own search).
+        process = python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
         load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
@@ -223,15 +236,11 @@ def analyze(
 
     reached: set[tuple[int, int]] = set()
     for root in chosen:
-        load = run(root)
-        for obj in load.objects:
-            ident = _identity(fs.host_path(obj.path))
-            if ident is not None:
-                reached.add(ident)
+        note_reached(run(root))
     # Inputs no root reaches are loaded on their own (they are dlopened by something).
     for ident, b in by_identity.items():
         if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
-            run(Root(b.path, RootKind.DLOPEN, reached=False))
+            note_reached(run(Root(b.path, RootKind.DLOPEN, reached=False)))
 
     # Which loaded objects are audited inputs, and their bindings and version checks.
     bind_cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] = {}
@@ -241,6 +250,10 @@ def analyze(
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
             if source is None:
+                if verify_all:
+                    analysis.version_failures.extend(
+                        (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
+                    )
                 if bind_all:
                     analysis.bindings[(load.root, obj.path)] = bind_object(
                         obj.binary,

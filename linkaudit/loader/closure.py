@@ -20,6 +20,7 @@ object's ``l_scope`` is the global scope followed by its own search list),
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections import deque
 from collections.abc import Callable
@@ -245,9 +246,26 @@ def load_root(
                 add(resolution.path, found, requester, resolution.source or Source.SYSTEM, depth + 1, needed, scope)
                 members.add(resolution.path)
 
+    # The dynamic linker itself is loaded first in every process (rtld.c): a DT_NEEDED
+    # naming it (by SONAME or PT_INTERP path) is reused, never searched.
+    rtld = (root.interpreter if kind is RootKind.EXECUTABLE else None) or ctx.rtld
+    if rtld and rtld not in loaded:
+        try:
+            rtld_binary = read_global(rtld)
+        except InputError:
+            rtld_binary = None
+        if rtld_binary is not None:
+            requesters[rtld] = Requester(rtld, rtld_binary, None, origin_of(rtld))
+            for name in _names_of(rtld_binary, rtld, None):
+                loaded.setdefault(name, rtld)
+
     env = ctx.env
     if kind is RootKind.EXECUTABLE:
         main = add(root_path, root, None, Source.ROOT, 0, None, load.global_scope)
+        # The kernel gives ld.so the executable's real path (/proc/self/exe): its
+        # $ORIGIN has symlinks resolved, unlike every library's (dl-origin.c).
+        with contextlib.suppress(InputError):
+            main.origin = origin_of(ctx.fs.real_path(root_path))
         queue.clear()
         for preload in env.ld_preload:
             try:
@@ -295,12 +313,15 @@ def load_root(
             process.interpreter_virtual = load.interpreter_virtual
             process.global_errors = list(load.errors)
             process.main = main
-    if root_path in loaded:
-        # Already in the process (imported or loaded before): nothing new is loaded.
-        previous = requesters.get(loaded[root_path])
-        if previous is not None and load.object(previous.path) is None:
+    if root_path in loaded and loaded[root_path] in requesters:
+        # Already in the process (an earlier import loaded it): nothing new is loaded, but
+        # its search list is still its whole dependency closure (dl-deps.c).
+        previous = requesters[loaded[root_path]]
+        if load.object(previous.path) is None:
             load.add_object(LoadedObject(previous.path, previous.binary, None, Source.LOADED, 0))
-        load.local_scope = [loaded[root_path]]
+        load.local_scope.append(previous.path)
+        queue.append((previous.path, previous.binary, previous, 0))
+        drain(load.local_scope)
         return load
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
     drain(load.local_scope)

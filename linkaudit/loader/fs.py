@@ -85,6 +85,17 @@ class FileSystemView:
             parts = [p for p in target.split("/") if p] + parts
         return os.path.join(self.root, *resolved)
 
+    def real_path(self, path: str) -> str:
+        """Target ``path`` with every symlink resolved (absolute), as ``/proc/self/exe`` gives it.
+
+        Raises:
+            InputError: a symlink loop inside the sysroot.
+        """
+        if self.is_host:
+            return os.path.realpath(path)
+        host = self._resolve(os.path.abspath(path) if not path.startswith("/") else path)
+        return "/" + os.path.relpath(host, self.root) if host != self.root else "/"
+
     def stat(self, path: str) -> os.stat_result | None:
         """``os.stat`` of target ``path`` (following symlinks), or ``None`` when it does not exist."""
         cached = self._stat_cache.get(path, False)

@@ -187,7 +187,10 @@ def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, 
     try:
         candidate = fs.read_binary(path)
     except InputError as exc:
-        return Outcome.INVALID, exc.reason, None
+        # open_verify's words: the file is too short for an ELF header, or its header is invalid.
+        head = fs.read_bytes(path, limit=64) or b""
+        glibc = "file too short" if len(head) < 64 else "invalid ELF header"
+        return Outcome.INVALID, f"{glibc} ({exc.reason})", None
     if candidate.bits != want.bits:
         return Outcome.WRONG_CLASS, f"ELFCLASS{candidate.bits}", None
     if candidate.endian != want.endian:
@@ -200,7 +203,11 @@ def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, 
 
 @dataclass(frozen=True, slots=True)
 class SearchContext:
-    """The fixed inputs of every search in one load: target, view, cache, system directories."""
+    """The fixed inputs of every search in one load: target, view, cache, system directories.
+
+    ``rtld`` is the dynamic linker's path (the program interpreter, ``PT_INTERP``): it is
+    loaded in every process before anything else, so a DT_NEEDED naming it is reused.
+    """
 
     env: TargetEnvironment
     fs: FileSystemView
@@ -208,6 +215,7 @@ class SearchContext:
     system_dirs: tuple[str, ...]
     lib: str
     is_driver: Callable[[str], bool]
+    rtld: str | None = None
 
 
 def search(

@@ -44,7 +44,7 @@ def _resolution_dict(res: Resolution, verbose: bool) -> dict[str, Any]:
     return out
 
 
-def load_to_dict(load: Load, verbose: bool = False) -> dict[str, Any]:
+def load_to_dict(load: Load, verbose: bool = False, analysis: LinkageAnalysis | None = None) -> dict[str, Any]:
     """One root's load as a JSON-ready dict."""
     return {
         "root": load.root,
@@ -68,6 +68,11 @@ def load_to_dict(load: Load, verbose: bool = False) -> dict[str, Any]:
             for o in load.objects
         ],
         "errors": [{"path": p, "message": m} for p, m in load.errors],
+        "version_failures": [
+            {"object": f.object, "file": f.file, "provider": f.provider, "version": f.version}
+            for root, f in (analysis.version_failures if analysis is not None else [])
+            if root == load.root
+        ],
     }
 
 
@@ -78,7 +83,7 @@ def render_json(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
         "system_dirs": list(analysis.system_dirs),
         "ld_cache": analysis.cache_path,
         "driverless": analysis.env.driverless,
-        "roots": [load_to_dict(ld, verbose) for ld in loads],
+        "roots": [load_to_dict(ld, verbose, analysis) for ld in loads],
     }
     return json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n"
 
@@ -147,7 +152,11 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
         soft = [
             (o.path, n)
             for o in load.objects
-            if o.source not in (Source.CACHE, Source.SYSTEM)  # the system's own are not the package's business
+            # the system's own (found in the cache or system directories) are not the package's business
+            if o.source not in (Source.CACHE, Source.SYSTEM)
+            and o.path.rsplit("/", 1)[0] not in analysis.system_dirs
+            and o.binary.interpreter is None
+            and not (o.binary.soname or "").startswith("ld-")
             for n in o.binary.dlopen_names
         ]
         if soft:
@@ -155,4 +164,9 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
             lines.extend(f"    {name} (in {path.rsplit('/', 1)[-1]})" for path, name in soft)
         for path, message in load.errors:
             lines.append(f"  error: {path}: {message}")
+        for root, failure in analysis.version_failures:
+            if root == load.root:
+                lines.append(
+                    f"  error: {failure.provider}: version `{failure.version}' not found (required by {failure.object})"
+                )
     return "\n".join(text_safe(line) for line in lines) + "\n"
