@@ -17,7 +17,7 @@ from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary
-from .report import FileResult, FileStatus, Finding, Report, Severity
+from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 
 
@@ -181,4 +181,5 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
     findings = [f for f in findings if f.rule not in config.ignore]
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings())
+    roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()
+    return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings(), roots)

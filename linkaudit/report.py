@@ -96,6 +96,21 @@ class FileResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RootInfo:
+    """An import root the loader emulation loaded.
+
+    Attributes:
+        path: the root's path.
+        kind: ``"executable"``, ``"python-import"`` or ``"dlopen"``.
+        reached: False for an input no root reaches, loaded alone as a ``dlopen``.
+    """
+
+    path: str
+    kind: str
+    reached: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """The result of one audit.
 
@@ -106,6 +121,7 @@ class Report:
         rules: the ids of the rules that ran.
         config: the settings the audit ran with, JSON-ready (``AuditConfig.settings()``:
             ``{"max_versions": [...], "ignore": [...]}``); empty when not recorded.
+        roots: the import roots the loader emulation loaded, in order (empty without it).
     """
 
     files: tuple[FileResult, ...]
@@ -113,6 +129,7 @@ class Report:
     seconds: float = 0.0
     rules: tuple[str, ...] = ()
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    roots: tuple[RootInfo, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, MappingProxyType):

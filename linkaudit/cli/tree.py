@@ -63,17 +63,28 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
     render = render_json if fmt == "json" else render_text
     emit(render(analysis, loads, verbose))
     if bind and fmt == "text":
+        hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
         for load in loads:
-            bounds = [b for (root, _obj), bs in analysis.bindings.items() if root == load.root for b in bs]
-            unbound = [b for b in bounds if b.provider is None]
-            weak = sum(1 for b in unbound if b.symbol.weak)
+            bounds = [(obj, b) for (root, obj), bs in analysis.bindings.items() if root == load.root for b in bs]
+            strong = sorted(
+                {
+                    f"{b.symbol.display_name()} (in {obj.rsplit('/', 1)[-1]})"
+                    for obj, b in bounds
+                    if b.provider is None and not b.symbol.weak
+                }
+            )
+            weak = sum(1 for _o, b in bounds if b.provider is None and b.symbol.weak and b.symbol.name not in hooks)
             emit(
                 text_safe(
                     f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
-                    f"{len(unbound) - weak} unresolved, {weak} weak unresolved"
+                    f"{len(strong)} unresolved, {weak} weak unresolved (compiler hooks not counted)"
                 )
                 + "\n"
             )
+            for line in strong[:20]:
+                emit(text_safe(f"  unresolved: {line}") + "\n")
+            if len(strong) > 20:
+                emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
     shown = {ld.root for ld in loads}
     failed = (
         any(not res.found or res.error for ld in loads for res in ld.resolutions.values())

@@ -57,6 +57,11 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                     "error": res.error,
                 }
             )
+    soft: list[dict[str, Any]] = []
+    for load in analysis.loads:
+        for obj in load.objects:
+            if target in obj.binary.dlopen_names:
+                soft.append({"root": load.root, "object": obj.path})
     uses: list[dict[str, Any]] = []
     if not chains:
         for (root_path, obj_path), bounds in analysis.bindings.items():
@@ -85,7 +90,13 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
                     }
                 )
     if fmt == "json":
-        doc = {"schema": SCHEMA_VERSION, "target": target, "library_chains": chains, "symbol_uses": uses}
+        doc = {
+            "schema": SCHEMA_VERSION,
+            "target": target,
+            "library_chains": chains,
+            "symbol_uses": uses,
+            "dlopen_names": soft,
+        }
         emit(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n")
     else:
         lines: list[str] = []
@@ -108,9 +119,14 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
             for d in u["defined_in_scope"]:
                 versions = ", ".join(v or "unversioned" for v in d["versions"])
                 lines.append(f"    defined in {d['path']} ({versions})")
+        for item in sorted({x["object"] for x in soft}):
+            lines.append(
+                f"{_base(item)} keeps the name {target} in .rodata: a soft dependency it may dlopen() "
+                "(not a DT_NEEDED, so not loaded with it)"
+            )
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
         emit("\n".join(text_safe(line) for line in lines) + "\n")
     if status:
         return status
-    return 0 if chains or uses else 1
+    return 0 if chains or uses or soft else 1

@@ -67,6 +67,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
     }
     if report.config:
         doc["config"] = utf8_tree(report.config)
+    if report.roots:
+        doc["roots"] = utf8_tree([{"path": r.path, "kind": r.kind, "reached": r.reached} for r in report.roots])
     return doc
 
 

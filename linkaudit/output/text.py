@@ -112,5 +112,23 @@ def render(report: Report, color: bool = False) -> str:
         lines.extend(_finding(f, color))
     if lines:
         lines.append("")
+    roots_line = _roots_line(report)
+    if roots_line:
+        lines.append(roots_line)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def _roots_line(report: Report) -> str:
+    """``"import roots: a [python-import], b [executable]; 2 other inputs no root reaches, each loaded alone"``."""
+    reached = [r for r in report.roots if r.reached]
+    alone = len(report.roots) - len(reached)
+    if not report.roots:
+        return ""
+    shown = ", ".join(f"{r.path} [{r.kind}]" for r in reached[:6])
+    if len(reached) > 6:
+        shown += f", … (+{len(reached) - 6} more)"
+    text = f"import roots: {shown or '(none)'}"
+    if alone:
+        text += f"; {alone} other input{'s' if alone != 1 else ''} no root reaches, each loaded alone as a dlopen"
+    return text_safe(text)

@@ -87,6 +87,10 @@ extension modules are not findings.
         grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
         stopped = {ld.root for ld in linkage.loads if ld.errors}
         failed = failed_needs(linkage)
+        # (root, object) -> versions version-not-found reports: their references bind nowhere as a consequence.
+        missing_versions: dict[tuple[str, str], set[str]] = {}
+        for root, failure in linkage.version_failures:
+            missing_versions.setdefault((root, failure.object), set()).add(failure.version)
         for (root, obj), bounds in linkage.bindings.items():
             if root in stopped:
                 continue  # the load stops with an error first (library-not-found reports it)
@@ -100,6 +104,8 @@ extension modules are not findings.
                     continue
                 if b.symbol.version is not None and b.symbol.version.file in missing_files:
                     continue  # its library was not found: library-not-found reports it, with these symbols
+                if b.symbol.version is not None and b.symbol.version.name in missing_versions.get((root, obj), ()):
+                    continue  # its version is missing: version-not-found reports it, with these symbols
                 if b.symbol.name in TOOLCHAIN_HOOKS or (b.symbol.weak and b.symbol.name.startswith(TLS_INIT_PREFIX)):
                     continue
                 weak = b.symbol.weak
@@ -119,10 +125,12 @@ extension modules are not findings.
             )
             count = f"{len(names)} undefined symbol{'s' if len(names) != 1 else ''}"
             if weak:
-                message = f"{count} (weak) bind nowhere: {preview(names)}; allowed, the code must check for NULL"
+                verb = "binds" if len(names) == 1 else "bind"
+                message = f"{count} (weak) {verb} nowhere: {preview(names)}; allowed, the code must check for NULL"
             else:
                 lazy_only = all(kinds[r] is RootKind.EXECUTABLE for r in roots)
-                message = f"{count} bind nowhere in the load scope: {preview(names)}"
+                verb = "binds" if len(names) == 1 else "bind"
+                message = f"{count} {verb} nowhere in the load scope: {preview(names)}"
                 if any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
                     message += f" — ImportError: undefined symbol: {names[0].split('@', 1)[0]}"
                 elif lazy_only:
