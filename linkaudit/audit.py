@@ -89,6 +89,7 @@ def analyze_inputs(
     except InputError as error:
         errors.append(error)
         return None, errors
+    errors.extend(analysis.problems)
     return analysis, errors
 
 

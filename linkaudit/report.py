@@ -150,5 +150,9 @@ class Report:
 
     @property
     def has_unreadable(self) -> bool:
-        """True when some input could not be read."""
-        return any(f.status is FileStatus.UNREADABLE for f in self.files)
+        """True when some input could not be read: an input file, or an input of the loader
+        emulation (an ``--entry``, the ld.so.cache, an ``--interpreter``...), reported as an
+        ``unreadable-input`` finding."""
+        return any(f.status is FileStatus.UNREADABLE for f in self.files) or any(
+            f.rule == "unreadable-input" for f in self.findings
+        )

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, Load, Process, RootKind, load_root, root_kind_of
@@ -70,6 +71,9 @@ class LinkageAnalysis:
         cache_path: the ld.so.cache read, or ``None``.
         skipped: (path, reason) of inputs not emulated (musl targets: glibc's rules do not apply).
         search_context: the inputs every search used (for rules that search more, e.g. dlopen names).
+        problems: inputs of the emulation that could not be read (a malformed ld.so.cache, an
+            unreadable root, interpreter, ``--dlopen-global`` or ``--ld-preload`` object): the
+            emulation went on without them; each becomes an ``unreadable-input`` finding.
     """
 
     env: TargetEnvironment
@@ -82,6 +86,7 @@ class LinkageAnalysis:
     cache_path: str | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
     search_context: SearchContext | None = None
+    problems: list[InputError] = field(default_factory=list)
 
     def loads_containing(self, path: str) -> list[Load]:
         """The loads whose objects include ``path``."""
@@ -195,7 +200,12 @@ def analyze(
         return analysis
     if cache is None and env.use_cache:
         cache_path = "/etc/ld.so.cache"
-        cache = read_ld_cache(fs.host_path(cache_path))
+        try:
+            cache = read_ld_cache(fs.host_path(cache_path))
+        except InputError as exc:
+            # ld.so ignores a cache it cannot use and goes on to the system directories.
+            analysis.problems.append(InputError(cache_path, exc.reason, exc.offset))
+            cache = None
         analysis.cache_path = cache_path if cache is not None else None
     first = elf[0]
     interp = next((b.interpreter for b in elf if b.interpreter), None) or _default_interpreter(first.machine)
@@ -210,18 +220,35 @@ def analyze(
         ident = _identity(fs.host_path(_target_path(fs, b.path)))
         if ident is not None:
             by_identity.setdefault(ident, b)
+    for option, paths in (
+        ("--interpreter", (env.interpreter,) if env.interpreter else ()),
+        ("--executable", (env.executable,) if env.executable else ()),
+        ("--dlopen-global", env.dlopen_global),
+        ("--ld-preload", env.ld_preload),
+    ):
+        for path in paths:
+            try:
+                fs.read_binary(path)
+            except InputError as exc:
+                analysis.problems.append(InputError(path, f"{option}: {exc.reason}", exc.offset))
     chosen = list(roots) if roots is not None else default_roots(elf)
     python_process = Process()
     by_path = {b.path: b for b in elf}
 
-    def note_reached(load: Load) -> None:
-        for obj in load.objects:
+    def note_reached(load: Load | None) -> None:
+        for obj in load.objects if load is not None else ():
             ident = _identity(fs.host_path(obj.path))
             if ident is not None:
                 reached.add(ident)
 
-    def run(root: Root) -> Load:
-        binary = by_path.get(root.path) or fs.read_binary(_target_path(fs, root.path))
+    def run(root: Root) -> Load | None:
+        binary = by_path.get(root.path)
+        if binary is None:
+            try:
+                binary = fs.read_binary(_target_path(fs, root.path))
+            except InputError as exc:
+                analysis.problems.append(exc)
+                return None
         # A library dlopened inside a Python process has the interpreter in its global scope.
         in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
         # Imports share one process: libraries loaded by an earlier import are reused by

@@ -268,10 +268,9 @@ def load_root(
             main.origin = origin_of(ctx.fs.real_path(root_path))
         queue.clear()
         for preload in env.ld_preload:
-            try:
+            # ld.so: "cannot be preloaded: ignored"; the analysis reports the unreadable file.
+            with contextlib.suppress(InputError):
                 add(preload, read_global(preload), None, Source.PRELOAD, 0, None, load.global_scope)
-            except InputError as exc:
-                load.errors.append((preload, f"LD_PRELOAD: {exc.reason}"))
         queue.appendleft((root_path, root, main, 0))
         drain(load.global_scope)
         load.local_scope = []
@@ -281,9 +280,8 @@ def load_root(
         """Load ``path`` and its closure into the global scope; errors are recorded, not raised."""
         try:
             requester = add(path, read_global(path), main, source, 0, None, load.global_scope)
-        except InputError as exc:
-            load.errors.append((path, f"{what}: {exc.reason}"))
-            return None
+        except InputError:
+            return None  # the analysis reports the unreadable file; the load goes on without it
         drain(load.global_scope)
         return requester
 

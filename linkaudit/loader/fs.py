@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
-import posixpath
 import stat
 
 from ..errors import InputError
@@ -20,6 +19,30 @@ from ..model import Binary
 
 #: As the kernel's limit on symlinks followed in one lookup (``ELOOP``).
 MAX_SYMLINKS = 40
+
+
+def read_regular_file(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the regular file at host ``path``.
+
+    Raises:
+        OSError: it cannot be opened, or is not a regular file (``ENODEV``-like
+            ``OSError`` with a message), without ever blocking on a FIFO or device.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class FileSystemView:
@@ -55,7 +78,9 @@ class FileSystemView:
         return self._resolve(path)
 
     def _resolve(self, path: str) -> str:
-        parts = [p for p in posixpath.normpath("/" + path).split("/") if p]
+        # Components in order; ".." is applied after the symlinks before it are followed,
+        # as the kernel does (never collapsed as text first).
+        parts = [p for p in path.split("/") if p]
         resolved: list[str] = []
         hops = 0
         while parts:
@@ -154,9 +179,12 @@ class FileSystemView:
         return binary
 
     def read_bytes(self, path: str, limit: int = 1 << 26) -> bytes | None:
-        """Up to ``limit`` bytes of target ``path``, or ``None`` if it cannot be read."""
+        """Up to ``limit`` bytes of target ``path``, or ``None`` if it is not a readable regular file.
+
+        Opened non-blocking and checked to be a regular file before reading: a FIFO or
+        a device named by a hostile input is never waited on or read from.
+        """
         try:
-            with open(self.host_path(path), "rb") as fh:
-                return fh.read(limit)
+            return read_regular_file(self.host_path(path), limit)
         except (OSError, InputError):
             return None

@@ -390,6 +390,10 @@ def expected_cache_flags(machine: str, bits: int) -> int | None:
 # --- reading -----------------------------------------------------------------
 
 
+#: Largest ld.so.cache read (a system with 5,000 libraries has a cache of a few hundred KB).
+MAX_CACHE_BYTES = 16 * 1024 * 1024
+
+
 def read_ld_cache(path: str = LD_SO_CACHE) -> LdCache | None:
     """Read and parse the cache at ``path``.
 
@@ -400,13 +404,18 @@ def read_ld_cache(path: str = LD_SO_CACHE) -> LdCache | None:
     Raises:
         InputError: the file cannot be read, or is not a valid cache.
     """
+    from .fs import read_regular_file
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular_file(path, MAX_CACHE_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise InputError(path, f"cannot read the ld.so cache: {exc.strerror or exc}") from None
+    if len(data) > MAX_CACHE_BYTES:
+        raise InputError(
+            path, f"the ld.so cache is larger than {MAX_CACHE_BYTES >> 20} MiB (real ones are well under 1 MiB)"
+        )
     return parse_ld_cache(data, path)
 
 

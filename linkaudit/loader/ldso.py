@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -48,6 +49,11 @@ class Source(enum.StrEnum):
     SYSTEM = "system-directory"
     PRELOAD = "LD_PRELOAD"
     DLOPEN_GLOBAL = "dlopen-global"
+
+
+#: Paths kept per resolution (a hostile file with 1,000 RPATH entries and 1,000 DT_NEEDED
+#: would otherwise make a million records); the rest are counted.
+MAX_ATTEMPTS = 64
 
 
 class Outcome(enum.StrEnum):
@@ -93,6 +99,7 @@ class Resolution:
         attempts: every path tried, in order.
         error: the load-stopping error (``"invalid ELF header"``...) when a candidate was
             not a usable ELF object, else ``None``.
+        more_attempts: paths tried beyond the first ``MAX_ATTEMPTS``, counted, not kept.
     """
 
     name: str
@@ -102,6 +109,7 @@ class Resolution:
     owner: str | None
     attempts: tuple[Attempt, ...]
     error: str | None = None
+    more_attempts: int = 0
 
     @property
     def found(self) -> bool:
@@ -144,46 +152,37 @@ def read_system_dirs(fs: FileSystemView, interpreter: str | None, machine: str) 
     return FALLBACK_SYSTEM_DIRS.get(machine, ("/lib", "/usr/lib"))
 
 
+#: At most this many built-in directories are taken from an ld.so (glibc builds have 2 to 6).
+MAX_SYSTEM_DIRS = 16
+
+
 def _scan_system_dirs(data: bytes) -> tuple[str, ...]:
-    """Find the longest run of consecutive NUL-terminated ``/...lib.../`` strings ending in ``/``."""
+    """The longest run of consecutive NUL-terminated absolute ``.../lib.../`` strings (one linear pass)."""
     best: list[str] = []
-    start = 0
-    while True:
-        idx = data.find(b"/lib/\0", start)
-        if idx < 0:
-            break
-        # Walk back to the start of the run of directory strings containing this one.
-        begin = idx
-        while begin > 0 and data[begin - 1] != 0:
-            begin -= 1
-        run_start = begin
-        while run_start > 1 and data[run_start - 1] == 0:
-            prev = data.rfind(b"\0", 0, run_start - 1) + 1
-            text = data[prev : run_start - 1]
-            if not (text.startswith(b"/") and text.endswith(b"/") and b"lib" in text):
-                break
-            run_start = prev
-        run = []
-        pos = run_start
-        while True:
-            end = data.find(b"\0", pos)
-            if end < 0:
-                break
-            text = data[pos:end]
-            if not (text.startswith(b"/") and text.endswith(b"/") and b"lib" in text and len(text) < 256):
-                break
-            run.append(text.decode("ascii", "replace").rstrip("/") or "/")
-            pos = end + 1
+    run: list[str] = []
+    for part in data.split(b"\0"):
+        if 1 < len(part) < 256 and part.startswith(b"/") and part.endswith(b"/") and b"lib" in part:
+            if len(run) < MAX_SYSTEM_DIRS:
+                run.append(part.decode("ascii", "replace").rstrip("/") or "/")
+            continue
         if len(run) > len(best):
             best = run
-        start = idx + 6
-    return tuple(best)
+        run = []
+    if len(run) > len(best):
+        best = run
+    return tuple(dict.fromkeys(best))
 
 
 def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, Binary | None]:
     """``open_verify``: is ``path`` an ELF object this requester can load?"""
-    if not fs.is_file(path):
+    st = fs.stat(path)
+    if st is None:
         return Outcome.MISSING, "", None
+    if stat.S_ISDIR(st.st_mode):
+        return Outcome.INVALID, "cannot read file data: Is a directory", None
+    if not stat.S_ISREG(st.st_mode):
+        # ld.so would open it and block (a FIFO) or read a device: the load cannot succeed.
+        return Outcome.INVALID, "not a regular file (a FIFO, socket or device: ld.so would block or fail on it)", None
     try:
         candidate = fs.read_binary(path)
     except InputError as exc:
@@ -241,6 +240,7 @@ def search(
     machine = want.machine
     platform = ctx.env.platform_for(machine)
     attempts: list[Attempt] = []
+    skipped = [0]  # attempts beyond MAX_ATTEMPTS, counted, not kept
 
     def expand(text: str, origin: str) -> str:
         return expand_dst(text, origin, ctx.lib, platform)
@@ -248,7 +248,7 @@ def search(
     def done(
         path: str | None, source: Source | None, owner: str | None, found: Binary | None, error: str | None = None
     ) -> tuple[Resolution, Binary | None]:
-        return Resolution(name, requester.path, path, source, owner, tuple(attempts), error), found
+        return Resolution(name, requester.path, path, source, owner, tuple(attempts), error, skipped[0]), found
 
     if name in loaded:
         return done(loaded[name], Source.LOADED, None, None)
@@ -267,19 +267,30 @@ def search(
 
     hwcaps = ctx.env.hwcaps_subdirs(machine)
 
+    def record(attempt: Attempt) -> None:
+        if len(attempts) < MAX_ATTEMPTS:
+            attempts.append(attempt)
+        else:
+            skipped[0] += 1
+
     def try_dirs(
         dirs: Sequence[str], source: Source, owner: Requester | None
     ) -> tuple[str, Binary | None, str | None] | None:
         for directory in dirs:
             if not directory:
                 directory = "."  # an empty entry is the current directory
+            if not ctx.fs.is_dir(directory):
+                # ld.so marks a directory that does not exist and never looks in it again.
+                record(Attempt(posixpath.join(directory, name), source, owner.path if owner else None,
+                               Outcome.MISSING, "no such directory"))
+                continue
             candidates = [posixpath.join(directory, "glibc-hwcaps", h, name) for h in hwcaps]
             candidates.append(posixpath.join(directory, name))
             for path in candidates:
                 outcome, detail, found = _verify(ctx.fs, path, want)
                 if outcome is Outcome.MISSING and path != candidates[-1]:
                     continue  # absent hwcaps subdirectories are not worth listing
-                attempts.append(Attempt(path, source, owner.path if owner else None, outcome, detail))
+                record(Attempt(path, source, owner.path if owner else None, outcome, detail))
                 if outcome is Outcome.FOUND:
                     return path, found, None
                 if outcome is Outcome.INVALID:
@@ -326,10 +337,10 @@ def search(
         if entry is not None:
             in_system = posixpath.dirname(entry.path) in ctx.system_dirs
             if nodeflib and in_system:
-                attempts.append(Attempt(entry.path, Source.CACHE, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+                record(Attempt(entry.path, Source.CACHE, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
             else:
                 outcome, detail, found = _verify(ctx.fs, entry.path, want)
-                attempts.append(Attempt(entry.path, Source.CACHE, None, outcome, detail))
+                record(Attempt(entry.path, Source.CACHE, None, outcome, detail))
                 if outcome is Outcome.FOUND:
                     return done(entry.path, Source.CACHE, None, found)
                 if outcome is Outcome.INVALID:

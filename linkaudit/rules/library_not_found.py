@@ -51,7 +51,8 @@ The GPU driver's libraries are reported by driver-link instead.
         "requester": "the object that needs it",
         "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries",
         "would_fail": "what the user would see, in glibc's words",
-        "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order",
+        "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
+        "attempts_not_shown": "how many more paths were tried",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
         "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
     }
@@ -97,7 +98,7 @@ The GPU driver's libraries are reported by driver-link instead.
             first = roots[0]
             file = linkage.audited.get(requester, requester)
             chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in first["chain"])
-            tried = len(res.attempts)
+            tried = len(res.attempts) + res.more_attempts
             how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
             message = f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
             yield self.finding(
@@ -110,6 +111,7 @@ The GPU driver's libraries are reported by driver-link instead.
                     "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
                     "would_fail": first["would_fail"],
                     "attempts": attempts_evidence(res.attempts),
+                    "attempts_not_shown": res.more_attempts,
                     "error": res.error,
                     "unresolved_symbols": consequences,
                 },
