@@ -6,8 +6,9 @@ becomes an ``unreadable-input`` finding and the rest of the audit goes on.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .config import AuditConfig
 from .context import AuditContext
@@ -101,6 +102,34 @@ def _analyze(binaries: list[Binary], config: AuditConfig, findings: list[Finding
     return analysis
 
 
+def _sysroot_escape_check(config: AuditConfig) -> Callable[[str], None]:
+    """With ``--sysroot``: a function refusing an input inside the image whose symlinks lead
+    out of it (the host's file would be audited in place of the image's).
+
+    Raises (from the returned function):
+        InputError: the input's real path leaves the sysroot.
+    """
+    target = config.target
+    if target is None or target.sysroot in ("/", ""):
+        return lambda _path: None
+    root = os.path.realpath(target.sysroot)
+    given_root = os.path.abspath(target.sysroot)
+
+    def check(path: str) -> None:
+        absolute = os.path.abspath(path)
+        if not (absolute == given_root or absolute.startswith(given_root + os.sep)):
+            return
+        real = os.path.realpath(path)
+        if real != root and not real.startswith(root + os.sep):
+            raise InputError(
+                path,
+                f"a symlink that leads out of the sysroot (to the host's {real}): inside the image it means "
+                "another file, which linkaudit does not read from the host",
+            )
+
+    return check
+
+
 def read(path: str) -> list[Binary]:
     """Read one file into ``Binary`` records (one per ELF file; never executes it).
 
@@ -137,8 +166,10 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
     for error in collected.errors:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
+    escape_check = _sysroot_escape_check(config)
     for path in collected.files:
         try:
+            escape_check(path)
             read_binaries = read_path(path)
         except UnsupportedFormat as error:
             # a recognised format not read yet (ar, Mach-O, PE): listed, not an error

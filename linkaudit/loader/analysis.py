@@ -274,6 +274,11 @@ def analyze(
     for load in analysis.loads:
         objects = {o.path: o.binary for o in load.objects}
         for obj in load.objects:
+            if load.kind is RootKind.DLOPEN and obj.path != load.root and not bind_all:
+                # A plain dlopen root stands for its own load only: each input that is a
+                # dependency here is an input of its own, bound in its own load (and so
+                # a directory of n libraries costs n bindings, not n squared).
+                continue
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
             if source is None:

@@ -281,8 +281,15 @@ def search(
                 directory = "."  # an empty entry is the current directory
             if not ctx.fs.is_dir(directory):
                 # ld.so marks a directory that does not exist and never looks in it again.
-                record(Attempt(posixpath.join(directory, name), source, owner.path if owner else None,
-                               Outcome.MISSING, "no such directory"))
+                record(
+                    Attempt(
+                        posixpath.join(directory, name),
+                        source,
+                        owner.path if owner else None,
+                        Outcome.MISSING,
+                        "no such directory",
+                    )
+                )
                 continue
             candidates = [posixpath.join(directory, "glibc-hwcaps", h, name) for h in hwcaps]
             candidates.append(posixpath.join(directory, name))

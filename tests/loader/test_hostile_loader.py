@@ -1,0 +1,121 @@
+"""Hostile layouts for the loader emulation: each is reported, nothing hangs, the rest is still audited."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from linkaudit.loader.fs import FileSystemView
+from linkaudit.loader.ldso import MAX_ATTEMPTS, MAX_SYSTEM_DIRS, _scan_system_dirs
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+
+
+def _image(tmp_path: Path) -> Path:
+    """A sysroot holding the extension-module sample and its library."""
+    root = tmp_path / "image"
+    (root / "app").mkdir(parents=True)
+    (root / "etc").mkdir()
+    (root / "usr/lib").mkdir(parents=True)
+    shutil.copy(SAMPLES / "ext/_C.cpython-311-x86_64-linux-gnu.so", root / "app/_C.cpython-311-x86_64-linux-gnu.so")
+    shutil.copy(SAMPLES / "ext/lib/libshim.so", root / "usr/lib/libshim.so")
+    return root
+
+
+def test_fifo_cache_is_refused_not_waited_on(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _image(tmp_path)
+    os.mkfifo(root / "etc/ld.so.cache")
+    r = run_cli("check", "--format", "json", "--sysroot", str(root), "--system-dir", "/usr/lib", str(root / "app"))
+    doc = json.loads(r.stdout)
+    (bad,) = [f for f in doc["findings"] if f["rule"] == "unreadable-input"]
+    assert bad["file"] == "/etc/ld.so.cache" and "not a regular file" in bad["message"]
+    # the emulation went on without the cache: libshim.so is found in the system directory
+    assert not [f for f in doc["findings"] if f["rule"] == "library-not-found" and f["subject"] == "libshim.so"]
+    assert r.exit_code == 2
+
+
+def test_corrupt_cache_keeps_the_other_findings(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _image(tmp_path)
+    (root / "etc/ld.so.cache").write_bytes(b"garbage")
+    r = run_cli("check", "--format", "json", "--sysroot", str(root), "--system-dir", "/usr/lib", str(root / "app"))
+    doc = json.loads(r.stdout)
+    rules = {f["rule"] for f in doc["findings"]}
+    assert "unreadable-input" in rules
+    assert "library-not-found" in rules  # libc.so.6 is not in the image: still reported
+    assert r.exit_code == 2
+
+
+def test_missing_option_files_are_reported_and_the_audit_goes_on(run_cli) -> None:  # type: ignore[no-untyped-def]
+    for option in ("--dlopen-global", "--interpreter", "--ld-preload"):
+        r = run_cli("check", option, "/nonexistent.so", str(SAMPLES / "misc/libweak.so"))
+        assert r.exit_code == 2, option
+        assert f"{option}: no such file" in r.stdout
+        assert "required_hook" in r.stdout  # the library's own finding is still there
+
+
+def test_directory_named_like_a_library_stops_the_load(tmp_path: Path) -> None:
+    from .helpers import analyze_paths, resolution
+
+    scenario = tmp_path / "s"
+    shutil.copytree(SAMPLES / "loader/wrong_class", scenario, symlinks=True)
+    (scenario / "lib32/libleaf.so").unlink()
+    (scenario / "lib32/libleaf.so").mkdir()
+    a = analyze_paths(str(scenario / "app"), entries=(str(scenario / "app"),))
+    leaf = resolution(a, "/app", "libleaf.so")
+    assert not leaf.found and leaf.error and "Is a directory" in leaf.error
+
+
+def test_fifo_candidate_does_not_hang(tmp_path: Path) -> None:
+    from .helpers import analyze_paths, resolution
+
+    scenario = tmp_path / "s"
+    shutil.copytree(SAMPLES / "loader/wrong_class", scenario, symlinks=True)
+    (scenario / "lib32/libleaf.so").unlink()
+    os.mkfifo(scenario / "lib32/libleaf.so")
+    a = analyze_paths(str(scenario / "app"), entries=(str(scenario / "app"),))
+    assert "not a regular file" in (resolution(a, "/app", "libleaf.so").error or "")
+
+
+def test_system_dir_scan_is_linear_and_capped() -> None:
+    dirs = _scan_system_dirs(b"x\0" + b"/lib/\0" * 200_000 + b"y")
+    assert len(dirs) <= MAX_SYSTEM_DIRS
+
+
+def test_attempts_are_capped_and_counted(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from linkaudit import read
+    from linkaudit.loader.analysis import Root, analyze
+    from linkaudit.loader.closure import RootKind
+    from linkaudit.loader.target import TargetEnvironment
+
+    (b,) = read(str(SAMPLES / "broken/libtorch_cuda.so"))
+    for i in range(200):
+        (tmp_path / f"d{i}").mkdir()
+    wide = replace(b, runpath=tuple(str(tmp_path / f"d{i}") for i in range(200)))
+    a = analyze([wide], TargetEnvironment(driverless=False, use_cache=False), [Root(b.path, RootKind.DLOPEN)])
+    res = a.loads[0].resolutions[(b.path, "libcuda.so.1")]
+    assert len(res.attempts) == MAX_ATTEMPTS and res.more_attempts > 0
+
+
+def test_sysroot_dotdot_is_applied_after_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "opt/versions/1.0/lib").mkdir(parents=True)
+    (root / "opt/versions/1.0/deps").mkdir(parents=True)
+    (root / "opt/deps").mkdir(parents=True)
+    os.symlink("versions/1.0/lib", root / "opt/lib")
+    fs = FileSystemView(str(root))
+    # the kernel follows opt/lib first, then "..": opt/versions/1.0/deps, not opt/deps
+    assert fs.host_path("/opt/lib/../deps") == str(root / "opt/versions/1.0/deps")
+
+
+def test_sysroot_input_symlink_to_the_host_is_refused(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _image(tmp_path)
+    os.symlink("/usr/bin/ls", root / "app/ls")  # absolute: inside the image it is the image's /usr/bin/ls
+    r = run_cli("check", "--format", "json", "--sysroot", str(root), "--system-dir", "/usr/lib", str(root / "app"))
+    doc = json.loads(r.stdout)
+    (bad,) = [f for f in doc["findings"] if f["rule"] == "unreadable-input" and f["file"].endswith("app/ls")]
+    assert "leads out of the sysroot" in bad["message"]
+    assert r.exit_code == 2
