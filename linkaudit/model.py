@@ -633,6 +633,10 @@ class Binary:
             NUL-terminated strings in ``.rodata``: what the code may pass to ``dlopen`` —
             soft dependencies, in file order, without duplicates; empty when the file
             has no section headers or no ``.rodata``.
+        gnu_stack: the stack the file asks for: ``"rw"`` or ``"rwx"`` from PT_GNU_STACK,
+            ``None`` when it has no PT_GNU_STACK (then the ABI's default applies).
+        text_relocations: DT_TEXTREL present or DF_TEXTREL set: the loader must write
+            into the text segment to relocate it.
     """
 
     path: str
@@ -657,6 +661,8 @@ class Binary:
     member: str | None = None
     file_size: int = 0
     dlopen_names: tuple[str, ...] = ()
+    gnu_stack: str | None = None
+    text_relocations: bool = False
 
     @property
     def needed_names(self) -> tuple[str, ...]:

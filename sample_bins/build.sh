@@ -130,6 +130,11 @@ so "$CC" out/dlopen/libdlopens.so dlopens -Wl,-soname,libdlopens.so \
     -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -ldl
 cp "$WORK/renamed/libnvrtc-1a2b3c4d.so.12" "$OUT/dlopen/libnvrtc-1a2b3c4d.so.12"
 
+# misc/libexecstack.so: an assembly object without .note.GNU-stack, so the
+# linker marks the stack executable (PT_GNU_STACK RWE).
+compile "$CC" execstack execstack.s
+so "$CC" out/misc/libexecstack.so execstack -Wl,-soname,libexecstack.so -Wl,--no-warn-execstack
+
 # misc/hello: PIE executable.
 (cd "$WORK" && $CC "${CFLAGS[@]}" -fPIE -pie "${LDFLAGS[@]}" -Wl,--hash-style=gnu \
     -o out/misc/hello "$SRC/hello.c")
@@ -185,6 +190,17 @@ cross_lib() {
 }
 
 cross_lib lib32le gcc-i686-linux-gnu i686-linux-gnu-gcc "$CC -m32"
+
+# arch/libtextrel32.so: i386 code built without -fPIC: DT_TEXTREL.
+for c in i686-linux-gnu-gcc "$CC -m32"; do
+    # shellcheck disable=SC2086
+    if usable_cc $c; then
+        compile "$c" textrel32 textrel.c -fno-PIC
+        so "$c" out/arch/libtextrel32.so textrel32 -Wl,-soname,libtextrel32.so \
+            -Wl,-z,max-page-size=0x1000 -Wl,-z,common-page-size=0x1000
+        break
+    fi
+done
 cross_lib lib64be gcc-s390x-linux-gnu s390x-linux-gnu-gcc
 cross_lib lib32be gcc-powerpc-linux-gnu powerpc-linux-gnu-gcc
 

@@ -69,6 +69,10 @@ ELF_MAGIC = b"\x7fELF"
 ET_REL, ET_EXEC, ET_DYN, ET_CORE = 1, 2, 3, 4
 # p_type
 PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
+PT_GNU_STACK = 0x6474E551
+PF_X = 1
+DT_TEXTREL = 22
+DF_TEXTREL = 0x4
 # sh_type
 SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM = 6, 8, 11
 SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
@@ -200,6 +204,7 @@ class _Segment(NamedTuple):
     vaddr: int
     filesz: int
     memsz: int
+    flags: int = 0
 
 
 class _Section(NamedTuple):
@@ -465,7 +470,20 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
         symbols=symbols,
         file_size=size,
         dlopen_names=_dlopen_names(r, sections, _shstrndx),
+        gnu_stack=_gnu_stack(segments),
+        text_relocations=dyn.textrel or bool(dyn.flags & DF_TEXTREL),
     )
+
+
+# --- stack and text relocations --------------------------------------------------
+
+
+def _gnu_stack(segments: Sequence[_Segment]) -> str | None:
+    """``"rwx"`` or ``"rw"`` from PT_GNU_STACK's p_flags (PF_X = 1), ``None`` without one (gABI GNU extension)."""
+    for seg in segments:
+        if seg.type == PT_GNU_STACK:
+            return "rwx" if seg.flags & PF_X else "rw"
+    return None
 
 
 # --- soft dependencies: library names in .rodata -----------------------------------
@@ -543,10 +561,10 @@ def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[
     for i in range(phnum):
         f = st.unpack_from(r.buf, phoff + i * phentsize)
         if r.L.bits == 64:
-            p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
+            p_type, p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
         else:
-            p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _pf, _al = f
-        out.append(_Segment(p_type, p_offset, p_vaddr, p_filesz, p_memsz))
+            p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, p_flags, _al = f
+        out.append(_Segment(p_type, p_offset, p_vaddr, p_filesz, p_memsz, p_flags))
     return tuple(out)
 
 
@@ -609,6 +627,7 @@ class _Dynamic:
         "strtab",
         "syment",
         "symtab",
+        "textrel",
         "verdef",
         "verdefnum",
         "verneed",
@@ -635,6 +654,7 @@ class _Dynamic:
         self.flags = 0
         self.flags_1 = 0
         self.bind_now = False
+        self.textrel = False
         self.link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
 
 
@@ -699,6 +719,8 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: _Sections)
             dyn.flags_1 = val
         elif tag == DT_BIND_NOW:
             dyn.bind_now = True
+        elif tag == DT_TEXTREL:
+            dyn.textrel = True
     return dyn
 
 

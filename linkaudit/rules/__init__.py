@@ -10,6 +10,7 @@ from __future__ import annotations
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
+from .elf_hygiene import ExecutableStack, TextRelocations
 from .inputs import LoaderSkipped, NoBinaries, UnreadableInput
 from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
@@ -32,6 +33,8 @@ RULES: tuple[type[Rule], ...] = (
     UnresolvedSymbol,
     UnusedNeeded,
     DlopenName,
+    ExecutableStack,
+    TextRelocations,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,

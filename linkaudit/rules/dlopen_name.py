@@ -31,9 +31,11 @@ ld.so would resolve a dlopen() from that file (its DT_RPATH/DT_RUNPATH, the
 cache, the system directories).
 
 Two mistakes are reported:
-- an unversioned name of a driver library (dlopen("libcuda.so")): only
-  libcuda.so.1 is guaranteed by the driver; libcuda.so is the toolkit's
-  link-time stub or a -dev package's symlink, absent on most user machines;
+- an unversioned name of a driver library (dlopen("libcuda.so")) in a file that
+  does not also name the versioned one: only libcuda.so.1 is guaranteed by the
+  driver; libcuda.so is the toolkit's link-time stub or a -dev package's symlink,
+  absent on most user machines (NVIDIA's own libraries keep both names, the
+  unversioned one as a fallback after the versioned: not reported);
 - a name that resolves nowhere while a hash-renamed copy sits in a directory
   the search tried (libnvrtc-1a2b3c4d.so.13 next to the dlopen()ing library):
   a wheel-repair tool (auditwheel, delocate, delvewheel) renamed the file and
@@ -66,7 +68,9 @@ are not findings.
                     continue
                 requester = Requester(binary.path, binary, None, origin_of(binary.path))
                 res, _found = search(name, requester, None, {}, ctx)
-                if driver and unversioned:
+                versioned_too = any(other.startswith(name + ".") for other in binary.dlopen_names)
+                if driver and unversioned and not versioned_too:
+                    # (a file that also names the versioned library tries it first: a fallback)
                     yield self.finding(
                         binary,
                         name,
@@ -82,7 +86,7 @@ are not findings.
                         },
                     )
                     continue
-                if res.found or driver:
+                if res.found or driver or (unversioned and versioned_too):
                     continue
                 sibling = _hash_renamed_sibling(
                     name, [posixpath.dirname(a.path) for a in res.attempts], ctx.fs.host_path

@@ -130,3 +130,29 @@ def test_dlopen_names_are_read_from_rodata_only() -> None:
     assert plain.dlopen_names == ()
     (bare,) = read(str(SAMPLES / "misc/libnoshdr.so"))
     assert bare.dlopen_names == ()  # no section headers: no .rodata to read
+
+
+def test_executable_stack_and_text_relocations() -> None:
+    (stack,) = findings("misc/libexecstack.so", rule="executable-stack")
+    assert stack.evidence["gnu_stack"] == "rwx"
+    assert stack.severity.value == "error" and stack.evidence["dlopened"] is True  # a dlopen root here
+    assert "glibc 2.41" in stack.message
+    (textrel,) = findings("arch/libtextrel32.so", rule="text-relocations")
+    assert textrel.severity.value == "warning"
+    assert findings("fixed/libtorch_cuda.so", "misc/hello", rule="executable-stack") == []
+    assert findings("fixed/libtorch_cuda.so", rule="text-relocations") == []
+
+
+def test_executable_stack_is_a_warning_for_an_executable() -> None:
+    from dataclasses import replace
+
+    from linkaudit import AuditConfig, read
+    from linkaudit.context import AuditContext
+    from linkaudit.rules.elf_hygiene import ExecutableStack
+
+    from .helpers import SAMPLES
+
+    (hello,) = read(str(SAMPLES / "misc/hello"))
+    no_note = replace(hello, gnu_stack=None)  # no PT_GNU_STACK on x86-64: the default stack is executable
+    (f,) = list(ExecutableStack().check(AuditContext((no_note,), AuditConfig(target=None))))
+    assert f.severity.value == "warning" and f.evidence["gnu_stack"] == "absent"
