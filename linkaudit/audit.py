@@ -179,6 +179,8 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             files.append(FileResult(path, FileStatus.UNREADABLE, error=error.reason))
             findings.append(_unreadable(error))
             continue
+        if not read_binaries:  # an archive without ELF members
+            files.append(FileResult(path, FileStatus.AUDITED, "archive", "archive", None))
         for b in read_binaries:
             files.append(FileResult(b.display_path, FileStatus.AUDITED, b.format.value, b.kind.value, b.machine))
         binaries.extend(read_binaries)

@@ -637,6 +637,10 @@ class Binary:
             ``None`` when it has no PT_GNU_STACK (then the ABI's default applies).
         text_relocations: DT_TEXTREL present or DF_TEXTREL set: the loader must write
             into the text segment to relocate it.
+        section_names: for a relocatable object, its section names by index (so a symbol's
+            ``section`` can be named); empty otherwise.
+        comdat_sections: for a relocatable object, the indices of sections that belong to
+            COMDAT groups (the linker keeps one copy per group signature); empty otherwise.
     """
 
     path: str
@@ -663,6 +667,8 @@ class Binary:
     dlopen_names: tuple[str, ...] = ()
     gnu_stack: str | None = None
     text_relocations: bool = False
+    section_names: tuple[str, ...] = ()
+    comdat_sections: frozenset[int] = frozenset()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

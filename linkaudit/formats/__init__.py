@@ -36,7 +36,7 @@ class Container(enum.StrEnum):
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
-SUPPORTED = frozenset({Container.ELF})
+SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE})
 
 
 def sniff(head: bytes) -> Container | None:
@@ -102,6 +102,10 @@ def read_path(path: str) -> list[Binary]:
             if kind not in SUPPORTED:
                 raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
             try:
+                if kind is Container.ARCHIVE:
+                    from .archive import read_archive
+
+                    return read_archive(path, mm, size)
                 return [read_elf(path, mm, size)]
             except InputError:
                 raise

@@ -74,7 +74,8 @@ PF_X = 1
 DT_TEXTREL = 22
 DF_TEXTREL = 0x4
 # sh_type
-SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM = 6, 8, 11
+SHT_SYMTAB, SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM, SHT_GROUP = 2, 6, 8, 11, 17
+GRP_COMDAT = 0x1
 SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 SHN_XINDEX = 0xFFFF
 # d_tag
@@ -438,7 +439,13 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
     rpath = _split_path(dstr(dyn.rpath, "DT_RPATH")) if dyn.rpath is not None else ()
     runpath = _split_path(dstr(dyn.runpath, "DT_RUNPATH")) if dyn.runpath is not None else ()
 
-    symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
+    object_info: tuple[tuple[str, ...], frozenset[int]] = ((), frozenset())
+    if e_type == ET_REL:
+        # A relocatable object has no dynamic symbols: its link-time symbols are in .symtab.
+        symtab, symstr = _locate_symtab(r, sections, dynstr)
+        object_info = _object_sections(r, sections, _shstrndx)
+    else:
+        symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
     version_needs, need_map = _read_verneed(r, dyn, segments, sections, dynstr)
     version_defs, def_map = _read_verdef(r, dyn, segments, sections, dynstr)
     # versym 0 (VER_NDX_LOCAL) and 1 (VER_NDX_GLOBAL, also the base definition's
@@ -469,7 +476,9 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
         version_definitions=version_defs,
         symbols=symbols,
         file_size=size,
-        dlopen_names=_dlopen_names(r, sections, _shstrndx),
+        dlopen_names=_dlopen_names(r, sections, _shstrndx) if e_type != ET_REL else (),
+        section_names=object_info[0],
+        comdat_sections=object_info[1],
         gnu_stack=_gnu_stack(segments),
         text_relocations=dyn.textrel or bool(dyn.flags & DF_TEXTREL),
     )
@@ -773,6 +782,67 @@ def _split_path(value: str) -> tuple[str, ...]:
 class _Table(NamedTuple):
     offset: int
     entries: int  # the null entry 0 included
+
+
+def _locate_symtab(r: _Reader, sections: _Sections, fallback: _Strings) -> tuple[_Table | None, _Strings]:
+    """Find .symtab (SHT_SYMTAB) of a relocatable object and its string table (sh_link).
+
+    Raises:
+        InputError: inconsistent entry size, the table outside the file, too many entries.
+    """
+    ent = r.L.sym_size
+    sec = sections.first(SHT_SYMTAB)
+    if sec is None or sec.type == SHT_NOBITS:
+        return None, fallback
+    if sec.entsize not in (0, ent) or sec.size % ent:
+        raise r.fail(f".symtab entries are not {ent} bytes (sh_entsize {sec.entsize}, size {sec.size})", sec.offset)
+    r.check(sec.offset, sec.size, ".symtab section")
+    _check_symbol_count(r, sec.size // ent, sec.offset)
+    if not 0 < sec.link < len(sections):
+        raise r.fail(f".symtab sh_link {sec.link} names no section", sec.offset)
+    link = sections[sec.link]
+    return _Table(sec.offset, sec.size // ent), _Strings(r, link.offset, link.size, ".strtab")
+
+
+def _object_sections(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[tuple[str, ...], frozenset[int]]:
+    """Section names (by index) and the indices of sections in COMDAT groups, of a relocatable object.
+
+    COMDAT groups (SHT_GROUP with GRP_COMDAT, gABI "Section Groups"): the linker keeps one copy
+    of each group by signature, so a symbol defined in one is not a duplicate definition.
+
+    Raises:
+        InputError: a group table outside the file.
+    """
+    if not sections:
+        return (), frozenset()
+    if shstrndx == SHN_XINDEX:
+        shstrndx = sections[0].link
+    names: list[str] = []
+    table = None
+    if 0 < shstrndx < len(sections):
+        sec = sections[shstrndx]
+        table = _Strings(r, sec.offset, sec.size, ".shstrtab")
+    for index in range(len(sections)):
+        name_offset = r.L.word.unpack_from(r.buf, sections.header_offset(index))[0]
+        try:
+            names.append(table.get(name_offset, "section name") if table is not None else "")
+        except InputError:
+            names.append("")
+    comdat: set[int] = set()
+    word = r.L.word
+    for index in range(len(sections)):
+        sec = sections[index]
+        if sec.type != SHT_GROUP or sec.size < 4:
+            continue
+        r.check(sec.offset, sec.size, "section group (SHT_GROUP)")
+        flags = word.unpack_from(r.buf, sec.offset)[0]
+        if not flags & GRP_COMDAT:
+            continue
+        for k in range(1, sec.size // 4):
+            member = word.unpack_from(r.buf, sec.offset + 4 * k)[0]
+            if 0 < member < len(sections):
+                comdat.add(member)
+    return tuple(names), frozenset(comdat)
 
 
 def _locate_dynsym(

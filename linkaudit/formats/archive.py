@@ -1,0 +1,133 @@
+"""Static archives (``ar``): each ELF member read into a ``Binary``, without extracting to disk.
+
+Layouts (System V / GNU ``ar(5)``, BSD ``ar``): the global header ``!<arch>\\n``
+(``!<thin>\\n`` for GNU thin archives, whose members are files beside the archive),
+then members, each a 60-byte header — name[16], date[12], uid[6], gid[6],
+mode[8], size[10] (decimal), ``\\x60\\n`` — followed by the data, padded to even
+size.  Special members: ``/`` and ``/SYM64/`` (the symbol index, 32- and 64-bit
+offsets), ``//`` (GNU long-name table; members then say ``/123``, an offset into
+it, names ending ``/\\n``), ``__.SYMDEF`` (BSD symbol index); BSD long names are
+``#1/N`` with the name in the first N bytes of the data.
+
+The PyPI ``ar`` package was evaluated for the container: it reads neither thin
+archives nor the ``/SYM64/`` index and raises plain ``ValueError`` on malformed
+headers, so the container is read here (bounds-checked, every fault an
+``InputError`` naming the archive and offset); the ELF members go through our
+ELF reader.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+
+from ..errors import InputError
+from ..model import Binary
+from .elf import Buffer, read_elf
+
+AR_MAGIC = b"!<arch>\n"
+THIN_MAGIC = b"!<thin>\n"
+HEADER = 60
+#: No real archive has more members (libc.a has about 2,000).
+MAX_MEMBERS = 1 << 20
+#: Symbol-index member names: System V / GNU (32- and 64-bit offsets) and BSD.
+INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"})
+
+
+def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, int, bool]]:
+    """Yield ``(member name, data offset, data size, thin)`` for every regular member, in order.
+
+    For a thin archive the data lives in the file named by the member (relative to the
+    archive's directory) and ``offset`` is 0.
+
+    Raises:
+        InputError: bad magic, a header outside the file or without its ``\\x60\\n``
+            terminator, a size that is not a decimal number or runs past the end, a
+            long-name reference outside the table, too many members.
+    """
+    magic = bytes(buf[0:8])
+    if magic not in (AR_MAGIC, THIN_MAGIC):
+        raise InputError(path, "not an ar archive (bad magic)", 0)
+    thin = magic == THIN_MAGIC
+    pos = 8
+    long_names = b""
+    count = 0
+    while pos < size:
+        if pos + HEADER > size:
+            raise InputError(path, f"truncated ar member header ({size - pos} of {HEADER} bytes)", pos)
+        header = bytes(buf[pos : pos + HEADER])
+        if header[58:60] != b"`\n":
+            raise InputError(path, "ar member header does not end with its terminator", pos + 58)
+        raw_name = header[0:16].decode("ascii", "replace").rstrip(" ")
+        size_text = header[48:58].decode("ascii", "replace").strip()
+        if not size_text.isdigit() or not size_text.isascii():
+            raise InputError(path, f"ar member size {size_text!r} is not a decimal number", pos + 48)
+        data_size = int(size_text)
+        data = pos + HEADER
+        count += 1
+        if count > MAX_MEMBERS:
+            raise InputError(path, f"more than {MAX_MEMBERS} ar members", pos)
+        special = raw_name in INDEX_NAMES or raw_name == "//"
+        # Thin archives store the data of the symbol index and name table, not of members.
+        stored = not thin or special
+        if stored and data + data_size > size:
+            raise InputError(path, f"ar member of {data_size} bytes runs past the end of the file", pos + 48)
+        name = raw_name
+        if raw_name == "//":
+            long_names = bytes(buf[data : data + data_size])
+        elif raw_name in INDEX_NAMES:
+            pass
+        elif raw_name.startswith("/") and raw_name[1:].isdigit():
+            offset = int(raw_name[1:])
+            if offset >= len(long_names):
+                raise InputError(path, f"ar long-name reference {raw_name} lies outside the name table", pos)
+            end = long_names.find(b"/\n", offset)
+            name = long_names[offset : end if end >= 0 else len(long_names)].decode("utf-8", "surrogateescape")
+        elif raw_name.startswith("#1/") and raw_name[3:].isdigit():
+            length = int(raw_name[3:])
+            if length > data_size:
+                raise InputError(path, "BSD ar long name is longer than its member", pos)
+            name = bytes(buf[data : data + length]).rstrip(b"\0").decode("utf-8", "surrogateescape")
+            data += length
+            data_size -= length
+        else:
+            name = raw_name[:-1] if raw_name.endswith("/") else raw_name
+        if not special:
+            yield name, (0 if thin else data), data_size, thin
+        # The next header: after the data (BSD names included), padded to an even offset.
+        pos = (data + data_size) if stored else (pos + HEADER)
+        pos += pos & 1
+
+
+def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
+    """Read every ELF member of the archive at ``path`` into a ``Binary`` (``member`` set).
+
+    Members that are not ELF (LLVM bitcode, text) are left out; the reader never
+    writes a member to disk.
+
+    Raises:
+        InputError: a malformed container (see ``iter_members``) or a malformed ELF
+            member (the error names ``archive(member)``).
+    """
+    out: list[Binary] = []
+    base = os.path.dirname(path)
+    for name, offset, data_size, thin in iter_members(path, buf, size):
+        label = f"{path}({name})"
+        if thin:
+            member_path = name if os.path.isabs(name) else os.path.join(base, name)
+            try:
+                with open(member_path, "rb") as fh:
+                    data = fh.read(64 << 20)
+            except OSError as exc:
+                raise InputError(label, f"thin archive member cannot be read: {exc.strerror or exc}") from exc
+        else:
+            data = bytes(buf[offset : offset + data_size])
+        if not data.startswith(b"\x7fELF"):
+            continue
+        try:
+            binary = read_elf(label, data, len(data))
+        except InputError as exc:
+            raise InputError(label, exc.reason, exc.offset) from exc
+        out.append(replace(binary, path=path, member=name))
+    return out
