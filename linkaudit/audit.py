@@ -20,6 +20,7 @@ from .loader.target import TargetEnvironment
 from .model import Binary
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
+from .sources import GeneratedSource
 
 
 def _unreadable(error: InputError) -> Finding:
@@ -205,7 +206,12 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
     linkage = None
     if config.target is not None:
         linkage = _analyze(binaries, config, findings)
-    context = AuditContext(tuple(binaries), config, linkage)
+    generated: tuple[GeneratedSource, ...] = ()
+    if config.source_dirs:
+        from .sources import scan
+
+        generated = tuple(g for d in config.source_dirs for g in scan(d))
+    context = AuditContext(tuple(binaries), config, linkage, generated)
     ran = []
     for rule_cls in RULES:
         if rule_cls.id in config.ignore:

@@ -100,12 +100,17 @@ class AuditConfig:
             driverless...); ``None`` turns the loader emulation off.
         entries: import roots (``--entry``); empty = Python extension modules and
             executables among the inputs, else every input as a plain dlopen.
+        link_line: the inputs of the link, in order (``--link-line FILE``), for the
+            duplicate analysis of objects and archives; empty = every loose object linked.
+        source_dirs: source trees to scan for generated wrappers (``--source DIR``).
     """
 
     max_versions: tuple[VersionCeiling, ...] = ()
     ignore: frozenset[str] = frozenset()
     target: TargetEnvironment | None = field(default_factory=TargetEnvironment)
     entries: tuple[str, ...] = ()
+    link_line: tuple[str, ...] = ()
+    source_dirs: tuple[str, ...] = ()
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""

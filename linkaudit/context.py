@@ -15,6 +15,7 @@ from .model import Binary
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
+    from .sources import GeneratedSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +28,10 @@ class AuditContext:
         linkage: the loader emulation over the inputs (loads per import root,
             resolutions with the paths tried, bindings, version checks), or ``None``
             when it was not run (``--no-loader``, or no ELF input).
+        generated_sources: with ``--source``, the generated wrapper files of the source tree.
     """
 
     binaries: tuple[Binary, ...]
     config: AuditConfig
     linkage: LinkageAnalysis | None = None
+    generated_sources: tuple[GeneratedSource, ...] = ()

@@ -8,6 +8,7 @@ import click
 
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
+from ..linker import read_link_line
 from ..output import OutputFormat, renderer
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options
@@ -55,6 +56,20 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Colour the text report; forced either way (default: on a terminal, unless NO_COLOR is set).",
 )
 @click.option("--no-loader", is_flag=True, help="Skip the loader emulation (only the per-file rules run).")
+@click.option(
+    "--link-line",
+    default=None,
+    metavar="FILE",
+    help="The link combining the objects and archives (a response file, CMake link.txt or a compile_commands "
+    "command): duplicate-definition then reports exactly that link's clashes.",
+)
+@click.option(
+    "--source",
+    "source_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Source tree to scan for stale generated wrappers (stacked-codegen; repeatable).",
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -64,6 +79,8 @@ def check(
     output: str | None,
     color: bool | None,
     no_loader: bool,
+    link_line: str | None,
+    source_dirs: tuple[str, ...],
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -83,6 +100,8 @@ def check(
         ignore=frozenset(ignore),
         target=None if no_loader else target_from_options(**loader),
         entries=entries,
+        link_line=tuple(read_link_line(link_line)) if link_line else (),
+        source_dirs=source_dirs,
     )
     if output is not None:
         check_output_path(output)

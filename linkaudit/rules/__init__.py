@@ -10,6 +10,7 @@ from __future__ import annotations
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
+from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .inputs import LoaderSkipped, NoBinaries, UnreadableInput
 from .library_not_found import LibraryNotFound
@@ -35,6 +36,10 @@ RULES: tuple[type[Rule], ...] = (
     DlopenName,
     ExecutableStack,
     TextRelocations,
+    DuplicateDefinition,
+    CommonSymbol,
+    StackedCodegen,
+    LtoObject,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,

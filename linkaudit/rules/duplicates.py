@@ -1,0 +1,243 @@
+"""Objects and archives: ``duplicate-definition``, ``common-symbol``, ``stacked-codegen``, ``lto-object``.
+
+They read relocatable objects (``.o``, archive members) from the model and the link
+the ``linkaudit.linker`` emulation says one link combines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+
+from ..context import AuditContext
+from ..linker import Definition, definitions, pulled
+from ..model import Binary, Kind
+from ..report import Finding, Severity
+from .base import Rule, preview
+
+#: A generated suffix repeated: ``X.cpp.DEFAULT.cpp.DEFAULT.cpp`` (a generator wrapping its own output).
+STACKED = re.compile(r"(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))\1+")
+
+
+@cache
+def demangle(name: str) -> str:
+    """The C++ name of an Itanium-mangled symbol (``cpp_demangle``), or ``name`` itself."""
+    if not name.startswith("_Z"):
+        return name
+    try:
+        from cpp_demangle import demangle as _demangle  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - a declared dependency; stay usable without it
+        return name
+    try:
+        return str(_demangle(name))
+    except Exception:
+        return name
+
+
+def where(b: Binary) -> str:
+    """``archive(member)`` or the object's path."""
+    return b.display_path
+
+
+def _stacked(b: Binary) -> str | None:
+    text = b.member or b.path.rsplit("/", 1)[-1]
+    m = STACKED.search(text)
+    return m.group(0) if m else None
+
+
+class DuplicateDefinition(Rule):
+    id = "duplicate-definition"
+    severity = Severity.ERROR
+    summary = "a strong global symbol defined in two objects one link combines (`multiple definition`)"
+    explain = """\
+A global, non-weak, non-COMMON symbol defined in two objects that one link
+combines makes the link fail with "multiple definition of `symbol'" — after a
+build that may have taken hours. Loose objects (named, or found under a build
+directory given) are taken as linked together. Archive members are pulled only
+on demand (a member is linked when it defines a symbol still undefined at that
+point; ld rescans an archive until it pulls nothing more), so two members clash
+only when the link pulls both: with --link-line FILE (a response file, a CMake
+link.txt, a compile_commands.json command) linkaudit emulates that and reports
+exactly the duplicates of that link as errors; without one, member-versus-member
+duplicates are warnings that say when the link would pull both.
+
+Symbols in COMDAT groups (inline functions, template instantiations) are not
+duplicates: the linker keeps one copy per group. The finding names the symbol
+demangled and mangled, and every object (archive and member) that defines it,
+with its section. When an object's name repeats a generated suffix
+(X.cpp.DEFAULT.cpp.DEFAULT.cpp.o) the stale code generation is named as the cause
+(see stacked-codegen).
+"""
+    evidence = {
+        "symbol": "the mangled name",
+        "demangled": "the C++ name (same as symbol for C)",
+        "definitions": "[{object, member, section}] every definition",
+        "link": "objects (loose objects, linked together) | link-line | archive-members (only if the link pulls both)",
+        "cause": "the stacked generated file names behind it, when there are",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE]
+        if len(objects) < 2:
+            return
+        link_line = context.config.link_line
+        combined = {id(b) for b in pulled(objects, link_line or None)}
+        by_name: dict[str, list[Definition]] = {}
+        for b in objects:
+            for d in definitions(b):
+                if not d.common:
+                    by_name.setdefault(d.name, []).append(d)
+        for name, defs in sorted(by_name.items()):
+            if len({id(d.binary) for d in defs}) < 2:
+                continue
+            loose = [d for d in defs if d.binary.member is None]
+            if link_line:
+                clash = [d for d in defs if id(d.binary) in combined]
+                if len(clash) < 2:
+                    continue
+                link, severity = "link-line", Severity.ERROR
+            elif len(loose) >= 2:
+                clash, link, severity = loose, "objects", Severity.ERROR
+            else:
+                clash, link, severity = defs, "archive-members", Severity.WARNING
+            places = [f"{where(d.binary)} ({d.section})" for d in clash]
+            pretty = demangle(name)
+            label = f"`{pretty}'" + (f" ({name})" if pretty != name else "")
+            if severity is Severity.ERROR:
+                message = f"multiple definition of {label}: defined in {preview(places, 3)} — the link fails"
+            else:
+                message = (
+                    f"{label} is defined in {preview(places, 3)}: archive members are pulled on demand, so "
+                    "the link fails only if it pulls two of them (when each also provides another symbol "
+                    "the link needs); give --link-line to decide"
+                )
+            stacked = sorted({s for d in clash if (s := _stacked(d.binary))})
+            cause = None
+            if stacked:
+                cause = {"stacked_suffixes": stacked, "objects": [where(d.binary) for d in clash if _stacked(d.binary)]}
+                message += (
+                    f"; cause: stale generated sources ({', '.join(stacked)} repeated in an object name): the "
+                    "code generator wrapped its own output — clean the source tree, not only build/"
+                )
+            yield self.finding(
+                clash[0].binary,
+                name,
+                message,
+                {
+                    "symbol": name,
+                    "demangled": pretty,
+                    "definitions": [
+                        {"object": d.binary.path, "member": d.binary.member, "section": d.section} for d in clash
+                    ],
+                    "link": link,
+                    "cause": cause,
+                },
+                severity,
+            )
+
+
+class CommonSymbol(Rule):
+    id = "common-symbol"
+    severity = Severity.WARNING
+    summary = "the same COMMON symbol in several objects: links today, fails with -fno-common (GCC 10+, Clang 11+)"
+    explain = """\
+A tentative definition (`int counter;` at file scope, typically in a header) is
+emitted as a COMMON symbol under -fcommon, and the linker merges the COMMON
+symbols of all objects into one variable. Since GCC 10 and Clang 11, -fno-common
+is the default: the same source then yields a strong definition in every object
+that includes the header, and the link fails with "multiple definition". Define
+the variable in one .c file and declare it `extern` in the header.
+"""
+    evidence = {"symbol": "the symbol", "objects": "the objects with a COMMON definition of it"}
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        by_name: dict[str, list[Definition]] = {}
+        for b in context.binaries:
+            for d in definitions(b):
+                if d.common:
+                    by_name.setdefault(d.name, []).append(d)
+        for name, defs in sorted(by_name.items()):
+            if len({id(d.binary) for d in defs}) < 2:
+                continue
+            places = [where(d.binary) for d in defs]
+            yield self.finding(
+                defs[0].binary,
+                name,
+                f"COMMON symbol `{name}' in {len(places)} objects ({preview(places, 3)}): merged by the linker "
+                "today; recompiled with -fno-common (the default since GCC 10) it is a multiple definition",
+                {"symbol": name, "objects": places},
+            )
+
+
+class StackedCodegen(Rule):
+    id = "stacked-codegen"
+    severity = Severity.ERROR
+    summary = "an object or source name that repeats a generated suffix (X.cpp.DEFAULT.cpp.DEFAULT.cpp.o)"
+    explain = """\
+Per-CPU-capability code generation (PyTorch's ATen writes Activation.cpp.DEFAULT.cpp
+and Activation.cpp.AVX2.cpp wrappers) puts its outputs in the source tree. A
+stale tree makes the next configure wrap its own outputs again
+(Activation.cpp.DEFAULT.cpp.DEFAULT.cpp ...), and two objects then define the same
+strong symbol: the final link fails with "multiple definition". Wiping build/
+does not help — the stale wrappers live in the source tree (and in submodules).
+Delete the generated wrappers from the source tree (git clean -xfd in the
+checkout and its submodules, after checking what it removes).
+
+With --source DIR the generated wrapper files found in the source tree are listed,
+and whether git tracks them.
+"""
+    evidence = {
+        "name": "the object or source name",
+        "stacked": "the repeated suffix",
+        "source_files": "with --source: generated wrappers in the source tree [{path, stacked, tracked}]",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        sources = [{"path": s.path, "stacked": s.stacked, "tracked": s.tracked} for s in context.generated_sources]
+        seen = set()
+        for b in context.binaries:
+            if b.kind is not Kind.RELOCATABLE:
+                continue
+            suffix = _stacked(b)
+            name = b.member or b.path.rsplit("/", 1)[-1]
+            if suffix is None or name in seen:
+                continue
+            seen.add(name)
+            message = (
+                f"{name} repeats the generated suffix {suffix}: a code generator wrapped its own output "
+                "(stale generated sources in the source tree; cleaning build/ does not remove them)"
+            )
+            if sources:
+                stale = [str(s["path"]) for s in sources if s["stacked"]]
+                message += f"; {len(stale)} stacked wrapper(s) in the source tree: {preview(stale, 3)}"
+            yield self.finding(b, name, message, {"name": name, "stacked": suffix, "source_files": sources})
+
+
+class LtoObject(Rule):
+    id = "lto-object"
+    severity = Severity.NOTE
+    summary = "an LTO object whose symbols the readers cannot see (GCC slim LTO: only .gnu.lto_* sections)"
+    explain = """\
+A GCC slim-LTO object (-flto without -ffat-lto-objects) carries no machine code
+and no real symbol table: its symbols live in .gnu.lto_* sections in GCC's
+intermediate language, read only by the linker plugin. Duplicate and common-symbol
+analysis cannot see them, so the object is named rather than silently passed.
+Build with -ffat-lto-objects to let linkaudit see the symbols.
+"""
+    evidence = {"sections": "the .gnu.lto_* sections found"}
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        for b in context.binaries:
+            if b.kind is not Kind.RELOCATABLE:
+                continue
+            lto = [n for n in b.section_names if n.startswith(".gnu.lto_")]
+            slim = any(s.name == "__gnu_lto_slim" for s in b.symbols)
+            if lto and slim:
+                yield self.finding(
+                    b,
+                    "__gnu_lto_slim",
+                    "a GCC slim-LTO object: its symbols are in GCC's intermediate language, not visible to "
+                    "the duplicate analysis (build with -ffat-lto-objects to include it)",
+                    {"sections": lto[:8]},
+                )
