@@ -39,12 +39,14 @@ def cli() -> None:
 
 def _register() -> None:
     from .check import check
+    from .dupes import dupes
     from .rules import explain, rules
     from .show import show
     from .tree import tree
     from .why import why
 
     cli.add_command(check)
+    cli.add_command(dupes)
     cli.add_command(tree)
     cli.add_command(why)
     cli.add_command(show)
