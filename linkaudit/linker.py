@@ -50,10 +50,8 @@ def definitions(binary: Binary) -> list[Definition]:
         return []
     out = []
     names = binary.section_names
-    for sym in binary.symbols:
-        if not sym.defined or sym.binding not in (Binding.GLOBAL, Binding.GNU_UNIQUE) or not sym.name:
-            continue
-        if sym.section in binary.comdat_sections:
+    for sym in binary.symbols.strong_definitions():
+        if not sym.name or sym.section in binary.comdat_sections:
             continue
         common = sym.section == SHN_COMMON or int(sym.type) == 5
         if common:
@@ -143,7 +141,7 @@ def pulled(binaries: Sequence[Binary], order: Iterable[str] | None = None) -> li
             continue
         changed = True
         taken: set[int] = set()
-        while changed:  # rescan the archive until it pulls nothing more
+        while changed and undefined:  # rescan the archive until it pulls nothing more
             changed = False
             for i, member in enumerate(members):
                 if i in taken:

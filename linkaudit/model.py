@@ -432,6 +432,16 @@ class SymbolTable:
             self._memo["undefined"] = cached
         return cached  # type: ignore[return-value]
 
+    def strong_definitions(self) -> tuple[Symbol, ...]:
+        """Defined symbols with binding GLOBAL or GNU_UNIQUE (not weak, not local), built in bulk."""
+        n = len(self.section)
+        if not n:
+            return ()
+        mask = int.from_bytes(bytes(map(bool, self.section)), "big") & int.from_bytes(
+            self.info.tobytes().translate(_STRONG_INFO), "big"
+        )
+        return self._bulk_views(mask.to_bytes(n, "big"))
+
     def _bulk_views(self, selected: bytes) -> tuple[Symbol, ...]:
         """``Symbol`` views of the entries whose byte in ``selected`` is non-zero, built column-wise (C speed)."""
         names = self._decode(list(compress(self.name_offsets, selected)))
@@ -599,6 +609,7 @@ _VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 _BINDABLE_INFO = bytes(1 if (i >> 4) in (1, 2, 10) and (i & 0xF) in (0, 1, 2, 5, 6, 10) else 0 for i in range(256))
 _TLS_INFO = bytes(1 if (i & 0xF) == 6 else 0 for i in range(256))
 _WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
+_STRONG_INFO = bytes(1 if (i >> 4) in (1, 10) else 0 for i in range(256))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@
 # committed outputs are left as they are.  Nothing that is built is executed.
 #
 # Debian packages (bookworm):
-#   native x86-64 : gcc binutils libc6-dev python3
+#   native x86-64 : gcc g++ binutils libc6-dev python3  (g++: objects/ only)
 #   arch/lib32le  : gcc-i686-linux-gnu      (or gcc-multilib, for gcc -m32)
 #   arch/lib64be  : gcc-s390x-linux-gnu
 #   arch/lib32be  : gcc-powerpc-linux-gnu
@@ -370,13 +370,159 @@ ldso $S/mod.cpython-311-x86_64-linux-gnu.so pymod "$RUNPATH,\$ORIGIN/lib" -L$S/l
 
 # ============================================================ end of loader/
 
-# Copy into place: ELF outputs 0755, corrupt inputs 0644.
+# =============================================================================
+# objects/: relocatable objects (.o), static archives (.a), two shared
+# libraries and link lines (link_*.rsp) for duplicate-definition checks: when
+# GNU ld reports "multiple definition" and when it does not.  One directory per
+# case; the verified outcome of every .rsp is in README.md ("Objects and
+# archives").  Sources in src/objects/<case>/.  Same compiler flags as above
+# (CFLAGS: -O1 -g0 -fno-ident -fPIC and the prefix maps); .o files keep their
+# .symtab (only the two .so files are linked, with LDFLAGS, so stripped).
+# Archives use ar's deterministic "D" modifier (member date 0, uid/gid 0, mode
+# 644).  Object names start with "ob_" in $WORK/obj, so they never clash with
+# the ones above.  Nothing here is linked into a program by this script.
+# =============================================================================
+echo "== objects/"
+CXX=${CXX:-g++}
+AR=${AR:-ar}
+OB=out/objects          # relative to $WORK
+STG=stage/objects       # archive members that are not shipped as loose files
+for c in strong_pair archive_one archive_two cpp_comdat common stacked shared_static lto thin longnames; do
+    mkdir -p "$WORK/$OB/$c" "$WORK/$STG/$c"
+done
+
+# obc CC CASE/SRCFILE OUTPATH [cc args]: compile src/objects/CASE/SRCFILE to
+# OUTPATH (relative to $WORK).
+obc() {
+    local cc=$1 src=$2 out=$3
+    shift 3
+    (cd "$WORK" && $cc "${CFLAGS[@]}" "$@" -c "$SRC/objects/$src" -o "$out")
+}
+# arch_ DIR ARCHIVE MEMBER...: ar rcsD, run inside DIR (relative to $WORK) so
+# the member names are plain file names; ARCHIVE is relative to $WORK.
+arch_() {
+    local dir=$1 archive=$2
+    shift 2
+    (cd "$WORK/$dir" && $AR rcsD "$WORK/$archive" "$@")
+}
+# rsp CASE NAME ARG...: objects/CASE/link_NAME.rsp, the gcc link arguments on
+# one line, relative to objects/CASE/ (gcc -o /dev/null @link_NAME.rsp).
+rsp() {
+    local c=$1 n=$2
+    shift 2
+    printf '%s\n' "$*" > "$WORK/$OB/$c/link_$n.rsp"
+}
+
+# 1. strong_pair: a.o and b.o both define strong dup_fn and dup_counter.
+S=strong_pair
+for n in a b main; do obc "$CC" $S/$n.c $OB/$S/$n.o; done
+rsp $S main_a_b main.o a.o b.o          # fails: multiple definition
+rsp $S main_a main.o a.o                # links
+
+# 2. archive_one: libone.a = first.o (member_fn) + second.o (member_fn,
+#    only_second).  ld pulls a member only for a symbol still undefined.
+S=archive_one
+for n in first second; do obc "$CC" $S/$n.c $STG/$S/$n.o; done
+arch_ $STG/$S $OB/$S/libone.a first.o second.o
+for n in main_first main_both; do obc "$CC" $S/$n.c $OB/$S/$n.o; done
+rsp $S main_first main_first.o libone.a # links: only first.o is pulled
+rsp $S main_both main_both.o libone.a   # fails: second.o is pulled too
+
+# 3. archive_two: libx.a = x.o (cross_fn, x_only), liby.a = y.o (cross_fn,
+#    y_only).
+S=archive_two
+obc "$CC" $S/x.c $STG/$S/x.o
+obc "$CC" $S/y.c $STG/$S/y.o
+arch_ $STG/$S $OB/$S/libx.a x.o
+arch_ $STG/$S $OB/$S/liby.a y.o
+for n in main_x main_xy; do obc "$CC" $S/$n.c $OB/$S/$n.o; done
+rsp $S main_x main_x.o libx.a liby.a    # links: y.o is never pulled
+rsp $S main_xy main_xy.o libx.a liby.a  # fails: x.o and y.o both pulled
+
+# 4. cpp_comdat: the explicit specialization twice<int> is strong in spec_a.o
+#    and spec_b.o; helper and twice<long> are weak COMDAT groups (fine).
+S=cpp_comdat
+for n in spec_a spec_b main_cpp; do obc "$CXX" $S/$n.cpp $OB/$S/$n.o; done
+rsp $S spec_a main_cpp.o spec_a.o                # links
+rsp $S spec_a_b main_cpp.o spec_a.o spec_b.o     # fails: only twice<int>
+
+# 5. common: the tentative definition "int shared_total;" in counter.h.
+S=common
+for n in c1 c2; do
+    obc "$CC" $S/$n.c $OB/$S/${n}_common.o -fcommon      # COMMON symbol
+    obc "$CC" $S/$n.c $OB/$S/${n}_nocommon.o -fno-common # strong .bss
+done
+obc "$CC" $S/main_common.c $OB/$S/main_common.o
+rsp $S common main_common.o c1_common.o c2_common.o       # links (merged)
+rsp $S nocommon main_common.o c1_nocommon.o c2_nocommon.o # fails
+rsp $S mixed main_common.o c1_common.o c2_nocommon.o      # links (COMMON yields)
+
+# 6. stacked: one source compiled under the two names a stale PyTorch-style
+#    codegen tree produces; plus that tree's three source files (text only).
+S=stacked
+obc "$CXX" $S/activation_kernel.cpp "$OB/$S/Activation.cpp.DEFAULT.cpp.o"
+obc "$CXX" $S/activation_kernel.cpp "$OB/$S/Activation.cpp.DEFAULT.cpp.DEFAULT.cpp.o"
+obc "$CXX" $S/main_stacked.cpp $OB/$S/main_stacked.o
+rsp $S default main_stacked.o Activation.cpp.DEFAULT.cpp.o       # links
+rsp $S stacked main_stacked.o Activation.cpp.DEFAULT.cpp.o \
+    Activation.cpp.DEFAULT.cpp.DEFAULT.cpp.o                     # fails
+T=$WORK/$OB/$S/src_tree/aten/native/cpu
+mkdir -p "$T"
+printf '%s\n' '// aten/native/cpu/Activation.cpp: the real kernel source.' \
+    'namespace at { namespace native {' \
+    'void activation_kernel_DEFAULT(float* data, int n) {' \
+    '  for (int i = 0; i < n; ++i) if (data[i] < 0.0f) data[i] = 0.0f;' \
+    '}' '} }' > "$T/Activation.cpp"
+printf '%s\n' '// Generated by the CPU-capability codegen (DEFAULT) from Activation.cpp.' \
+    '#include "Activation.cpp"' > "$T/Activation.cpp.DEFAULT.cpp"
+printf '%s\n' '// Generated by the CPU-capability codegen (DEFAULT) from Activation.cpp.DEFAULT.cpp:' \
+    '// a stale generated file was taken for a kernel source and wrapped again.' \
+    '#include "Activation.cpp.DEFAULT.cpp"' > "$T/Activation.cpp.DEFAULT.cpp.DEFAULT.cpp"
+
+# 7. shared_static: libcommon_util.a (util.o) linked whole into libfirst.so
+#    and into libsecond.so; both export util_fn and util_version.
+S=shared_static
+obc "$CC" $S/util.c $STG/$S/util.o
+arch_ $STG/$S $OB/$S/libcommon_util.a util.o
+obc "$CC" $S/first.c obj/ob_first.o
+obc "$CC" $S/second.c obj/ob_second.o
+for n in first second; do
+    so "$CC" $OB/$S/lib$n.so ob_$n -Wl,-soname,lib$n.so \
+        -Wl,--whole-archive $OB/$S/libcommon_util.a -Wl,--no-whole-archive
+done
+obc "$CC" $S/main_shared.c $OB/$S/main_shared.o
+rsp $S two_libs main_shared.o libfirst.so libsecond.so   # links (silently)
+
+# 8. lto: a slim LTO object.  GCC 12 streams the main file name as given and,
+#    when the (remapped) location file name is relative, the unmapped working
+#    directory; the section names get a random suffix.  So: a relative
+#    "./slim.c" from its own directory, "./" mapped to an absolute name, and a
+#    fixed -frandom-seed.
+(cd "$SRC/objects/lto" && $CC "${CFLAGS[@]}" -flto -frandom-seed=slim \
+    -ffile-prefix-map=./=/src/objects/lto/ -c ./slim.c -o "$WORK/$OB/lto/slim.o")
+
+# 9. thin: thin archive (ar T) whose members thin_a.o, thin_b.o lie beside it.
+#    longnames: member names over 15 characters, so GNU ar writes a "//" table.
+S=thin
+for n in thin_a thin_b; do obc "$CC" $S/$n.c $OB/$S/$n.o; done
+(cd "$WORK/$OB/$S" && $AR rcsDT libthin.a thin_a.o thin_b.o)
+S=longnames
+obc "$CC" $S/long_one.c $STG/$S/a_very_long_member_name_one.o
+obc "$CC" $S/long_two.c $STG/$S/a_very_long_member_name_two.o
+arch_ $STG/$S $OB/$S/liblong.a a_very_long_member_name_one.o a_very_long_member_name_two.o
+
+# =========================================================== end of objects/
+
+# Copy into place: ELF outputs 0755, corrupt inputs 0644; under objects/
+# only the shared libraries are 0755 (.o, .a, .rsp and the text tree 0644).
 (cd "$OUT" && find . -type f | LC_ALL=C sort) | while read -r rel; do
     rel=${rel#./}
     mkdir -p "$HERE/$(dirname "$rel")"
     case $rel in
         corrupt/*) mode=0644 ;;
         loader/*.md | loader/not_elf_candidate/lib32/*) mode=0644 ;;
+        objects/*.so) mode=0755 ;;
+        objects/*) mode=0644 ;;
         *) mode=0755 ;;
     esac
     install -m "$mode" "$OUT/$rel" "$HERE/$rel"

@@ -82,7 +82,7 @@ with its section. When an object's name repeats a generated suffix
         if len(objects) < 2:
             return
         link_line = context.config.link_line
-        combined = {id(b) for b in pulled(objects, link_line or None)}
+        combined = {id(b) for b in pulled(objects, link_line)} if link_line else set()
         by_name: dict[str, list[Definition]] = {}
         for b in objects:
             for d in definitions(b):
