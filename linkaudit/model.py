@@ -652,6 +652,8 @@ class Binary:
             ``section`` can be named); empty otherwise.
         comdat_sections: for a relocatable object, the indices of sections that belong to
             COMDAT groups (the linker keeps one copy per group signature); empty otherwise.
+        member_file: for a member of a thin archive, the file that holds it (the archive
+            only names it); ``None`` otherwise.
     """
 
     path: str
@@ -680,6 +682,7 @@ class Binary:
     text_relocations: bool = False
     section_names: tuple[str, ...] = ()
     comdat_sections: frozenset[int] = frozenset()
+    member_file: str | None = None
 
     @property
     def needed_names(self) -> tuple[str, ...]:

@@ -114,6 +114,7 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     base = os.path.dirname(path)
     for name, offset, data_size, thin in iter_members(path, buf, size):
         label = f"{path}({name})"
+        member_path = None
         if thin:
             member_path = name if os.path.isabs(name) else os.path.join(base, name)
             try:
@@ -129,5 +130,5 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
             binary = read_elf(label, data, len(data))
         except InputError as exc:
             raise InputError(label, exc.reason, exc.offset) from exc
-        out.append(replace(binary, path=path, member=name))
+        out.append(replace(binary, path=path, member=name, member_file=member_path))
     return out

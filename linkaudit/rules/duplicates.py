@@ -6,6 +6,7 @@ the ``linkaudit.linker`` emulation says one link combines.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -38,6 +39,15 @@ def demangle(name: str) -> str:
 def where(b: Binary) -> str:
     """``archive(member)`` or the object's path."""
     return b.display_path
+
+
+def _file_of(b: Binary) -> str:
+    """The file an object's bytes come from: the object, a thin archive's member file, or ``archive(member)``."""
+    if b.member_file is not None:
+        return os.path.realpath(b.member_file)
+    if b.member is None:
+        return os.path.realpath(b.path)
+    return f"{os.path.realpath(b.path)}({b.member})"
 
 
 def _stacked(b: Binary) -> str | None:
@@ -88,8 +98,10 @@ with its section. When an object's name repeats a generated suffix
             for d in definitions(b):
                 if not d.common:
                     by_name.setdefault(d.name, []).append(d)
-        for name, defs in sorted(by_name.items()):
-            if len({id(d.binary) for d in defs}) < 2:
+        for name, all_defs in sorted(by_name.items()):
+            # One file reached twice (a loose object that is also a thin archive's member) is one definition.
+            defs = list({_file_of(d.binary): d for d in reversed(all_defs)}.values())[::-1]
+            if len(defs) < 2:
                 continue
             loose = [d for d in defs if d.binary.member is None]
             if link_line:

@@ -1,0 +1,101 @@
+"""Objects and archives: duplicate-definition, common-symbol, stacked-codegen, lto-object, and the
+linker differential: for every link line of sample_bins/objects, gcc fails exactly when we report a
+duplicate-definition at error."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkaudit import AuditConfig, audit, read
+from linkaudit.linker import read_link_line
+
+OBJECTS = Path(__file__).resolve().parents[2] / "sample_bins" / "objects"
+LINK_LINES = sorted(OBJECTS.rglob("link_*.rsp"))
+
+
+def _findings(*paths: Path, rule: str, link_line: Path | None = None, sources: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    config = AuditConfig(
+        target=None, link_line=tuple(read_link_line(str(link_line))) if link_line else (), source_dirs=sources
+    )
+    return [f for f in audit([str(p) for p in paths], config).findings if f.rule == rule]
+
+
+def test_archive_members_and_objects_are_read() -> None:
+    members = read(str(OBJECTS / "archive_one/libone.a"))
+    assert [b.member for b in members] == ["first.o", "second.o"]
+    assert all(b.kind.value == "relocatable" for b in members)
+    long = read(str(OBJECTS / "longnames/liblong.a"))
+    assert {b.member for b in long} == {"a_very_long_member_name_one.o", "a_very_long_member_name_two.o"}
+    thin = read(str(OBJECTS / "thin/libthin.a"))
+    assert {b.member for b in thin} == {"thin_a.o", "thin_b.o"} and all(b.member_file for b in thin)
+
+
+def test_strong_pair_is_an_error_naming_both_objects() -> None:
+    found = {
+        f.subject: f
+        for f in _findings(OBJECTS / "strong_pair/a.o", OBJECTS / "strong_pair/b.o", rule="duplicate-definition")
+    }
+    assert set(found) == {"dup_fn", "dup_counter"}
+    f = found["dup_fn"]
+    assert f.severity.value == "error" and f.evidence["link"] == "objects"
+    assert [d["section"] for d in f.evidence["definitions"]] == [".text", ".text"]
+
+
+def test_archive_members_without_a_link_line_are_warnings() -> None:
+    (f,) = _findings(OBJECTS / "archive_two/libx.a", OBJECTS / "archive_two/liby.a", rule="duplicate-definition")
+    assert f.subject == "cross_fn" and f.severity.value == "warning" and f.evidence["link"] == "archive-members"
+    assert {d["member"] for d in f.evidence["definitions"]} == {"x.o", "y.o"}
+
+
+def test_comdat_is_not_a_duplicate_but_an_explicit_specialization_is() -> None:
+    (f,) = _findings(OBJECTS / "cpp_comdat/spec_a.o", OBJECTS / "cpp_comdat/spec_b.o", rule="duplicate-definition")
+    assert f.evidence["demangled"] == "int twice<int>(int)" and f.subject == "_Z5twiceIiET_S0_"
+
+
+def test_common_symbols_warn_and_no_common_duplicates_fail() -> None:
+    (common,) = _findings(OBJECTS / "common/c1_common.o", OBJECTS / "common/c2_common.o", rule="common-symbol")
+    assert common.subject == "shared_total" and common.severity.value == "warning"
+    dup = _findings(OBJECTS / "common/c1_nocommon.o", OBJECTS / "common/c2_nocommon.o", rule="duplicate-definition")
+    assert [f.subject for f in dup] == ["shared_total"]
+
+
+def test_stacked_codegen_is_the_cause_of_the_duplicate() -> None:
+    stacked = OBJECTS / "stacked"
+    (dup,) = _findings(
+        stacked / "Activation.cpp.DEFAULT.cpp.o",
+        stacked / "Activation.cpp.DEFAULT.cpp.DEFAULT.cpp.o",
+        rule="duplicate-definition",
+    )
+    assert dup.evidence["demangled"] == "at::native::activation_kernel_DEFAULT(float*, int)"
+    assert dup.evidence["cause"]["stacked_suffixes"] == [".DEFAULT.cpp.DEFAULT.cpp"]
+    assert "stale generated sources" in dup.message
+    (codegen,) = _findings(stacked, rule="stacked-codegen", sources=(str(stacked / "src_tree"),))
+    listed = {Path(s["path"]).name: s for s in codegen.evidence["source_files"]}
+    assert listed["Activation.cpp.DEFAULT.cpp.DEFAULT.cpp"]["stacked"] is True
+    assert listed["Activation.cpp.DEFAULT.cpp"]["stacked"] is False
+
+
+def test_slim_lto_object_is_named() -> None:
+    (f,) = _findings(OBJECTS / "lto/slim.o", rule="lto-object")
+    assert f.evidence["sections"]
+
+
+def test_thin_member_and_its_file_are_one_object() -> None:
+    assert _findings(OBJECTS / "thin", rule="duplicate-definition") == []
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+@pytest.mark.parametrize("rsp", LINK_LINES, ids=[str(p.relative_to(OBJECTS)) for p in LINK_LINES])
+def test_linker_differential(rsp: Path, tmp_path: Path) -> None:
+    """Link with gcc exactly as the link line says; it fails iff we report a duplicate at error."""
+    ours = [f for f in _findings(rsp.parent, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
+    proc = subprocess.run(
+        ["gcc", "-o", str(tmp_path / "a.out"), f"@{rsp.name}"], cwd=rsp.parent, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        assert "multiple definition" in proc.stderr, proc.stderr
+    assert (proc.returncode != 0) == bool(ours), (proc.stderr, [f.message for f in ours])
