@@ -24,7 +24,7 @@ def have_binutils() -> bool:
     return bool(shutil.which("readelf") and shutil.which("nm"))
 
 
-def binutils(path: str) -> Reading:
+def binutils(path: str, dynamic: bool = True) -> Reading:
     """``readelf -dW`` for the dynamic section, ``nm -D --undefined-only/--defined-only`` for symbols.
 
     Raises:
@@ -46,7 +46,9 @@ def binutils(path: str) -> Reading:
         elif tag == "RUNPATH":
             out.runpath = tuple(value.split(":"))
     for flag, target in (("--undefined-only", out.undefined), ("--defined-only", out.defined)):
-        proc = subprocess.run(["nm", "-D", flag, path], capture_output=True, text=True)
+        # A relocatable object has no dynamic symbols: compare its .symtab's global symbols.
+        mode = ["-D"] if dynamic else ["--extern-only"]
+        proc = subprocess.run(["nm", *mode, flag, path], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.strip())
         for line in proc.stdout.splitlines():
@@ -100,7 +102,9 @@ def pyelftools_reading(path: str) -> tuple[Reading, list[PyelftoolsSymbol], dict
         for sec in elf.iter_sections():
             if isinstance(sec, DynamicSection):
                 dynamic = sec
-            elif isinstance(sec, SymbolTableSection) and sec["sh_type"] == "SHT_DYNSYM":
+            elif isinstance(sec, SymbolTableSection) and sec["sh_type"] == (
+                "SHT_SYMTAB" if elf["e_type"] == "ET_REL" else "SHT_DYNSYM"
+            ):
                 dynsym = sec
             elif isinstance(sec, GNUVerSymSection):
                 versym = sec
