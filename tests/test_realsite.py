@@ -72,3 +72,25 @@ def test_missing_nvrtc_is_reported_with_the_chain_from_the_extension(
         x for x in doc["findings"] if x["rule"] == "unresolved-symbol" and x["file"] == "torch/lib/libtorch_cuda.so"
     ]
     assert r.exit_code == 1
+
+
+def test_duplicate_exports_of_the_real_site_are_the_two_known_static_libraries(
+    run_cli, torch_site: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Examined: cpuinfo is linked into libc10.so and libtorch.so; tensorpipe and gloo into libtorch_cpu.so
+    and libtorch_cuda.so. Runtime names (std::, __gnu_cxx::, __*) are not counted."""
+    monkeypatch.chdir(torch_site)
+    doc = json.loads(run_cli("check", "--format", "json", "torch").stdout)
+    pairs = {
+        tuple(f["evidence"]["libraries"]): f["evidence"]["symbols"]
+        for f in doc["findings"]
+        if f["rule"] == "duplicate-export"
+    }
+    assert set(pairs) == {
+        ("torch/lib/libc10.so", "torch/lib/libtorch.so"),
+        ("torch/lib/libtorch_cpu.so", "torch/lib/libtorch_cuda.so"),
+    }
+    assert all(s.startswith("cpuinfo_") for s in pairs[("torch/lib/libc10.so", "torch/lib/libtorch.so")])
+    assert all(
+        "tensorpipe" in s or "gloo" in s for s in pairs[("torch/lib/libtorch_cpu.so", "torch/lib/libtorch_cuda.so")]
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
+from .duplicate_export import DuplicateExport
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .inputs import LoaderSkipped, NoBinaries, UnreadableInput
@@ -40,6 +41,7 @@ RULES: tuple[type[Rule], ...] = (
     CommonSymbol,
     StackedCodegen,
     LtoObject,
+    DuplicateExport,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,

@@ -99,3 +99,12 @@ def test_linker_differential(rsp: Path, tmp_path: Path) -> None:
     if proc.returncode != 0:
         assert "multiple definition" in proc.stderr, proc.stderr
     assert (proc.returncode != 0) == bool(ours), (proc.stderr, [f.message for f in ours])
+
+
+def test_duplicate_export_of_one_static_archive_in_two_libraries() -> None:
+    libs = (OBJECTS / "shared_static/libfirst.so", OBJECTS / "shared_static/libsecond.so")
+    (f,) = _findings(*libs, rule="duplicate-export")
+    assert f.evidence["symbols"] == ["util_fn", "util_version"]
+    assert f.severity.value == "warning"
+    # each library alone: nothing to compare
+    assert _findings(libs[0], rule="duplicate-export") == []

@@ -1,0 +1,118 @@
+"""``duplicate-export``: two libraries of one process export the same strong symbol."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..loader.ldso import Source
+from ..model import Binary, Binding, Kind, SymbolType, Visibility
+from ..report import Finding, Severity
+from .base import Rule, preview
+
+_KINDS = (Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION)
+#: The C and C++ runtimes' names (statically linked libstdc++/libgcc pieces appear in many
+#: libraries and are harmless duplicates): reserved ``__`` names, ``std::``, ``__gnu_cxx::``,
+#: ``__cxxabiv1::`` (Itanium mangling: _ZSt, _ZNSt, _ZNKSt, _ZTISt/_ZTSSt/_ZTVSt, _ZN9__gnu_cxx...).
+RUNTIME_PREFIXES = (
+    "__", "_ZSt", "_ZNSt", "_ZNKSt", "_ZTISt", "_ZTSSt", "_ZTVSt", "_ZTTSt", "_ZNSs", "_ZNKSs", "_ZNSi", "_ZNSo",
+    "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1", "_ZTIN10__cxxabiv1", "_ZGVZNSt", "_ZGVNSt",
+)  # fmt: skip
+
+
+def exports(binary: Binary) -> set[str]:
+    """Strong, unversioned, default-visibility functions and objects a library exports.
+
+    Left out, as not meant to be unique or not ours to judge: weak and GNU_UNIQUE
+    symbols (vague linkage: inline functions, template instances, typeinfo), symbols
+    with a version (a versioned interface is shared on purpose), and the C and C++
+    runtimes' names (``RUNTIME_PREFIXES``, ``_init``/``_fini``).
+    """
+    out = set()
+    for sym in binary.symbols.strong_definitions():
+        if sym.binding != Binding.GLOBAL or sym.visibility is not Visibility.DEFAULT:
+            continue
+        if sym.type not in (SymbolType.FUNC, SymbolType.OBJECT) or sym.version is not None:
+            continue
+        name = sym.name
+        if not name or name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext"):
+            continue
+        out.add(name)
+    return out
+
+
+class DuplicateExport(Rule):
+    id = "duplicate-export"
+    severity = Severity.WARNING
+    summary = "two libraries of one process export the same strong symbol (one static archive linked into both?)"
+    explain = """\
+When two shared libraries loaded into one process both export the same strong
+global function or object, the dynamic linker binds every reference to the first
+copy in lookup order — while each library's own calls (with -Bsymbolic or
+protected visibility) may still use its own copy. State kept in such a symbol is
+then split between the copies: the classic sign of one static archive (NCCL,
+protobuf, a logging library) linked into two libraries. Link the archive into
+one library and make the other depend on it, or hide the archive's symbols
+(-Wl,--exclude-libs,ALL, a version script).
+
+Checked within each import root's closure (the loader emulation), among the
+package's own libraries (not those found in the system directories or the
+cache); without the loader, among the shared libraries given. Weak and unique
+symbols (vague linkage), versioned interfaces and runtime names (starting with
+"__") are not counted.
+"""
+    evidence = {
+        "libraries": "the libraries exporting the symbols",
+        "symbols": "the symbols exported by both",
+        "count": "how many",
+        "roots": "the import roots whose closure holds both",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        groups: list[tuple[str | None, list[Binary]]] = []
+        linkage = context.linkage
+        if linkage is not None and linkage.loads:
+            for load in linkage.loads:
+                libs = [
+                    o.binary
+                    for o in load.objects
+                    if o.binary.kind in _KINDS
+                    and o.source not in (Source.CACHE, Source.SYSTEM)
+                    and o.path.rsplit("/", 1)[0] not in linkage.system_dirs
+                ]
+                groups.append((load.root, libs))
+        else:
+            groups.append((None, [b for b in context.binaries if b.kind in _KINDS]))
+        pairs: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+        cache: dict[int, set[str]] = {}
+        for root, libs in groups:
+            owners: dict[str, list[str]] = {}
+            seen: set[str] = set()
+            for lib in libs:
+                if lib.path in seen:
+                    continue
+                seen.add(lib.path)
+                names = cache.get(id(lib.symbols))
+                if names is None:
+                    names = cache[id(lib.symbols)] = exports(lib)
+                for name in names:
+                    owners.setdefault(name, []).append(lib.path)
+            for name, paths in owners.items():
+                if len(paths) < 2:
+                    continue
+                first, second = sorted(paths[:2])
+                key = (first, second)
+                symbols, roots = pairs.setdefault(key, (set(), set()))
+                symbols.add(name)
+                if root is not None:
+                    roots.add(root)
+        for (first, second), (symbols, roots) in sorted(pairs.items()):
+            exported = sorted(symbols)
+            yield self.finding(
+                second,
+                first,
+                f"exports {len(exported)} strong symbol{'s' if len(exported) != 1 else ''} that {first} exports "
+                f"too ({preview(exported, 4)}): every reference binds to one copy while each library may use "
+                "its own — one static archive linked into both?",
+                {"libraries": [first, second], "symbols": exported, "count": len(exported), "roots": sorted(roots)},
+            )
