@@ -33,6 +33,7 @@ class Container(enum.StrEnum):
     MACHO = "macho"
     PE = "pe"
     ARCHIVE = "archive"
+    LLVM_BITCODE = "llvm-bitcode"
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
@@ -59,6 +60,8 @@ def sniff(head: bytes) -> Container | None:
         return Container.PE
     if head.startswith((b"!<arch>\n", b"!<thin>\n")):
         return Container.ARCHIVE
+    if head.startswith((b"BC\xc0\xde", b"\xde\xc0\x17\x0b")):
+        return Container.LLVM_BITCODE  # raw bitcode, or the bitcode wrapper header
     return None
 
 
@@ -121,6 +124,11 @@ def read_path(path: str) -> list[Binary]:
 
 def unsupported_reason(kind: Container) -> str:
     """Why a file of the recognised but unsupported format ``kind`` is skipped, for reports."""
+    if kind is Container.LLVM_BITCODE:
+        return (
+            "an LLVM bitcode file (an LTO object): its symbols are in LLVM's intermediate representation, "
+            "not visible to the duplicate analysis"
+        )
     what = {
         Container.ARCHIVE: "an ar archive (static library)",
         Container.MACHO: "a Mach-O file",

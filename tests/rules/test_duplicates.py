@@ -108,3 +108,41 @@ def test_duplicate_export_of_one_static_archive_in_two_libraries() -> None:
     assert f.severity.value == "warning"
     # each library alone: nothing to compare
     assert _findings(libs[0], rule="duplicate-export") == []
+
+
+def test_llvm_bitcode_is_named_as_an_lto_object(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    bitcode = tmp_path / "kernel.o"
+    bitcode.write_bytes(b"BC\xc0\xde" + b"\x35\x14\x00\x00" * 16)
+    doc = json.loads(run_cli("check", "--format", "json", str(bitcode)).stdout)
+    (entry,) = doc["files"]
+    assert entry["status"] == "skipped" and "LLVM bitcode" in entry["reason"]
+
+
+def test_sym64_index_and_bsd_names_are_read(tmp_path: Path) -> None:
+    """A /SYM64/ symbol index (archives past 4 GiB) and a BSD long name (#1/N) are handled."""
+    obj = (OBJECTS / "strong_pair/a.o").read_bytes()
+
+    def header(name: bytes, size: int) -> bytes:
+        return (
+            name.ljust(16)
+            + b"0".ljust(12)
+            + b"0".ljust(6)
+            + b"0".ljust(6)
+            + b"644".ljust(8)
+            + str(size).encode().ljust(10)
+            + b"`\n"
+        )
+
+    index = b"\0" * 8
+    bsd_name = b"a_bsd_named_member.o"
+    data = b"!<arch>\n" + header(b"/SYM64/", len(index)) + index
+    data += header(b"#1/" + str(len(bsd_name)).encode(), len(bsd_name) + len(obj)) + bsd_name + obj
+    if len(data) % 2:
+        data += b"\n"
+    path = tmp_path / "libmixed.a"
+    path.write_bytes(data)
+    (member,) = read(str(path))
+    assert member.member == "a_bsd_named_member.o"
+    assert {s.name for s in member.symbols.strong_definitions()} >= {"dup_fn", "dup_counter"}
