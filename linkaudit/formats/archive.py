@@ -121,7 +121,7 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
                 with open(member_path, "rb") as fh:
                     data = fh.read(64 << 20)
             except OSError as exc:
-                raise InputError(label, f"thin archive member cannot be read: {exc.strerror or exc}") from exc
+                raise InputError(path, f"thin archive member {name} cannot be read: {exc.strerror or exc}") from exc
         else:
             data = bytes(buf[offset : offset + data_size])
         if not data.startswith(b"\x7fELF"):
@@ -129,6 +129,6 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         try:
             binary = read_elf(label, data, len(data))
         except InputError as exc:
-            raise InputError(label, exc.reason, exc.offset) from exc
+            raise InputError(path, f"member {name}: {exc.reason}", exc.offset) from exc
         out.append(replace(binary, path=path, member=name, member_file=member_path))
     return out

@@ -136,3 +136,26 @@ def test_error_carries_offset() -> None:
     exc = _read_or_error(SAMPLES / "corrupt/lying_phdr.so")
     assert exc is not None and exc.offset is not None
     assert f"{exc.offset:#x}" in str(exc)
+
+
+def test_every_truncation_and_header_patch_of_an_archive_is_handled(tmp_path: Path) -> None:
+    """Static archives: each cut and each byte patch of the member headers is read or an InputError."""
+    data = (SAMPLES / "objects/archive_one/libone.a").read_bytes()
+    target = tmp_path / "cut.a"
+    for length in range(1, len(data), 7):
+        target.write_bytes(data[:length])
+        _read_or_error(target)
+    for offset in range(0, min(len(data), 400)):
+        for value in (0x00, 0x20, 0x39, 0xFF):
+            patched = bytearray(data)
+            patched[offset] = value
+            target.write_bytes(bytes(patched))
+            _read_or_error(target)
+
+
+def test_every_truncation_of_a_relocatable_object_is_handled(tmp_path: Path) -> None:
+    data = (SAMPLES / "objects/cpp_comdat/spec_a.o").read_bytes()
+    target = tmp_path / "cut.o"
+    for length in range(1, len(data), 11):
+        target.write_bytes(data[:length])
+        _read_or_error(target)
