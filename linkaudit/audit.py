@@ -173,8 +173,10 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             escape_check(path)
             read_binaries = read_path(path)
         except UnsupportedFormat as error:
-            # a recognised format not read yet (ar, Mach-O, PE): listed, not an error
+            # a recognised format not read yet (Mach-O, PE): listed, not an error
             files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))
+            if error.container == "llvm-bitcode":
+                findings.append(Finding("lto-object", Severity.NOTE, path, path, error.reason, {"sections": []}))
             continue
         except InputError as error:
             files.append(FileResult(path, FileStatus.UNREADABLE, error=error.reason))

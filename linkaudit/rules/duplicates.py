@@ -119,10 +119,16 @@ with its section. When an object's name repeats a generated suffix
             if severity is Severity.ERROR:
                 message = f"multiple definition of {label}: defined in {preview(places, 3)} — the link fails"
             else:
+                triggers = []
+                for d in clash:
+                    others = sorted({x.name for x in definitions(d.binary)} - {name})
+                    if d.binary.member is not None and others:
+                        triggers.append(f"{where(d.binary)} is pulled by a reference to {preview(others, 2)}")
                 message = (
                     f"{label} is defined in {preview(places, 3)}: archive members are pulled on demand, so "
-                    "the link fails only if it pulls two of them (when each also provides another symbol "
-                    "the link needs); give --link-line to decide"
+                    "the link fails only if it pulls two of them"
+                    + (f" — {'; '.join(triggers[:3])}" if triggers else "")
+                    + "; give --link-line to decide"
                 )
             stacked = sorted({s for d in clash if (s := _stacked(d.binary))})
             cause = None

@@ -48,6 +48,7 @@ def test_strong_pair_is_an_error_naming_both_objects() -> None:
 def test_archive_members_without_a_link_line_are_warnings() -> None:
     (f,) = _findings(OBJECTS / "archive_two/libx.a", OBJECTS / "archive_two/liby.a", rule="duplicate-definition")
     assert f.subject == "cross_fn" and f.severity.value == "warning" and f.evidence["link"] == "archive-members"
+    assert "pulled by a reference to x_only" in f.message and "pulled by a reference to y_only" in f.message
     assert {d["member"] for d in f.evidence["definitions"]} == {"x.o", "y.o"}
 
 
@@ -118,6 +119,8 @@ def test_llvm_bitcode_is_named_as_an_lto_object(run_cli, tmp_path: Path) -> None
     doc = json.loads(run_cli("check", "--format", "json", str(bitcode)).stdout)
     (entry,) = doc["files"]
     assert entry["status"] == "skipped" and "LLVM bitcode" in entry["reason"]
+    (note,) = [f for f in doc["findings"] if f["rule"] == "lto-object"]
+    assert note["severity"] == "note"
 
 
 def test_sym64_index_and_bsd_names_are_read(tmp_path: Path) -> None:
