@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .linker import LinkInput
 from .loader.target import TargetEnvironment
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
@@ -109,7 +110,7 @@ class AuditConfig:
     ignore: frozenset[str] = frozenset()
     target: TargetEnvironment | None = field(default_factory=TargetEnvironment)
     entries: tuple[str, ...] = ()
-    link_line: tuple[str, ...] = ()
+    link_line: tuple[LinkInput, ...] = ()
     source_dirs: tuple[str, ...] = ()
 
     def settings(self) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ import os
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import ConfigError
 from .model import Binary, Binding, Kind
@@ -64,10 +65,22 @@ def definitions(binary: Binary) -> list[Definition]:
     return out
 
 
-def read_link_line(path: str) -> list[str]:
+class LinkInput(NamedTuple):
+    """One input of a link line: an object or archive path, and whether ``--whole-archive`` applies."""
+
+    path: str
+    whole: bool = False
+
+
+def read_link_line(path: str) -> list[LinkInput]:
     """The inputs of a link line, from a response file or a command (``@file`` contents, a
-    ``link.txt``, or the ``command`` of ``compile_commands.json``): the object, archive and
-    library arguments in order, options dropped.
+    ``link.txt``, or the ``command`` of ``compile_commands.json``), in order.
+
+    Objects and archives named by path are kept; ``-lNAME`` and ``-l:FILE`` are resolved
+    against the ``-L`` directories (and the line's own directory) as ld does — a shared
+    ``libNAME.so`` found first means no archive is pulled; ``-Wl,--whole-archive`` ...
+    ``--no-whole-archive`` marks archives whose every member is linked. Other options are
+    dropped (``--start-group`` rescans are not emulated).
 
     Raises:
         ConfigError: the file cannot be read or parsed.
@@ -82,23 +95,55 @@ def read_link_line(path: str) -> list[str]:
     except ValueError as exc:
         raise ConfigError(f"--link-line {path}: cannot parse: {exc}") from exc
     base = os.path.dirname(path)
-    out = []
+    search: list[str] = []
+    for i, token in enumerate(tokens):  # -L applies to every -l of the line, wherever it stands
+        if token == "-L" and i + 1 < len(tokens):
+            search.append(os.path.join(base, tokens[i + 1]))
+        elif token.startswith("-L") and len(token) > 2:
+            search.append(os.path.join(base, token[2:]))
+    search.append(base or ".")
+    out: list[LinkInput] = []
+    whole = False
     skip_next = False
     for token in tokens:
         if skip_next:
             skip_next = False
             continue
-        if token in ("-o", "-L", "-T", "-Xlinker", "-soname"):
+        if token in ("-o", "-L", "-T", "-Xlinker", "-soname", "-MF"):
             skip_next = True
+            continue
+        if token.startswith("-Wl,"):
+            for part in token[4:].split(","):
+                if part == "--whole-archive":
+                    whole = True
+                elif part == "--no-whole-archive":
+                    whole = False
+            continue
+        if token.startswith("-l") and len(token) > 2:
+            found = _find_library(token[2:], search)
+            if found is not None:
+                out.append(LinkInput(found, whole))
             continue
         if token.startswith("-"):
             continue
         if token.endswith((".o", ".obj", ".a", ".lo")):
-            out.append(os.path.normpath(os.path.join(base, token)))
+            out.append(LinkInput(os.path.normpath(os.path.join(base, token)), whole))
     return out
 
 
-def pulled(binaries: Sequence[Binary], order: Iterable[str] | None = None) -> list[Binary]:
+def _find_library(spec: str, search: Sequence[str]) -> str | None:
+    """``-lNAME`` / ``-l:FILE`` as ld resolves it: the first directory holding ``libNAME.so`` or
+    ``libNAME.a`` (shared first); ``None`` for a shared library or nothing found."""
+    names = [spec[1:]] if spec.startswith(":") else [f"lib{spec}.so", f"lib{spec}.a"]
+    for directory in search:
+        for name in names:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return os.path.normpath(candidate) if candidate.endswith(".a") else None
+    return None
+
+
+def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None = None) -> list[Binary]:
     """The objects and archive members one link combines.
 
     Args:
@@ -133,11 +178,16 @@ def pulled(binaries: Sequence[Binary], order: Iterable[str] | None = None) -> li
                 undefined.add(sym.name)
 
     for item in order:
-        members = by_path.get(os.path.normpath(item), [])
+        entry = item if isinstance(item, LinkInput) else LinkInput(item)
+        members = by_path.get(os.path.normpath(entry.path), [])
         if not members:
             continue
         if members[0].member is None:
             take(members[0])
+            continue
+        if entry.whole:
+            for member in members:
+                take(member)
             continue
         changed = True
         taken: set[int] = set()

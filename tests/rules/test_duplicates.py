@@ -149,3 +149,25 @@ def test_sym64_index_and_bsd_names_are_read(tmp_path: Path) -> None:
     (member,) = read(str(path))
     assert member.member == "a_bsd_named_member.o"
     assert {s.name for s in member.symbols.strong_definitions()} >= {"dup_fn", "dup_counter"}
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "main_first.o -L. -lone",  # -l resolved through -L: only first.o is pulled
+        "main_both.o -L. -lone",
+        "main_first.o -Wl,--whole-archive libone.a -Wl,--no-whole-archive",  # every member: both define member_fn
+        "main_first.o -L . -l:libone.a",
+    ],
+)
+def test_linker_differential_with_library_options(line: str, tmp_path: Path) -> None:
+    work = tmp_path / "archive_one"
+    shutil.copytree(OBJECTS / "archive_one", work)
+    rsp = work / "link_custom.rsp"
+    rsp.write_text(line + "\n")
+    ours = [f for f in _findings(work, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
+    proc = subprocess.run(
+        ["gcc", "-o", str(tmp_path / "a.out"), "@link_custom.rsp"], cwd=work, capture_output=True, text=True
+    )
+    assert (proc.returncode != 0) == bool(ours), (line, proc.stderr, [f.message for f in ours])
