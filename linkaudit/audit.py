@@ -160,6 +160,11 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
         if get_rule(rule_id) is None:
             raise ConfigError(f"--ignore {rule_id!r}: no such rule (see `linkaudit rules`)")
     start = time.perf_counter()
+    if config.link_line:
+        # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
+        given = {os.path.realpath(p) for p in paths}
+        extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
+        paths = [*paths, *dict.fromkeys(extra)]
     collected = collect(paths)
     files: list[FileResult] = []
     findings: list[Finding] = []
@@ -184,6 +189,13 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             continue
         if not read_binaries:  # an archive without ELF members
             files.append(FileResult(path, FileStatus.AUDITED, "archive", "archive", None))
+            findings.append(
+                Finding(
+                    "no-binaries", Severity.NOTE, path, path,
+                    "an archive with no ELF member (empty, or only text or bitcode members): nothing to audit",
+                    {"skipped": []},
+                )
+            )  # fmt: skip
         for b in read_binaries:
             files.append(FileResult(b.display_path, FileStatus.AUDITED, b.format.value, b.kind.value, b.machine))
         binaries.extend(read_binaries)

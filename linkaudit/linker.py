@@ -11,6 +11,7 @@ Sources: ``ld(1)``; the System V ABI "Archive File" chapter; GNU ld's
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Iterable, Sequence
@@ -66,10 +67,20 @@ def definitions(binary: Binary) -> list[Definition]:
 
 
 class LinkInput(NamedTuple):
-    """One input of a link line: an object or archive path, and whether ``--whole-archive`` applies."""
+    """One input of a link line.
+
+    Attributes:
+        path: an object, archive or shared library ("" for an option entry).
+        whole: ``--whole-archive`` applies to it.
+        group: a ``--start-group`` number (archives of one group are rescanned together), 0 outside.
+        option: a link option that changes the analysis: ``"muldefs"`` for
+            ``--allow-multiple-definition`` / ``-z muldefs``.
+    """
 
     path: str
     whole: bool = False
+    group: int = 0
+    option: str = ""
 
 
 def read_link_line(path: str) -> list[LinkInput]:
@@ -90,6 +101,8 @@ def read_link_line(path: str) -> list[LinkInput]:
             text = fh.read(1 << 20)
     except OSError as exc:
         raise ConfigError(f"--link-line {path}: cannot read: {exc.strerror or exc}") from exc
+    if path.endswith(".json"):
+        text = _link_command_from_json(path, text)
     try:
         tokens = shlex.split(text, comments=False)
     except ValueError as exc:
@@ -104,31 +117,87 @@ def read_link_line(path: str) -> list[LinkInput]:
     search.append(base or ".")
     out: list[LinkInput] = []
     whole = False
+    group = 0
+    groups = 0
     skip_next = False
+    previous = ""
+
+    def linker_option(part: str) -> None:
+        nonlocal whole, group, groups
+        if part == "--whole-archive":
+            whole = True
+        elif part == "--no-whole-archive":
+            whole = False
+        elif part in ("--start-group", "-("):
+            groups += 1
+            group = groups
+        elif part in ("--end-group", "-)"):
+            group = 0
+        elif part in ("--allow-multiple-definition", "muldefs"):
+            out.append(LinkInput("", option="muldefs"))
+
     for token in tokens:
         if skip_next:
             skip_next = False
+            if previous == "-z" or previous == "-Xlinker":
+                linker_option(token)
             continue
-        if token in ("-o", "-L", "-T", "-Xlinker", "-soname", "-MF"):
+        previous = token
+        if token in ("-o", "-L", "-T", "-Xlinker", "-soname", "-MF", "-z"):
             skip_next = True
             continue
         if token.startswith("-Wl,"):
-            for part in token[4:].split(","):
-                if part == "--whole-archive":
-                    whole = True
-                elif part == "--no-whole-archive":
-                    whole = False
+            parts = token[4:].split(",")
+            for k, part in enumerate(parts):
+                if part == "-z" and k + 1 < len(parts):
+                    linker_option(parts[k + 1])
+                elif not part.startswith("-") and part.endswith((".o", ".a", ".lo")):
+                    out.append(LinkInput(os.path.normpath(os.path.join(base, part)), whole, group))
+                else:
+                    linker_option(part)
+            continue
+        if token in ("--start-group", "--end-group", "-(", "-)", "--whole-archive", "--no-whole-archive"):
+            linker_option(token)
             continue
         if token.startswith("-l") and len(token) > 2:
             found = _find_library(token[2:], search)
             if found is not None:
-                out.append(LinkInput(found, whole))
+                out.append(LinkInput(found, whole, group))
             continue
         if token.startswith("-"):
             continue
-        if token.endswith((".o", ".obj", ".a", ".lo")):
-            out.append(LinkInput(os.path.normpath(os.path.join(base, token)), whole))
+        if token.endswith((".o", ".obj", ".a", ".lo")) or ".so" in os.path.basename(token):
+            out.append(LinkInput(os.path.normpath(os.path.join(base, token)), whole, group))
     return out
+
+
+def _link_command_from_json(path: str, text: str) -> str:
+    """The link command of a ``compile_commands.json``-style file: the entry whose command has
+    no ``-c`` (a compile), as a shell command line.
+
+    Raises:
+        ConfigError: not JSON, or no link command in it.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"--link-line {path}: not JSON: {exc}") from exc
+    entries = data if isinstance(data, list) else [data]
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("arguments"), list):
+            args = [str(a) for a in entry["arguments"]]
+        elif isinstance(entry.get("command"), str):
+            try:
+                args = shlex.split(entry["command"])
+            except ValueError:
+                continue
+        else:
+            continue
+        if "-c" not in args:
+            return shlex.join(args)
+    raise ConfigError(f"--link-line {path}: no link command (an entry without -c) in it")
 
 
 def _find_library(spec: str, search: Sequence[str]) -> str | None:
@@ -143,44 +212,80 @@ def _find_library(spec: str, search: Sequence[str]) -> str | None:
     return None
 
 
+def _key(path: str) -> str:
+    """A path's identity for matching link-line entries to inputs: its real path."""
+    return os.path.realpath(path)
+
+
 def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None = None) -> list[Binary]:
-    """The objects and archive members one link combines.
+    """The objects and archive members one link combines, each as often as the link takes it.
 
     Args:
-        binaries: the relocatable objects read (archive members carry ``member``).
-        order: the link line's inputs in order (paths of objects and archives); ``None``
-            takes every loose object, then the archives in input order.
+        binaries: the inputs read (relocatable objects, archive members with ``member``,
+            and shared libraries, whose exports satisfy references without being linked in).
+        order: the link line's inputs in order; ``None`` takes every loose object, then the
+            archives in input order.
 
     Returns:
-        Loose objects whole, and the archive members the link pulls, in link order.
+        Loose objects whole (once per mention), and the archive members the link pulls —
+        a member is pulled when it defines a symbol a strong (not weak) reference still
+        needs; an archive is rescanned until it pulls nothing more; a ``--start-group``
+        group is rescanned as a whole; ``--whole-archive`` takes every member.
     """
-    objects = [b for b in binaries if b.kind is Kind.RELOCATABLE]
+    objects = [b for b in binaries if b.kind in (Kind.RELOCATABLE, Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION)]
     by_path: dict[str, list[Binary]] = {}
     for b in objects:
-        by_path.setdefault(os.path.normpath(b.path), []).append(b)
+        by_path.setdefault(_key(b.path), []).append(b)
+    entries: list[LinkInput]
     if order is None:
-        loose = [os.path.normpath(b.path) for b in objects if b.member is None]
-        archives = [os.path.normpath(b.path) for b in objects if b.member is not None]
-        order = list(dict.fromkeys(loose + archives))
+        loose = [b.path for b in objects if b.member is None and b.kind is Kind.RELOCATABLE]
+        archives = [b.path for b in objects if b.member is not None]
+        entries = [LinkInput(p) for p in dict.fromkeys(loose + archives)]
+    else:
+        entries = [item if isinstance(item, LinkInput) else LinkInput(item) for item in order]
     undefined: set[str] = set()
     defined: set[str] = set()
     out: list[Binary] = []
 
-    def take(b: Binary) -> None:
-        out.append(b)
+    def take(b: Binary, link_in: bool = True) -> None:
+        if link_in:
+            out.append(b)
         for sym in b.symbols:
             if not sym.name or sym.binding == Binding.LOCAL:
                 continue
             if sym.defined:
                 defined.add(sym.name)
                 undefined.discard(sym.name)
-            elif sym.name not in defined:
-                undefined.add(sym.name)
+            elif sym.binding != Binding.WEAK and sym.name not in defined:
+                undefined.add(sym.name)  # weak references pull no archive member (ld(1))
 
-    for item in order:
-        entry = item if isinstance(item, LinkInput) else LinkInput(item)
-        members = by_path.get(os.path.normpath(entry.path), [])
+    def scan(archives: list[list[Binary]], taken: set[int]) -> None:
+        changed = True
+        while changed and undefined:  # rescan until nothing more is pulled
+            changed = False
+            for members in archives:
+                for member in members:
+                    if id(member) in taken:
+                        continue
+                    if any(sym.defined and sym.name in undefined for sym in member.symbols.strong_definitions()):
+                        taken.add(id(member))
+                        take(member)
+                        changed = True
+
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if entry.group:
+            group = [e for e in entries[i:] if e.group == entry.group]
+            i += len(group)
+            scan([by_path.get(_key(e.path), []) for e in group if e.path], set())
+            continue
+        i += 1
+        members = by_path.get(_key(entry.path), []) if entry.path else []
         if not members:
+            continue
+        if members[0].kind is not Kind.RELOCATABLE:
+            take(members[0], link_in=False)  # a shared library: its exports satisfy references
             continue
         if members[0].member is None:
             take(members[0])
@@ -189,15 +294,5 @@ def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None =
             for member in members:
                 take(member)
             continue
-        changed = True
-        taken: set[int] = set()
-        while changed and undefined:  # rescan the archive until it pulls nothing more
-            changed = False
-            for i, member in enumerate(members):
-                if i in taken:
-                    continue
-                if any(sym.defined and sym.name in undefined for sym in member.symbols if sym.name):
-                    taken.add(i)
-                    take(member)
-                    changed = True
+        scan([members], set())
     return out

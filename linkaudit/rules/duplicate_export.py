@@ -111,8 +111,8 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
             yield self.finding(
                 second,
                 first,
-                f"exports {len(exported)} strong symbol{'s' if len(exported) != 1 else ''} that {first} exports "
-                f"too ({preview(exported, 4)}): every reference binds to one copy while each library may use "
+                f"{second} and {first} both export {len(exported)} strong symbol{'s' if len(exported) != 1 else ''} "
+                f"({preview(exported, 4)}): every reference binds to one copy while each library may use "
                 "its own — one static archive linked into both?",
                 {"libraries": [first, second], "symbols": exported, "count": len(exported), "roots": sorted(roots)},
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache
 
@@ -92,31 +93,41 @@ with its section. When an object's name repeats a generated suffix
         if len(objects) < 2:
             return
         link_line = context.config.link_line
-        combined = {id(b) for b in pulled(objects, link_line)} if link_line else set()
+        muldefs = any(e.option == "muldefs" for e in link_line)
+        times: Counter[int] = Counter(id(b) for b in pulled(context.binaries, link_line)) if link_line else Counter()
         by_name: dict[str, list[Definition]] = {}
         for b in objects:
             for d in definitions(b):
                 if not d.common:
                     by_name.setdefault(d.name, []).append(d)
         for name, all_defs in sorted(by_name.items()):
-            # One file reached twice (a loose object that is also a thin archive's member) is one definition.
-            defs = list({_file_of(d.binary): d for d in reversed(all_defs)}.values())[::-1]
-            if len(defs) < 2:
-                continue
-            loose = [d for d in defs if d.binary.member is None]
             if link_line:
-                clash = [d for d in defs if id(d.binary) in combined]
+                # The link as given: every time an object is linked counts (a file named twice clashes
+                # with itself; a thin archive's member and the same file named loose are two copies).
+                clash = [d for d in all_defs for _ in range(times[id(d.binary)])]
                 if len(clash) < 2:
                     continue
-                link, severity = "link-line", Severity.ERROR
-            elif len(loose) >= 2:
-                clash, link, severity = loose, "objects", Severity.ERROR
+                link = "link-line"
+                severity = Severity.WARNING if muldefs else Severity.ERROR
             else:
-                clash, link, severity = defs, "archive-members", Severity.WARNING
+                # One file reached twice (a loose object that is also a thin archive's member) is one definition.
+                defs = list({_file_of(d.binary): d for d in reversed(all_defs)}.values())[::-1]
+                if len(defs) < 2:
+                    continue
+                loose = [d for d in defs if d.binary.member is None]
+                if len(loose) >= 2:
+                    clash, link, severity = loose, "objects", Severity.ERROR
+                else:
+                    clash, link, severity = defs, "archive-members", Severity.WARNING
             places = [f"{where(d.binary)} ({d.section})" for d in clash]
             pretty = demangle(name)
             label = f"`{pretty}'" + (f" ({name})" if pretty != name else "")
-            if severity is Severity.ERROR:
+            if link == "link-line" and muldefs:
+                message = (
+                    f"multiple definition of {label}: defined in {preview(places, 3)}; the link allows it "
+                    "(--allow-multiple-definition / -z muldefs) and keeps the first — the others are dead code"
+                )
+            elif severity is Severity.ERROR:
                 message = f"multiple definition of {label}: defined in {preview(places, 3)} — the link fails"
             else:
                 triggers = []
@@ -228,7 +239,13 @@ and whether git tracks them.
             )
             if sources:
                 stale = [str(s["path"]) for s in sources if s["stacked"]]
-                message += f"; {len(stale)} stacked wrapper(s) in the source tree: {preview(stale, 3)}"
+                untracked = [str(x["path"]) for x in sources if x["stacked"] and x["tracked"] is False]
+                message += (
+                    f"; {len(stale)} stacked wrapper{'s' if len(stale) != 1 else ''} in the source tree: "
+                    f"{preview(stale, 3)}"
+                )
+                if untracked:
+                    message += f" ({len(untracked)} not tracked by git: leftovers of an earlier build)"
             yield self.finding(b, name, message, {"name": name, "stacked": suffix, "source_files": sources})
 
 

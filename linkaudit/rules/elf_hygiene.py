@@ -54,6 +54,22 @@ code needs it.
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         for binary in context.binaries:
+            if (
+                binary.kind is Kind.RELOCATABLE
+                and binary.machine in EXECUTABLE_STACK_BY_DEFAULT
+                and ".text" in binary.section_names
+                and ".note.GNU-stack" not in binary.section_names
+            ):
+                # The culprit object: linked into a shared object, it makes the stack executable.
+                yield self.finding(
+                    binary,
+                    ".note.GNU-stack",
+                    "no .note.GNU-stack section: any shared object or executable this object is linked into "
+                    'gets an executable stack (add `.section .note.GNU-stack,"",@progbits` to the assembly)',
+                    {"gnu_stack": "absent", "machine": binary.machine, "dlopened": False},
+                    Severity.WARNING,
+                )
+                continue
             if binary.format is not Format.ELF or binary.kind not in (
                 Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE,
             ):  # fmt: skip

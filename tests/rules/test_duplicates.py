@@ -171,3 +171,51 @@ def test_linker_differential_with_library_options(line: str, tmp_path: Path) -> 
         ["gcc", "-o", str(tmp_path / "a.out"), "@link_custom.rsp"], cwd=work, capture_output=True, text=True
     )
     assert (proc.returncode != 0) == bool(ours), (line, proc.stderr, [f.message for f in ours])
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+def test_link_line_options_weak_references_shared_libraries_groups_and_muldefs(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    shutil.copytree(OBJECTS / "archive_two", work)
+    (work / "weak.c").write_text(
+        "extern int y_only(void) __attribute__((weak));\nint probe(void){return y_only ? 1 : 0;}\n"
+    )
+    subprocess.run(["gcc", "-c", "weak.c", "-o", "weak.o"], cwd=work, check=True)
+    cases = {
+        # a weak reference pulls no member: only libx.a's x.o is linked (for x_only) — no clash
+        "main_x.o weak.o libx.a liby.a": False,
+        # both members pulled: cross_fn twice, unless the link allows multiple definitions
+        "main_xy.o libx.a liby.a": True,
+        "main_xy.o -Wl,--allow-multiple-definition libx.a liby.a": False,
+        "main_xy.o -Wl,--start-group libx.a liby.a -Wl,--end-group": True,
+    }
+    for line, fails in cases.items():
+        rsp = work / "link.rsp"
+        rsp.write_text(line + "\n")
+        errors = [f for f in _findings(work, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
+        proc = subprocess.run(
+            ["gcc", "-o", str(tmp_path / "a.out"), "@link.rsp"], cwd=work, capture_output=True, text=True
+        )
+        assert (proc.returncode != 0) == fails == bool(errors), (line, proc.stderr, errors)
+
+
+def test_compile_commands_json_link_entry(tmp_path: Path) -> None:
+    import json
+
+    work = tmp_path / "w"
+    shutil.copytree(OBJECTS / "strong_pair", work)
+    (work / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(work), "command": "gcc -c a.c -o a.o", "file": "a.c"},
+        {"directory": str(work), "arguments": ["gcc", "-o", "app", "main.o", "a.o", "b.o"], "file": "app"},
+    ]))  # fmt: skip
+    errors = _findings(work / "main.o", rule="duplicate-definition", link_line=work / "compile_commands.json")
+    assert {f.subject for f in errors} == {"dup_fn", "dup_counter"}  # a.o and b.o came from the link line
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to assemble")
+def test_object_without_gnu_stack_note_is_the_named_culprit(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[2] / "sample_bins/src/execstack.s"
+    obj = tmp_path / "execstack.o"
+    subprocess.run(["gcc", "-c", str(src), "-o", str(obj)], check=True)
+    (f,) = _findings(obj, rule="executable-stack")
+    assert f.subject == ".note.GNU-stack" and f.severity.value == "warning"
