@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import glob
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import describe, timed
+from _timing import alternate, describe, ratio
 
 DEFAULTS = ["/usr/lib/x86_64-linux-gnu/libc.a", *sorted(glob.glob("/usr/lib/gcc/x86_64-linux-gnu/*/libstdc++.a"))[-1:]]
 
@@ -42,16 +41,11 @@ def main() -> int:
     summary = subprocess.run(la, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"inputs: {' '.join(archives)}")
     print(f"linkaudit findings: {summary}")
-    timed(la)
-    timed(nm)
-    la_t, nm_t = [], []
-    for _ in range(args.runs):
-        la_t.append(timed(la)[0])
-        nm_t.append(timed(nm)[0])
+    la_t, nm_t, _rss = alternate(la, nm, args.runs)
     print(f"runs: {args.runs} each, alternating")
     print(f"linkaudit dupes: {describe(la_t)}")
     print(f"nm -A:           {describe(nm_t)}")
-    print(f"ratio linkaudit/nm: median {statistics.median(a / b for a, b in zip(la_t, nm_t, strict=True)):.2f}")
+    print(f"ratio linkaudit/nm: median {ratio(la_t, nm_t):.2f}")
     return 0
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import describe, timed
+from _timing import alternate, describe, ratio
 
 
 def main() -> int:
@@ -49,22 +48,12 @@ def main() -> int:
     print(f"input: {module}")
     print(f"linkaudit: {' '.join(la)}")
     print(f"reference: {' '.join(ldd)}")
-    timed(la)
-    timed(ldd)
-    la_t, ldd_t, ratios, rss = [], [], [], []
-    for _ in range(args.runs):
-        t1, r = timed(la)
-        t2, _ = timed(ldd)
-        la_t.append(t1)
-        ldd_t.append(t2)
-        ratios.append(t1 / t2)
-        rss.append(r)
-
+    la_t, ldd_t, rss = alternate(la, ldd, args.runs)
     print(f"runs: {args.runs} each, alternating")
     print(f"linkaudit tree --bind: {describe(la_t)}")
     print(f"ldd -r:                {describe(ldd_t)}")
-    print(f"ratio linkaudit/ldd -r: median {statistics.median(ratios):.2f}")
-    print(f"linkaudit peak RSS: {max(rss) / 1024:.1f} MiB")
+    print(f"ratio linkaudit/ldd -r: median {ratio(la_t, ldd_t):.2f}")
+    print(f"linkaudit peak RSS: {rss / 1024:.1f} MiB")
     return 0
 
 
