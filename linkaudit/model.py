@@ -432,6 +432,31 @@ class SymbolTable:
             self._memo["undefined"] = cached
         return cached  # type: ignore[return-value]
 
+    def strong_export_names(self) -> frozenset[str]:
+        """Names of defined, GLOBAL, default-visibility, unversioned FUNC and OBJECT symbols (cached, C speed).
+
+        What ``duplicate-export`` compares between libraries: a versioned symbol belongs to a
+        deliberate interface, and weak or unique ones to vague linkage.
+        """
+        cached = self._memo.get("strong_exports")
+        if cached is None:
+            n = len(self.section)
+            if not n:
+                cached = frozenset()
+            else:
+                mask = (
+                    int.from_bytes(bytes(map(bool, self.section)), "big")
+                    & int.from_bytes(self.info.tobytes().translate(_GLOBAL_FUNC_OR_OBJECT), "big")
+                    & int.from_bytes(self.other.tobytes().translate(_DEFAULT_VISIBILITY), "big")
+                )
+                if self.versym:
+                    # versym index 0 or 1 (hidden bit ignored): unversioned
+                    unversioned = bytes(map((0).__eq__, map(and_, self.versym, repeat(0x7FFE))))
+                    mask &= int.from_bytes(unversioned, "big")
+                cached = frozenset(self._decode(list(compress(self.name_offsets, mask.to_bytes(n, "big")))))
+            self._memo["strong_exports"] = cached
+        return cached  # type: ignore[return-value]
+
     def strong_definitions(self) -> tuple[Symbol, ...]:
         """Defined symbols with binding GLOBAL or GNU_UNIQUE (not weak, not local), built in bulk."""
         n = len(self.section)
@@ -610,6 +635,8 @@ _BINDABLE_INFO = bytes(1 if (i >> 4) in (1, 2, 10) and (i & 0xF) in (0, 1, 2, 5,
 _TLS_INFO = bytes(1 if (i & 0xF) == 6 else 0 for i in range(256))
 _WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
 _STRONG_INFO = bytes(1 if (i >> 4) in (1, 10) else 0 for i in range(256))
+_GLOBAL_FUNC_OR_OBJECT = bytes(1 if (i >> 4) == 1 and (i & 0xF) in (1, 2) else 0 for i in range(256))
+_DEFAULT_VISIBILITY = bytes(1 if (i & 3) == 0 else 0 for i in range(256))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.ldso import Source
-from ..model import Binary, Binding, Kind, SymbolType, Visibility
+from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 
@@ -20,7 +20,7 @@ RUNTIME_PREFIXES = (
 )  # fmt: skip
 
 
-def exports(binary: Binary) -> set[str]:
+def exports(binary: Binary) -> frozenset[str]:
     """Strong, unversioned, default-visibility functions and objects a library exports.
 
     Left out, as not meant to be unique or not ours to judge: weak and GNU_UNIQUE
@@ -28,17 +28,12 @@ def exports(binary: Binary) -> set[str]:
     with a version (a versioned interface is shared on purpose), and the C and C++
     runtimes' names (``RUNTIME_PREFIXES``, ``_init``/``_fini``).
     """
-    out = set()
-    for sym in binary.symbols.strong_definitions():
-        if sym.binding != Binding.GLOBAL or sym.visibility is not Visibility.DEFAULT:
-            continue
-        if sym.type not in (SymbolType.FUNC, SymbolType.OBJECT) or sym.version is not None:
-            continue
-        name = sym.name
-        if not name or name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext"):
-            continue
-        out.add(name)
-    return out
+    names = binary.symbols.strong_export_names()
+    return frozenset(
+        n
+        for n in names
+        if not n.startswith(RUNTIME_PREFIXES) and n not in ("_init", "_fini", "_edata", "_end", "_etext")
+    )
 
 
 class DuplicateExport(Rule):
@@ -84,28 +79,29 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
         else:
             groups.append((None, [b for b in context.binaries if b.kind in _KINDS]))
         pairs: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-        cache: dict[int, set[str]] = {}
+        cache: dict[int, frozenset[str]] = {}
+
+        def names_of(lib: Binary) -> frozenset[str]:
+            found = cache.get(id(lib.symbols))
+            if found is None:
+                found = cache[id(lib.symbols)] = exports(lib)
+            return found
+
         for root, libs in groups:
-            owners: dict[str, list[str]] = {}
-            seen: set[str] = set()
-            for lib in libs:
-                if lib.path in seen:
+            distinct = list({lib.path: lib for lib in libs}.values())
+            for i, first_lib in enumerate(distinct):
+                first_names = names_of(first_lib)
+                if not first_names:
                     continue
-                seen.add(lib.path)
-                names = cache.get(id(lib.symbols))
-                if names is None:
-                    names = cache[id(lib.symbols)] = exports(lib)
-                for name in names:
-                    owners.setdefault(name, []).append(lib.path)
-            for name, paths in owners.items():
-                if len(paths) < 2:
-                    continue
-                first, second = sorted(paths[:2])
-                key = (first, second)
-                symbols, roots = pairs.setdefault(key, (set(), set()))
-                symbols.add(name)
-                if root is not None:
-                    roots.add(root)
+                for second_lib in distinct[i + 1 :]:
+                    shared = first_names & names_of(second_lib)  # C-speed set intersection
+                    if not shared:
+                        continue
+                    first, second = sorted((first_lib.path, second_lib.path))
+                    symbols, roots = pairs.setdefault((first, second), (set(), set()))
+                    symbols |= shared
+                    if root is not None:
+                        roots.add(root)
         for (first, second), (symbols, roots) in sorted(pairs.items()):
             exported = sorted(symbols)
             yield self.finding(
