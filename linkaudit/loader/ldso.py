@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,21 +157,17 @@ def read_system_dirs(fs: FileSystemView, interpreter: str | None, machine: str) 
 MAX_SYSTEM_DIRS = 16
 
 
+_DIR_RUN = re.compile(rb"(?:/[\x21-\x7e]{0,250}?lib[\x21-\x7e]{0,250}?/\x00)+")
+
+
 def _scan_system_dirs(data: bytes) -> tuple[str, ...]:
-    """The longest run of consecutive NUL-terminated absolute ``.../lib.../`` strings (one linear pass)."""
-    best: list[str] = []
-    run: list[str] = []
-    for part in data.split(b"\0"):
-        if 1 < len(part) < 256 and part.startswith(b"/") and part.endswith(b"/") and b"lib" in part:
-            if len(run) < MAX_SYSTEM_DIRS:
-                run.append(part.decode("ascii", "replace").rstrip("/") or "/")
-            continue
-        if len(run) > len(best):
-            best = run
-        run = []
-    if len(run) > len(best):
-        best = run
-    return tuple(dict.fromkeys(best))
+    """The longest run of consecutive NUL-terminated absolute ``.../lib.../`` strings (one regex pass)."""
+    best = b""
+    for m in _DIR_RUN.finditer(data):
+        if m.end() - m.start() > len(best) and m.group(0).count(b"\0") > best.count(b"\0"):
+            best = m.group(0)
+    parts = [p for p in best.split(b"\0") if p][:MAX_SYSTEM_DIRS]
+    return tuple(dict.fromkeys(p.decode("ascii", "replace").rstrip("/") or "/" for p in parts))
 
 
 def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, Binary | None]:

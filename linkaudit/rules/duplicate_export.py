@@ -28,12 +28,12 @@ def exports(binary: Binary) -> frozenset[str]:
     with a version (a versioned interface is shared on purpose), and the C and C++
     runtimes' names (``RUNTIME_PREFIXES``, ``_init``/``_fini``).
     """
-    names = binary.symbols.strong_export_names()
-    return frozenset(
-        n
-        for n in names
-        if not n.startswith(RUNTIME_PREFIXES) and n not in ("_init", "_fini", "_edata", "_end", "_etext")
-    )
+    return frozenset(n for n in binary.symbols.strong_export_names() if not _runtime(n))
+
+
+def _runtime(name: str) -> bool:
+    """A name of the C or C++ runtime (see ``RUNTIME_PREFIXES``)."""
+    return name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext")
 
 
 class DuplicateExport(Rule):
@@ -84,7 +84,8 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
         def names_of(lib: Binary) -> frozenset[str]:
             found = cache.get(id(lib.symbols))
             if found is None:
-                found = cache[id(lib.symbols)] = exports(lib)
+                # unfiltered here: the runtime names are dropped from the (small) intersections
+                found = cache[id(lib.symbols)] = lib.symbols.strong_export_names()
             return found
 
         for root, libs in groups:
@@ -94,7 +95,7 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
                 if not first_names:
                     continue
                 for second_lib in distinct[i + 1 :]:
-                    shared = first_names & names_of(second_lib)  # C-speed set intersection
+                    shared = {n for n in first_names & names_of(second_lib) if not _runtime(n)}
                     if not shared:
                         continue
                     first, second = sorted((first_lib.path, second_lib.path))
