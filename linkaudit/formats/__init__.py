@@ -65,13 +65,14 @@ def sniff(head: bytes) -> Container | None:
     return None
 
 
-def read_path(path: str) -> list[Binary]:
+def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     """Read every binary one file holds (one for ELF; one per slice of a fat Mach-O, later).
 
     The file is opened read-only and memory-mapped; it is never executed or loaded.
 
     Args:
         path: path to the file, reported as given.
+        soft_dependencies: also read the library names in ``.rodata`` (see ``read_elf``).
 
     Returns:
         The ``Binary`` records parsed from the file.
@@ -109,7 +110,7 @@ def read_path(path: str) -> list[Binary]:
                     from .archive import read_archive
 
                     return read_archive(path, mm, size)
-                return [read_elf(path, mm, size)]
+                return [read_elf(path, mm, size, soft_dependencies)]
             except InputError:
                 raise
             except MemoryError as exc:

@@ -372,13 +372,15 @@ class _Strings:
         return bytes(self.r.buf[self.offset : self.offset + length])
 
 
-def read_elf(path: str, buf: Buffer, size: int) -> Binary:
+def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) -> Binary:
     """Parse one ELF file.
 
     Args:
         path: the path to report (as the user gave it).
         buf: the file's bytes: an ``mmap.mmap`` (read-only) or ``bytes``.
         size: length of ``buf`` in bytes.
+        soft_dependencies: scan ``.rodata`` for library names (``Binary.dlopen_names``);
+            the loader emulation, which reads every library of a closure, skips it.
 
     Returns:
         One ``Binary`` with format ``Format.ELF``.
@@ -476,7 +478,7 @@ def read_elf(path: str, buf: Buffer, size: int) -> Binary:
         version_definitions=version_defs,
         symbols=symbols,
         file_size=size,
-        dlopen_names=_dlopen_names(r, sections, _shstrndx) if e_type != ET_REL else (),
+        dlopen_names=_dlopen_names(r, sections, _shstrndx) if soft_dependencies and e_type != ET_REL else (),
         section_names=object_info[0],
         comdat_sections=object_info[1],
         gnu_stack=_gnu_stack(segments),

@@ -169,7 +169,7 @@ class FileSystemView:
         binary = self._binaries.get(key)
         if binary is None:
             try:
-                binary = read_path(host)[0]
+                binary = read_path(host, soft_dependencies=False)[0]
             except InputError as exc:
                 self._failures[key] = exc
                 raise InputError(path, exc.reason, exc.offset) from exc
