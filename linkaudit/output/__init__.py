@@ -20,6 +20,8 @@ class OutputFormat(enum.StrEnum):
 
     TEXT = "text"
     JSON = "json"
+    JUNIT = "junit"
+    GITHUB = "github"
 
 
 #: Version of the JSON documents; evolves additively (new optional fields only).
@@ -93,6 +95,14 @@ def renderer(fmt: OutputFormat) -> Callable[..., str]:
         from . import json
 
         return json.render
+    if fmt is OutputFormat.JUNIT:
+        from . import junit
+
+        return junit.render
+    if fmt is OutputFormat.GITHUB:
+        from . import github
+
+        return github.render
     raise AssertionError(f"unhandled output format {fmt}")  # pragma: no cover
 
 

@@ -138,3 +138,25 @@ def test_show_escapes_too(run_cli, tmp_path: Path) -> None:  # type: ignore[no-u
     assert "lib\\xff\\xfe.so" in r.stdout and "sym\\x80bol" in r.stdout and "\x1b" not in r.stdout
     doc = json.loads(run_cli("show", "--format", "json", "--symbols", str(top)).stdout)
     assert doc["binaries"][0]["needed"][0]["name"] == "lib\\xff\\xfe.so"
+
+
+def test_junit_is_xml_with_a_failure_per_failing_rule(report) -> None:  # type: ignore[no-untyped-def]
+    from xml.etree import ElementTree as ET
+
+    root = ET.fromstring(renderer(OutputFormat.JUNIT)(report).encode("utf-8"))
+    failing = {(f.file, f.rule) for f in report.findings if f.severity.value == "error"}
+    failures = {(c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None}
+    assert failures == failing
+    assert int(root.get("failures")) == len(failing)
+
+
+def test_github_workflow_commands_are_escaped() -> None:
+    from linkaudit.output.github import render
+    from linkaudit.report import FileResult, FileStatus, Finding, Report, Severity
+
+    report = Report(
+        (FileResult("a,b:c.so", FileStatus.AUDITED),),
+        (Finding("rpath-leak", Severity.ERROR, "a,b:c.so", "/tmp/x", "line one\nline two 100%"),),
+    )
+    first = render(report).splitlines()[0]
+    assert first == "::error file=a%2Cb%3Ac.so,title=rpath-leak%3A /tmp/x::line one\\nline two 100%25"

@@ -1,0 +1,35 @@
+"""GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` line per finding.
+
+GitHub shows each as an annotation on the file (``file=`` is the path as given, relative to
+the workspace when linkaudit runs there).  Property values and messages are escaped as the
+workflow-command syntax requires (``%``, CR, LF; and ``:``/``,`` inside properties).
+"""
+
+from __future__ import annotations
+
+from ..report import Report, Severity
+from . import text_safe
+from .text import summary_line
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, color: bool = False) -> str:
+    """The findings as workflow commands, then the summary as a plain line."""
+    lines = []
+    for f in report.findings:
+        title = f"{f.rule}: {f.subject}"
+        lines.append(
+            f"::{_LEVEL[f.severity]} file={_property(text_safe(f.file))},title={_property(text_safe(title))}::"
+            f"{_data(text_safe(f.message))}"
+        )
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

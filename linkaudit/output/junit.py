@@ -1,0 +1,53 @@
+"""JUnit XML: one test case per (file, rule) that ran; a failure for each error finding.
+
+CI systems (GitLab, Jenkins, Azure Pipelines) show it as a test report: a file that passes
+every rule is a passing case, an error finding fails its case (its message and evidence in
+the failure text), warnings and notes are written to the case's ``system-out``.
+"""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+from ..report import FileStatus, Report, Severity
+from . import text_safe, utf8_tree
+
+
+def render(report: Report, color: bool = False) -> str:
+    """The report as a JUnit ``<testsuites>`` document."""
+    by_case: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    for f in report.findings:
+        by_case.setdefault((f.file, f.rule), []).append(f)
+    files = [r.path for r in report.files if r.status is not FileStatus.SKIPPED]
+    suites = ET.Element("testsuites", name="linkaudit", time=f"{report.seconds:.3f}")
+    total_failures = 0
+    for path in dict.fromkeys([*files, *(f.file for f in report.findings)]):
+        suite = ET.SubElement(suites, "testsuite", name=text_safe(path))
+        cases = 0
+        failures = 0
+        for rule in report.rules or sorted({r for (p, r) in by_case if p == path}):
+            findings = by_case.get((path, rule), [])
+            if not findings and path not in files:
+                continue
+            case = ET.SubElement(suite, "testcase", classname=text_safe(path), name=rule)
+            cases += 1
+            errors = [f for f in findings if f.severity is Severity.ERROR]
+            if errors:
+                failures += 1
+                failure = ET.SubElement(case, "failure", message=text_safe(errors[0].message[:500]), type=rule)
+                failure.text = "\n\n".join(
+                    text_safe(f"{f.subject}: {f.message}\n{json.dumps(utf8_tree(f.evidence), indent=2)}")
+                    for f in errors
+                )
+            others = [f for f in findings if f.severity is not Severity.ERROR]
+            if others:
+                ET.SubElement(case, "system-out").text = "\n".join(
+                    text_safe(f"{f.severity.value}: {f.subject}: {f.message}") for f in others
+                )
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        total_failures += failures
+    suites.set("failures", str(total_failures))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
