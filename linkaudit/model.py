@@ -90,10 +90,6 @@ class Binding(enum.IntEnum):
     WEAK = 2
     GNU_UNIQUE = 10
 
-    @classmethod
-    def _missing_(cls, value: object) -> Binding | None:
-        return None
-
 
 class SymbolType(enum.IntEnum):
     """Symbol type; values are the ELF gABI's ``STT_*`` (IFUNC is ``STT_GNU_IFUNC``)."""

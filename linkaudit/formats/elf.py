@@ -239,10 +239,6 @@ class _Reader:
                 offset,
             )
 
-    def bytes_at(self, offset: int, length: int, what: str) -> bytes:
-        self.check(offset, length, what)
-        return bytes(self.buf[offset : offset + length])
-
     def unpack(self, st: struct.Struct, offset: int, what: str) -> tuple[int, ...]:
         self.check(offset, st.size, what)
         return st.unpack_from(self.buf, offset)

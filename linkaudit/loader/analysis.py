@@ -88,14 +88,6 @@ class LinkageAnalysis:
     search_context: SearchContext | None = None
     problems: list[InputError] = field(default_factory=list)
 
-    def loads_containing(self, path: str) -> list[Load]:
-        """The loads whose objects include ``path``."""
-        return [ld for ld in self.loads if ld.object(path) is not None]
-
-    def root_of(self, load: Load) -> Root:
-        """The ``Root`` a load was made for."""
-        return self.roots[self.loads.index(load)]
-
     def chains(self, path: str) -> list[Reach]:
         """Every way ``path`` is reached, one ``Reach`` per load that contains it."""
         return [

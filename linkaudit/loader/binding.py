@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..model import Binary, Binding, Definition, Symbol
+from ..model import Binary, Definition, Symbol
 
 #: Prefixes of the C API a CPython interpreter exports to extension modules.
 INTERPRETER_PREFIXES = ("Py", "_Py")
@@ -127,8 +127,3 @@ def bind_object(
     if cache is not None:
         cache[key] = out
     return out
-
-
-def is_weak(ref: Symbol) -> bool:
-    """True for a weak undefined reference (allowed to stay unbound)."""
-    return ref.binding == Binding.WEAK

@@ -142,3 +142,15 @@ def test_symbol_table_counts_are_consistent(samples: Path) -> None:
     assert t.undefined_count == len(list(t.iter_undefined()))
     assert t.defined_count == len(list(t.iter_defined()))
     assert len(t) == len(list(t))
+
+
+def test_symbol_table_from_symbols_round_trips(samples: Path) -> None:
+    """The constructor the Mach-O and PE readers will use gives the same views back."""
+    from linkaudit.model import SymbolTable
+
+    b = one(samples / "fixed/libtorch_cuda.so")
+    symbols = list(b.symbols)
+    rebuilt = SymbolTable.from_symbols(symbols)
+    assert [(s.name, s.defined, s.binding, s.version.name if s.version else None) for s in rebuilt] == [
+        (s.name, s.defined, s.binding, s.version.name if s.version else None) for s in symbols
+    ]
