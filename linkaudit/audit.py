@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from .config import AuditConfig
 from .context import AuditContext
@@ -131,6 +132,36 @@ def _sysroot_escape_check(config: AuditConfig) -> Callable[[str], None]:
     return check
 
 
+def _configure(findings: list[Finding], config: AuditConfig) -> list[Finding]:
+    """Apply the configuration file: severity overrides, then suppressions (each with its reason);
+    a suppression that covers nothing becomes an ``unused-suppression`` warning."""
+    overrides = dict(config.severities)
+    used: set[int] = set()
+    out = []
+    for f in findings:
+        if f.rule in overrides:
+            f = replace(f, severity=overrides[f.rule])
+        for i, s in enumerate(config.suppressions):
+            if s.matches(f.rule, f.file, f.subject):
+                used.add(i)
+                f = replace(f, suppressed=s.reason)
+                break
+        out.append(f)
+    for i, s in enumerate(config.suppressions):
+        if i not in used and "unused-suppression" not in config.ignore:
+            out.append(
+                Finding(
+                    "unused-suppression",
+                    Severity.WARNING,
+                    config.config_file or "linkaudit.toml",
+                    f"{s.rule} {s.file}" + (f" {s.subject}" if s.subject else ""),
+                    f"{s.where} matches no finding: the exception it documents is gone — remove it",
+                    {"rule": s.rule, "file": s.file, "subject": s.subject, "reason": s.reason},
+                )
+            )
+    return out
+
+
 def read(path: str) -> list[Binary]:
     """Read one file into ``Binary`` records (one per ELF file; never executes it).
 
@@ -232,7 +263,7 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
-    findings = [f for f in findings if f.rule not in config.ignore]
+    findings = _configure([f for f in findings if f.rule not in config.ignore], config)
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
     roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()

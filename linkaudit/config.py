@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .configfile import Suppression
 from .errors import ConfigError
 from .linker import LinkInput
 from .loader.target import TargetEnvironment
+from .report import Severity
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
 _VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")
@@ -104,6 +106,9 @@ class AuditConfig:
         link_line: the inputs of the link, in order (``--link-line FILE``), for the
             duplicate analysis of objects and archives; empty = every loose object linked.
         source_dirs: source trees to scan for generated wrappers (``--source DIR``).
+        severities: (rule id, severity) overrides from the configuration file.
+        suppressions: justified exceptions from the configuration file.
+        config_file: the configuration file read, or ``None``.
     """
 
     max_versions: tuple[VersionCeiling, ...] = ()
@@ -112,12 +117,19 @@ class AuditConfig:
     entries: tuple[str, ...] = ()
     link_line: tuple[LinkInput, ...] = ()
     source_dirs: tuple[str, ...] = ()
+    severities: tuple[tuple[str, Severity], ...] = ()
+    suppressions: tuple[Suppression, ...] = ()
+    config_file: str | None = None
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
         out: dict[str, list[str]] = {"max_versions": [c.text for c in self.max_versions], "ignore": sorted(self.ignore)}
         if self.entries:
             out["entries"] = list(self.entries)
+        if self.config_file:
+            out["config_file"] = [self.config_file]
+        if self.severities:
+            out["severity"] = [f"{rule}={level.value}" for rule, level in self.severities]
         if self.target is None:
             out["loader"] = ["off"]
         else:

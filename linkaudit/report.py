@@ -45,6 +45,8 @@ class Finding:
         subject: the library, symbol, version or path at fault, e.g. ``"libcuda.so.1"``.
         message: one or two sentences saying what is wrong and why.
         evidence: JSON-ready structured evidence; each rule documents its keys.
+        suppressed: the reason of the configured suppression that covers it, or ``None``;
+            a suppressed finding is still reported but does not fail the audit.
     """
 
     rule: str
@@ -53,6 +55,7 @@ class Finding:
     subject: str
     message: str
     evidence: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    suppressed: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.evidence, MappingProxyType):
@@ -136,8 +139,13 @@ class Report:
             object.__setattr__(self, "config", _frozen(self.config))
 
     def count(self, severity: Severity) -> int:
-        """Number of findings of ``severity``."""
-        return sum(1 for f in self.findings if f.severity is severity)
+        """Number of findings of ``severity`` that are not suppressed."""
+        return sum(1 for f in self.findings if f.severity is severity and f.suppressed is None)
+
+    @property
+    def suppressed(self) -> int:
+        """Number of suppressed findings."""
+        return sum(1 for f in self.findings if f.suppressed is not None)
 
     def count_status(self, status: FileStatus) -> int:
         """Number of input files with ``status``."""
@@ -145,8 +153,8 @@ class Report:
 
     @property
     def has_errors(self) -> bool:
-        """True when any finding has severity error."""
-        return any(f.severity is Severity.ERROR for f in self.findings)
+        """True when any finding that is not suppressed has severity error."""
+        return any(f.severity is Severity.ERROR and f.suppressed is None for f in self.findings)
 
     @property
     def has_unreadable(self) -> bool:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
 
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
+from ..configfile import FileSettings, find_config, load_config
 from ..linker import read_link_line
 from ..output import OutputFormat, renderer
+from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options
 
@@ -70,6 +73,16 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     metavar="DIR",
     help="Source tree to scan for stale generated wrappers (stacked-codegen; repeatable).",
 )
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    metavar="FILE",
+    help="Configuration file (default: linkaudit.toml, or pyproject.toml with [tool.linkaudit], "
+    "in the working directory or above).",
+)
+@click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -81,6 +94,9 @@ def check(
     no_loader: bool,
     link_line: str | None,
     source_dirs: tuple[str, ...],
+    config_path: str | None,
+    no_config: bool,
+    show_suppressed: bool,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -95,11 +111,17 @@ def check(
          error, or the report could not be written
       3  internal error (a bug in linkaudit: please report it)
     """
+    settings = _settings(config_path, no_config)
+    ceilings = {c.prefix: c for c in (VersionCeiling.parse(v) for v in settings.max_versions)}
+    ceilings.update({c.prefix: c for c in (VersionCeiling.parse(v) for v in max_versions)})
     config = AuditConfig(
-        max_versions=tuple(VersionCeiling.parse(v) for v in max_versions),
-        ignore=frozenset(ignore),
+        max_versions=tuple(ceilings.values()),
+        ignore=frozenset(ignore) | frozenset(settings.ignore),
         target=None if no_loader else target_from_options(**loader),
-        entries=entries,
+        entries=entries or settings.entries,
+        severities=settings.severities,
+        suppressions=settings.suppressions,
+        config_file=settings.path or None,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
     )
@@ -107,7 +129,8 @@ def check(
         check_output_path(output)
     report = audit(list(paths), config)
     color = use_color(color, output)
-    text = renderer(OutputFormat(fmt))(report, color=color)
+    options = {"show_suppressed": True} if show_suppressed and fmt == OutputFormat.TEXT.value else {}
+    text = renderer(OutputFormat(fmt))(report, color=color, **options)
     if output is not None:
         write_output(output, text, [*paths, *(f.path for f in report.files)])
     else:
@@ -115,3 +138,19 @@ def check(
     if report.has_unreadable:
         return 2
     return 1 if report.has_errors else 0
+
+
+def _settings(config_path: str | None, no_config: bool) -> FileSettings:
+    """The configuration file's settings: ``--config FILE``, else the one found from the working
+    directory up, else none (``--no-config``: none).  Command-line options add to them; a
+    ``--max-version`` replaces the file's ceiling for the same prefix.
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid (the message names it and the key).
+    """
+    if no_config:
+        return FileSettings(path="")
+    path = config_path or find_config(os.getcwd())
+    if path is None:
+        return FileSettings(path="")
+    return load_config(path, frozenset(rule_ids()))

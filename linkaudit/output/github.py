@@ -23,9 +23,11 @@ def _property(value: str) -> str:
 
 
 def render(report: Report, color: bool = False) -> str:
-    """The findings as workflow commands, then the summary as a plain line."""
+    """The findings that are not suppressed as workflow commands, then the summary as a plain line."""
     lines = []
     for f in report.findings:
+        if f.suppressed is not None:
+            continue
         title = f"{f.rule}: {f.subject}"
         lines.append(
             f"::{_LEVEL[f.severity]} file={_property(text_safe(f.file))},title={_property(text_safe(title))}::"

@@ -30,6 +30,8 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
             "evidence": f.evidence,
         }
     )
+    if f.suppressed is not None:
+        out["suppressed"] = utf8_tree(f.suppressed)
     return out
 
 
@@ -61,6 +63,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "errors": report.count(Severity.ERROR),
             "warnings": report.count(Severity.WARNING),
             "notes": report.count(Severity.NOTE),
+            "suppressed": report.suppressed,
             "seconds": round(report.seconds, 4),
         },
         "rules": list(report.rules),

@@ -1,4 +1,5 @@
-"""JUnit XML: one test case per (file, rule) that ran; a failure for each error finding.
+"""JUnit XML: one test case per (file, rule) that ran; a failure for each error finding
+(suppressed findings only in ``system-out``).
 
 CI systems (GitLab, Jenkins, Azure Pipelines) show it as a test report: a file that passes
 every rule is a passing case, an error finding fails its case (its message and evidence in
@@ -32,7 +33,7 @@ def render(report: Report, color: bool = False) -> str:
                 continue
             case = ET.SubElement(suite, "testcase", classname=text_safe(path), name=rule)
             cases += 1
-            errors = [f for f in findings if f.severity is Severity.ERROR]
+            errors = [f for f in findings if f.severity is Severity.ERROR and f.suppressed is None]
             if errors:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=text_safe(errors[0].message[:500]), type=rule)
@@ -40,10 +41,14 @@ def render(report: Report, color: bool = False) -> str:
                     text_safe(f"{f.subject}: {f.message}\n{json.dumps(utf8_tree(f.evidence), indent=2)}")
                     for f in errors
                 )
-            others = [f for f in findings if f.severity is not Severity.ERROR]
+            others = [f for f in findings if f not in errors]
             if others:
                 ET.SubElement(case, "system-out").text = "\n".join(
-                    text_safe(f"{f.severity.value}: {f.subject}: {f.message}") for f in others
+                    text_safe(
+                        f"{f.severity.value}: {f.subject}: {f.message}"
+                        + (f" [suppressed: {f.suppressed}]" if f.suppressed is not None else "")
+                    )
+                    for f in others
                 )
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))

@@ -94,15 +94,23 @@ def summary_line(report: Report) -> str:
     return (
         f"{n(len(report.files), 'file')}: {', '.join(parts)}; "
         f"{n(report.count(Severity.ERROR), 'error')}, {n(report.count(Severity.WARNING), 'warning')}, "
-        f"{n(report.count(Severity.NOTE), 'note')} ({report.seconds:.2f} s)"
+        f"{n(report.count(Severity.NOTE), 'note')}"
+        + (f", {report.suppressed} suppressed" if report.suppressed else "")
+        + f" ({report.seconds:.2f} s)"
     )
 
 
-def render(report: Report, color: bool = False) -> str:
-    """The report as text, ending in a newline."""
+def render(report: Report, color: bool = False, show_suppressed: bool = False) -> str:
+    """The report as text, ending in a newline.
+
+    Suppressed findings (``linkaudit.toml``) are counted in the summary line but
+    listed only with ``show_suppressed``, each followed by its reason.
+    """
     lines: list[str] = []
     current = None
     for f in report.findings:
+        if f.suppressed is not None and not show_suppressed:
+            continue
         if f.file != current:
             if current is not None:
                 lines.append("")
@@ -110,6 +118,8 @@ def render(report: Report, color: bool = False) -> str:
             name = text_safe(f.file)
             lines.append(f"{_BOLD}{name}{_RESET}" if color else name)
         lines.extend(_finding(f, color))
+        if f.suppressed is not None:
+            lines.append("      " + text_safe(f"suppressed: {f.suppressed}"))
     if lines:
         lines.append("")
     roots_line = _roots_line(report)

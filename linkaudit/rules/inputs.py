@@ -62,3 +62,25 @@ run for musl binaries; the per-file rules still are.
             return
         for path, reason in linkage.skipped:
             yield self.finding(path, path, reason, {"reason": reason})
+
+
+class UnusedSuppression(Rule):
+    id = "unused-suppression"
+    severity = Severity.WARNING
+    summary = "a [[suppress]] entry of the configuration file matches no finding: the exception is stale"
+    explain = """\
+A suppression in linkaudit.toml (or [tool.linkaudit] in pyproject.toml)
+documents an accepted exception: a rule, a file glob, an optional subject glob
+and the reason. When no finding matches it any more — the library was fixed,
+renamed or dropped — the entry is reported so that it is removed: a stale
+exception would silently hide the next, different problem with the same name.
+"""
+    evidence = {
+        "rule": "the rule id the suppression names",
+        "file": "its file glob",
+        "subject": "its subject glob, or null for any",
+        "reason": "the reason it gives",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        return iter(())

@@ -1,0 +1,133 @@
+"""The configuration file (``linkaudit.toml`` / ``[tool.linkaudit]``): severities, suppressions, validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..output.schema import validate_report
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+BROKEN = str(SAMPLES / "broken/libtorch_cuda.so")
+ABS = str(SAMPLES / "misc/libabs.so")
+
+SUPPRESS_DRIVER = """
+[[suppress]]
+rule = "driver-link"
+file = "broken/libtorch_cuda.so"
+subject = "libcuda.so*"
+reason = "dlopen()ed only on GPU hosts"
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working directory, so that no configuration file above the repository is found."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_suppression_hides_finding_keeps_it_in_json_and_passes(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    before = run_cli("check", "--no-loader", BROKEN)
+    assert before.exit_code == 1 and "[driver-link]" in before.stdout
+    (workdir / "linkaudit.toml").write_text(SUPPRESS_DRIVER)
+    after = run_cli("check", "--no-loader", BROKEN)
+    assert "[driver-link]" not in after.stdout
+    assert "1 suppressed" in after.stdout
+    # missing-provider is not covered: still an error.
+    assert after.exit_code == 1 and "[missing-provider]" in after.stdout
+    shown = run_cli("check", "--no-loader", "--show-suppressed", BROKEN)
+    assert "[driver-link]" in shown.stdout and "suppressed: dlopen()ed only on GPU hosts" in shown.stdout
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", BROKEN).stdout)
+    validate_report(doc)
+    (driver,) = [f for f in doc["findings"] if f["rule"] == "driver-link"]
+    assert driver["suppressed"] == "dlopen()ed only on GPU hosts"
+    assert doc["summary"]["suppressed"] == 1 and doc["summary"]["errors"] == 1
+    assert doc["config"]["config_file"] == [str(workdir / "linkaudit.toml")]
+    ignored = run_cli("check", "--no-loader", "--no-config", BROKEN)
+    assert "[driver-link]" in ignored.stdout and "suppressed" not in ignored.stdout
+
+
+def test_suppressing_every_error_makes_exit_zero(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(
+        SUPPRESS_DRIVER + '\n[[suppress]]\nrule = "missing-provider"\nfile = "*"\nreason = "known, issue #12"\n'
+    )
+    r = run_cli("check", "--no-loader", BROKEN)
+    assert r.exit_code == 0, r.stdout
+    assert "2 suppressed" in r.stdout
+
+
+def test_subject_glob_must_match(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(SUPPRESS_DRIVER.replace("libcuda.so*", "libnvidia-ml.so*"))
+    r = run_cli("check", "--no-loader", BROKEN)
+    assert "[driver-link]" in r.stdout
+    assert "[unused-suppression]" in r.stdout
+
+
+def test_unused_suppression_is_a_warning_naming_the_entry(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(SUPPRESS_DRIVER)
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", ABS).stdout)
+    validate_report(doc)
+    (stale,) = [f for f in doc["findings"] if f["rule"] == "unused-suppression"]
+    assert stale["severity"] == "warning"
+    assert "suppress[0]" in stale["message"]
+    assert stale["evidence"]["reason"] == "dlopen()ed only on GPU hosts"
+
+
+def test_severity_override(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("check", "--no-loader", ABS).exit_code == 0  # rpath-leak to /opt: a warning
+    (workdir / "linkaudit.toml").write_text('[severity]\nrpath-leak = "error"\n')
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 1
+    assert "error   [rpath-leak] /opt/vendor/lib" in r.stdout
+
+
+def test_pyproject_tool_table_found_from_a_subdirectory(
+    run_cli, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.linkaudit]\nignore = ["rpath-leak"]\n')
+    sub = workdir / "a" / "b"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", ABS).stdout)
+    assert not [f for f in doc["findings"] if f["rule"] == "rpath-leak"]
+    assert doc["config"]["ignore"] == ["rpath-leak"]
+
+
+def test_max_versions_from_file_and_command_line_wins(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text('max_versions = ["GLIBC_2.2.5", "GLIBCXX_3.4.19"]\n')
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", "--max-version", "GLIBC_2.17", ABS).stdout)
+    assert sorted(doc["config"]["max_versions"]) == ["GLIBCXX_3.4.19", "GLIBC_2.17"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("x = [", "not valid TOML"),
+        ("colour = 1\n", "unknown key 'colour'"),
+        ('ignore = "rpath-leak"\n', "ignore must be a list of strings"),
+        ('ignore = ["no-such-rule"]\n', "'no-such-rule' is no rule"),
+        ('[severity]\nrpath-leak = "fatal"\n', "expected error, warning or note"),
+        ('[severity]\nunreadable-input = "note"\n', "always fails the audit"),
+        ('[severity]\nbogus = "note"\n', "severity.bogus: no such rule"),
+        ('[[suppress]]\nrule = "driver-link"\n', "suppress[0].reason: every suppression needs a reason"),
+        ('[[suppress]]\nrule = "driver-link"\nreason = " "\n', "every suppression needs a reason"),
+        ('[[suppress]]\nrule = "unreadable-input"\nreason = "x"\n', "cannot be suppressed"),
+        ('[[suppress]]\nrule = "driver-link"\nreason = "x"\nwhy = 1\n', "suppress[0]: unknown key 'why'"),
+        ('[[suppress]]\nrule = "driver-link"\nreason = "x"\nfile = 3\n', "must be strings"),
+        ("suppress = 3\n", "suppress must be an array of tables"),
+    ],
+)
+def test_invalid_config_names_file_and_key(run_cli, workdir: Path, content: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(content)
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2
+    assert "linkaudit.toml" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_explicit_config_missing_is_a_usage_error(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--config", str(workdir / "nope.toml"), ABS)
+    assert r.exit_code == 2 and "nope.toml: cannot read" in r.stderr
