@@ -132,9 +132,11 @@ def _sysroot_escape_check(config: AuditConfig) -> Callable[[str], None]:
     return check
 
 
-def _configure(findings: list[Finding], config: AuditConfig) -> list[Finding]:
+def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
     """Apply the configuration file: severity overrides, then suppressions (each with its reason);
-    a suppression that covers nothing becomes an ``unused-suppression`` warning."""
+    a suppression that covers nothing becomes an ``unused-suppression`` warning.  Then the
+    baseline: a finding it records is suppressed, and each entry no finding matches any more
+    becomes a ``baseline-fixed`` note."""
     overrides = dict(config.severities)
     used: set[int] = set()
     out = []
@@ -147,6 +149,8 @@ def _configure(findings: list[Finding], config: AuditConfig) -> list[Finding]:
                 f = replace(f, suppressed=s.reason)
                 break
         out.append(f)
+    if config.baseline is not None:
+        out = _apply_baseline(out, config, inputs)
     for i, s in enumerate(config.suppressions):
         if i not in used and "unused-suppression" not in config.ignore:
             out.append(
@@ -157,6 +161,35 @@ def _configure(findings: list[Finding], config: AuditConfig) -> list[Finding]:
                     f"{s.rule} {s.file}" + (f" {s.subject}" if s.subject else ""),
                     f"{s.where} matches no finding: the exception it documents is gone — remove it",
                     {"rule": s.rule, "file": s.file, "subject": s.subject, "reason": s.reason},
+                )
+            )
+    return out
+
+
+def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
+    from .baseline import BASELINED, fingerprint
+
+    assert config.baseline is not None
+    seen = set()
+    out = []
+    for f in findings:
+        key = fingerprint(f, inputs)
+        if key in config.baseline and f.rule != "unreadable-input":
+            seen.add(key)
+            if f.suppressed is None:
+                f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}")
+        out.append(f)
+    if "baseline-fixed" not in config.ignore:
+        for rule, file, subject in sorted(config.baseline - seen):
+            out.append(
+                Finding(
+                    "baseline-fixed",
+                    Severity.NOTE,
+                    config.baseline_file or "baseline",
+                    f"{rule} {file} {subject}",
+                    f"[{rule}] {file}: {subject} is in the baseline but no longer found: fixed "
+                    "(write the baseline again to drop it)",
+                    {"rule": rule, "file": file, "subject": subject},
                 )
             )
     return out
@@ -263,7 +296,7 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
-    findings = _configure([f for f in findings if f.rule not in config.ignore], config)
+    findings = _configure([f for f in findings if f.rule not in config.ignore], config, paths)
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
     roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()

@@ -109,6 +109,8 @@ class AuditConfig:
         severities: (rule id, severity) overrides from the configuration file.
         suppressions: justified exceptions from the configuration file.
         config_file: the configuration file read, or ``None``.
+        baseline: fingerprints of accepted findings (``baseline.load``), or ``None``.
+        baseline_file: the baseline file read, for messages.
     """
 
     max_versions: tuple[VersionCeiling, ...] = ()
@@ -120,6 +122,8 @@ class AuditConfig:
     severities: tuple[tuple[str, Severity], ...] = ()
     suppressions: tuple[Suppression, ...] = ()
     config_file: str | None = None
+    baseline: frozenset[tuple[str, str, str]] | None = None
+    baseline_file: str | None = None
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
@@ -128,6 +132,8 @@ class AuditConfig:
             out["entries"] = list(self.entries)
         if self.config_file:
             out["config_file"] = [self.config_file]
+        if self.baseline_file:
+            out["baseline"] = [self.baseline_file]
         if self.severities:
             out["severity"] = [f"{rule}={level.value}" for rule, level in self.severities]
         if self.target is None:

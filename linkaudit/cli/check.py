@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .. import baseline
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
 from ..configfile import FileSettings, find_config, load_config
@@ -82,6 +83,19 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "in the working directory or above).",
 )
 @click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@click.option(
+    "--baseline",
+    "baseline_path",
+    default=None,
+    metavar="FILE",
+    help="Accept the findings FILE records (--write-baseline): fail only on new ones; list the fixed ones.",
+)
+@click.option(
+    "--write-baseline",
+    default=None,
+    metavar="FILE",
+    help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0.",
+)
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
 @loader_options
 def check(
@@ -96,6 +110,8 @@ def check(
     source_dirs: tuple[str, ...],
     config_path: str | None,
     no_config: bool,
+    baseline_path: str | None,
+    write_baseline: str | None,
     show_suppressed: bool,
     entries: tuple[str, ...],
     **loader: Any,
@@ -104,8 +120,9 @@ def check(
 
     \b
     Exit status:
-      0  no finding of severity error (files of a format not supported yet
-         are listed as skipped: no error)
+      0  no finding of severity error that is not suppressed or in the
+         --baseline (files of a format not supported yet are listed as
+         skipped: no error); always 0 with --write-baseline
       1  at least one finding of severity error
       2  an input could not be read (all other inputs are still audited), a usage
          error, or the report could not be written
@@ -122,12 +139,17 @@ def check(
         severities=settings.severities,
         suppressions=settings.suppressions,
         config_file=settings.path or None,
+        baseline=baseline.load(baseline_path) if baseline_path else None,
+        baseline_file=baseline_path,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
     )
-    if output is not None:
-        check_output_path(output)
+    for path in (output, write_baseline):
+        if path is not None:
+            check_output_path(path)
     report = audit(list(paths), config)
+    if write_baseline is not None:
+        write_output(write_baseline, baseline.dumps(report.findings, paths), [*paths, *(f.path for f in report.files)])
     color = use_color(color, output)
     options = {"show_suppressed": True} if show_suppressed and fmt == OutputFormat.TEXT.value else {}
     text = renderer(OutputFormat(fmt))(report, color=color, **options)
@@ -137,6 +159,8 @@ def check(
         emit(text)
     if report.has_unreadable:
         return 2
+    if write_baseline is not None:
+        return 0
     return 1 if report.has_errors else 0
 
 

@@ -13,7 +13,7 @@ from .driver_link import DriverLink
 from .duplicate_export import DuplicateExport
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
-from .inputs import LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
 from .rpath_leak import RpathLeak
@@ -46,6 +46,7 @@ RULES: tuple[type[Rule], ...] = (
     NoBinaries,
     LoaderSkipped,
     UnusedSuppression,
+    BaselineFixed,
 )
 
 _BY_ID = {r.id: r for r in RULES}

@@ -84,3 +84,25 @@ exception would silently hide the next, different problem with the same name.
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         return iter(())
+
+
+class BaselineFixed(Rule):
+    id = "baseline-fixed"
+    severity = Severity.NOTE
+    summary = "a finding recorded in the --baseline file is no longer found: fixed since the baseline"
+    explain = """\
+check --baseline FILE accepts the findings FILE records (written earlier with
+--write-baseline) and fails only on new ones. Each recorded finding that no
+longer occurs is listed as this note, so the baseline can be written again and
+the fix cannot silently regress later. Fingerprints are (rule, file path
+relative to the input given, subject): they survive a build in another
+directory.
+"""
+    evidence = {
+        "rule": "the rule id of the recorded finding",
+        "file": "its file, relative to the input given",
+        "subject": "its subject",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        return iter(())

@@ -1,0 +1,92 @@
+"""Baselines: today's findings recorded so that a CI step fails only on new ones.
+
+A baseline file is JSON::
+
+    {"schema": "linkaudit-baseline/1",
+     "findings": [{"rule": "driver-link", "file": "lib/libtorch_cuda.so", "subject": "libcuda.so.1"}]}
+
+Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
+command line that holds it, subject — made relative too when it is such a path): no absolute paths, no line numbers and no message text, so
+a baseline written on one build machine matches the next build in another directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+
+from .errors import ConfigError
+from .report import Finding
+
+SCHEMA = "linkaudit-baseline/1"
+
+#: How a finding accepted by the baseline is marked (``Finding.suppressed`` starts with it).
+BASELINED = "in the baseline "
+
+#: Findings never recorded: they are about the inputs or the configuration, not the build.
+NOT_RECORDED = frozenset({"unreadable-input", "baseline-fixed", "unused-suppression"})
+
+#: (rule id, relative file path, subject).
+Fingerprint = tuple[str, str, str]
+
+
+def relative_file(file: str, inputs: Sequence[str]) -> str:
+    """``file`` relative to the input that holds it: a file given itself is its base name,
+    a file found under a directory given is its path below that directory
+    (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``); anything else unchanged."""
+    for given in inputs:
+        base = given.rstrip("/") or "/"
+        if file in (given, base):
+            return os.path.basename(base)
+        prefix = base if base.endswith("/") else base + "/"
+        if file.startswith(prefix):
+            return file[len(prefix) :]
+    return file
+
+
+def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:
+    """The stable key of ``finding``: ``(rule, relative file, subject)``; a subject that is
+    itself a path under an input (the other library of a ``duplicate-export``) is made
+    relative the same way."""
+    return (finding.rule, relative_file(finding.file, inputs), relative_file(finding.subject, inputs))
+
+
+def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
+    """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
+
+    Findings a configured suppression covers are left out (the configuration keeps them),
+    and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept."""
+    keys = sorted(
+        {
+            fingerprint(f, inputs)
+            for f in findings
+            if f.rule not in NOT_RECORDED and (f.suppressed is None or f.suppressed.startswith(BASELINED))
+        }
+    )
+    doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def load(path: str) -> frozenset[Fingerprint]:
+    """Read a baseline file.
+
+    Raises:
+        ConfigError: unreadable, not JSON, another schema, or an entry that is not
+            ``{"rule": str, "file": str, "subject": str}`` (the message names the file and entry).
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"--baseline {path}: cannot read: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--baseline {path}: not a JSON document: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("findings"), list):
+        raise ConfigError(f"--baseline {path}: not a linkaudit baseline (expected schema {SCHEMA!r})")
+    keys = set()
+    for i, entry in enumerate(doc["findings"]):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("rule", "file", "subject")):
+            raise ConfigError(f"--baseline {path}: findings[{i}]: expected rule, file and subject strings")
+        keys.add((entry["rule"], entry["file"], entry["subject"]))
+    return frozenset(keys)

@@ -1,0 +1,99 @@
+"""``check --write-baseline`` / ``--baseline``: fail only on new findings, list the fixed ones."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from linkaudit.baseline import relative_file
+
+from ..output.schema import validate_report
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+
+
+@pytest.fixture
+def builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``old/`` (a copy of sample_bins/misc) and ``new/`` (libleak.so gone, broken/libtorch_cuda.so added)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(SAMPLES / "misc", tmp_path / "old")
+    shutil.copytree(SAMPLES / "misc", tmp_path / "new")
+    (tmp_path / "new/libleak.so").unlink()
+    shutil.copy(SAMPLES / "broken/libtorch_cuda.so", tmp_path / "new")
+    return tmp_path
+
+
+def test_baseline_accepts_recorded_findings(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run_cli("check", "--no-loader", "old").exit_code == 1
+    wrote = run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    assert wrote.exit_code == 0
+    doc = json.loads((builds / "bl.json").read_text())
+    assert doc["schema"] == "linkaudit-baseline/1"
+    keys = {(f["rule"], f["file"], f["subject"]) for f in doc["findings"]}
+    assert ("rpath-leak", "libleak.so", "/usr/local/cuda/lib64/stubs") in keys
+    assert ("driver-link", "libuses_driver.so", "libcuda.so.1") in keys
+    assert not any(f["file"].startswith(("old/", "/")) for f in doc["findings"])
+    again = run_cli("check", "--no-loader", "old", "--baseline", "bl.json")
+    assert again.exit_code == 0, again.stdout
+    assert "0 errors, 0 warnings" in again.stdout and "suppressed" in again.stdout
+
+
+def test_baseline_fails_on_new_findings_and_lists_fixed_ones(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    r = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    live = [f for f in doc["findings"] if "suppressed" not in f and f["severity"] == "error"]
+    assert {(f["rule"], f["file"]) for f in live} == {
+        ("driver-link", "new/libtorch_cuda.so"),
+        ("missing-provider", "new/libtorch_cuda.so"),
+    }
+    fixed = {
+        (f["evidence"]["rule"], f["evidence"]["subject"]) for f in doc["findings"] if f["rule"] == "baseline-fixed"
+    }
+    assert ("rpath-leak", "/home/builder/pytorch/build/lib") in fixed
+    assert all(f["file"] == "bl.json" for f in doc["findings"] if f["rule"] == "baseline-fixed")
+    assert doc["config"]["baseline"] == ["bl.json"]
+
+
+def test_rewriting_with_a_baseline_keeps_accepted_findings(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    first = (builds / "bl.json").read_text()
+    assert (
+        run_cli("check", "--no-loader", "old", "--baseline", "bl.json", "--write-baseline", "bl2.json").exit_code == 0
+    )
+    assert (builds / "bl2.json").read_text() == first
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "not a JSON document"),
+        ('{"schema": "other", "findings": []}', "not a linkaudit baseline"),
+        ('{"schema": "linkaudit-baseline/1", "findings": [{"rule": 1}]}', "findings[0]"),
+    ],
+)
+def test_bad_baseline_is_a_usage_error(run_cli, builds: Path, content: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    (builds / "bl.json").write_text(content)
+    r = run_cli("check", "--no-loader", "old", "--baseline", "bl.json")
+    assert r.exit_code == 2
+    assert "bl.json" in r.stderr and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_write_baseline_never_over_an_input(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    before = (builds / "old/libabs.so").read_bytes()
+    r = run_cli("check", "--no-loader", "old", "--write-baseline", "old/libabs.so")
+    assert r.exit_code == 2 and "refusing to overwrite an input" in r.stderr
+    assert (builds / "old/libabs.so").read_bytes() == before
+
+
+def test_relative_file() -> None:
+    assert relative_file("torch/lib/libc10.so", ["torch"]) == "lib/libc10.so"
+    assert relative_file("torch/lib/libc10.so", ["torch/"]) == "lib/libc10.so"
+    assert relative_file("/abs/x/libc10.so", ["/abs/x/libc10.so"]) == "libc10.so"
+    assert relative_file("torchvision/x.so", ["torch"]) == "torchvision/x.so"
+    assert relative_file("libcuda.so.1", ["torch"]) == "libcuda.so.1"
