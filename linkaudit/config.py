@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .configfile import Suppression
+from .configfile import NeededPolicy, Suppression
 from .errors import ConfigError
 from .linker import LinkInput
 from .loader.target import TargetEnvironment
@@ -111,6 +111,9 @@ class AuditConfig:
         config_file: the configuration file read, or ``None``.
         baseline: fingerprints of accepted findings (``baseline.load``), or ``None``.
         baseline_file: the baseline file read, for messages.
+        forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
+        required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
+            libraries they require are never ``unused-needed``).
     """
 
     max_versions: tuple[VersionCeiling, ...] = ()
@@ -123,6 +126,8 @@ class AuditConfig:
     suppressions: tuple[Suppression, ...] = ()
     config_file: str | None = None
     baseline: frozenset[tuple[str, str, str]] | None = None
+    forbidden_needed: tuple[NeededPolicy, ...] = ()
+    required_needed: tuple[NeededPolicy, ...] = ()
     baseline_file: str | None = None
 
     def settings(self) -> dict[str, list[str]]:

@@ -16,6 +16,16 @@ beside the recipe, read with ``tomllib`` and validated; every error names the fi
     subject = "libcuda.so.1"          # optional glob
     reason = "dlopen()ed only when a GPU is present (torch/cuda/__init__.py)"
 
+    [[forbidden-needed]]
+    file = "*"
+    needed = "libnvrtc-builtins.so*"
+    reason = "private to libnvrtc: no compatibility across CUDA minor versions"
+
+    [[required-needed]]
+    file = "*/libtorch.so"
+    needed = "libtorch_cuda.so"
+    reason = "the CUDA backend registers itself from static initialisers"
+
 A suppression needs a ``reason``; a suppressed finding is still reported (JSON carries it with
 the reason), it is hidden from the text report and does not fail the step; a suppression that
 matches nothing is a warning (``unused-suppression``): stale exceptions rot.
@@ -32,7 +42,9 @@ from typing import Any
 from .errors import ConfigError
 from .report import Severity
 
-KNOWN_KEYS = frozenset({"max_versions", "ignore", "entries", "severity", "suppress"})
+KNOWN_KEYS = frozenset(
+    {"max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
+)
 #: Rules whose findings no configuration can downgrade or hide.
 _NEVER_HIDDEN = frozenset({"unreadable-input", "unused-suppression"})
 
@@ -57,11 +69,40 @@ class Suppression:
 
     def matches(self, rule: str, file: str, subject: str) -> bool:
         """True when the finding (rule, file, subject) is covered."""
-        if rule != self.rule or not (
-            fnmatch.fnmatchcase(file, self.file) or fnmatch.fnmatchcase(file, "*/" + self.file)
-        ):
+        if rule != self.rule or not file_matches(file, self.file):
             return False
         return self.subject is None or fnmatch.fnmatchcase(subject, self.subject)
+
+
+def file_matches(path: str, glob: str) -> bool:
+    """True when ``path`` (as reported) matches the fnmatch ``glob``, whole or as a trailing
+    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``."""
+    return fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob)
+
+
+@dataclass(frozen=True, slots=True)
+class NeededPolicy:
+    """One ``[[forbidden-needed]]`` or ``[[required-needed]]`` entry.
+
+    Attributes:
+        file: fnmatch glob over the files it applies to (``file_matches``).
+        needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
+        reason: why (mandatory), quoted in every finding.
+        where: ``"linkaudit.toml: forbidden-needed[0]"``, for messages.
+    """
+
+    file: str
+    needed: str
+    reason: str
+    where: str
+
+    def applies_to(self, path: str) -> bool:
+        """True when the entry covers the file ``path``."""
+        return file_matches(path, self.file)
+
+    def matching(self, needed: tuple[str, ...]) -> list[str]:
+        """The entries of ``needed`` the ``needed`` glob matches."""
+        return [n for n in needed if fnmatch.fnmatchcase(n, self.needed)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +115,8 @@ class FileSettings:
     entries: tuple[str, ...] = ()
     severities: tuple[tuple[str, Severity], ...] = ()
     suppressions: tuple[Suppression, ...] = ()
+    forbidden_needed: tuple[NeededPolicy, ...] = ()
+    required_needed: tuple[NeededPolicy, ...] = ()
 
 
 def find_config(start: str) -> str | None:
@@ -162,6 +205,7 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         if not isinstance(file, str) or (subject is not None and not isinstance(subject, str)):
             raise ConfigError(f"{at}: file and subject must be strings (globs)")
         suppressions.append(Suppression(rule, file, subject, reason.strip(), at))
+    policies = {key: _needed_policies(data, key, where) for key in ("forbidden-needed", "required-needed")}
     for rule in _strings(data, "ignore", where):
         if rule not in known_rules:
             raise ConfigError(f"{where}: ignore: {rule!r} is no rule")
@@ -172,4 +216,31 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         entries=_strings(data, "entries", where),
         severities=tuple(severities),
         suppressions=tuple(suppressions),
+        forbidden_needed=policies["forbidden-needed"],
+        required_needed=policies["required-needed"],
     )
+
+
+def _needed_policies(data: dict[str, Any], key: str, where: str) -> tuple[NeededPolicy, ...]:
+    entries = data.get(key, [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]])")
+    out = []
+    for i, entry in enumerate(entries):
+        at = f"{where}: {key}[{i}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{at}: must be a table")
+        for k in entry:
+            if k not in ("file", "needed", "reason"):
+                raise ConfigError(f"{at}: unknown key {k!r} (known: file, needed, reason)")
+        needed = entry.get("needed")
+        if not isinstance(needed, str) or not needed:
+            raise ConfigError(f"{at}.needed: a glob over DT_NEEDED entries is required")
+        file = entry.get("file", "*")
+        if not isinstance(file, str):
+            raise ConfigError(f"{at}.file: must be a string (a glob)")
+        reason = entry.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigError(f"{at}.reason: every {key} entry needs a reason")
+        out.append(NeededPolicy(file, needed, reason.strip(), at))
+    return tuple(out)

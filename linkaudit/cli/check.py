@@ -138,6 +138,8 @@ def check(
         entries=entries or settings.entries,
         severities=settings.severities,
         suppressions=settings.suppressions,
+        forbidden_needed=settings.forbidden_needed,
+        required_needed=settings.required_needed,
         config_file=settings.path or None,
         baseline=baseline.load(baseline_path) if baseline_path else None,
         baseline_file=baseline_path,

@@ -16,6 +16,7 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
+from .needed_policy import ForbiddenNeeded, RequiredNeeded
 from .rpath_leak import RpathLeak
 from .symbol_version import SymbolVersion
 from .unresolved_symbol import UnresolvedSymbol
@@ -42,6 +43,8 @@ RULES: tuple[type[Rule], ...] = (
     StackedCodegen,
     LtoObject,
     DuplicateExport,
+    ForbiddenNeeded,
+    RequiredNeeded,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,

@@ -30,7 +30,8 @@ Not reported: libraries that glibc 2.34 merged into libc.so.6 (libpthread,
 libdl, librt, libutil, libanl), which binaries built for older glibc baselines
 must keep; GPU driver libraries (driver-link reports them). A library loaded
 only for its static initialisers (a backend that registers itself) is
-legitimately "unused": suppress the finding for it.
+legitimately "unused": declare it in a [[required-needed]] entry of
+linkaudit.toml, which also fails the build if an as-needed link drops it.
 """
     evidence = {
         "needed": "the DT_NEEDED entry",
@@ -60,9 +61,12 @@ legitimately "unused": suppress the finding for it.
                     paths, roots = candidates.setdefault((file, needed), (set(), set()))
                     paths.add(res.path)
                     roots.add(load.root)
+        required = context.config.required_needed
         for (file, needed), (paths, roots) in candidates.items():
             if any(used.get((file, path)) for path in paths):
                 continue
+            if any(p.applies_to(file) and p.matching((needed,)) for p in required):
+                continue  # [[required-needed]]: kept on purpose (static initialisers)
             resolved = sorted(paths)
             yield self.finding(
                 file,

@@ -131,3 +131,55 @@ def test_invalid_config_names_file_and_key(run_cli, workdir: Path, content: str,
 def test_explicit_config_missing_is_a_usage_error(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
     r = run_cli("check", "--config", str(workdir / "nope.toml"), ABS)
     assert r.exit_code == 2 and "nope.toml: cannot read" in r.stderr
+
+
+BROKEN_DIR = str(SAMPLES / "broken")
+FIXED = str(SAMPLES / "fixed/libtorch_cuda.so")
+UNUSED_ROOT = str(SAMPLES / "loader/unused_needed/libroot.so")
+
+
+def test_forbidden_needed(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(
+        '[[forbidden-needed]]\nfile = "*"\nneeded = "libnvrtc.so*"\nreason = "use the static NVRTC"\n'
+    )
+    assert "[forbidden-needed]" not in run_cli("check", "--no-loader", BROKEN).stdout
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", FIXED).stdout)
+    validate_report(doc)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "forbidden-needed"]
+    assert f["severity"] == "error" and f["subject"] == "libnvrtc.so.12"
+    assert f["evidence"]["reason"] == "use the static NVRTC" and "forbidden-needed[0]" in f["evidence"]["entry"]
+
+
+def test_required_needed(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(
+        '[[required-needed]]\nfile = "libtorch_cuda.so"\nneeded = "libnvrtc.so*"\nreason = "JIT kernels"\n'
+    )
+    assert "[required-needed]" not in run_cli("check", "--no-loader", FIXED).stdout
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", BROKEN).stdout)
+    validate_report(doc)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "required-needed"]
+    assert f["subject"] == "libnvrtc.so*" and f["evidence"]["needed"] == ["libcuda.so.1", "libc.so.6"]
+
+
+def test_required_needed_is_never_unused_needed(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    assert "[unused-needed] libnotused.so" in run_cli("check", UNUSED_ROOT).stdout
+    (workdir / "linkaudit.toml").write_text(
+        '[[required-needed]]\nfile = "libroot.so"\nneeded = "libnotused.so"\nreason = "registers a backend"\n'
+    )
+    r = run_cli("check", UNUSED_ROOT)
+    assert "[unused-needed] libnotused.so" not in r.stdout and "[required-needed]" not in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('[[forbidden-needed]]\nneeded = "libx.so"\n', "forbidden-needed[0].reason: every forbidden-needed entry"),
+        ('[[required-needed]]\nreason = "x"\n', "required-needed[0].needed"),
+        ('[[required-needed]]\nneeded = "x"\nreason = "x"\nwhat = 1\n', "unknown key 'what'"),
+        ("forbidden-needed = 1\n", "must be an array of tables"),
+    ],
+)
+def test_invalid_needed_policy(run_cli, workdir: Path, content: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(content)
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
