@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +60,7 @@ class Suppression:
         file: fnmatch glob over the finding's file (as reported).
         subject: fnmatch glob over the finding's subject, or ``None`` for any.
         reason: why the finding is accepted (mandatory).
-        where: ``"linkaudit.toml: suppress[2]"``, for messages.
+        where: ``"linkaudit.toml:14: suppress[2]"`` (file, line, entry), for messages.
     """
 
     rule: str
@@ -88,7 +90,7 @@ class NeededPolicy:
         file: fnmatch glob over the files it applies to (``file_matches``).
         needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
         reason: why (mandatory), quoted in every finding.
-        where: ``"linkaudit.toml: forbidden-needed[0]"``, for messages.
+        where: ``"linkaudit.toml:20: forbidden-needed[0]"`` (file, line, entry), for messages.
     """
 
     file: str
@@ -147,6 +149,51 @@ def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
+
+
+class _Lines:
+    """Line numbers (1-based) of the keys and tables of a TOML text, for error messages.
+
+    ``tomllib`` gives values, not positions; this scan of header and ``key =`` lines finds
+    where each setting was written (multi-line values and inline tables count at their first
+    line).  ``prefix`` is ``"tool.linkaudit."`` inside a ``pyproject.toml``.
+    """
+
+    def __init__(self, text: str, prefix: str) -> None:
+        self.lines: dict[tuple[str, int | None, str | None], int] = {}
+        table: tuple[str, int | None] | None = ("", None) if not prefix else None
+        counts: dict[str, int] = {}
+        root = prefix.rstrip(".")
+        for number, line in enumerate(text.splitlines(), 1):
+            header = _HEADER.match(line)
+            if header:
+                name = header.group(2).replace('"', "").replace(" ", "")
+                table = None
+                if name == root:
+                    table = ("", None)
+                elif name.startswith(prefix):
+                    name = name[len(prefix) :]
+                    index = None
+                    if header.group(1) == "[[":
+                        index = counts.get(name, 0)
+                        counts[name] = index + 1
+                    table = (name, index)
+                    self.lines.setdefault((name, index, None), number)
+                continue
+            key = _KEY.match(line)
+            if key and table is not None:
+                self.lines.setdefault((*table, next(g for g in key.groups() if g)), number)
+
+    def at(self, table: str, index: int | None = None, key: str | None = None) -> str:
+        """``":LINE"`` for the setting, the closest enclosing one when it is not found, or ``""``."""
+        for candidate in ((table, index, key), (table, index, None), ("", None, table)):
+            if candidate in self.lines:
+                return f":{self.lines[candidate]}"
+        return ""
+
+
 def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     """Read and validate a configuration file.
 
@@ -156,64 +203,83 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     """
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read()
+        data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte offset {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    where = path
+    prefix = ""
     if os.path.basename(path) == "pyproject.toml":
-        data = data.get("tool", {}).get("linkaudit", {})
-        where = f"{path}: [tool.linkaudit]"
+        tool = data.get("tool", {})
+        data = tool.get("linkaudit", {}) if isinstance(tool, dict) else {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: [tool.linkaudit] must be a table")
+        prefix = "tool.linkaudit."
+    lines = _Lines(raw.decode("utf-8"), prefix)
+
+    def at(table: str, index: int | None = None, key: str | None = None) -> str:
+        line = lines.at(table, index, key)
+        return f"{path}{line}: [tool.linkaudit]" if prefix else f"{path}{line}"
+
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
     severities = []
     table = data.get("severity", {})
     if not isinstance(table, dict):
-        raise ConfigError(f'{where}: [severity] must be a table of rule = "error" | "warning" | "note"')
+        raise ConfigError(f'{at("severity")}: [severity] must be a table of rule = "error" | "warning" | "note"')
     for rule, level in table.items():
         if rule not in known_rules:
-            raise ConfigError(f"{where}: severity.{rule}: no such rule")
+            raise ConfigError(f"{at('severity', None, rule)}: severity.{rule}: no such rule")
         if rule == "unreadable-input":
-            raise ConfigError(f"{where}: severity.{rule}: an input that cannot be read always fails the audit")
+            raise ConfigError(
+                f"{at('severity', None, rule)}: severity.{rule}: an input that cannot be read always fails the audit"
+            )
         try:
             severities.append((rule, Severity(level)))
         except ValueError:
-            raise ConfigError(f"{where}: severity.{rule} = {level!r}: expected error, warning or note") from None
+            raise ConfigError(
+                f"{at('severity', None, rule)}: severity.{rule} = {level!r}: expected error, warning or note"
+            ) from None
     suppressions = []
     entries = data.get("suppress", [])
     if not isinstance(entries, list):
-        raise ConfigError(f"{where}: suppress must be an array of tables ([[suppress]])")
+        raise ConfigError(f"{at('suppress')}: suppress must be an array of tables ([[suppress]])")
     for i, entry in enumerate(entries):
-        at = f"{where}: suppress[{i}]"
+        name = f"suppress[{i}]"
         if not isinstance(entry, dict):
-            raise ConfigError(f"{at}: must be a table")
+            raise ConfigError(f"{at('suppress', i)}: {name}: must be a table")
         for key in entry:
             if key not in ("rule", "file", "subject", "reason"):
-                raise ConfigError(f"{at}: unknown key {key!r}")
+                raise ConfigError(f"{at('suppress', i, key)}: {name}: unknown key {key!r}")
         rule = entry.get("rule")
         if rule not in known_rules:
-            raise ConfigError(f"{at}.rule: {rule!r} is no rule (see `linkaudit rules`)")
+            raise ConfigError(f"{at('suppress', i, 'rule')}: {name}.rule: {rule!r} is no rule (see `linkaudit rules`)")
         if rule in _NEVER_HIDDEN:
-            raise ConfigError(f"{at}.rule: {rule} cannot be suppressed (an input that cannot be read is never hidden)")
+            raise ConfigError(
+                f"{at('suppress', i, 'rule')}: {name}.rule: {rule} cannot be suppressed "
+                "(an input that cannot be read is never hidden)"
+            )
         reason = entry.get("reason")
         if not isinstance(reason, str) or not reason.strip():
-            raise ConfigError(f"{at}.reason: every suppression needs a reason")
+            raise ConfigError(f"{at('suppress', i, 'reason')}: {name}.reason: every suppression needs a reason")
         file = entry.get("file", "*")
         subject = entry.get("subject")
         if not isinstance(file, str) or (subject is not None and not isinstance(subject, str)):
-            raise ConfigError(f"{at}: file and subject must be strings (globs)")
-        suppressions.append(Suppression(rule, file, subject, reason.strip(), at))
-    policies = {key: _needed_policies(data, key, where) for key in ("forbidden-needed", "required-needed")}
-    for rule in _strings(data, "ignore", where):
+            raise ConfigError(f"{at('suppress', i)}: {name}: file and subject must be strings (globs)")
+        suppressions.append(Suppression(rule, file, subject, reason.strip(), f"{at('suppress', i)}: {name}"))
+    policies = {key: _needed_policies(data, key, at) for key in ("forbidden-needed", "required-needed")}
+    for rule in _strings(data, "ignore", at("ignore")):
         if rule not in known_rules:
-            raise ConfigError(f"{where}: ignore: {rule!r} is no rule")
+            raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
     return FileSettings(
         path=path,
-        max_versions=_strings(data, "max_versions", where),
-        ignore=_strings(data, "ignore", where),
-        entries=_strings(data, "entries", where),
+        max_versions=_strings(data, "max_versions", at("max_versions")),
+        ignore=_strings(data, "ignore", at("ignore")),
+        entries=_strings(data, "entries", at("entries")),
         severities=tuple(severities),
         suppressions=tuple(suppressions),
         forbidden_needed=policies["forbidden-needed"],
@@ -221,26 +287,28 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     )
 
 
-def _needed_policies(data: dict[str, Any], key: str, where: str) -> tuple[NeededPolicy, ...]:
+def _needed_policies(
+    data: dict[str, Any], key: str, at: Callable[[str, int | None, str | None], str]
+) -> tuple[NeededPolicy, ...]:
     entries = data.get(key, [])
     if not isinstance(entries, list):
-        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]])")
+        raise ConfigError(f"{at(key, None, None)}: {key} must be an array of tables ([[{key}]])")
     out = []
     for i, entry in enumerate(entries):
-        at = f"{where}: {key}[{i}]"
+        name = f"{key}[{i}]"
         if not isinstance(entry, dict):
-            raise ConfigError(f"{at}: must be a table")
+            raise ConfigError(f"{at(key, i, None)}: {name}: must be a table")
         for k in entry:
             if k not in ("file", "needed", "reason"):
-                raise ConfigError(f"{at}: unknown key {k!r} (known: file, needed, reason)")
+                raise ConfigError(f"{at(key, i, k)}: {name}: unknown key {k!r} (known: file, needed, reason)")
         needed = entry.get("needed")
         if not isinstance(needed, str) or not needed:
-            raise ConfigError(f"{at}.needed: a glob over DT_NEEDED entries is required")
+            raise ConfigError(f"{at(key, i, 'needed')}: {name}.needed: a glob over DT_NEEDED entries is required")
         file = entry.get("file", "*")
         if not isinstance(file, str):
-            raise ConfigError(f"{at}.file: must be a string (a glob)")
+            raise ConfigError(f"{at(key, i, 'file')}: {name}.file: must be a string (a glob)")
         reason = entry.get("reason")
         if not isinstance(reason, str) or not reason.strip():
-            raise ConfigError(f"{at}.reason: every {key} entry needs a reason")
-        out.append(NeededPolicy(file, needed, reason.strip(), at))
+            raise ConfigError(f"{at(key, i, 'reason')}: {name}.reason: every {key} entry needs a reason")
+        out.append(NeededPolicy(file, needed, reason.strip(), f"{at(key, i, None)}: {name}"))
     return tuple(out)

@@ -183,3 +183,34 @@ def test_invalid_needed_policy(run_cli, workdir: Path, content: str, message: st
     (workdir / "linkaudit.toml").write_text(content)
     r = run_cli("check", "--no-loader", ABS)
     assert r.exit_code == 2 and message in r.stderr, r.stderr
+
+
+def test_errors_name_the_line(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text(
+        '# comment\nmax_versions = ["GLIBC_2.17"]\n\n[severity]\nrpath-leak = "error"\n"driver-link" = "bad"\n'
+    )
+    r = run_cli("check", "--no-loader", ABS)
+    assert "linkaudit.toml:6: severity.driver-link = 'bad'" in r.stderr, r.stderr
+    (workdir / "linkaudit.toml").write_text(
+        '[[suppress]]\nrule = "driver-link"\nreason = "x"\n\n[[suppress]]\nrule = "nope"\nreason = "y"\n'
+    )
+    assert "linkaudit.toml:6: suppress[1].rule: 'nope'" in run_cli("check", "--no-loader", ABS).stderr
+    (workdir / "linkaudit.toml").write_text('[[suppress]]\nrule = "x"\n\n[[suppress]]\nrule = "driver-link"\n')
+    # rule "x" fails first, on its own line
+    assert "linkaudit.toml:2: suppress[0].rule" in run_cli("check", "--no-loader", ABS).stderr
+
+
+def test_pyproject_errors_name_the_line(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.linkaudit]\nignore = ["rpath-leak"]\n\n'
+        '[[tool.linkaudit.suppress]]\nrule = "driver-link"\n'
+    )
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2
+    assert "pyproject.toml:7: [tool.linkaudit]: suppress[0].reason" in r.stderr, r.stderr
+
+
+def test_unused_suppression_names_its_line(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text("\n\n" + SUPPRESS_DRIVER)
+    r = run_cli("check", "--no-loader", ABS)
+    assert "linkaudit.toml:4: suppress[0] matches no finding" in r.stdout, r.stdout
