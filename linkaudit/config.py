@@ -111,6 +111,7 @@ class AuditConfig:
         config_file: the configuration file read, or ``None``.
         baseline: fingerprints of accepted findings (``baseline.load``), or ``None``.
         baseline_file: the baseline file read, for messages.
+        profile: the profile the ceilings started from (``--profile``), for the report.
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -128,6 +129,7 @@ class AuditConfig:
     baseline: frozenset[tuple[str, str, str]] | None = None
     forbidden_needed: tuple[NeededPolicy, ...] = ()
     required_needed: tuple[NeededPolicy, ...] = ()
+    profile: str | None = None
     baseline_file: str | None = None
 
     def settings(self) -> dict[str, list[str]]:
@@ -137,6 +139,8 @@ class AuditConfig:
             out["entries"] = list(self.entries)
         if self.config_file:
             out["config_file"] = [self.config_file]
+        if self.profile:
+            out["profile"] = [self.profile]
         if self.baseline_file:
             out["baseline"] = [self.baseline_file]
         if self.severities:

@@ -3,6 +3,7 @@ beside the recipe, read with ``tomllib`` and validated; every error names the fi
 
 ::
 
+    profile = "manylinux_2_28"
     max_versions = ["GLIBC_2.28", "GLIBCXX_3.4.19"]
     ignore = ["unused-needed"]
     entries = ["torch/_C.cpython-311-x86_64-linux-gnu.so"]
@@ -45,7 +46,7 @@ from .errors import ConfigError
 from .report import Severity
 
 KNOWN_KEYS = frozenset(
-    {"max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
+    {"profile", "max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
 )
 #: Rules whose findings no configuration can downgrade or hide.
 _NEVER_HIDDEN = frozenset({"unreadable-input", "unused-suppression"})
@@ -112,6 +113,7 @@ class FileSettings:
     """What a configuration file sets (empty tuples and maps when it sets nothing)."""
 
     path: str
+    profile: str | None = None
     max_versions: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     entries: tuple[str, ...] = ()
@@ -275,8 +277,12 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     for rule in _strings(data, "ignore", at("ignore")):
         if rule not in known_rules:
             raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
+    profile = data.get("profile")
+    if profile is not None and not isinstance(profile, str):
+        raise ConfigError(f"{at('profile')}: profile must be a string (see `linkaudit profiles`)")
     return FileSettings(
         path=path,
+        profile=profile,
         max_versions=_strings(data, "max_versions", at("max_versions")),
         ignore=_strings(data, "ignore", at("ignore")),
         entries=_strings(data, "entries", at("entries")),

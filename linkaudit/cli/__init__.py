@@ -40,6 +40,7 @@ def cli() -> None:
 def _register() -> None:
     from .check import check
     from .dupes import dupes
+    from .profiles import profiles_command
     from .rules import explain, rules
     from .show import show
     from .tree import tree
@@ -52,6 +53,7 @@ def _register() -> None:
     cli.add_command(show)
     cli.add_command(rules)
     cli.add_command(explain)
+    cli.add_command(profiles_command)
 
 
 _register()

@@ -11,8 +11,10 @@ from .. import baseline
 from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
 from ..configfile import FileSettings, find_config, load_config
+from ..errors import ConfigError
 from ..linker import read_link_line
 from ..output import OutputFormat, renderer
+from ..profiles import DEFAULT, get_profile
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options
@@ -39,6 +41,12 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     multiple=True,
     metavar="VERSION",
     help="Highest symbol version allowed, e.g. GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7, GCC_4.8.0 (repeatable).",
+)
+@click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Target baseline to start from: its symbol-version ceilings (`linkaudit profiles`; default: cuda).",
 )
 @click.option(
     "--ignore",
@@ -102,6 +110,7 @@ def check(
     paths: tuple[str, ...],
     fmt: str,
     max_versions: tuple[str, ...],
+    profile: str | None,
     ignore: tuple[str, ...],
     output: str | None,
     color: bool | None,
@@ -129,7 +138,12 @@ def check(
       3  internal error (a bug in linkaudit: please report it)
     """
     settings = _settings(config_path, no_config)
-    ceilings = {c.prefix: c for c in (VersionCeiling.parse(v) for v in settings.max_versions)}
+    try:
+        chosen = get_profile(profile or settings.profile or DEFAULT)
+    except ConfigError as exc:
+        raise ConfigError(f"{settings.path}: profile: {exc}" if profile is None else str(exc)) from None
+    ceilings = {c.prefix: c for c in (VersionCeiling.parse(v) for v in chosen.max_versions)}
+    ceilings.update({c.prefix: c for c in (VersionCeiling.parse(v) for v in settings.max_versions)})
     ceilings.update({c.prefix: c for c in (VersionCeiling.parse(v) for v in max_versions)})
     config = AuditConfig(
         max_versions=tuple(ceilings.values()),
@@ -141,6 +155,7 @@ def check(
         forbidden_needed=settings.forbidden_needed,
         required_needed=settings.required_needed,
         config_file=settings.path or None,
+        profile=chosen.name,
         baseline=baseline.load(baseline_path) if baseline_path else None,
         baseline_file=baseline_path,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
