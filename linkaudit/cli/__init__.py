@@ -39,6 +39,7 @@ def cli() -> None:
 
 def _register() -> None:
     from .check import check
+    from .diff import diff
     from .dupes import dupes
     from .profiles import profiles_command
     from .rules import explain, rules
@@ -54,6 +55,7 @@ def _register() -> None:
     cli.add_command(rules)
     cli.add_command(explain)
     cli.add_command(profiles_command)
+    cli.add_command(diff)
 
 
 _register()

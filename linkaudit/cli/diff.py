@@ -1,0 +1,138 @@
+"""``linkaudit diff OLD NEW``: the release-to-release regression view of two builds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .. import baseline
+from ..audit import audit
+from ..config import AuditConfig
+from ..diff import BuildDiff, diff_builds
+from ..errors import InputError, UnsupportedFormat
+from ..formats import read_path
+from ..inputs import collect
+from ..model import Binary
+from ..output import text_safe, utf8_tree
+from ..report import Finding, Report, Severity
+from .check import INPUT_PATHS
+from .emit import emit
+
+
+def _read(path: str, errors: list[InputError]) -> list[Binary]:
+    """Every binary under ``path``; inputs that cannot be read are added to ``errors``."""
+    binaries: list[Binary] = []
+    collected = collect([path])
+    errors.extend(collected.errors)
+    for file in collected.files:
+        try:
+            binaries.extend(read_path(file))
+        except UnsupportedFormat:
+            continue
+        except InputError as exc:
+            errors.append(exc)
+    return binaries
+
+
+def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
+    return {baseline.fingerprint(f, [path]): f for f in report.findings if f.rule not in baseline.NOT_RECORDED}
+
+
+@click.command("diff")
+@click.argument("old", type=INPUT_PATHS)
+@click.argument("new", type=INPUT_PATHS)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def diff(old: str, new: str, fmt: str) -> int:
+    """Compare two builds (two files or two directories): files added and removed; per binary,
+    DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and
+    removed, the highest needed symbol version per prefix raised or lowered; and the
+    findings of the per-file rules new and gone (fingerprints as in --baseline).
+
+    \b
+    Exit status: 0 no regression; 1 a new error finding or a symbol version raised;
+    2 an input could not be read (named on standard error; the rest is compared) or a
+    usage error; 3 internal error.
+    """
+    errors: list[InputError] = []
+    before, after = _read(old, errors), _read(new, errors)
+    for error in errors:
+        click.echo(f"linkaudit: error: {text_safe(str(error))}", err=True)
+    config = AuditConfig(target=None)
+    old_f, new_f = _findings(audit([old], config), old), _findings(audit([new], config), new)
+    result = diff_builds(before, [old], after, [new])
+    new_findings = [new_f[k] for k in sorted(set(new_f) - set(old_f))]
+    gone = [old_f[k] for k in sorted(set(old_f) - set(new_f))]
+    if fmt == "json":
+        emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
+    else:
+        emit(_text(result, new_findings, gone, old, new))
+    regressed = any(f.severity is Severity.ERROR for f in new_findings) or any(
+        d.versions_raised for d in result.changed
+    )
+    if errors:
+        return 2
+    return 1 if regressed else 0
+
+
+def _finding(f: Finding, root: str) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "file": baseline.relative_file(f.file, [root]),
+        "subject": f.subject,
+        "message": f.message,
+    }
+
+
+def _to_dict(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> dict[str, Any]:
+    return {
+        "schema": "linkaudit-diff/1",
+        "old": old,
+        "new": new,
+        "files_added": list(result.added),
+        "files_removed": list(result.removed),
+        "changed": [
+            {
+                "file": d.file,
+                "needed_added": list(d.needed_added),
+                "needed_removed": list(d.needed_removed),
+                "rpath": None if d.rpath is None else {"old": list(d.rpath[0]), "new": list(d.rpath[1])},
+                "runpath": None if d.runpath is None else {"old": list(d.runpath[0]), "new": list(d.runpath[1])},
+                "undefined_added": list(d.undefined_added),
+                "undefined_removed": list(d.undefined_removed),
+                "versions_raised": [{"old": a, "new": b} for a, b in d.versions_raised],
+                "versions_lowered": [{"old": a, "new": b} for a, b in d.versions_lowered],
+            }
+            for d in result.changed
+        ],
+        "findings_new": [_finding(f, new) for f in new_f],
+        "findings_gone": [_finding(f, old) for f in gone],
+    }
+
+
+def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> str:
+    lines = [f"--- {old}", f"+++ {new}"]
+    lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
+    for d in result.changed:
+        lines.append(d.file)
+        lines += [f"  + DT_NEEDED {n}" for n in d.needed_added] + [f"  - DT_NEEDED {n}" for n in d.needed_removed]
+        for label, change in (("RPATH", d.rpath), ("RUNPATH", d.runpath)):
+            if change is not None:
+                lines.append(f"  ~ {label} {':'.join(change[0]) or '(none)'} -> {':'.join(change[1]) or '(none)'}")
+        lines += [f"  ! version raised {a or '(none)'} -> {b}" for a, b in d.versions_raised]
+        lines += [f"  ~ version lowered {a} -> {b or '(none)'}" for a, b in d.versions_lowered]
+        for sign, names in (("+", d.undefined_added), ("-", d.undefined_removed)):
+            shown = names[:12]
+            lines += [f"  {sign} undefined {n}" for n in shown]
+            if len(names) > len(shown):
+                lines.append(f"  {sign} … (+{len(names) - len(shown)} more undefined; --format json lists all)")
+    lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for f in new_f]
+    lines += [f"- [{f.rule}] {f.file}: {f.subject}" for f in gone]
+    raised = sum(len(d.versions_raised) for d in result.changed)
+    lines.append(
+        f"{len(result.added)} files added, {len(result.removed)} removed, {len(result.changed)} changed; "
+        f"{raised} version ceilings raised; {len(new_f)} findings new, {len(gone)} gone"
+    )
+    return "\n".join(text_safe(line) for line in lines) + "\n"

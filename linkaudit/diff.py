@@ -1,0 +1,127 @@
+"""``linkaudit diff OLD NEW``: what changed in the linkage between two builds.
+
+Binaries are paired by their path relative to the input given (``lib/libtorch_cuda.so`` under
+``old/`` and under ``new/``; a file given itself is keyed by its base name), so two builds in
+different directories compare file by file.  For each pair: DT_NEEDED entries added and
+removed, RPATH and RUNPATH changes, undefined symbols added and removed, and the highest
+needed symbol version per prefix raised or lowered (``GLIBC_2.17`` -> ``GLIBC_2.34``: the build
+no longer runs where it did).  Files only in one build are listed.  Works on the model only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .baseline import relative_file
+from .config import parse_version_name
+from .model import Binary
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryDiff:
+    """The changes of one binary present in both builds (empty tuples: no change).
+
+    Attributes:
+        file: the key both builds share (path relative to the input).
+        needed_added / needed_removed: DT_NEEDED names.
+        rpath: ``(old, new)`` DT_RPATH entries when they differ, else ``None``.
+        runpath: ``(old, new)`` DT_RUNPATH entries when they differ, else ``None``.
+        undefined_added / undefined_removed: undefined symbols as ``name@VERSION`` (or ``name``).
+        versions_raised / versions_lowered: ``(old, new)`` highest needed version per prefix,
+            e.g. ``("GLIBC_2.17", "GLIBC_2.34")``; a prefix new in the build is ``(None, new)``.
+    """
+
+    file: str
+    needed_added: tuple[str, ...] = ()
+    needed_removed: tuple[str, ...] = ()
+    rpath: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    runpath: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    undefined_added: tuple[str, ...] = ()
+    undefined_removed: tuple[str, ...] = ()
+    versions_raised: tuple[tuple[str | None, str], ...] = ()
+    versions_lowered: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """True when anything differs."""
+        return any(
+            (self.needed_added, self.needed_removed, self.rpath, self.runpath, self.undefined_added,
+             self.undefined_removed, self.versions_raised, self.versions_lowered)
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class BuildDiff:
+    """Two builds compared.
+
+    Attributes:
+        added: files only in the new build; removed: only in the old one.
+        changed: binaries in both whose linkage differs, by file key.
+    """
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[BinaryDiff, ...] = field(default_factory=tuple)
+
+
+def _key(binary: Binary, inputs: Sequence[str]) -> str:
+    return relative_file(binary.display_path, inputs)
+
+
+def _undefined(binary: Binary) -> set[str]:
+    return {f"{s.name}@{s.version.name}" if s.version else s.name for s in binary.symbols.undefined()}
+
+
+def highest_versions(binary: Binary) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``."""
+    out: dict[str, tuple[tuple[int, ...], str]] = {}
+    for need in binary.version_needs:
+        for entry in need.versions:
+            parsed = parse_version_name(entry.name)
+            if parsed is None:
+                continue
+            prefix, numbers = parsed
+            if prefix not in out or numbers > out[prefix][0]:
+                out[prefix] = (numbers, entry.name)
+    return out
+
+
+def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
+    """Compare one binary across two builds."""
+    old_needed, new_needed = old.needed_names, new.needed_names
+    old_undef, new_undef = _undefined(old), _undefined(new)
+    old_v, new_v = highest_versions(old), highest_versions(new)
+    raised: list[tuple[str | None, str]] = []
+    lowered: list[tuple[str, str | None]] = []
+    for prefix in sorted(set(old_v) | set(new_v)):
+        before, after = old_v.get(prefix), new_v.get(prefix)
+        if after is not None and (before is None or after[0] > before[0]):
+            raised.append((before[1] if before else None, after[1]))
+        elif before is not None and (after is None or after[0] < before[0]):
+            lowered.append((before[1], after[1] if after else None))
+    return BinaryDiff(
+        file=file,
+        needed_added=tuple(n for n in new_needed if n not in old_needed),
+        needed_removed=tuple(n for n in old_needed if n not in new_needed),
+        rpath=(old.rpath, new.rpath) if old.rpath != new.rpath else None,
+        runpath=(old.runpath, new.runpath) if old.runpath != new.runpath else None,
+        undefined_added=tuple(sorted(new_undef - old_undef)),
+        undefined_removed=tuple(sorted(old_undef - new_undef)),
+        versions_raised=tuple(raised),
+        versions_lowered=tuple(lowered),
+    )
+
+
+def diff_builds(
+    old: Sequence[Binary], old_inputs: Sequence[str], new: Sequence[Binary], new_inputs: Sequence[str]
+) -> BuildDiff:
+    """Pair the binaries of two builds by relative path and compare each pair."""
+    before = {_key(b, old_inputs): b for b in old}
+    after = {_key(b, new_inputs): b for b in new}
+    changed = [diff_binary(k, before[k], after[k]) for k in sorted(set(before) & set(after))]
+    return BuildDiff(
+        added=tuple(sorted(set(after) - set(before))),
+        removed=tuple(sorted(set(before) - set(after))),
+        changed=tuple(d for d in changed if d.changed),
+    )

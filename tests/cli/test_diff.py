@@ -1,0 +1,76 @@
+"""``linkaudit diff OLD NEW``: the linkage changes between two builds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+
+
+@pytest.fixture
+def builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """old/ has the fixed libtorch_cuda.so and libleak.so; new/ has the broken one, no libleak.so."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("old", "new"):
+        (tmp_path / name).mkdir()
+        shutil.copy(SAMPLES / "misc/libabs.so", tmp_path / name)
+    shutil.copy(SAMPLES / "fixed/libtorch_cuda.so", tmp_path / "old")
+    shutil.copy(SAMPLES / "misc/libleak.so", tmp_path / "old")
+    shutil.copy(SAMPLES / "broken/libtorch_cuda.so", tmp_path / "new")
+    return tmp_path
+
+
+def test_diff_reports_linkage_changes(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("diff", "--format", "json", "old", "new")
+    assert r.exit_code == 1  # new error findings
+    doc = json.loads(r.stdout)
+    assert doc["files_removed"] == ["libleak.so"] and doc["files_added"] == []
+    (torch,) = doc["changed"]
+    assert torch["file"] == "libtorch_cuda.so"
+    assert torch["needed_added"] == ["libcuda.so.1"] and torch["needed_removed"] == ["libnvrtc.so.12"]
+    assert torch["runpath"] == {"old": ["$ORIGIN"], "new": []}
+    assert "nvrtcCreateProgram" in torch["undefined_added"]
+    assert "nvrtcCreateProgram@libnvrtc.so.12" in torch["undefined_removed"]
+    assert {(f["rule"], f["file"]) for f in doc["findings_new"]} == {
+        ("driver-link", "libtorch_cuda.so"),
+        ("missing-provider", "libtorch_cuda.so"),
+    }
+    assert ("rpath-leak", "libleak.so") in {(f["rule"], f["file"]) for f in doc["findings_gone"]}
+    text = run_cli("diff", "old", "new").stdout
+    assert "  + DT_NEEDED libcuda.so.1" in text and "- file libleak.so" in text
+    assert "1 removed, 1 changed; 0 version ceilings raised; 2 findings new" in text
+
+
+def test_diff_same_build_is_clean(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("diff", "old", "old")
+    assert r.exit_code == 0
+    assert (
+        r.stdout.splitlines()[-1]
+        == "0 files added, 0 removed, 0 changed; 0 version ceilings raised; 0 findings new, 0 gone"
+    )
+
+
+def test_diff_version_raised(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shutil.copy(SAMPLES / "misc/libabs.so", tmp_path / "a/lib.so")
+    shutil.copy(SAMPLES / "misc/libnewglibc.so", tmp_path / "b/lib.so")
+    r = run_cli("diff", "--format", "json", str(tmp_path / "a/lib.so"), str(tmp_path / "b/lib.so"))
+    assert r.exit_code == 1
+    (change,) = json.loads(r.stdout)["changed"]
+    raised = {v["new"] for v in change["versions_raised"]}
+    assert any(v.startswith("GLIBC_2.") for v in raised), change
+    back = run_cli("diff", "--format", "json", str(tmp_path / "b/lib.so"), str(tmp_path / "a/lib.so"))
+    assert back.exit_code == 0 and json.loads(back.stdout)["changed"][0]["versions_lowered"]
+
+
+def test_diff_unreadable_input_named(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    (builds / "new/libbad.so").write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 9)
+    r = run_cli("diff", "old", "new")
+    assert r.exit_code == 2
+    assert "libbad.so" in r.stderr and "Traceback" not in r.stderr
+    assert "+ DT_NEEDED libcuda.so.1" in r.stdout  # the rest is still compared
