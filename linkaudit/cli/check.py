@@ -139,7 +139,7 @@ def check(
     """
     settings = _settings(config_path, no_config)
     try:
-        chosen = get_profile(profile or settings.profile or DEFAULT)
+        chosen = get_profile(profile if profile is not None else settings.profile or DEFAULT)
     except ConfigError as exc:
         raise ConfigError(f"{settings.path}: profile: {exc}" if profile is None else str(exc)) from None
     ceilings = {c.prefix: c for c in (VersionCeiling.parse(v) for v in chosen.max_versions)}
@@ -161,12 +161,17 @@ def check(
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
     )
-    for path in (output, write_baseline):
+    for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:
-            check_output_path(path)
+            check_output_path(path, option)
     report = audit(list(paths), config)
     if write_baseline is not None:
-        write_output(write_baseline, baseline.dumps(report.findings, paths), [*paths, *(f.path for f in report.files)])
+        write_output(
+            write_baseline,
+            baseline.dumps(report.findings, paths),
+            [*paths, *(f.path for f in report.files)],
+            "--write-baseline",
+        )
     color = use_color(color, output)
     options = {"show_suppressed": True} if show_suppressed and fmt == OutputFormat.TEXT.value else {}
     text = renderer(OutputFormat(fmt))(report, color=color, **options)

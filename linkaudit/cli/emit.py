@@ -83,16 +83,16 @@ def emit(text: str) -> None:
         raise OutputError(f"cannot write the report to standard output: {_reason(exc)}") from exc
 
 
-def check_output_path(path: str) -> None:
+def check_output_path(path: str, option: str = "--output") -> None:
     """Reject an ``--output`` that can never be written, before the audit runs.
 
     Raises:
-        ConfigError: the path is empty or names a directory.
+        ConfigError: the path is empty or names a directory (the message names ``option``).
     """
     if not path:
-        raise ConfigError("--output: empty file name")
+        raise ConfigError(f"{option}: empty file name")
     if os.path.isdir(path):
-        raise ConfigError(f"--output {path}: is a directory")
+        raise ConfigError(f"{option} {path}: is a directory")
 
 
 def _same_file(st: os.stat_result, paths: Iterable[str]) -> str | None:
@@ -107,7 +107,7 @@ def _same_file(st: os.stat_result, paths: Iterable[str]) -> str | None:
     return None
 
 
-def write_output(path: str, text: str, inputs: Iterable[str]) -> None:
+def write_output(path: str, text: str, inputs: Iterable[str], option: str = "--output") -> None:
     """Write ``text`` (as UTF-8) to ``path``.
 
     Args:
@@ -122,21 +122,21 @@ def write_output(path: str, text: str, inputs: Iterable[str]) -> None:
         OutputError: writing failed (no space, permission denied, ...); a
             temporary file is never left behind.
     """
-    check_output_path(path)
+    check_output_path(path, option)
     data = text.encode("utf-8", "backslashreplace")
     try:
         st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OutputError(f"--output {path}: cannot write: {_reason(exc)}") from exc
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
     mode = None
     if st is not None:
         clash = _same_file(st, inputs)
         if clash is not None:
-            raise ConfigError(f"--output {path}: refusing to overwrite an input ({clash})")
+            raise ConfigError(f"{option} {path}: refusing to overwrite an input ({clash})")
         if not stat.S_ISREG(st.st_mode):
-            _write_through(path, data)
+            _write_through(path, data, option)
             return
         mode = stat.S_IMODE(st.st_mode)
     # Replace the file a symlink points to, not the symlink.
@@ -147,7 +147,7 @@ def write_output(path: str, text: str, inputs: Iterable[str]) -> None:
         # O_EXCL: never an existing file; mode 0666, which the umask trims as for any new file.
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
-        raise OutputError(f"--output {path}: cannot write: {_reason(exc)}") from exc
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
     done = False
     try:
         try:
@@ -159,14 +159,14 @@ def write_output(path: str, text: str, inputs: Iterable[str]) -> None:
         os.replace(tmp, target)
         done = True
     except OSError as exc:
-        raise OutputError(f"--output {path}: cannot write: {_reason(exc)}") from exc
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
     finally:
         if not done:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
 
-def _write_through(path: str, data: bytes) -> None:
+def _write_through(path: str, data: bytes, option: str) -> None:
     """Write into an existing FIFO, device or other non-regular file as it is (no temporary file, no rename)."""
     try:
         fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -175,7 +175,7 @@ def _write_through(path: str, data: bytes) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise OutputError(f"--output {path}: cannot write: {_reason(exc)}") from exc
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
 
 
 def _write_all(fd: int, data: bytes) -> None:

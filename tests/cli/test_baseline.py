@@ -97,3 +97,12 @@ def test_relative_file() -> None:
     assert relative_file("/abs/x/libc10.so", ["/abs/x/libc10.so"]) == "libc10.so"
     assert relative_file("torchvision/x.so", ["torch"]) == "torchvision/x.so"
     assert relative_file("libcuda.so.1", ["torch"]) == "libcuda.so.1"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [(".", "--write-baseline .: is a directory"), ("nodir/bl.json", "--write-baseline nodir/bl.json: cannot write")],
+)
+def test_write_baseline_errors_name_the_option(run_cli, builds: Path, target: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-loader", "old", "--write-baseline", target)
+    assert r.exit_code == 2 and message in r.stderr, r.stderr

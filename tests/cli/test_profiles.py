@@ -60,3 +60,8 @@ def test_profiles_command(run_cli) -> None:  # type: ignore[no-untyped-def]
     one = run_cli("profiles", "manylinux_2_17")
     assert "source: PEP 599" in one.stdout
     assert run_cli("profiles", "nope").exit_code == 2
+
+
+def test_empty_profile_name_is_an_error(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-loader", "--profile", "", NEWGLIBC)
+    assert r.exit_code == 2 and "no such profile" in r.stderr
