@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable, Sequence
 
 from .errors import ConfigError
 from .report import Finding
 
 SCHEMA = "linkaudit-baseline/1"
+
+#: Largest baseline read, bytes (torch's whole lib/ makes about 100 KiB).
+MAX_BASELINE_BYTES = 64 << 20
 
 #: How a finding accepted by the baseline is marked (``Finding.suppressed`` starts with it).
 BASELINED = "in the baseline "
@@ -68,25 +72,43 @@ def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def load(path: str) -> frozenset[Fingerprint]:
+def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fingerprint]:
     """Read a baseline file.
 
+    Args:
+        path: the ``--baseline`` file.
+        known_rules: rule ids that may appear (``None``: any).
+
     Raises:
-        ConfigError: unreadable, not JSON, another schema, or an entry that is not
-            ``{"rule": str, "file": str, "subject": str}`` (the message names the file and entry).
+        ConfigError: unreadable, not a regular file, larger than ``MAX_BASELINE_BYTES``, not
+            JSON (or nested too deeply), another schema, an entry that is not
+            ``{"rule": str, "file": str, "subject": str}`` or names no rule (the message
+            names the file and the entry).
     """
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"--baseline {path}: not a regular file")
+        if st.st_size > MAX_BASELINE_BYTES:
+            raise ConfigError(f"--baseline {path}: {st.st_size} bytes: larger than {MAX_BASELINE_BYTES} bytes")
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            doc = json.loads(fh.read(MAX_BASELINE_BYTES + 1))
     except OSError as exc:
         raise ConfigError(f"--baseline {path}: cannot read: {exc.strerror or exc}") from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--baseline {path}: not a JSON document: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"--baseline {path}: not a linkaudit baseline: nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("findings"), list):
         raise ConfigError(f"--baseline {path}: not a linkaudit baseline (expected schema {SCHEMA!r})")
     keys = set()
     for i, entry in enumerate(doc["findings"]):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("rule", "file", "subject")):
             raise ConfigError(f"--baseline {path}: findings[{i}]: expected rule, file and subject strings")
-        keys.add((entry["rule"], entry["file"], entry["subject"]))
+        rule = entry["rule"]
+        if known_rules is not None and rule not in known_rules:
+            raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule!r} is no rule")
+        if rule in NOT_RECORDED:
+            raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule} findings cannot be baselined")
+        keys.add((rule, entry["file"], entry["subject"]))
     return frozenset(keys)

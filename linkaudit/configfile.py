@@ -37,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ from .report import Severity
 KNOWN_KEYS = frozenset(
     {"profile", "max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
 )
+#: Largest configuration file read, bytes (a real one is a few KiB).
+MAX_CONFIG_BYTES = 1 << 20
 #: Rules whose findings no configuration can downgrade or hide.
 _NEVER_HIDDEN = frozenset({"unreadable-input", "unused-suppression"})
 
@@ -131,27 +134,52 @@ def find_config(start: str) -> str | None:
         if os.path.isfile(candidate):
             return candidate
         pyproject = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(pyproject):
-            try:
-                with open(pyproject, "rb") as fh:
-                    if "linkaudit" in tomllib.load(fh).get("tool", {}):
-                        return pyproject
-            except (OSError, tomllib.TOMLDecodeError):
-                pass
+        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+            return pyproject
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
 
 
+def _has_tool_table(pyproject: str) -> bool:
+    """True when ``pyproject`` has a ``[tool.linkaudit]`` table — or says so but is not valid
+    TOML, so that ``load_config`` reports the error rather than the file being skipped."""
+    try:
+        with open(pyproject, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return False
+    try:
+        tool = tomllib.loads(raw.decode("utf-8")).get("tool")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return b"tool.linkaudit" in raw
+    return isinstance(tool, dict) and "linkaudit" in tool
+
+
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: {key} must be a list of strings")
+    for v in value:
+        if not v or "\0" in v:
+            raise ConfigError(f"{where}: {key}: {v!r} is empty or holds a NUL character")
     return tuple(value)
 
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+def _header(line: str) -> tuple[bool, str] | None:
+    """``(is_array, name)`` for a ``[name]`` / ``[[name]]`` header line, else ``None`` (no regex:
+    a line of brackets and spaces must not cost more than its length)."""
+    text = line.strip()
+    if not text.startswith("["):
+        return None
+    array = text.startswith("[[")
+    end = text.find("]]" if array else "]")
+    if end < 0:
+        return None
+    return array, text[2 if array else 1 : end].replace('"', "").replace(" ", "")
+
+
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 
 
@@ -169,16 +197,16 @@ class _Lines:
         counts: dict[str, int] = {}
         root = prefix.rstrip(".")
         for number, line in enumerate(text.splitlines(), 1):
-            header = _HEADER.match(line)
+            header = _header(line)
             if header:
-                name = header.group(2).replace('"', "").replace(" ", "")
+                array, name = header
                 table = None
                 if name == root:
                     table = ("", None)
                 elif name.startswith(prefix):
                     name = name[len(prefix) :]
                     index = None
-                    if header.group(1) == "[[":
+                    if array:
                         index = counts.get(name, 0)
                         counts[name] = index + 1
                     table = (name, index)
@@ -203,16 +231,25 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         ConfigError: unreadable, not TOML, an unknown key or rule, a value of the wrong
             type, a severity that is not error/warning/note, a suppression without reason.
     """
+    if not path:
+        raise ConfigError("--config: empty file name")
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}: not a regular file")
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: {st.st_size} bytes: larger than any configuration ({MAX_CONFIG_BYTES} bytes)")
         with open(path, "rb") as fh:
-            raw = fh.read()
-        data = tomllib.loads(raw.decode("utf-8"))
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte offset {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML for linkaudit: values nested too deeply") from None
     prefix = ""
     if os.path.basename(path) == "pyproject.toml":
         tool = data.get("tool", {})
@@ -220,7 +257,7 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [tool.linkaudit] must be a table")
         prefix = "tool.linkaudit."
-    lines = _Lines(raw.decode("utf-8"), prefix)
+    lines = _Lines(raw.decode("utf-8-sig"), prefix)
 
     def at(table: str, index: int | None = None, key: str | None = None) -> str:
         line = lines.at(table, index, key)
@@ -258,7 +295,7 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
             if key not in ("rule", "file", "subject", "reason"):
                 raise ConfigError(f"{at('suppress', i, key)}: {name}: unknown key {key!r}")
         rule = entry.get("rule")
-        if rule not in known_rules:
+        if not isinstance(rule, str) or rule not in known_rules:
             raise ConfigError(f"{at('suppress', i, 'rule')}: {name}.rule: {rule!r} is no rule (see `linkaudit rules`)")
         if rule in _NEVER_HIDDEN:
             raise ConfigError(
@@ -277,6 +314,15 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     for rule in _strings(data, "ignore", at("ignore")):
         if rule not in known_rules:
             raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
+        if rule == "unreadable-input":
+            raise ConfigError(f"{at('ignore')}: ignore: inputs that cannot be read are never hidden")
+    from .config import VersionCeiling  # config imports this module
+
+    for text in _strings(data, "max_versions", at("max_versions")):
+        try:
+            VersionCeiling.parse(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{at('max_versions')}: max_versions: {exc}") from None
     profile = data.get("profile")
     if profile is not None and not isinstance(profile, str):
         raise ConfigError(f"{at('profile')}: profile must be a string (see `linkaudit profiles`)")

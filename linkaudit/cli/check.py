@@ -156,7 +156,7 @@ def check(
         required_needed=settings.required_needed,
         config_file=settings.path or None,
         profile=chosen.name,
-        baseline=baseline.load(baseline_path) if baseline_path else None,
+        baseline=baseline.load(baseline_path, frozenset(rule_ids())) if baseline_path is not None else None,
         baseline_file=baseline_path,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
@@ -164,19 +164,23 @@ def check(
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:
             check_output_path(path, option)
+    if output is not None and write_baseline is not None and _same_path(output, write_baseline):
+        raise ConfigError(f"--output {output} and --write-baseline {write_baseline} name the same file")
+    # Never write over the inputs, the configuration file or the baseline read.
+    protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     report = audit(list(paths), config)
     if write_baseline is not None:
         write_output(
             write_baseline,
             baseline.dumps(report.findings, paths),
-            [*paths, *(f.path for f in report.files)],
+            [*protected, *(f.path for f in report.files)],
             "--write-baseline",
         )
     color = use_color(color, output)
     options = {"show_suppressed": True} if show_suppressed and fmt == OutputFormat.TEXT.value else {}
     text = renderer(OutputFormat(fmt))(report, color=color, **options)
     if output is not None:
-        write_output(output, text, [*paths, *(f.path for f in report.files)])
+        write_output(output, text, [*protected, *(f.path for f in report.files)])
     else:
         emit(text)
     if report.has_unreadable:
@@ -195,8 +199,15 @@ def _settings(config_path: str | None, no_config: bool) -> FileSettings:
         ConfigError: the file cannot be read or is not valid (the message names it and the key).
     """
     if no_config:
+        if config_path is not None:
+            raise ConfigError("--config and --no-config: choose one")
         return FileSettings(path="")
-    path = config_path or find_config(os.getcwd())
+    path = config_path if config_path is not None else find_config(os.getcwd())
     if path is None:
         return FileSettings(path="")
     return load_config(path, frozenset(rule_ids()))
+
+
+def _same_path(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` name one file (the same real path)."""
+    return os.path.realpath(a) == os.path.realpath(b)

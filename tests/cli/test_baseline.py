@@ -106,3 +106,34 @@ def test_relative_file() -> None:
 def test_write_baseline_errors_name_the_option(run_cli, builds: Path, target: str, message: str) -> None:  # type: ignore[no-untyped-def]
     r = run_cli("check", "--no-loader", "old", "--write-baseline", target)
     assert r.exit_code == 2 and message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"a":' * 100000 + "1" + "}" * 100000, "nested too deeply"),
+        (
+            '{"schema": "linkaudit-baseline/1", "findings": [{"rule": "nosuch", "file": "a", "subject": "b"}]}',
+            "is no rule",
+        ),
+        (
+            '{"schema": "linkaudit-baseline/1", "findings": [{"rule": "unreadable-input", "file": "a", "subject": "a"}]}',
+            "cannot be baselined",
+        ),
+    ],
+)
+def test_hostile_baseline(run_cli, builds: Path, content: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    (builds / "bl.json").write_text(content)
+    r = run_cli("check", "--no-loader", "old", "--baseline", "bl.json")
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "."])
+def test_baseline_must_be_a_regular_file(run_cli, builds: Path, special: str) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-loader", "old", "--baseline", special)
+    assert r.exit_code == 2 and "not a regular file" in r.stderr
+
+
+def test_empty_baseline_name_is_an_error(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-loader", "old", "--baseline", "")
+    assert r.exit_code == 2 and "--baseline : " in r.stderr

@@ -214,3 +214,68 @@ def test_unused_suppression_names_its_line(run_cli, workdir: Path) -> None:  # t
     (workdir / "linkaudit.toml").write_text("\n\n" + SUPPRESS_DRIVER)
     r = run_cli("check", "--no-loader", ABS)
     assert "linkaudit.toml:4: suppress[0] matches no finding" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+        (b'[[suppress]]\nrule = ["driver-link"]\nreason = "x"\n', "is no rule"),
+        (b'[[suppress]]\nrule = {a = 1}\nreason = "x"\n', "is no rule"),
+        (b'entries = ["a\\u0000b"]\n', "NUL"),
+        (b'entries = [""]\n', "empty"),
+        (b'max_versions = ["GLIBC_x"]\n', "linkaudit.toml:1: max_versions:"),
+        (b'ignore = ["unreadable-input"]\n', "linkaudit.toml:1: ignore: inputs that cannot be read"),
+        (b"# \xff\n", "not UTF-8"),
+    ],
+)
+def test_hostile_config_is_a_clear_error(run_cli, workdir: Path, content: bytes, message: str) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_bytes(content)
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2, r.stderr
+    assert message in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+def test_unclosed_brackets_do_not_backtrack(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    # A line of "[" and spaces with no "]" once cost exponential regex time in the line scanner.
+    spaces = " " * 20000
+    (workdir / "linkaudit.toml").write_text(f'entries = ["""\n[{spaces}a{spaces}\n"""]\nbogus = 1\n')
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2 and "linkaudit.toml:4: unknown key 'bogus'" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("content", [b"# \xff\n", b"tool = 5\n", b'tool = "linkaudit"\n', b'tool = ["linkaudit"]\n'])
+def test_odd_pyproject_without_our_table_is_ignored(run_cli, workdir: Path, content: bytes) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "pyproject.toml").write_bytes(content)
+    r = run_cli("check", "--no-loader", "--format", "json", ABS)
+    assert r.exit_code == 0, r.stderr
+    assert "config_file" not in json.loads(r.stdout)["config"]
+
+
+def test_broken_pyproject_with_our_table_is_reported(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "pyproject.toml").write_text("[tool.linkaudit\n")
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2 and "pyproject.toml: not valid TOML" in r.stderr
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "."])
+def test_config_must_be_a_regular_file(run_cli, workdir: Path, special: str) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-loader", "--config", special, ABS)
+    assert r.exit_code == 2 and "not a regular file" in r.stderr
+
+
+def test_config_option_misuse(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    assert "--config: empty file name" in run_cli("check", "--config", "", ABS).stderr
+    (workdir / "linkaudit.toml").write_text("")
+    r = run_cli("check", "--config", "linkaudit.toml", "--no-config", ABS)
+    assert r.exit_code == 2 and "choose one" in r.stderr
+
+
+def test_reports_never_overwrite_config_or_each_other(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "linkaudit.toml").write_text('ignore = ["rpath-leak"]\n')
+    for option in ("--output", "--write-baseline"):
+        r = run_cli("check", "--no-loader", option, "linkaudit.toml", ABS)
+        assert r.exit_code == 2 and "refusing to overwrite an input" in r.stderr
+    assert (workdir / "linkaudit.toml").read_text() == 'ignore = ["rpath-leak"]\n'
+    r = run_cli("check", "--no-loader", "-o", "out.json", "--write-baseline", "./out.json", ABS)
+    assert r.exit_code == 2 and "name the same file" in r.stderr
