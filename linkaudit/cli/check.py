@@ -149,7 +149,7 @@ def check(
         max_versions=tuple(ceilings.values()),
         ignore=frozenset(ignore) | frozenset(settings.ignore),
         target=None if no_loader else target_from_options(**loader),
-        entries=entries or settings.entries,
+        entries=entries or _entries_from_file(settings),
         severities=settings.severities,
         suppressions=settings.suppressions,
         forbidden_needed=settings.forbidden_needed,
@@ -211,3 +211,12 @@ def _settings(config_path: str | None, no_config: bool) -> FileSettings:
 def _same_path(a: str, b: str) -> bool:
     """True when ``a`` and ``b`` name one file (the same real path)."""
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _entries_from_file(settings: FileSettings) -> tuple[str, ...]:
+    """The file's ``entries``, relative to the configuration file's directory (kept as written
+    when that is the working directory, so that they match the inputs as the user spells them)."""
+    base = os.path.dirname(os.path.abspath(settings.path)) if settings.path else os.getcwd()
+    if base == os.getcwd():
+        return settings.entries
+    return tuple(e if os.path.isabs(e) else os.path.relpath(os.path.join(base, e)) for e in settings.entries)

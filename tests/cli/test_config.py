@@ -279,3 +279,16 @@ def test_reports_never_overwrite_config_or_each_other(run_cli, workdir: Path) ->
     assert (workdir / "linkaudit.toml").read_text() == 'ignore = ["rpath-leak"]\n'
     r = run_cli("check", "--no-loader", "-o", "out.json", "--write-baseline", "./out.json", ABS)
     assert r.exit_code == 2 and "name the same file" in r.stderr
+
+
+def test_entries_are_relative_to_the_config_file(run_cli, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    shutil.copytree(SAMPLES / "loader/unused_needed", workdir / "pkg")
+    (workdir / "linkaudit.toml").write_text('entries = ["pkg/libroot.so"]\n')
+    sub = workdir / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    doc = json.loads(run_cli("check", "--format", "json", "../pkg").stdout)
+    assert [r["path"] for r in doc["roots"] if r["reached"]] == ["../pkg/libroot.so"]
+    assert not [f for f in doc["findings"] if f["rule"] == "unreadable-input"]
