@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable, Sequence
 
+from .configfile import read_settings_file
 from .errors import ConfigError
 from .report import Finding
 
@@ -85,16 +85,9 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             ``{"rule": str, "file": str, "subject": str}`` or names no rule (the message
             names the file and the entry).
     """
+    raw = read_settings_file(path, MAX_BASELINE_BYTES, f"--baseline {path}", "baseline")
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"--baseline {path}: not a regular file")
-        if st.st_size > MAX_BASELINE_BYTES:
-            raise ConfigError(f"--baseline {path}: {st.st_size} bytes: larger than {MAX_BASELINE_BYTES} bytes")
-        with open(path, encoding="utf-8") as fh:
-            doc = json.loads(fh.read(MAX_BASELINE_BYTES + 1))
-    except OSError as exc:
-        raise ConfigError(f"--baseline {path}: cannot read: {exc.strerror or exc}") from exc
+        doc = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--baseline {path}: not a JSON document: {exc}") from exc
     except RecursionError:

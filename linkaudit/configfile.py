@@ -224,6 +224,31 @@ class _Lines:
         return ""
 
 
+def read_settings_file(path: str, limit: int, where: str, what: str) -> bytes:
+    """The bytes of a small settings file the user names (configuration, baseline).
+
+    Args:
+        path: the file.
+        limit: largest size accepted, bytes.
+        where: how messages name it (``"linkaudit.toml"``, ``"--baseline bl.json"``).
+        what: what it is, for the size message (``"configuration"``).
+
+    Raises:
+        ConfigError: not a regular file (a directory, FIFO or device, which could block or
+            never end), larger than ``limit``, or unreadable.
+    """
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{where}: not a regular file")
+        if st.st_size > limit:
+            raise ConfigError(f"{where}: {st.st_size} bytes: larger than any {what} ({limit} bytes)")
+        with open(path, "rb") as fh:
+            return fh.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from exc
+
+
 def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     """Read and validate a configuration file.
 
@@ -233,17 +258,9 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     """
     if not path:
         raise ConfigError("--config: empty file name")
+    raw = read_settings_file(path, MAX_CONFIG_BYTES, path, "configuration")
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"{path}: not a regular file")
-        if st.st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: {st.st_size} bytes: larger than any configuration ({MAX_CONFIG_BYTES} bytes)")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
         data = tomllib.loads(raw.decode("utf-8-sig"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte offset {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:

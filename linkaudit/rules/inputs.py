@@ -9,7 +9,15 @@ from ..report import Finding, Severity
 from .base import Rule
 
 
-class UnreadableInput(Rule):
+class DriverRule(Rule):
+    """A rule whose findings the audit driver emits (about the inputs, the configuration or
+    the baseline), not ``check``: listed, explained, ignorable and schema-checked like any other."""
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        return iter(())
+
+
+class UnreadableInput(DriverRule):
     id = "unreadable-input"
     severity = Severity.ERROR
     summary = "an input could not be read: missing, unreadable, a symlink loop, not a binary, or malformed"
@@ -23,11 +31,8 @@ audited; the command exits with status 2.
 """
     evidence = {"reason": "why the input could not be read", "offset": "byte offset of the fault, or null"}
 
-    def check(self, context: AuditContext) -> Iterator[Finding]:
-        return iter(())
 
-
-class NoBinaries(Rule):
+class NoBinaries(DriverRule):
     id = "no-binaries"
     severity = Severity.NOTE
     summary = "a directory given holds no binary (a pure-Python package, for instance)"
@@ -38,9 +43,6 @@ is a note and the exit status stays 0: a CI step can run linkaudit over every
 package without special cases.
 """
     evidence = {"skipped": "files found that are binaries of a format not supported yet"}
-
-    def check(self, context: AuditContext) -> Iterator[Finding]:
-        return iter(())
 
 
 class LoaderSkipped(Rule):
@@ -64,7 +66,7 @@ run for musl binaries; the per-file rules still are.
             yield self.finding(path, path, reason, {"reason": reason})
 
 
-class UnusedSuppression(Rule):
+class UnusedSuppression(DriverRule):
     id = "unused-suppression"
     severity = Severity.WARNING
     summary = "a [[suppress]] entry of the configuration file matches no finding: the exception is stale"
@@ -82,11 +84,8 @@ exception would silently hide the next, different problem with the same name.
         "reason": "the reason it gives",
     }
 
-    def check(self, context: AuditContext) -> Iterator[Finding]:
-        return iter(())
 
-
-class BaselineFixed(Rule):
+class BaselineFixed(DriverRule):
     id = "baseline-fixed"
     severity = Severity.NOTE
     summary = "a finding recorded in the --baseline file is no longer found: fixed since the baseline"
@@ -103,6 +102,3 @@ directory.
         "file": "its file, relative to the input given",
         "subject": "its subject",
     }
-
-    def check(self, context: AuditContext) -> Iterator[Finding]:
-        return iter(())
