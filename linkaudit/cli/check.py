@@ -177,7 +177,11 @@ def check(
             "--write-baseline",
         )
     color = use_color(color, output)
-    options = {"show_suppressed": True} if show_suppressed and fmt == OutputFormat.TEXT.value else {}
+    options: dict[str, object] = {}
+    if show_suppressed and fmt == OutputFormat.TEXT.value:
+        options["show_suppressed"] = True
+    if fmt == OutputFormat.SARIF.value:
+        options["inputs"] = paths  # fingerprints relative to the inputs, as the baseline's
     text = renderer(OutputFormat(fmt))(report, color=color, **options)
     if output is not None:
         write_output(output, text, [*protected, *(f.path for f in report.files)])

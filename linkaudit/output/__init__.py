@@ -22,6 +22,7 @@ class OutputFormat(enum.StrEnum):
     JSON = "json"
     JUNIT = "junit"
     GITHUB = "github"
+    SARIF = "sarif"
 
 
 #: Version of the JSON documents; evolves additively (new optional fields only).
@@ -103,6 +104,10 @@ def renderer(fmt: OutputFormat) -> Callable[..., str]:
         from . import github
 
         return github.render
+    if fmt is OutputFormat.SARIF:
+        from . import sarif
+
+        return sarif.render
     raise AssertionError(f"unhandled output format {fmt}")  # pragma: no cover
 
 

@@ -15,14 +15,21 @@ from ..report import FileStatus, Report, Severity
 from . import text_safe, utf8_tree
 
 
+def _lines_safe(text: str) -> str:
+    """``text_safe`` line by line: the newlines stay (XML text may hold them), every other
+    control character is escaped (XML 1.0 admits none of C0 but tab, LF and CR)."""
+    return "\n".join(text_safe(line) for line in text.split("\n"))
+
+
 def render(report: Report, color: bool = False) -> str:
-    """The report as a JUnit ``<testsuites>`` document."""
+    """The report as a JUnit ``<testsuites>`` document, valid against ``schema/junit.xsd``."""
     by_case: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
     for f in report.findings:
         by_case.setdefault((f.file, f.rule), []).append(f)
     files = [r.path for r in report.files if r.status is not FileStatus.SKIPPED]
     suites = ET.Element("testsuites", name="linkaudit", time=f"{report.seconds:.3f}")
     total_failures = 0
+    total_cases = 0
     for path in dict.fromkeys([*files, *(f.file for f in report.findings)]):
         suite = ET.SubElement(suites, "testsuite", name=text_safe(path))
         cases = 0
@@ -38,7 +45,7 @@ def render(report: Report, color: bool = False) -> str:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=text_safe(errors[0].message[:500]), type=rule)
                 failure.text = "\n\n".join(
-                    text_safe(f"{f.subject}: {f.message}\n{json.dumps(utf8_tree(f.evidence), indent=2)}")
+                    _lines_safe(f"{f.subject}: {f.message}\n{json.dumps(utf8_tree(f.evidence), indent=2)}")
                     for f in errors
                 )
             others = [f for f in findings if f not in errors]
@@ -52,7 +59,11 @@ def render(report: Report, color: bool = False) -> str:
                 )
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
+        suite.set("errors", "0")
         total_failures += failures
+        total_cases += cases
+    suites.set("tests", str(total_cases))
     suites.set("failures", str(total_failures))
+    suites.set("errors", "0")
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

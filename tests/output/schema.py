@@ -25,3 +25,12 @@ def validate_show(doc: dict[str, Any]) -> None:
 
 def validate_tree(doc: dict[str, Any]) -> None:
     jsonschema.Draft202012Validator(_schema("tree.schema.json")).validate(doc)
+
+
+def validate_junit(text: str) -> None:
+    """Validate a JUnit document against ``schema/junit.xsd`` (linkaudit's statement of the Ant/Jenkins dialect)."""
+    import xmlschema
+
+    xsd = resources.files("linkaudit.output").joinpath("schema/junit.xsd")
+    with resources.as_file(xsd) as path:
+        xmlschema.XMLSchema(str(path)).validate(text)

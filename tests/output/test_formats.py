@@ -11,7 +11,7 @@ import pytest
 from linkaudit import AuditConfig, VersionCeiling, audit
 from linkaudit.output import OutputFormat, renderer
 
-from .schema import _schema, validate_report
+from .schema import _schema, validate_junit, validate_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
 
@@ -99,12 +99,13 @@ def _hostile_tree(tmp_path: Path) -> Path:
 
 
 def test_reports_are_valid_utf8_with_bad_bytes_and_controls_escaped(tmp_path: Path) -> None:
-    """Text and JSON, stdout and --output: UTF-8 always; \\xNN for bad bytes; no raw newline or ESC from a name."""
+    """Every format, stdout and --output: UTF-8 always; \\xNN for bad bytes; no raw newline or ESC from a name;
+    the JUnit document stays well-formed XML (XML 1.0 admits no ESC) and valid against its XSD."""
     import subprocess
     import sys
 
     top = _hostile_tree(tmp_path)
-    for fmt in ("text", "json"):
+    for fmt in OutputFormat:
         out = tmp_path / f"report.{fmt}"
         proc = subprocess.run(
             [sys.executable, "-m", "linkaudit", "check", "--format", fmt, "--no-color", str(top)],
@@ -126,6 +127,12 @@ def test_reports_are_valid_utf8_with_bad_bytes_and_controls_escaped(tmp_path: Pa
                 validate_report(doc)
                 assert any(f["path"].endswith("lib\nfake.so") for f in doc["files"])  # JSON escapes it
                 assert "lib\\\\xff\\\\xfe.so" in text  # the JSON text of the string lib\xff\xfe.so
+            elif fmt == "junit":
+                validate_junit(text)
+                assert "pkg\\xff\\x1b[2J" in text
+            elif fmt == "sarif":
+                json.loads(text)
+                assert "pkg%FF%1B%5B2J/lib%0Afake.so" in text  # the file name's own bytes, percent-encoded
             else:
                 assert "pkg\\xff\\x1b[2J" in text and "lib\\nfake.so" in text
                 assert "\nerror [fake]" not in text and "red\\nerror [fake]" in text
@@ -148,6 +155,23 @@ def test_junit_is_xml_with_a_failure_per_failing_rule(report) -> None:  # type: 
     failures = {(c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None}
     assert failures == failing
     assert int(root.get("failures")) == len(failing)
+    assert int(root.get("tests")) == sum(1 for _ in root.iter("testcase"))
+    validate_junit(renderer(OutputFormat.JUNIT)(report))
+
+
+def test_junit_xsd_rejects_what_ci_readers_would_not_take(report) -> None:  # type: ignore[no-untyped-def]
+    """The XSD validation above can fail: a case without a name, a negative count, an unknown element."""
+    import xmlschema
+
+    good = renderer(OutputFormat.JUNIT)(report)
+    for bad in (
+        good.replace(' name="driver-link"', "", 1),
+        good.replace('errors="0"', 'errors="-1"', 1),
+        good.replace("<testcase ", "<testcase><bogus/></testcase><testcase ", 1),
+    ):
+        assert bad != good
+        with pytest.raises(xmlschema.XMLSchemaValidationError):
+            validate_junit(bad)
 
 
 def test_github_workflow_commands_are_escaped() -> None:
