@@ -19,6 +19,7 @@ from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary
+from .packages import staged_inputs
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .sources import GeneratedSource
@@ -195,45 +196,16 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
     return out
 
 
-def read(path: str) -> list[Binary]:
-    """Read one file into ``Binary`` records (one per ELF file; never executes it).
-
-    Raises:
-        InputError: the file cannot be read or is malformed.
-    """
-    return read_path(path)
-
-
-def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
-    """Audit files and directories.
-
-    Args:
-        paths: files and directories, as the user gave them.
-        config: what to check; defaults to ``AuditConfig()``.
-
-    Returns:
-        A ``Report``: every input (audited, unreadable, or skipped: a recognised
-        format not read yet) and every finding, grouped by file in input order,
-        most severe first; and the settings it ran with.
-
-    Raises:
-        ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
-    """
-    config = config or AuditConfig()
-    for rule_id in config.ignore:
-        if get_rule(rule_id) is None:
-            raise ConfigError(f"--ignore {rule_id!r}: no such rule (see `linkaudit rules`)")
-    start = time.perf_counter()
-    if config.link_line:
-        # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
-        given = {os.path.realpath(p) for p in paths}
-        extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
-        paths = [*paths, *dict.fromkeys(extra)]
+def _audit_staged(
+    paths: Sequence[str], config: AuditConfig, package_errors: Sequence[InputError]
+) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...]]:
+    """The body of ``audit`` over ``paths`` with packages already staged (``package_errors``: their
+    refused members): files, findings before configuration, the rules that ran, the roots."""
     collected = collect(paths)
     files: list[FileResult] = []
     findings: list[Finding] = []
     binaries: list[Binary] = []
-    for error in collected.errors:
+    for error in [*package_errors, *collected.errors]:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
     escape_check = _sysroot_escape_check(config)
@@ -296,8 +268,73 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
+    roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()
+    return files, findings, ran, roots
+
+
+def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
+    """``finding`` with every staged path in its file, subject, message and evidence written
+    ``PACKAGE!member``."""
+
+    def tree(value: object) -> object:
+        if isinstance(value, str):
+            return label(value)
+        if isinstance(value, (list, tuple)):
+            return [tree(v) for v in value]
+        if hasattr(value, "items"):
+            return {k: tree(v) for k, v in value.items()}
+        return value
+
+    return replace(
+        finding,
+        file=label(finding.file),
+        subject=label(finding.subject),
+        message=label(finding.message),
+        evidence=tree(finding.evidence),  # type: ignore[arg-type]
+    )
+
+
+def read(path: str) -> list[Binary]:
+    """Read one file into ``Binary`` records (one per ELF file; never executes it).
+
+    Raises:
+        InputError: the file cannot be read or is malformed.
+    """
+    return read_path(path)
+
+
+def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
+    """Audit files and directories.
+
+    Args:
+        paths: files and directories, as the user gave them.
+        config: what to check; defaults to ``AuditConfig()``.
+
+    Returns:
+        A ``Report``: every input (audited, unreadable, or skipped: a recognised
+        format not read yet) and every finding, grouped by file in input order,
+        most severe first; and the settings it ran with.
+
+    Raises:
+        ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
+    """
+    config = config or AuditConfig()
+    for rule_id in config.ignore:
+        if get_rule(rule_id) is None:
+            raise ConfigError(f"--ignore {rule_id!r}: no such rule (see `linkaudit rules`)")
+    start = time.perf_counter()
+    if config.link_line:
+        # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
+        given = {os.path.realpath(p) for p in paths}
+        extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
+        paths = [*paths, *dict.fromkeys(extra)]
+    with staged_inputs(list(paths)) as staged:
+        files, findings, ran, roots = _audit_staged(staged.paths, config, staged.errors)
+        if staged.packages:
+            files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
+            findings = [_relabel(f, staged.label) for f in findings]
+            roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
     findings = _configure([f for f in findings if f.rule not in config.ignore], config, paths)
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()
     return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings(), roots)

@@ -38,8 +38,12 @@ Fingerprint = tuple[str, str, str]
 def relative_file(file: str, inputs: Sequence[str]) -> str:
     """``file`` relative to the input that holds it: a file given itself is its base name,
     a file found under a directory given is its path below that directory
-    (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``); anything else unchanged."""
+    (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``), a member of a package given is
+    its member path (``dist/x.whl!torch/lib/libc10.so`` → ``torch/lib/libc10.so``, as the same
+    file found under the unpacked tree); anything else unchanged."""
     for given in inputs:
+        if file.startswith(given + "!"):
+            return file[len(given) + 1 :]
         base = given.rstrip("/") or "/"
         if file in (given, base):
             return os.path.basename(base)

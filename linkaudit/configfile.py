@@ -82,8 +82,12 @@ class Suppression:
 
 def file_matches(path: str, glob: str) -> bool:
     """True when ``path`` (as reported) matches the fnmatch ``glob``, whole or as a trailing
-    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``."""
-    return fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob)
+    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``; a package member
+    (``dist/x.whl!torch/lib/libtorch.so``) matches by its member path too."""
+    if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob):
+        return True
+    member = path.rpartition("!")[2]
+    return member != path and (fnmatch.fnmatchcase(member, glob) or fnmatch.fnmatchcase(member, "*/" + glob))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import pytest
 from linkaudit.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realsite import TORCH_VERSION, cache_root, fetch_torch_wheel, make_torch_site
+from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torch_wheel, make_torch_site
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bins"
@@ -52,6 +52,15 @@ def torch_wheel_dir() -> Path:
     if torch is None:
         pytest.skip(f"torch=={TORCH_VERSION} wheel not available offline: {reason}")
     return torch
+
+
+@pytest.fixture(scope="session")
+def torch_wheel_file() -> Path:
+    """The real torch 2.14.1 CUDA wheel file itself (kept in the cache); skips when pip cannot fetch it offline."""
+    wheel, reason = download_torch_wheel(cache_root() / "wheels")
+    if wheel is None:
+        pytest.skip(f"torch=={TORCH_VERSION} wheel not available offline: {reason}")
+    return wheel
 
 
 @pytest.fixture(scope="session")

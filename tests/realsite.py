@@ -25,7 +25,6 @@ pip 23 does not widen ``manylinux_2_28`` to older tags by itself, hence the list
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -94,20 +93,18 @@ def cache_root() -> Path:
     return Path(os.environ.get("LINKAUDIT_TEST_CACHE") or Path.home() / ".cache" / "linkaudit-tests")
 
 
-def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
-    """Download the torch wheel (``pip download --no-deps``) and extract ``torch/lib/*.so*`` and
-    ``torch/_C*.so`` into ``target``, once.
+def download_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
+    """The torch wheel file itself (``pip download --no-deps``), kept in ``target``, once.
 
     Returns:
-        (``target/torch``, "") or (``None``, the reason pip gave) when it cannot be had offline.
+        (the ``.whl`` path, "") or (``None``, the reason pip gave) when it cannot be had offline.
     """
-    marker = target / MARKER
-    if marker.exists():
-        return target / "torch", ""
+    wheels = sorted(target.glob(f"torch-{TORCH_VERSION}-*.whl")) if target.exists() else []
+    if wheels:
+        return wheels[0], ""
     target.mkdir(parents=True, exist_ok=True)
-    download = target / "download"
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download),
+        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target),
         f"torch=={TORCH_VERSION}", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
         "--python-version", "3.11", "--implementation", "cp",
     ]  # fmt: skip
@@ -115,16 +112,32 @@ def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Pat
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, str(exc)
-    wheels = sorted(download.glob("torch-*.whl")) if download.exists() else []
+    wheels = sorted(target.glob(f"torch-{TORCH_VERSION}-*.whl"))
     if proc.returncode != 0 or not wheels:
         return None, proc.stderr.strip()[-300:]
-    with zipfile.ZipFile(wheels[0]) as zf:
+    return wheels[0], ""
+
+
+def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
+    """Extract ``torch/lib/*.so*`` and ``torch/_C*.so`` of the torch wheel (``download_torch_wheel``)
+    into ``target``, once.
+
+    Returns:
+        (``target/torch``, "") or (``None``, the reason pip gave) when it cannot be had offline.
+    """
+    marker = target / MARKER
+    if marker.exists():
+        return target / "torch", ""
+    wheel, reason = download_torch_wheel(target.parent / "wheels", timeout=timeout)
+    if wheel is None:
+        return None, reason
+    target.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as zf:
         for name in zf.namelist():
             if (name.startswith("torch/lib/") and ".so" in name) or (
                 name.startswith("torch/_C") and name.endswith(".so")
             ):
                 zf.extract(name, target)
-    shutil.rmtree(download, ignore_errors=True)
     marker.write_text("ok\n")
     return target / "torch", ""
 

@@ -69,3 +69,29 @@ def test_glibc_ceiling_of_the_manylinux_2_28_tag(run_cli, torch_lib: Path) -> No
     doc = json.loads(r.stdout)
     assert [f for f in doc["findings"] if f["rule"] == "symbol-version"] == []
     assert r.exit_code == 0
+
+
+def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file: Path, tmp_path: Path) -> None:
+    """``check`` on the .whl itself, not extracted, finds what it finds on the tree unzip makes of it
+    (every binary member; fingerprints relative to the input), and labels members ``WHEEL!member``."""
+    import zipfile
+
+    from linkaudit import audit
+    from linkaudit.baseline import dumps
+    from linkaudit.formats import SNIFF_BYTES, sniff
+
+    tree = tmp_path / "unpacked"
+    with zipfile.ZipFile(torch_wheel_file) as zf:
+        for info in zf.infolist():
+            with zf.open(info) as member:
+                if info.is_dir() or sniff(member.read(SNIFF_BYTES)) is None:
+                    continue
+            zf.extract(info, tree)
+    from_wheel = audit([str(torch_wheel_file)])
+    from_tree = audit([str(tree)])
+    assert len(from_wheel.files) == len(from_tree.files) >= 16
+    assert all(f.path.startswith(f"{torch_wheel_file}!torch/") for f in from_wheel.files)
+    assert dumps(from_wheel.findings, [str(torch_wheel_file)]) == dumps(from_tree.findings, [str(tree)])
+    assert any(
+        f.rule == "driver-link" and f.file.endswith("!torch/lib/libcaffe2_nvrtc.so") for f in from_wheel.findings
+    )

@@ -1,0 +1,466 @@
+"""Packages as inputs: wheels (``.whl``), conda packages (``.conda``, ``.tar.bz2``) and plain tarballs.
+
+A package given on the command line is recognised by its magic bytes (zip ``PK\\x03\\x04``, gzip,
+bzip2, xz, zstd, or a POSIX tar header) and *staged*: only the members that are binaries (their
+own magic bytes say ELF, Mach-O, PE or ``ar``) and the symlinks between members are written,
+streamed, into a private temporary directory laid out as the package installs — a wheel's files
+at the root of a ``site-packages``, a conda package's at the root of its prefix, a wheel's
+``NAME.data/purelib`` and ``platlib`` merged into that root.  Python sources, headers and data are
+never written.  The audit (and the loader emulation, so that ``$ORIGIN`` resolves against the
+member layout) then runs on the staged tree, and every path is reported as
+``PACKAGE!member`` (``dist/torch-2.14.1-....whl!torch/lib/libc10.so``).
+
+Several wheels given together are staged into one ``site-packages`` — the virtual site they make
+once installed side by side, so that torch's ``$ORIGIN/../../nvidia/cu13/lib`` finds the files of
+the ``nvidia-*`` wheels given with it — and several conda packages into one prefix.
+
+Hostile archives are refused member by member, each refusal an ``InputError`` naming
+``PACKAGE!member`` and the reason, while every other member is still audited:
+
+* names that are absolute, carry a drive letter, a ``..`` component, a NUL or a backslash-separated
+  ``..`` (path traversal);
+* symlinks whose target leaves the package (checked on the name, then again on the real path of
+  what was created), links to a missing member, device files;
+* decompression bombs: a member larger than ``MAX_MEMBER_BYTES``, a zip member expanding more than
+  ``MAX_RATIO`` times its compressed size, more than ``MAX_TOTAL_BYTES`` written in all, or more
+  than ``MAX_MEMBERS`` members — sizes counted on the bytes actually decompressed, never taken
+  from headers;
+* corrupt archives (a bad CRC, a truncated stream) end with an error for the member or the
+  archive.
+
+Sources: the wheel format (PEP 427, binary distribution format: ``.data`` directories), conda's
+package format (``.conda``: an uncompressed zip of ``info-*.tar.zst`` and ``pkg-*.tar.zst``;
+``.tar.bz2``: one bzip2 tarball), POSIX ``ustar``.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO
+
+from .errors import InputError
+from .formats import SNIFF_BYTES, sniff
+
+#: Largest member written, bytes (libtorch_cuda.so is about 1.6 GB).
+MAX_MEMBER_BYTES = 8 << 30
+#: Largest total written for one audit, bytes.
+MAX_TOTAL_BYTES = 64 << 30
+#: Largest expansion of one zip member over its compressed size, for members above 1 MiB
+#: (ELF libraries compress 2-10x; a zip bomb expands 1000x and more).
+MAX_RATIO = 200
+#: Most members one package may list.
+MAX_MEMBERS = 1_000_000
+
+_CHUNK = 1 << 20
+#: What a corrupt member raises while it is decompressed (bz2 raises OSError).
+_CORRUPT = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
+_ZIP = b"PK\x03\x04"
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
+def package_kind(path: str) -> str | None:
+    """``"wheel"``, ``"conda"``, ``"tarball"`` or ``None``: what the file at ``path`` is, by its bytes.
+
+    A zip holding ``pkg-*.tar.zst`` is a ``.conda``; any other zip is staged as a wheel; a
+    compressed or plain tarball with ``info/index.json`` is a conda ``.tar.bz2`` (decided while
+    reading), anything else a plain tarball.  Never raises: an unreadable file is ``None`` and
+    is reported by the ordinary reader.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    if head.startswith(_ZIP):
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+            return "wheel"  # reported as corrupt when staged
+        return "conda" if any(n.startswith("pkg-") and n.endswith(".tar.zst") for n in names) else "wheel"
+    if head.startswith(_COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
+        return "tarball"
+    return None
+
+
+def _safe_name(name: str) -> str | None:
+    """The member name as a relative POSIX path, or ``None`` when it may not be written.
+
+    Refused: empty, absolute (``/x``, ``C:/x``, ``\\\\x``), a ``..`` component (also with
+    backslashes), a NUL.
+    """
+    if not name or "\0" in name:
+        return None
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." or ".." in p.split("\\") for p in parts):
+        return None
+    return "/".join(parts)
+
+
+@dataclass
+class _Site:
+    """One staging root: a ``site-packages`` (wheels), a prefix (conda) or a tarball's own root."""
+
+    host: str
+    labels: list[str] = field(default_factory=list)
+    owner: dict[str, str] = field(default_factory=dict)  # member path or its directory -> package label
+
+
+@dataclass
+class Staged:
+    """The inputs after staging.
+
+    Attributes:
+        paths: the inputs to audit: each package replaced by its staging root (once per root),
+            every other path unchanged, in the order given.
+        errors: members and packages refused or unreadable, each naming ``PACKAGE!member``.
+        packages: the packages staged, as given.
+    """
+
+    paths: list[str]
+    errors: list[InputError]
+    packages: list[str]
+    _sites: list[_Site] = field(default_factory=list)
+    _pattern: re.Pattern[str] | None = None
+
+    def label(self, text: str) -> str:
+        """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
+        alone as ``PACKAGE``); text without one is returned unchanged."""
+        if not self._sites:
+            return text
+        if self._pattern is None:
+            roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
+            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}]*)?")
+        if not any(s.host in text for s in self._sites):
+            return text
+        by_host = {s.host: s for s in self._sites}
+
+        def sub(match: re.Match[str]) -> str:
+            site = by_host[match.group(1)]
+            rel = (match.group(2) or "").strip("/")
+            owner = _owner(site, rel)
+            return f"{owner}!{rel}" if rel else owner
+
+        return self._pattern.sub(sub, text)
+
+
+def _owner(site: _Site, rel: str) -> str:
+    """The package a staged path belongs to: the owner of the path or of its nearest directory
+    (for a path no package holds, such as a search-path attempt, the first package of the site)."""
+    probe = rel
+    while probe:
+        owner = site.owner.get(probe)
+        if owner is not None:
+            return owner
+        probe = posixpath.dirname(probe)
+    return site.labels[0] if len(site.labels) == 1 else "+".join(site.labels)
+
+
+class _Budget:
+    """Bytes written so far for one audit, against ``MAX_TOTAL_BYTES``."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+
+class _Refused(Exception):
+    """A member that may not be written; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _write(src: IO[bytes], head: bytes, dest: str, budget: _Budget, limit_ratio: int | None) -> None:
+    """Stream ``head`` + the rest of ``src`` to the new file ``dest`` (never through a symlink),
+    counting the bytes against the member and total caps; ``limit_ratio`` is the largest size
+    allowed (``None``: no ratio check)."""
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            chunk = head
+            while chunk:
+                written += len(chunk)
+                budget.total += len(chunk)
+                if written > MAX_MEMBER_BYTES:
+                    raise _Refused(f"larger than {MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)")
+                if limit_ratio is not None and written > max(limit_ratio, 1 << 20):
+                    raise _Refused(f"expands more than {MAX_RATIO} times its compressed size (a decompression bomb?)")
+                if budget.total > MAX_TOTAL_BYTES:
+                    raise _Refused(f"the packages expand to more than {MAX_TOTAL_BYTES} bytes in all")
+                out.write(chunk)
+                chunk = src.read(_CHUNK)
+    except BaseException:
+        os.unlink(dest)
+        raise
+
+
+def _mkdirs(root: str, rel_dir: str) -> str:
+    """Create ``rel_dir`` under ``root`` as real directories (refusing any component that is not one)."""
+    path = root
+    for part in [p for p in rel_dir.split("/") if p]:
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path, 0o755)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                raise _Refused(f"{rel_dir}: a parent directory is a file or a symlink in the package") from None
+    return path
+
+
+def _install_path(kind: str, name: str) -> str | None:
+    """Where a member lands once installed: a wheel's ``X.data/purelib|platlib/...`` at the root,
+    its other ``.data`` schemes (scripts, headers, data) not at all; everything else as named."""
+    if kind == "wheel":
+        parts = name.split("/")
+        if len(parts) > 2 and parts[0].endswith(".data"):
+            return "/".join(parts[2:]) if parts[1] in ("purelib", "platlib") else None
+    return name
+
+
+class _Stager:
+    def __init__(self, budget: _Budget) -> None:
+        self.budget = budget
+        self.errors: list[InputError] = []
+
+    def _refuse(self, label: str, member: str, reason: str) -> None:
+        self.errors.append(InputError(f"{label}!{member}", reason))
+
+    def _file(self, site: _Site, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> None:
+        head = src.read(SNIFF_BYTES)
+        if sniff(head) is None:
+            return  # not a binary: never written
+        rel = _install_path(kind, name)
+        if rel is None:
+            return
+        if rel in site.owner and site.owner[rel] != label:
+            self._refuse(label, name, f"also installed by {site.owner[rel]}: two packages write {rel}")
+            return
+        try:
+            directory = _mkdirs(site.host, posixpath.dirname(rel))
+            dest = os.path.join(directory, posixpath.basename(rel))
+            if os.path.lexists(dest):
+                return  # a second copy of one member name: the first one stays, as unzip keeps it
+            _write(src, head, dest, self.budget, ratio)
+        except _Refused as exc:
+            self._refuse(label, name, exc.reason)
+            return
+        self._own(site, rel, label)
+
+    @staticmethod
+    def _own(site: _Site, rel: str, label: str) -> None:
+        site.owner.setdefault(rel, label)
+        parent = posixpath.dirname(rel)
+        while parent and parent not in site.owner:
+            site.owner[parent] = label
+            parent = posixpath.dirname(parent)
+
+    def _links(self, site: _Site, label: str, kind: str, links: list[tuple[str, str]]) -> None:
+        """Create the symlinks after every file, checked twice: the target, taken lexically from
+        the link's directory, stays inside the package; and the created link's real path too."""
+        for name, target in links:
+            rel = _install_path(kind, name)
+            if rel is None:
+                continue
+            if target.startswith("/") or "\0" in target:
+                self._refuse(label, name, f"a symlink to the absolute path {target!r}, outside the package")
+                continue
+            lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+            if lexical == ".." or lexical.startswith("../"):
+                self._refuse(label, name, f"a symlink to {target!r}, which leaves the package")
+                continue
+            try:
+                directory = _mkdirs(site.host, posixpath.dirname(rel))
+            except _Refused as exc:
+                self._refuse(label, name, exc.reason)
+                continue
+            dest = os.path.join(directory, posixpath.basename(rel))
+            if os.path.lexists(dest):
+                continue
+            os.symlink(target, dest)
+            real = os.path.realpath(dest)
+            if not (real == site.host or real.startswith(site.host + "/")):
+                os.unlink(dest)
+                self._refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
+                continue
+            if os.path.exists(dest):
+                self._own(site, rel, label)
+            else:
+                os.unlink(dest)  # a link to a member that is not a binary (or missing): nothing to audit
+
+    def zip(self, site: _Site, label: str, kind: str, path: str) -> None:
+        try:
+            zf = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            self.errors.append(InputError(path, f"not a readable zip archive: {exc}"))
+            return
+        with zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_MEMBERS:
+                self.errors.append(InputError(path, f"lists {len(infos)} members, more than {MAX_MEMBERS}"))
+                return
+            links: list[tuple[str, str]] = []
+            for info in infos:
+                if info.is_dir():
+                    continue
+                name = _safe_name(info.filename)
+                if name is None:
+                    self._refuse(label, info.filename, "a member name that is absolute or climbs out with '..'")
+                    continue
+                mode = info.external_attr >> 16
+                try:
+                    if stat.S_ISLNK(mode):
+                        if info.file_size > 4096:
+                            self._refuse(label, name, "a symlink whose target is longer than 4096 bytes")
+                            continue
+                        links.append((name, zf.read(info).decode("utf-8", "surrogateescape")))
+                        continue
+                    if kind == "conda" and name.startswith("pkg-") and name.endswith(".tar.zst"):
+                        self._conda_inner(site, label, zf, info)
+                        continue
+                    if kind == "conda":
+                        continue  # info-*.tar.zst and metadata.json
+                    ratio = MAX_RATIO * max(info.compress_size, 1)
+                    with zf.open(info) as src:
+                        self._file(site, label, kind, name, src, ratio)
+                except (*_CORRUPT, NotImplementedError) as exc:
+                    self._refuse(label, name, f"cannot be decompressed: {exc}")
+            self._links(site, label, kind, links)
+
+    def _conda_inner(self, site: _Site, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+        import zstandard
+
+        with zf.open(info) as raw:
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_size=_CHUNK)
+            self._tar_stream(site, label, "conda", reader, label, info.compress_size)
+
+    def tar(self, site: _Site, label: str, path: str) -> None:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(8)
+                fh.seek(0)
+                if head.startswith(b"\x28\xb5\x2f\xfd"):
+                    import zstandard
+
+                    stream: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(fh, read_size=_CHUNK)
+                    self._tar_stream(site, label, "tarball", stream, path, os.fstat(fh.fileno()).st_size)
+                    return
+                self._tar_stream(site, label, "tarball", fh, path, os.fstat(fh.fileno()).st_size, compressed=True)
+        except OSError as exc:
+            self.errors.append(InputError(path, exc.strerror or str(exc)))
+
+    def _tar_stream(
+        self, site: _Site, label: str, kind: str, fh: IO[bytes], where: str, packed: int, compressed: bool = False
+    ) -> None:
+        """Read a tar stream member by member (``r|*``: no seeking, so a truncated or hostile stream
+        fails at the member it reached); every member written counts against the ratio of all bytes
+        written to the package's size on disk."""
+        links: list[tuple[str, str]] = []
+        members = 0
+        start_total = self.budget.total
+        try:
+            with tarfile.open(fileobj=fh, mode="r|*" if compressed else "r|") as tf:
+                for member in tf:
+                    members += 1
+                    if members > MAX_MEMBERS:
+                        raise tarfile.TarError(f"more than {MAX_MEMBERS} members")
+                    name = _safe_name(member.name)
+                    if name is None:
+                        self._refuse(label, member.name, "a member name that is absolute or climbs out with '..'")
+                        continue
+                    if member.issym():
+                        links.append((name, member.linkname))
+                        continue
+                    if member.islnk():
+                        target = _safe_name(member.linkname)
+                        if target is None:
+                            self._refuse(label, name, f"a hard link to {member.linkname!r}, outside the package")
+                            continue
+                        links.append((name, posixpath.relpath(target, posixpath.dirname(name) or ".")))
+                        continue
+                    if member.isdev():
+                        self._refuse(label, name, "a device file")
+                        continue
+                    if not member.isfile():
+                        continue
+                    src = tf.extractfile(member)
+                    if src is None:
+                        continue
+                    written_before = self.budget.total - start_total
+                    limit = MAX_RATIO * max(packed, 1) - written_before
+                    self._file(site, label, kind, name, src, max(limit, 0))
+        except (tarfile.TarError, *_CORRUPT) as exc:
+            self.errors.append(InputError(where, f"not a readable tar archive, or truncated: {exc}"))
+            return
+        except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
+            self.errors.append(InputError(where, f"cannot be decompressed: {exc}"))
+            return
+        finally:
+            self._links(site, label, kind, links)
+
+
+@contextmanager
+def staged_inputs(paths: list[str], is_package: Callable[[str], str | None] = package_kind) -> Iterator[Staged]:
+    """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
+
+    Args:
+        paths: the inputs as given; a path that is a regular file and a package (``package_kind``)
+            is staged, every other path passes through unchanged.
+
+    Yields:
+        A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
+        paths back as ``PACKAGE!member``.
+    """
+    kinds = {}
+    for p in paths:
+        try:
+            if stat.S_ISREG(os.stat(p).st_mode):
+                kind = is_package(p)
+                if kind is not None:
+                    kinds[p] = kind
+        except OSError:
+            continue
+    if not kinds:
+        yield Staged(list(paths), [], [])
+        return
+    tmp = tempfile.mkdtemp(prefix="linkaudit-")
+    try:
+        budget = _Budget()
+        stager = _Stager(budget)
+        sites: dict[str, _Site] = {}
+        out: list[str] = []
+        for p in paths:
+            kind = kinds.get(p)
+            if kind is None:
+                out.append(p)
+                continue
+            key = kind if kind in ("wheel", "conda") else f"tarball{len(sites)}"
+            site = sites.get(key)
+            if site is None:
+                host = os.path.join(os.path.realpath(tmp), key)
+                os.mkdir(host, 0o700)
+                site = sites[key] = _Site(host)
+                out.append(host)
+            site.labels.append(p)
+            if kind == "tarball":
+                stager.tar(site, p, p)
+            else:
+                stager.zip(site, p, kind, p)
+        yield Staged(out, stager.errors, list(kinds), list(sites.values()))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

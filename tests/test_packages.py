@@ -1,0 +1,247 @@
+"""Wheels, conda packages and tarballs as inputs: members reported as ``PACKAGE!member``, ``$ORIGIN``
+resolved against the member layout, several wheels composed into one site, hostile archives refused
+member by member while the rest is audited, and nothing written outside the private staging tree."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from linkaudit import AuditConfig, audit
+from linkaudit.baseline import dumps
+from linkaudit.packages import package_kind, staged_inputs
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+BROKEN = (SAMPLES / "broken/libtorch_cuda.so").read_bytes()
+NVRTC = (SAMPLES / "fixed/libnvrtc.so.12").read_bytes()
+MOD = (SAMPLES / "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so").read_bytes()
+HELPER = (SAMPLES / "loader/pyext/lib/libhelper.so").read_bytes()
+
+
+def _wheel(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o120777 << 16
+            zf.writestr(info, target)
+    return path
+
+
+def _tar(members: list[tarfile.TarInfo | tuple[str, bytes]], mode: str = "w:gz") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:  # type: ignore[call-overload]
+        for m in members:
+            if isinstance(m, tarfile.TarInfo):
+                tf.addfile(m)
+            else:
+                info = tarfile.TarInfo(m[0])
+                info.size = len(m[1])
+                tf.addfile(info, io.BytesIO(m[1]))
+    return buf.getvalue()
+
+
+def _symlink(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info
+
+
+def _keys(report, inputs: list[str]) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
+    return json.loads(dumps(report.findings, inputs))["findings"]  # type: ignore[no-any-return]
+
+
+def test_wheel_members_are_labelled_and_match_the_unpacked_tree(tmp_path: Path) -> None:
+    members = {"pkg/lib/libtorch_cuda.so": BROKEN, "pkg/__init__.py": b"print(1)\n", "pkg-1.0.dist-info/RECORD": b""}
+    whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", members)
+    assert package_kind(str(whl)) == "wheel"
+    report = audit([str(whl)])
+    assert [f.path for f in report.files] == [f"{whl}!pkg/lib/libtorch_cuda.so"]
+    rules = {(f.rule, f.file) for f in report.findings}
+    assert ("driver-link", f"{whl}!pkg/lib/libtorch_cuda.so") in rules
+    assert ("missing-provider", f"{whl}!pkg/lib/libtorch_cuda.so") in rules
+    assert all("linkaudit-" not in json.dumps(dict(f.evidence)) + f.message for f in report.findings)
+    tree = tmp_path / "tree"
+    (tree / "pkg/lib").mkdir(parents=True)
+    (tree / "pkg/lib/libtorch_cuda.so").write_bytes(BROKEN)
+    assert _keys(report, [str(whl)]) == _keys(audit([str(tree)]), [str(tree)])
+
+
+def test_origin_resolves_inside_the_wheel_and_across_wheels_of_one_site(tmp_path: Path) -> None:
+    """mod.so has RUNPATH $ORIGIN/lib: found when lib/libhelper.so ships in the same wheel, or in
+    another wheel given with it (one virtual site-packages); missing when it ships nowhere."""
+    alone = _wheel(tmp_path / "mod-1.0-cp311-cp311-linux_x86_64.whl", {"mod.cpython-311-x86_64-linux-gnu.so": MOD})
+    helper = _wheel(tmp_path / "helper-1.0-py3-none-linux_x86_64.whl", {"lib/libhelper.so": HELPER})
+    both = _wheel(
+        tmp_path / "both-1.0-cp311-cp311-linux_x86_64.whl",
+        {"mod.cpython-311-x86_64-linux-gnu.so": MOD, "lib/libhelper.so": HELPER},
+    )
+    missing = audit([str(alone)])
+    (nf,) = [f for f in missing.findings if f.rule == "library-not-found"]
+    assert nf.subject == "libhelper.so" and nf.file == f"{alone}!mod.cpython-311-x86_64-linux-gnu.so"
+    assert f"{alone}!lib/libhelper.so" in json.dumps(dict(nf.evidence))  # the place tried, labelled
+    assert [f for f in audit([str(both)]).findings if f.severity.value == "error"] == []
+    site = audit([str(alone), str(helper)])
+    assert [f for f in site.findings if f.rule == "library-not-found"] == []
+    assert {f.path for f in site.files} == {
+        f"{alone}!mod.cpython-311-x86_64-linux-gnu.so",
+        f"{helper}!lib/libhelper.so",
+    }
+    assert [r.path for r in site.roots] == [f"{alone}!mod.cpython-311-x86_64-linux-gnu.so"]
+
+
+def test_wheel_data_purelib_installs_at_the_root(tmp_path: Path) -> None:
+    whl = _wheel(
+        tmp_path / "w-1.0-py3-none-linux_x86_64.whl",
+        {"w-1.0.data/platlib/lib/libhelper.so": HELPER, "w-1.0.data/scripts/tool": HELPER},
+    )
+    report = audit([str(whl)])
+    assert [f.path for f in report.files] == [f"{whl}!lib/libhelper.so"]
+
+
+def test_conda_packages_both_formats(tmp_path: Path) -> None:
+    pkg_tar = _tar([("lib/libnvrtc.so.12", NVRTC), ("info/index.json", b"{}")], mode="w")
+    conda = tmp_path / "nvrtc-12.0-0.conda"
+    with zipfile.ZipFile(conda, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("metadata.json", b'{"conda_pkg_format_version": 2}')
+        zf.writestr("pkg-nvrtc-12.0-0.tar.zst", zstandard.ZstdCompressor().compress(pkg_tar))
+        zf.writestr("info-nvrtc-12.0-0.tar.zst", zstandard.ZstdCompressor().compress(_tar([], mode="w")))
+    bz2 = tmp_path / "torch-cuda-1.0-0.tar.bz2"
+    bz2.write_bytes(_tar([("lib/libtorch_cuda.so", BROKEN), ("info/index.json", b"{}")], mode="w:bz2"))
+    assert package_kind(str(conda)) == "conda" and package_kind(str(bz2)) == "tarball"
+    report = audit([str(conda)])
+    assert [f.path for f in report.files] == [f"{conda}!lib/libnvrtc.so.12"]
+    report = audit([str(bz2)])
+    assert [f.path for f in report.files] == [f"{bz2}!lib/libtorch_cuda.so"]
+    assert any(f.rule == "driver-link" and f.file == f"{bz2}!lib/libtorch_cuda.so" for f in report.findings)
+
+
+def _refusals(report) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {f.file: f.message for f in report.findings if f.rule == "unreadable-input"}
+
+
+def test_hostile_zip_members_are_refused_and_the_rest_audited(tmp_path: Path) -> None:
+    outside = tmp_path / "escaped.so"
+    whl = _wheel(
+        tmp_path / "evil-1.0-py3-none-any.whl",
+        {
+            "../escaped.so": HELPER,
+            "/tmp/abs-evil.so": HELPER,
+            "C:/evil.so": HELPER,
+            "ok/libhelper.so": HELPER,
+            "bomb/libzero.so": b"\x7fELF" + bytes(20 << 20),
+        },
+        links={"ok/libetc.so": "/etc/passwd", "ok/up.so": "../../../x.so", "ok/libsame.so": "libhelper.so"},
+    )
+    report = audit([str(whl)])
+    refused = _refusals(report)
+    assert any(k.endswith("!../escaped.so") and "climbs out" in v for k, v in refused.items())
+    assert any(k.endswith("!/tmp/abs-evil.so") for k in refused) and any(k.endswith("!C:/evil.so") for k in refused)
+    assert "absolute path" in refused[f"{whl}!ok/libetc.so"]
+    assert "leaves the package" in refused[f"{whl}!ok/up.so"]
+    assert "decompression bomb" in refused[f"{whl}!bomb/libzero.so"]
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{whl}!ok/libhelper.so"]
+    assert not outside.exists() and not Path("/tmp/abs-evil.so").exists()
+
+
+def test_hostile_tarballs(tmp_path: Path) -> None:
+    """A symlinked directory then a file written through it; a hard link out; a device; a gzip bomb."""
+    dev = tarfile.TarInfo("lib/null")
+    dev.type = tarfile.CHRTYPE
+    tarball = tmp_path / "evil.tar.gz"
+    tarball.write_bytes(
+        _tar(
+            [
+                _symlink("lib/dir", "../../.."),
+                ("lib/dir/escaped.so", HELPER),
+                _symlink("lib/hard.so", "../../etc/passwd", tarfile.LNKTYPE),
+                dev,
+                ("lib/libhelper.so", HELPER),
+                ("lib/libzero.so", b"\x7fELF" + bytes(20 << 20)),
+            ]
+        )
+    )
+    report = audit([str(tarball)])
+    refused = _refusals(report)
+    assert "leaves the package" in refused[f"{tarball}!lib/dir"]
+    assert "hard link" in refused[f"{tarball}!lib/hard.so"]
+    assert refused[f"{tarball}!lib/null"] == "a device file"
+    assert "decompression bomb" in refused[f"{tarball}!lib/libzero.so"]
+    audited = sorted(f.path for f in report.files if f.status.value == "audited")
+    assert audited == [f"{tarball}!lib/dir/escaped.so", f"{tarball}!lib/libhelper.so"]  # inside the package
+
+
+def test_corrupt_and_truncated_archives_name_the_file(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "ok-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER, "lib/libnvrtc.so.12": NVRTC})
+    data = whl.read_bytes()
+    truncated = tmp_path / "truncated-1.0-py3-none-any.whl"
+    truncated.write_bytes(data[: len(data) // 2])
+    report = audit([str(truncated)])
+    assert report.has_unreadable and str(truncated) in " ".join(_refusals(report))
+    crc = tmp_path / "crc-1.0-py3-none-any.whl"
+    raw = bytearray(data)
+    raw[60] ^= 0xFF  # inside the first member's deflated data
+    crc.write_bytes(bytes(raw))
+    report = audit([str(crc)])
+    assert "cannot be decompressed" in _refusals(report)[f"{crc}!lib/libhelper.so"]
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{crc}!lib/libnvrtc.so.12"]
+    tgz = tmp_path / "cut.tar.gz"
+    whole = _tar([("lib/libhelper.so", HELPER), ("lib/libnvrtc.so.12", NVRTC)])
+    tgz.write_bytes(whole[: len(whole) * 2 // 3])
+    report = audit([str(tgz)])
+    assert any(k == str(tgz) and "truncated" in v for k, v in _refusals(report).items())
+
+
+def test_staging_tree_is_private_and_removed(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "p-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    with staged_inputs([str(whl), str(SAMPLES / "broken")]) as staged:
+        (root,) = [p for p in staged.paths if p != str(SAMPLES / "broken")]
+        assert staged.paths[1] == str(SAMPLES / "broken")
+        assert os.stat(root).st_mode & 0o777 == 0o700
+        assert staged.label(os.path.join(root, "lib/libhelper.so")) == f"{whl}!lib/libhelper.so"
+        assert not os.access(os.path.join(root, "lib/libhelper.so"), os.X_OK)
+    assert not os.path.exists(root)
+    assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("linkaudit-") and p in root]
+
+
+def test_two_wheels_writing_one_file_is_reported(tmp_path: Path) -> None:
+    a = _wheel(tmp_path / "a-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    b = _wheel(tmp_path / "b-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    refused = _refusals(audit([str(a), str(b)]))
+    assert f"also installed by {a}" in refused[f"{b}!lib/libhelper.so"]
+
+
+def test_cli_check_a_wheel_and_a_baseline_of_it(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
+    r = run_cli("check", "--no-config", "pkg-1.0-py3-none-linux_x86_64.whl")
+    assert r.exit_code == 1 and "pkg-1.0-py3-none-linux_x86_64.whl!pkg/lib/libtorch_cuda.so" in r.stdout
+    assert (
+        run_cli("check", "--no-config", "--write-baseline", "base.json", "pkg-1.0-py3-none-linux_x86_64.whl").exit_code
+        == 0
+    )
+    doc = json.loads((tmp_path / "base.json").read_text())
+    assert {e["file"] for e in doc["findings"]} == {"pkg/lib/libtorch_cuda.so"}
+    again = run_cli("check", "--no-config", "--baseline", "base.json", "pkg-1.0-py3-none-linux_x86_64.whl")
+    assert again.exit_code == 0, again.stdout
+    (tmp_path / "linkaudit.toml").write_text(
+        '[[suppress]]\nrule = "driver-link"\nfile = "pkg/lib/*.so"\nreason = "dlopen()ed on GPU hosts only"\n'
+    )
+    shown = run_cli("check", "--show-suppressed", "pkg-1.0-py3-none-linux_x86_64.whl")
+    assert "suppressed: dlopen()ed on GPU hosts only" in shown.stdout
+
+
+def test_an_audit_config_sees_no_difference(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
+    report = audit([str(whl)], AuditConfig(ignore=("driver-link",)))
+    assert {f.rule for f in report.findings} == {"missing-provider"}
