@@ -43,9 +43,11 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO
@@ -62,6 +64,8 @@ MAX_TOTAL_BYTES = 64 << 30
 MAX_RATIO = 200
 #: Most members one package may list.
 MAX_MEMBERS = 1_000_000
+#: Threads that decompress a zip's binary members at once (bounded by the CPUs).
+WORKERS = min(4, os.cpu_count() or 1)
 
 _CHUNK = 1 << 20
 #: What a corrupt member raises while it is decompressed (bz2 raises OSError).
@@ -71,12 +75,10 @@ _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 
 def package_kind(path: str) -> str | None:
-    """``"wheel"``, ``"conda"``, ``"tarball"`` or ``None``: what the file at ``path`` is, by its bytes.
+    """``"zip"`` (a wheel or a ``.conda``), ``"tarball"`` (plain or compressed: a conda
+    ``.tar.bz2`` among them) or ``None``: what the file at ``path`` is, by its first bytes.
 
-    A zip holding ``pkg-*.tar.zst`` is a ``.conda``; any other zip is staged as a wheel; a
-    compressed or plain tarball with ``info/index.json`` is a conda ``.tar.bz2`` (decided while
-    reading), anything else a plain tarball.  Never raises: an unreadable file is ``None`` and
-    is reported by the ordinary reader.
+    Never raises: an unreadable file is ``None`` and is reported by the ordinary reader.
     """
     try:
         with open(path, "rb") as fh:
@@ -84,15 +86,15 @@ def package_kind(path: str) -> str | None:
     except OSError:
         return None
     if head.startswith(_ZIP):
-        try:
-            with zipfile.ZipFile(path) as zf:
-                names = zf.namelist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-            return "wheel"  # reported as corrupt when staged
-        return "conda" if any(n.startswith("pkg-") and n.endswith(".tar.zst") for n in names) else "wheel"
+        return "zip"
     if head.startswith(_COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
         return "tarball"
     return None
+
+
+def _zip_kind(zf: zipfile.ZipFile) -> str:
+    """``"conda"`` for a zip holding ``pkg-*.tar.zst`` (conda's v2 format), else ``"wheel"``."""
+    return "conda" if any(n.startswith("pkg-") and n.endswith(".tar.zst") for n in zf.namelist()) else "wheel"
 
 
 def _safe_name(name: str) -> str | None:
@@ -171,10 +173,18 @@ def _owner(site: _Site, rel: str) -> str:
 
 
 class _Budget:
-    """Bytes written so far for one audit, against ``MAX_TOTAL_BYTES``."""
+    """Bytes written so far for one audit, against ``MAX_TOTAL_BYTES`` (members are written by
+    several threads at once)."""
 
     def __init__(self) -> None:
         self.total = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> int:
+        """Count ``n`` more bytes; the new total."""
+        with self._lock:
+            self.total += n
+            return self.total
 
 
 class _Refused(Exception):
@@ -193,21 +203,26 @@ def _write(src: IO[bytes], head: bytes, dest: str, budget: _Budget, limit_ratio:
     written = 0
     try:
         with os.fdopen(fd, "wb") as out:
-            chunk = head
+            chunk = head or src.read(_CHUNK)
             while chunk:
                 written += len(chunk)
-                budget.total += len(chunk)
+                total = budget.add(len(chunk))
                 if written > MAX_MEMBER_BYTES:
                     raise _Refused(f"larger than {MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)")
                 if limit_ratio is not None and written > max(limit_ratio, 1 << 20):
                     raise _Refused(f"expands more than {MAX_RATIO} times its compressed size (a decompression bomb?)")
-                if budget.total > MAX_TOTAL_BYTES:
+                if total > MAX_TOTAL_BYTES:
                     raise _Refused(f"the packages expand to more than {MAX_TOTAL_BYTES} bytes in all")
                 out.write(chunk)
                 chunk = src.read(_CHUNK)
     except BaseException:
         os.unlink(dest)
         raise
+
+
+def _disown(site: _Site, rel: str) -> None:
+    """Forget the member ``rel`` (refused after it was planned); its directories stay owned."""
+    site.owner.pop(rel, None)
 
 
 def _mkdirs(root: str, rel_dir: str) -> str:
@@ -241,26 +256,39 @@ class _Stager:
     def _refuse(self, label: str, member: str, reason: str) -> None:
         self.errors.append(InputError(f"{label}!{member}", reason))
 
-    def _file(self, site: _Site, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> None:
-        head = src.read(SNIFF_BYTES)
+    def _plan(self, site: _Site, label: str, kind: str, name: str, head: bytes) -> tuple[str, str] | None:
+        """``(host destination, installed path)`` of a member whose first bytes are ``head``, with
+        its directories made; ``None`` when it is not a binary, not installed, or refused."""
         if sniff(head) is None:
-            return  # not a binary: never written
+            return None  # not a binary: never written
         rel = _install_path(kind, name)
         if rel is None:
-            return
+            return None
         if rel in site.owner and site.owner[rel] != label:
             self._refuse(label, name, f"also installed by {site.owner[rel]}: two packages write {rel}")
-            return
+            return None
         try:
             directory = _mkdirs(site.host, posixpath.dirname(rel))
-            dest = os.path.join(directory, posixpath.basename(rel))
-            if os.path.lexists(dest):
-                return  # a second copy of one member name: the first one stays, as unzip keeps it
-            _write(src, head, dest, self.budget, ratio)
         except _Refused as exc:
             self._refuse(label, name, exc.reason)
+            return None
+        dest = os.path.join(directory, posixpath.basename(rel))
+        if os.path.lexists(dest):
+            return None  # a second copy of one member name: the first one stays, as unzip keeps it
+        self._own(site, rel, label)  # claimed now: a later member of the same name is a duplicate
+        return dest, rel
+
+    def _file(self, site: _Site, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> None:
+        """Plan and write one member read from the stream ``src`` (tar members, in order)."""
+        head = src.read(SNIFF_BYTES)
+        planned = self._plan(site, label, kind, name, head)
+        if planned is None:
             return
-        self._own(site, rel, label)
+        try:
+            _write(src, head, planned[0], self.budget, ratio)
+        except _Refused as exc:
+            self._refuse(label, name, exc.reason)
+            _disown(site, planned[1])
 
     @staticmethod
     def _own(site: _Site, rel: str, label: str) -> None:
@@ -303,44 +331,70 @@ class _Stager:
             else:
                 os.unlink(dest)  # a link to a member that is not a binary (or missing): nothing to audit
 
-    def zip(self, site: _Site, label: str, kind: str, path: str) -> None:
-        try:
-            zf = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-            self.errors.append(InputError(path, f"not a readable zip archive: {exc}"))
+    def zip(self, site: _Site, label: str, kind: str, zf: zipfile.ZipFile) -> None:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            self.errors.append(InputError(label, f"lists {len(infos)} members, more than {MAX_MEMBERS}"))
             return
-        with zf:
-            infos = zf.infolist()
-            if len(infos) > MAX_MEMBERS:
-                self.errors.append(InputError(path, f"lists {len(infos)} members, more than {MAX_MEMBERS}"))
-                return
-            links: list[tuple[str, str]] = []
-            for info in infos:
-                if info.is_dir():
-                    continue
-                name = _safe_name(info.filename)
-                if name is None:
-                    self._refuse(label, info.filename, "a member name that is absolute or climbs out with '..'")
-                    continue
-                mode = info.external_attr >> 16
-                try:
-                    if stat.S_ISLNK(mode):
-                        if info.file_size > 4096:
-                            self._refuse(label, name, "a symlink whose target is longer than 4096 bytes")
-                            continue
-                        links.append((name, zf.read(info).decode("utf-8", "surrogateescape")))
+        links: list[tuple[str, str]] = []
+        jobs: list[tuple[zipfile.ZipInfo, str, str, str]] = []
+        for info in infos:
+            if info.is_dir():
+                continue
+            name = _safe_name(info.filename)
+            if name is None:
+                self._refuse(label, info.filename, "a member name that is absolute or climbs out with '..'")
+                continue
+            mode = info.external_attr >> 16
+            try:
+                if stat.S_ISLNK(mode):
+                    if info.file_size > 4096:
+                        self._refuse(label, name, "a symlink whose target is longer than 4096 bytes")
                         continue
-                    if kind == "conda" and name.startswith("pkg-") and name.endswith(".tar.zst"):
-                        self._conda_inner(site, label, zf, info)
-                        continue
-                    if kind == "conda":
-                        continue  # info-*.tar.zst and metadata.json
-                    ratio = MAX_RATIO * max(info.compress_size, 1)
-                    with zf.open(info) as src:
-                        self._file(site, label, kind, name, src, ratio)
-                except (*_CORRUPT, NotImplementedError) as exc:
-                    self._refuse(label, name, f"cannot be decompressed: {exc}")
-            self._links(site, label, kind, links)
+                    links.append((name, zf.read(info).decode("utf-8", "surrogateescape")))
+                    continue
+                if kind == "conda" and name.startswith("pkg-") and name.endswith(".tar.zst"):
+                    self._conda_inner(site, label, zf, info)
+                    continue
+                if kind == "conda":
+                    continue  # info-*.tar.zst and metadata.json
+                with zf.open(info) as src:
+                    planned = self._plan(site, label, kind, name, src.read(SNIFF_BYTES))
+                if planned is not None:
+                    jobs.append((info, name, *planned))
+            except (*_CORRUPT, NotImplementedError) as exc:
+                self._refuse(label, name, f"cannot be decompressed: {exc}")
+        self._extract_all(zf, site, label, jobs)
+        self._links(site, label, kind, links)
+
+    def _extract_all(
+        self, zf: zipfile.ZipFile, site: _Site, label: str, jobs: list[tuple[zipfile.ZipInfo, str, str, str]]
+    ) -> None:
+        """Decompress and write the planned zip members, on up to ``WORKERS`` threads (zlib
+        releases the GIL while it inflates); refusals are recorded in member order, so the result
+        is the same as a serial run."""
+
+        def one(job: tuple[zipfile.ZipInfo, str, str, str]) -> str | None:
+            info, _name, dest, _rel = job
+            try:
+                with zf.open(info) as src:
+                    _write(src, b"", dest, self.budget, MAX_RATIO * max(info.compress_size, 1))
+            except _Refused as exc:
+                return exc.reason
+            except (*_CORRUPT, NotImplementedError) as exc:
+                return f"cannot be decompressed: {exc}"
+            return None
+
+        workers = min(WORKERS, len(jobs))
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                outcomes = list(pool.map(one, jobs))
+        else:
+            outcomes = [one(job) for job in jobs]
+        for (_info, name, _dest, rel), reason in zip(jobs, outcomes, strict=True):
+            if reason is not None:
+                self._refuse(label, name, reason)
+                _disown(site, rel)
 
     def _conda_inner(self, site: _Site, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
         import zstandard
@@ -444,23 +498,32 @@ def staged_inputs(paths: list[str], is_package: Callable[[str], str | None] = pa
         stager = _Stager(budget)
         sites: dict[str, _Site] = {}
         out: list[str] = []
-        for p in paths:
-            kind = kinds.get(p)
-            if kind is None:
-                out.append(p)
-                continue
-            key = kind if kind in ("wheel", "conda") else f"tarball{len(sites)}"
+
+        def site_for(key: str, label: str) -> _Site:
             site = sites.get(key)
             if site is None:
                 host = os.path.join(os.path.realpath(tmp), key)
                 os.mkdir(host, 0o700)
                 site = sites[key] = _Site(host)
                 out.append(host)
-            site.labels.append(p)
-            if kind == "tarball":
-                stager.tar(site, p, p)
+            site.labels.append(label)
+            return site
+
+        for p in paths:
+            kind = kinds.get(p)
+            if kind is None:
+                out.append(p)
+            elif kind == "tarball":
+                stager.tar(site_for(f"tarball{len(sites)}", p), p, p)
             else:
-                stager.zip(site, p, kind, p)
+                try:
+                    zf = zipfile.ZipFile(p)
+                except (*_CORRUPT, zipfile.LargeZipFile) as exc:
+                    stager.errors.append(InputError(p, f"not a readable zip archive: {exc}"))
+                    continue
+                with zf:
+                    kind = _zip_kind(zf)
+                    stager.zip(site_for(kind, p), p, kind, zf)
         yield Staged(out, stager.errors, list(kinds), list(sites.values()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

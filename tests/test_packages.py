@@ -64,7 +64,7 @@ def _keys(report, inputs: list[str]) -> list[dict[str, str]]:  # type: ignore[no
 def test_wheel_members_are_labelled_and_match_the_unpacked_tree(tmp_path: Path) -> None:
     members = {"pkg/lib/libtorch_cuda.so": BROKEN, "pkg/__init__.py": b"print(1)\n", "pkg-1.0.dist-info/RECORD": b""}
     whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", members)
-    assert package_kind(str(whl)) == "wheel"
+    assert package_kind(str(whl)) == "zip"
     report = audit([str(whl)])
     assert [f.path for f in report.files] == [f"{whl}!pkg/lib/libtorch_cuda.so"]
     rules = {(f.rule, f.file) for f in report.findings}
@@ -118,7 +118,7 @@ def test_conda_packages_both_formats(tmp_path: Path) -> None:
         zf.writestr("info-nvrtc-12.0-0.tar.zst", zstandard.ZstdCompressor().compress(_tar([], mode="w")))
     bz2 = tmp_path / "torch-cuda-1.0-0.tar.bz2"
     bz2.write_bytes(_tar([("lib/libtorch_cuda.so", BROKEN), ("info/index.json", b"{}")], mode="w:bz2"))
-    assert package_kind(str(conda)) == "conda" and package_kind(str(bz2)) == "tarball"
+    assert package_kind(str(conda)) == "zip" and package_kind(str(bz2)) == "tarball"
     report = audit([str(conda)])
     assert [f.path for f in report.files] == [f"{conda}!lib/libnvrtc.so.12"]
     report = audit([str(bz2)])
@@ -245,3 +245,20 @@ def test_an_audit_config_sees_no_difference(tmp_path: Path) -> None:
     whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
     report = audit([str(whl)], AuditConfig(ignore=("driver-link",)))
     assert {f.rule for f in report.findings} == {"missing-provider"}
+
+
+def test_parallel_decompression_gives_the_serial_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from linkaudit import packages
+
+    members = {f"pkg/lib/lib{i}.so": data for i, data in enumerate([BROKEN, NVRTC, HELPER, MOD] * 3)}
+    members["pkg/lib/zero.so"] = b"\x7fELF" + bytes(20 << 20)  # refused on whichever thread
+    whl = _wheel(tmp_path / "many-1.0-py3-none-linux_x86_64.whl", members)
+    monkeypatch.setattr(packages, "WORKERS", 4)
+    parallel = audit([str(whl)])
+    monkeypatch.setattr(packages, "WORKERS", 1)
+    serial = audit([str(whl)])
+    assert parallel.files == serial.files and parallel.findings == serial.findings
+    assert (
+        sum(f.status.value == "audited" for f in serial.files) == 12
+        and "decompression bomb" in _refusals(serial)[f"{whl}!pkg/lib/zero.so"]
+    )
