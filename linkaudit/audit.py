@@ -19,7 +19,8 @@ from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary
-from .packages import staged_inputs
+from .packages import Staged, staged_inputs
+from .profiles import implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .sources import GeneratedSource
@@ -197,10 +198,11 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
 
 
 def _audit_staged(
-    paths: Sequence[str], config: AuditConfig, package_errors: Sequence[InputError]
+    staged: Staged, config: AuditConfig
 ) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...]]:
-    """The body of ``audit`` over ``paths`` with packages already staged (``package_errors``: their
+    """The body of ``audit`` over the inputs with packages already staged (``staged.errors``: their
     refused members): files, findings before configuration, the rules that ran, the roots."""
+    paths, package_errors = staged.paths, staged.errors
     collected = collect(paths)
     files: list[FileResult] = []
     findings: list[Finding] = []
@@ -261,7 +263,13 @@ def _audit_staged(
         from .sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
-    context = AuditContext(tuple(binaries), config, linkage, generated)
+    implied = {}
+    for b in binaries if staged.packages else ():
+        package = staged.package_of(b.path)
+        promised = implied_by_wheel(package) if package is not None else None
+        if promised is not None:
+            implied[b.path] = promised
+    context = AuditContext(tuple(binaries), config, linkage, generated, implied)
     ran = []
     for rule_cls in RULES:
         if rule_cls.id in config.ignore:
@@ -329,7 +337,7 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
     with staged_inputs(list(paths)) as staged:
-        files, findings, ran, roots = _audit_staged(staged.paths, config, staged.errors)
+        files, findings, ran, roots = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]

@@ -7,11 +7,13 @@ paths tried), bindings and closures per import root.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .config import AuditConfig
 from .model import Binary
+from .profiles import ImpliedCeilings
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
@@ -29,9 +31,13 @@ class AuditContext:
             resolutions with the paths tried, bindings, version checks), or ``None``
             when it was not run (``--no-loader``, or no ELF input).
         generated_sources: with ``--source``, the generated wrapper files of the source tree.
+        implied_ceilings: for a binary staged from a wheel (by ``Binary.path``), the ceilings its
+            platform tag promises (``profiles.implied_by_wheel``); ``symbol-version`` applies
+            them where the configuration sets no ceiling of the same prefix.
     """
 
     binaries: tuple[Binary, ...]
     config: AuditConfig
     linkage: LinkageAnalysis | None = None
     generated_sources: tuple[GeneratedSource, ...] = ()
+    implied_ceilings: Mapping[str, ImpliedCeilings] = field(default_factory=dict)

@@ -139,6 +139,13 @@ class Staged:
     _sites: list[_Site] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = None
 
+    def package_of(self, path: str) -> str | None:
+        """The package (as given) a staged host ``path`` was written from, or ``None``."""
+        for site in self._sites:
+            if path.startswith(site.host + "/"):
+                return _owner(site, path[len(site.host) + 1 :])
+        return None
+
     def label(self, text: str) -> str:
         """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
         alone as ``PACKAGE``); text without one is returned unchanged."""

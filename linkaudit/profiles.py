@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 
@@ -76,3 +77,59 @@ def get_profile(name: str) -> Profile:
     if name not in known:
         raise ConfigError(f"--profile {name}: no such profile (known: {', '.join(known)})")
     return known[name]
+
+
+#: Legacy manylinux tags and the glibc they stand for (PEP 513, PEP 571, PEP 599).
+_LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_\w+$")
+
+
+@dataclass(frozen=True, slots=True)
+class ImpliedCeilings:
+    """The ceilings a package's own name promises.
+
+    Attributes:
+        tag: the platform tag they come from, e.g. ``"manylinux_2_17_x86_64"`` (the lowest glibc
+            among a compressed tag set such as ``manylinux_2_17_x86_64.manylinux2014_x86_64``).
+        package: the package file, as given.
+        ceilings: ``("GLIBC_2.17", "GLIBCXX_3.4.19", ...)``: the shipped ``manylinux_X_Y``
+            profile's when there is one and the tag is x86_64's (the profiles' libstdc++ and
+            libgcc ceilings are x86_64's), else ``GLIBC_X.Y`` alone.
+    """
+
+    tag: str
+    package: str
+    ceilings: tuple[str, ...]
+
+
+def implied_by_wheel(package: str) -> ImpliedCeilings | None:
+    """The symbol-version ceilings a wheel's platform tag promises, or ``None`` (not a wheel name,
+    or no manylinux tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
+
+    A wheel tagged ``manylinux_X_Y_ARCH`` claims to load with glibc X.Y (PEP 600); a wheel with
+    several platform tags (``a.b``, PEP 425's compressed tag set) claims every one, so the lowest
+    glibc applies — as ``auditwheel show`` and pip's tag matching read it.  Source: PEP 427 (the
+    file name ``{name}-{ver}(-{build})?-{python}-{abi}-{platform}.whl``), PEP 425, PEP 600.
+    """
+    base = os.path.basename(package)
+    if not base.endswith(".whl"):
+        return None
+    parts = base[: -len(".whl")].split("-")
+    if len(parts) not in (5, 6):
+        return None
+    best: tuple[tuple[int, int], str] | None = None
+    for tag in parts[-1].split("."):
+        match = _MANYLINUX.match(tag)
+        glibc = (int(match.group(1)), int(match.group(2))) if match else None
+        legacy = tag.split("_", 1)[0]
+        if glibc is None and legacy in _LEGACY_MANYLINUX and tag.startswith(legacy + "_"):
+            glibc = _LEGACY_MANYLINUX[legacy]
+        if glibc is not None and (best is None or glibc < best[0]):
+            best = (glibc, tag)
+    if best is None:
+        return None
+    (major, minor), tag = best
+    # The shipped profiles' GLIBCXX/CXXABI/GCC ceilings are x86_64's; other machines get GLIBC alone.
+    profile = profiles().get(f"manylinux_{major}_{minor}") if tag.endswith("_x86_64") else None
+    ceilings = profile.max_versions if profile is not None else (f"GLIBC_{major}.{minor}",)
+    return ImpliedCeilings(tag, package, ceilings)

@@ -262,3 +262,47 @@ def test_parallel_decompression_gives_the_serial_result(tmp_path: Path, monkeypa
         sum(f.status.value == "audited" for f in serial.files) == 12
         and "decompression bomb" in _refusals(serial)[f"{whl}!pkg/lib/zero.so"]
     )
+
+
+def test_a_wheels_platform_tag_implies_its_glibc_ceiling(tmp_path: Path) -> None:
+    """A wheel tagged manylinux_2_5 promises glibc 2.5: its members needing more are reported, with
+    the tag named; an explicit --max-version of the same prefix wins; a linux_x86_64 wheel promises
+    nothing.  (The sample needs GLIBC_2.2.5 only, so the ceiling is tested from below: 2_1.)"""
+    from linkaudit import VersionCeiling
+
+    data = {"pkg/lib/libtorch_cuda.so": BROKEN}
+    tagged = _wheel(tmp_path / "pkg-1.0-py3-none-manylinux_2_1_x86_64.manylinux1_x86_64.whl", data)
+    plain = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", data)
+    (finding,) = [f for f in audit([str(tagged)]).findings if f.rule == "symbol-version"]
+    assert finding.subject == "GLIBC_2.2.5" and finding.evidence["ceiling"] == "GLIBC_2.1"
+    assert finding.evidence["ceiling_source"] == f"the platform tag manylinux_2_1_x86_64 of {tagged}"
+    assert "which the platform tag manylinux_2_1_x86_64" in finding.message
+    assert [f for f in audit([str(plain)]).findings if f.rule == "symbol-version"] == []
+    explicit = AuditConfig(max_versions=(VersionCeiling.parse("GLIBC_2.34"),))
+    assert [f for f in audit([str(tagged)], explicit).findings if f.rule == "symbol-version"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "tag", "ceilings"),
+    [
+        ("t-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl", "manylinux_2_28_x86_64", ("GLIBC_2.28", "GLIBCXX_3.4.24")),
+        ("x-1-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", "manylinux_2_17_x86_64", ("GLIBC_2.17",)),
+        ("x-1-py3-none-manylinux_2_28_x86_64.manylinux1_x86_64.whl", "manylinux1_x86_64", ("GLIBC_2.5",)),
+        ("x-1-1b-py3-none-manylinux_2_28_aarch64.whl", "manylinux_2_28_aarch64", ("GLIBC_2.28",)),
+        ("dir/x-1-py3-none-manylinux2010_x86_64.whl", "manylinux2010_x86_64", ("GLIBC_2.12",)),
+        ("x-1-py3-none-any.whl", None, ()),
+        ("x-1-py3-none-musllinux_1_2_x86_64.whl", None, ()),
+        ("x-1-py3-none-manylinux_2_28_x86_64.tar.bz2", None, ()),
+        ("not-a-wheel.whl", None, ()),
+    ],
+)
+def test_platform_tags(name: str, tag: str | None, ceilings: tuple[str, ...]) -> None:
+    from linkaudit.profiles import implied_by_wheel
+
+    got = implied_by_wheel(name)
+    if tag is None:
+        assert got is None
+    else:
+        assert got is not None and got.tag == tag and got.ceilings[: len(ceilings)] == ceilings
+        if "aarch64" in tag:
+            assert got.ceilings == ceilings  # GLIBC alone off x86_64

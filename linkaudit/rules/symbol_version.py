@@ -64,6 +64,7 @@ version above the ceiling and every symbol that needs one of them.
 """
     evidence = {
         "ceiling": "the --max-version ceiling exceeded (or null for GLIBC_PRIVATE)",
+        "ceiling_source": '"configuration" (--max-version, --profile, the configuration file), the wheel platform tag that implies the ceiling, or null for GLIBC_PRIVATE',
         "highest": "the highest version of that prefix required, as a numbered release (GLIBC_2.36 for GLIBC_ABI_DT_RELR)",
         "highest_name": "the version name actually needed that is the highest (GLIBC_ABI_DT_RELR); the finding's subject",
         "versions": "versions above the ceiling: [{name, file, weak, symbols}]",
@@ -72,13 +73,22 @@ version above the ceiling and every symbol that needs one of them.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        ceilings = {c.prefix: c for c in context.config.max_versions}
+        configured = {c.prefix: c for c in context.config.max_versions}
         for binary in context.binaries:
             if not binary.version_needs:
                 continue
             yield from self._private(binary)
+            ceilings = configured
+            sources: dict[str, str] = {}
+            promised = context.implied_ceilings.get(binary.path)
+            if promised is not None:
+                implied = {c.prefix: c for c in map(VersionCeiling.parse, promised.ceilings)}
+                sources = {p: f"the platform tag {promised.tag} of {promised.package}" for p in implied}
+                for prefix in configured:
+                    sources.pop(prefix, None)
+                ceilings = {**implied, **configured}
             if ceilings:
-                yield from self._ceilings(binary, ceilings)
+                yield from self._ceilings(binary, ceilings, sources)
 
     def _symbols_by_version(self, binary: Binary) -> dict[tuple[str, str | None], list[str]]:
         users: dict[tuple[str, str | None], list[str]] = {}
@@ -103,6 +113,7 @@ version above the ceiling and every symbol that needs one of them.
             "the exact glibc it was built against",
             {
                 "ceiling": None,
+                "ceiling_source": None,
                 "highest": "GLIBC_PRIVATE",
                 "highest_name": "GLIBC_PRIVATE",
                 "versions": [
@@ -114,7 +125,11 @@ version above the ceiling and every symbol that needs one of them.
             },
         )
 
-    def _ceilings(self, binary: Binary, ceilings: dict[str, VersionCeiling]) -> Iterator[Finding]:
+    def _ceilings(
+        self, binary: Binary, ceilings: dict[str, VersionCeiling], sources: dict[str, str]
+    ) -> Iterator[Finding]:
+        """One finding per prefix whose ceiling is exceeded; ``sources`` names the ceilings that do
+        not come from the configuration (a wheel's platform tag), by prefix."""
         above: dict[str, list[tuple[str, str, bool, tuple[int, ...]]]] = {}
         highest: dict[str, tuple[int, ...]] = {}
         # name of the highest need per prefix; on a tie a numbered name beats a marker
@@ -157,8 +172,11 @@ version above the ceiling and every symbol that needs one of them.
             needs = top_name
             if top_name in VERSION_MARKERS:
                 needs = f"{top_name}, which stands for {top} ({MARKER_MEANINGS.get(top_name, 'a glibc release')}),"
+            source = sources.get(prefix)
             message = (
-                f"needs {needs} but the ceiling is {ceiling.text}: "
+                f"needs {needs} but the ceiling is {ceiling.text}"
+                + (f", which {source} promises" if source else "")
+                + ": "
                 f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview([_named(n) for n in names])})"
             )
             if symbols:
@@ -174,6 +192,7 @@ version above the ceiling and every symbol that needs one of them.
                 message,
                 {
                     "ceiling": ceiling.text,
+                    "ceiling_source": source or "configuration",
                     "highest": top,
                     "highest_name": top_name,
                     "versions": listed,
