@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .config import AuditConfig
 from .model import Binary
-from .profiles import ImpliedCeilings
+from .profiles import WheelPolicy
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
@@ -31,13 +31,14 @@ class AuditContext:
             resolutions with the paths tried, bindings, version checks), or ``None``
             when it was not run (``--no-loader``, or no ELF input).
         generated_sources: with ``--source``, the generated wrapper files of the source tree.
-        implied_ceilings: for a binary staged from a wheel (by ``Binary.path``), the ceilings its
-            platform tag promises (``profiles.implied_by_wheel``); ``symbol-version`` applies
-            them where the configuration sets no ceiling of the same prefix.
+        wheel_policies: for a binary staged from a wheel (by ``Binary.path``), what its platform
+            tag promises (``profiles.implied_by_wheel``): ``symbol-version`` applies its ceilings
+            where the configuration sets none of the same prefix, ``external-library`` its list
+            of system libraries.
     """
 
     binaries: tuple[Binary, ...]
     config: AuditConfig
     linkage: LinkageAnalysis | None = None
     generated_sources: tuple[GeneratedSource, ...] = ()
-    implied_ceilings: Mapping[str, ImpliedCeilings] = field(default_factory=dict)
+    wheel_policies: Mapping[str, WheelPolicy] = field(default_factory=dict)

@@ -31,6 +31,8 @@ class Profile:
         date: when its data was last checked (ISO date).
         source: where its data comes from (PEP, policy file, documentation).
         max_versions: the ceilings it sets, e.g. ``("GLIBC_2.28", "GLIBCXX_3.4.24")``.
+        allowed_libraries: the libraries (SONAMEs) a system of the policy provides, which a
+            package may NEED without shipping them (``external-library``); empty: no such list.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Profile:
     date: str
     source: str
     max_versions: tuple[str, ...]
+    allowed_libraries: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -61,9 +64,10 @@ def profiles() -> dict[str, Profile]:
             fields = [entry[k] for k in ("summary", "date", "source")]
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"{_PATH}: profiles.{name}: missing {exc}") from exc
-        if not all(isinstance(v, str) for v in [*fields, *versions]):
+        allowed = entry.get("allowed_libraries", [])
+        if not all(isinstance(v, str) for v in [*fields, *versions, *allowed]):
             raise ConfigError(f"{_PATH}: profiles.{name}: values must be strings")
-        out[name] = Profile(name, fields[0], fields[1], fields[2], tuple(versions))
+        out[name] = Profile(name, fields[0], fields[1], fields[2], tuple(versions), tuple(allowed))
     return out
 
 
@@ -85,8 +89,9 @@ _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_\w+$")
 
 
 @dataclass(frozen=True, slots=True)
-class ImpliedCeilings:
-    """The ceilings a package's own name promises.
+class WheelPolicy:
+    """What a wheel's own name promises: symbol-version ceilings and the libraries it may need
+    from the system.
 
     Attributes:
         tag: the platform tag they come from, e.g. ``"manylinux_2_17_x86_64"`` (the lowest glibc
@@ -95,14 +100,20 @@ class ImpliedCeilings:
         ceilings: ``("GLIBC_2.17", "GLIBCXX_3.4.19", ...)``: the shipped ``manylinux_X_Y``
             profile's when there is one and the tag is x86_64's (the profiles' libstdc++ and
             libgcc ceilings are x86_64's), else ``GLIBC_X.Y`` alone.
+        allowed_libraries: the policy's list of system libraries: the shipped profile's of the
+            highest glibc not above the tag's, else the lowest one's (every manylinux policy lists
+            the same libraries, ``libmvec.so.1`` from 2.28 on).
+        policy: the profile the list comes from (``"manylinux_2_17"``), or ``None``.
     """
 
     tag: str
     package: str
     ceilings: tuple[str, ...]
+    allowed_libraries: tuple[str, ...] = ()
+    policy: str | None = None
 
 
-def implied_by_wheel(package: str) -> ImpliedCeilings | None:
+def implied_by_wheel(package: str) -> WheelPolicy | None:
     """The symbol-version ceilings a wheel's platform tag promises, or ``None`` (not a wheel name,
     or no manylinux tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
 
@@ -132,4 +143,18 @@ def implied_by_wheel(package: str) -> ImpliedCeilings | None:
     # The shipped profiles' GLIBCXX/CXXABI/GCC ceilings are x86_64's; other machines get GLIBC alone.
     profile = profiles().get(f"manylinux_{major}_{minor}") if tag.endswith("_x86_64") else None
     ceilings = profile.max_versions if profile is not None else (f"GLIBC_{major}.{minor}",)
-    return ImpliedCeilings(tag, package, ceilings)
+    listings = []
+    for candidate in profiles().values():
+        match = re.fullmatch(r"manylinux_(\d+)_(\d+)", candidate.name)
+        if match and candidate.allowed_libraries:
+            listings.append(((int(match.group(1)), int(match.group(2))), candidate))
+    listings.sort(key=lambda t: t[0])
+    fitting = [c for glibc, c in listings if glibc <= (major, minor)]
+    listing = fitting[-1] if fitting else (listings[0][1] if listings else None)
+    return WheelPolicy(
+        tag,
+        package,
+        ceilings,
+        listing.allowed_libraries if listing is not None else (),
+        listing.name if listing is not None else None,
+    )

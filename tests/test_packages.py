@@ -306,3 +306,35 @@ def test_platform_tags(name: str, tag: str | None, ceilings: tuple[str, ...]) ->
         assert got is not None and got.tag == tag and got.ceilings[: len(ceilings)] == ceilings
         if "aarch64" in tag:
             assert got.ceilings == ceilings  # GLIBC alone off x86_64
+
+
+def test_external_library_from_the_wheel_tag_or_the_profile(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """mod.so NEEDs libhelper.so. Found only outside the package (here through LD_LIBRARY_PATH, as a
+    build container's /usr/lib would): not on the manylinux list, so an error naming where it was
+    found; shipped in the wheel, or in another wheel given with it: fine."""
+    helper_dir = str(SAMPLES / "loader/pyext/lib")
+    tag = "manylinux_2_17_x86_64"
+    alone = _wheel(tmp_path / f"mod-1.0-cp311-cp311-{tag}.whl", {"mod.cpython-311-x86_64-linux-gnu.so": MOD})
+    r = run_cli("check", "--no-config", "--format", "json", "--ld-library-path", helper_dir, str(alone))
+    (ext,) = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"]
+    assert r.exit_code == 1 and ext["subject"] == "libhelper.so"
+    assert ext["evidence"]["resolved"] == f"{helper_dir}/libhelper.so" and ext["evidence"]["policy"] == "manylinux_2_17"
+    assert ext["evidence"]["policy_source"] == f"the platform tag {tag} of {alone}"
+    assert "libc.so.6" in ext["evidence"]["allowed"]
+    helper = _wheel(tmp_path / "helper-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    r = run_cli("check", "--no-config", "--format", "json", str(alone), str(helper))  # RUNPATH $ORIGIN/lib
+    assert [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"] == []
+    # Not a manylinux wheel, no profile: no policy, no finding.
+    plain = _wheel(tmp_path / "mod-1.0-cp311-cp311-linux_x86_64.whl", {"mod.cpython-311-x86_64-linux-gnu.so": MOD})
+    r = run_cli("check", "--no-config", "--format", "json", "--ld-library-path", helper_dir, str(plain))
+    assert [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"] == []
+    # A directory with --profile: the profile's list applies; the inputs count as shipped.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "mod.cpython-311-x86_64-linux-gnu.so").write_bytes(MOD)
+    args = ("check", "--no-config", "--format", "json", "--ld-library-path", helper_dir, "--profile", "manylinux_2_28")
+    r = run_cli(*args, str(tree))
+    (ext,) = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"]
+    assert ext["evidence"]["policy_source"] == "--profile manylinux_2_28"
+    r = run_cli(*args, str(tree), helper_dir)
+    assert [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"] == []

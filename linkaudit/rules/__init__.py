@@ -13,6 +13,7 @@ from .driver_link import DriverLink
 from .duplicate_export import DuplicateExport
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
+from .external_library import ExternalLibrary
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
@@ -32,6 +33,7 @@ RULES: tuple[type[Rule], ...] = (
     RpathLeak,
     VerneedMismatch,
     LibraryNotFound,
+    ExternalLibrary,
     VersionNotFound,
     UnresolvedSymbol,
     UnusedNeeded,

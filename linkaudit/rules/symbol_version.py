@@ -80,7 +80,7 @@ version above the ceiling and every symbol that needs one of them.
             yield from self._private(binary)
             ceilings = configured
             sources: dict[str, str] = {}
-            promised = context.implied_ceilings.get(binary.path)
+            promised = context.wheel_policies.get(binary.path)
             if promised is not None:
                 implied = {c.prefix: c for c in map(VersionCeiling.parse, promised.ceilings)}
                 sources = {p: f"the platform tag {promised.tag} of {promised.package}" for p in implied}
