@@ -199,9 +199,10 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
 
 def _audit_staged(
     staged: Staged, config: AuditConfig
-) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...]]:
+) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...], list[Binary]]:
     """The body of ``audit`` over the inputs with packages already staged (``staged.errors``: their
-    refused members): files, findings before configuration, the rules that ran, the roots."""
+    refused members): files, findings before configuration, the rules that ran, the roots, the
+    binaries read."""
     paths, package_errors = staged.paths, staged.errors
     collected = collect(paths)
     files: list[FileResult] = []
@@ -277,7 +278,7 @@ def _audit_staged(
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
     roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()
-    return files, findings, ran, roots
+    return files, findings, ran, roots, binaries
 
 
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
@@ -312,19 +313,31 @@ def read(path: str) -> list[Binary]:
 
 
 def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
-    """Audit files and directories.
+    """Audit files, directories and packages (wheels, conda packages, tarballs: ``packages``).
 
     Args:
-        paths: files and directories, as the user gave them.
+        paths: files, directories and packages, as the user gave them.
         config: what to check; defaults to ``AuditConfig()``.
 
     Returns:
         A ``Report``: every input (audited, unreadable, or skipped: a recognised
         format not read yet) and every finding, grouped by file in input order,
-        most severe first; and the settings it ran with.
+        most severe first; and the settings it ran with.  Package members are
+        reported as ``PACKAGE!member``.
 
     Raises:
         ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
+    """
+    return audit_binaries(paths, config)[0]
+
+
+def audit_binaries(paths: Sequence[str], config: AuditConfig | None = None) -> tuple[Report, tuple[Binary, ...]]:
+    """``audit``, also handing back the binaries it read (a package member's ``path`` written
+    ``PACKAGE!member``, as in the report), for callers that compare the model itself
+    (``linkaudit diff``) without reading every file a second time.
+
+    Raises:
+        ConfigError: as ``audit``.
     """
     config = config or AuditConfig()
     for rule_id in config.ignore:
@@ -337,12 +350,14 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
     with staged_inputs(list(paths)) as staged:
-        files, findings, ran, roots = _audit_staged(staged, config)
+        files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]
             roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
+            binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
     findings = _configure([f for f in findings if f.rule not in config.ignore], config, paths)
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    return Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings(), roots)
+    report = Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings(), roots)
+    return report, tuple(binaries)

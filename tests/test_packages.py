@@ -338,3 +338,25 @@ def test_external_library_from_the_wheel_tag_or_the_profile(run_cli, tmp_path: P
     assert ext["evidence"]["policy_source"] == "--profile manylinux_2_28"
     r = run_cli(*args, str(tree), helper_dir)
     assert [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "external-library"] == []
+
+
+def test_diff_two_wheels(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The release-to-release view works on the wheel files: members paired by member path."""
+    old = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
+    new = _wheel(
+        tmp_path / "pkg-1.1-py3-none-linux_x86_64.whl",
+        {
+            "pkg/lib/libtorch_cuda.so": (SAMPLES / "fixed/libtorch_cuda.so").read_bytes(),
+            "pkg/lib/libnvrtc.so.12": NVRTC,
+        },
+    )
+    r = run_cli("diff", "--format", "json", str(old), str(new))
+    doc = json.loads(r.stdout)
+    assert doc["files_added"] == ["pkg/lib/libnvrtc.so.12"] and doc["files_removed"] == []
+    (changed,) = doc["changed"]
+    assert changed["file"] == "pkg/lib/libtorch_cuda.so"
+    assert "libcuda.so.1" in changed["needed_removed"] and any(
+        n.startswith("libnvrtc") for n in changed["needed_added"]
+    )
+    assert {f["rule"] for f in doc["findings_gone"]} >= {"driver-link", "missing-provider"}
+    assert r.exit_code == 0

@@ -8,32 +8,13 @@ from typing import Any
 import click
 
 from .. import baseline
-from ..audit import audit
+from ..audit import audit_binaries
 from ..config import AuditConfig
 from ..diff import BuildDiff, diff_builds
-from ..errors import InputError, UnsupportedFormat
-from ..formats import read_path
-from ..inputs import collect
-from ..model import Binary
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
 from .check import INPUT_PATHS
 from .emit import emit
-
-
-def _read(path: str, errors: list[InputError]) -> list[Binary]:
-    """Every binary under ``path``; inputs that cannot be read are added to ``errors``."""
-    binaries: list[Binary] = []
-    collected = collect([path])
-    errors.extend(collected.errors)
-    for file in collected.files:
-        try:
-            binaries.extend(read_path(file))
-        except UnsupportedFormat:
-            continue
-        except InputError as exc:
-            errors.append(exc)
-    return binaries
 
 
 def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
@@ -45,7 +26,7 @@ def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
 @click.argument("new", type=INPUT_PATHS)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def diff(old: str, new: str, fmt: str) -> int:
-    """Compare two builds (two files or two directories): files added and removed; per binary,
+    """Compare two builds (two files, two directories or two packages): files added and removed; per binary,
     DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and
     removed, the highest needed symbol version per prefix raised or lowered; and the
     findings of the per-file rules new and gone (fingerprints as in --baseline).
@@ -55,12 +36,13 @@ def diff(old: str, new: str, fmt: str) -> int:
     2 an input could not be read (named on standard error; the rest is compared) or a
     usage error; 3 internal error.
     """
-    errors: list[InputError] = []
-    before, after = _read(old, errors), _read(new, errors)
-    for error in errors:
-        click.echo(f"linkaudit: error: {text_safe(str(error))}", err=True)
     config = AuditConfig(target=None)
-    old_f, new_f = _findings(audit([old], config), old), _findings(audit([new], config), new)
+    old_report, before = audit_binaries([old], config)
+    new_report, after = audit_binaries([new], config)
+    errors = [f for r in (old_report, new_report) for f in r.findings if f.rule == "unreadable-input"]
+    for error in errors:
+        click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
+    old_f, new_f = _findings(old_report, old), _findings(new_report, new)
     result = diff_builds(before, [old], after, [new])
     new_findings = [new_f[k] for k in sorted(set(new_f) - set(old_f))]
     gone = [old_f[k] for k in sorted(set(old_f) - set(new_f))]
