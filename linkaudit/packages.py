@@ -146,23 +146,23 @@ class Staged:
                 return _owner(site, path[len(site.host) + 1 :])
         return None
 
-    def label(self, text: str) -> str:
+    def label(self, text: str, quote: Callable[[str], str] | None = None) -> str:
         """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
-        alone as ``PACKAGE``); text without one is returned unchanged."""
-        if not self._sites:
+        alone as ``PACKAGE``); text without one is returned unchanged.  ``quote`` escapes each
+        replacement for the document it goes into (a rendered JSON or text report)."""
+        if not self._sites or not any(s.host in text for s in self._sites):
             return text
         if self._pattern is None:
             roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
-            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}]*)?")
-        if not any(s.host in text for s in self._sites):
-            return text
+            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}\\]*)?")
         by_host = {s.host: s for s in self._sites}
 
         def sub(match: re.Match[str]) -> str:
             site = by_host[match.group(1)]
             rel = (match.group(2) or "").strip("/")
             owner = _owner(site, rel)
-            return f"{owner}!{rel}" if rel else owner
+            out = f"{owner}!{rel}" if rel else owner
+            return quote(out) if quote is not None else out
 
         return self._pattern.sub(sub, text)
 

@@ -360,3 +360,22 @@ def test_diff_two_wheels(run_cli, tmp_path: Path) -> None:  # type: ignore[no-un
     )
     assert {f["rule"] for f in doc["findings_gone"]} >= {"driver-link", "missing-provider"}
     assert r.exit_code == 0
+
+
+def test_show_tree_why_take_packages(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    whl = _wheel(
+        tmp_path / "both-1.0-cp311-cp311-linux_x86_64.whl",
+        {"mod.cpython-311-x86_64-linux-gnu.so": MOD, "lib/libhelper.so": HELPER},
+    )
+    shown = run_cli("show", str(whl))
+    assert shown.exit_code == 0 and f"{whl}!lib/libhelper.so\n" in shown.stdout
+    tree = run_cli("tree", str(whl))
+    assert tree.exit_code == 0 and f"libhelper.so => {whl}!lib/libhelper.so [DT_RUNPATH" in tree.stdout
+    assert "linkaudit-" not in tree.stdout
+    doc = json.loads(run_cli("tree", "--format", "json", str(whl)).stdout)
+    assert "linkaudit-" not in json.dumps(doc) and f"{whl}!mod.cpython-311-x86_64-linux-gnu.so" in json.dumps(doc)
+    why = run_cli("why", str(whl), "libhelper.so")
+    assert why.exit_code == 0 and f"=> {whl}!lib/libhelper.so" in why.stdout
+    quoted = tmp_path / 'we"ird-1.0-py3-none-any.whl'
+    quoted.write_bytes(whl.read_bytes())
+    assert json.loads(run_cli("show", "--format", "json", str(quoted)).stdout)  # the label is escaped in JSON

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InputError, UnsupportedFormat
-from ..formats import Container, read_path, unsupported_reason
-from ..inputs import collect
-from ..model import Binary
-from ..output import text_safe
 from .check import INPUT_PATHS
 from .emit import emit
+from .reading import read_inputs
 
 
 @click.command()
@@ -32,25 +28,10 @@ def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
     """
     from ..output.linkage import render_json, render_text
 
-    collected = collect(list(paths))
-    errors: list[InputError] = list(collected.errors)
-    skipped = [(p, unsupported_reason(Container(c))) for p, c in collected.skipped]
-    binaries: list[Binary] = []
-    for path in collected.files:
-        try:
-            binaries.extend(read_path(path))
-        except UnsupportedFormat as exc:
-            skipped.append((path, exc.reason))
-        except InputError as exc:
-            errors.append(exc)
-    for error in errors:
-        click.echo(f"linkaudit: error: {text_safe(str(error))}", err=True)
-    for path, reason in skipped:
-        click.echo(f"linkaudit: skipped: {text_safe(path)}: {text_safe(reason)}", err=True)
-    for directory in collected.empty_dirs:
-        click.echo(f"linkaudit: note: {text_safe(directory)}: holds no binary linkaudit can read", err=True)
-    if fmt == "json":
-        emit(render_json(binaries, symbols, errors, skipped))
-    elif binaries:
-        emit(render_text(binaries, symbols))
-    return 2 if errors else 0
+    with read_inputs(paths) as inputs:
+        inputs.report_problems()
+        if fmt == "json":
+            emit(inputs.relabel(render_json(inputs.binaries, symbols, inputs.errors, inputs.skipped), fmt))
+        elif inputs.binaries:
+            emit(inputs.relabel(render_text(inputs.binaries, symbols), fmt))
+        return 2 if inputs.errors else 0

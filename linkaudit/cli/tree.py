@@ -7,33 +7,26 @@ from typing import Any
 import click
 
 from ..audit import analyze_inputs
-from ..errors import ConfigError, InputError
-from ..formats import read_path
-from ..inputs import collect
-from ..model import Binary
+from ..errors import ConfigError
 from ..output import text_safe
 from .emit import emit
 from .options import loader_options, target_from_options
+from .reading import Inputs, read_inputs
 
 
-def run_analysis(paths: tuple[str, ...], options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
-    """Read ``paths`` and emulate the loader with the options given; returns (analysis, exit status).
+def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
+    """Emulate the loader over the inputs read with the options given; returns (analysis, exit status).
 
     Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.
     """
     env = target_from_options(**options)
-    collected = collect(list(paths))
-    errors = list(collected.errors)
-    binaries: list[Binary] = []
-    for path in collected.files:
-        try:
-            binaries.extend(read_path(path))
-        except InputError as exc:
-            errors.append(exc)
-    analysis, more = analyze_inputs(binaries, env, options.get("entries", ()), bind_all=bind_all, verify_all=True)
+    errors = list(inputs.errors)
+    analysis, more = analyze_inputs(
+        inputs.binaries, env, options.get("entries", ()), bind_all=bind_all, verify_all=True
+    )
     errors.extend(more)
     for problem in errors:
-        click.echo(f"linkaudit: error: {text_safe(str(problem))}", err=True)
+        click.echo(f"linkaudit: error: {text_safe(inputs.staged.label(str(problem)))}", err=True)
     if analysis is None:
         raise ConfigError("the loader emulation could not run (see the errors above)")
     return analysis, 2 if errors else 0
@@ -56,12 +49,17 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
     missing ones with every path tried. Never executes or loads the inputs.
     Exit status 1 when a root's load would fail, 2 when an input cannot be read.
     """
+    with read_inputs(paths) as inputs:
+        return _tree(inputs, fmt, verbose, all_roots, bind, options)
+
+
+def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
     from ..output.tree import render_json, render_text
 
-    analysis, status = run_analysis(paths, options, bind_all=bind)
+    analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
     render = render_json if fmt == "json" else render_text
-    emit(render(analysis, loads, verbose))
+    emit(inputs.relabel(render(analysis, loads, verbose), fmt))
     if bind and fmt == "text":
         hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
         for load in loads:
@@ -75,9 +73,12 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
             )
             weak = sum(1 for _o, b in bounds if b.provider is None and b.symbol.weak and b.symbol.name not in hooks)
             emit(
-                text_safe(
-                    f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
-                    f"{len(strong)} unresolved, {weak} weak unresolved (compiler hooks not counted)"
+                inputs.relabel(
+                    text_safe(
+                        f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
+                        f"{len(strong)} unresolved, {weak} weak unresolved (compiler hooks not counted)"
+                    ),
+                    fmt,
                 )
                 + "\n"
             )

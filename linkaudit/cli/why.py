@@ -10,6 +10,7 @@ import click
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options
+from .reading import Inputs, read_inputs
 from .tree import run_analysis
 
 
@@ -31,7 +32,12 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
     scope, and every object in that scope that defines it. Exit status 1 when
     TARGET appears nowhere.
     """
-    analysis, status = run_analysis((path,), options)
+    with read_inputs((path,)) as inputs:
+        return _why(inputs, path, target, fmt, options)
+
+
+def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, Any]) -> int:
+    analysis, status = run_analysis(inputs, options)
     chains: list[dict[str, Any]] = []
     for load, root in zip(analysis.loads, analysis.roots, strict=True):
         for (requester, needed), res in load.resolutions.items():
@@ -97,7 +103,7 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
             "symbol_uses": uses,
             "dlopen_names": soft,
         }
-        emit(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n")
+        emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
     else:
         lines: list[str] = []
         for c in chains:
@@ -126,7 +132,7 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
             )
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
-        emit("\n".join(text_safe(line) for line in lines) + "\n")
+        emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
     if status:
         return status
     return 0 if chains or uses or soft else 1
