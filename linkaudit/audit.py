@@ -20,7 +20,7 @@ from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary
 from .packages import Staged, staged_inputs
-from .profiles import implied_by_wheel
+from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .sources import GeneratedSource
@@ -281,6 +281,35 @@ def _audit_staged(
     return files, findings, ran, roots, binaries
 
 
+def _with_target_policy(config: AuditConfig, staged: Staged) -> AuditConfig:
+    """``config`` with the target environment its ``target_env`` asks for: under a policy, the
+    loader finds on the system only the libraries the policy lists (``TargetEnvironment.
+    system_libraries``) — the manylinux wheels' tags (the libraries every one of them allows),
+    else the configured profile's list.
+
+    Raises:
+        ConfigError: ``target_env`` is ``"policy"`` and neither a manylinux wheel nor a profile
+            with a list of system libraries gives one.
+    """
+    if config.target is None or config.target_env == "host":
+        return config
+    promised = [p for p in map(implied_by_wheel, staged.packages) if p is not None and p.allowed_libraries]
+    if promised:
+        allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
+        name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
+    elif config.target_env == "policy":
+        profile = get_profile(config.profile) if config.profile else None
+        if profile is None or not profile.allowed_libraries:
+            raise ConfigError(
+                "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
+                "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
+            )
+        allowed, name = frozenset(profile.allowed_libraries), profile.name
+    else:
+        return config
+    return replace(config, target=replace(config.target, system_libraries=allowed, system_policy=name))
+
+
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
     """``finding`` with every staged path in its file, subject, message and evidence written
     ``PACKAGE!member``."""
@@ -350,6 +379,7 @@ def audit_binaries(paths: Sequence[str], config: AuditConfig | None = None) -> t
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
     with staged_inputs(list(paths)) as staged:
+        config = _with_target_policy(config, staged)
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]

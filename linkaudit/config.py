@@ -112,6 +112,10 @@ class AuditConfig:
         baseline: fingerprints of accepted findings (``baseline.load``), or ``None``.
         baseline_file: the baseline file read, for messages.
         profile: the profile the ceilings started from (``--profile``), for the report.
+        target_env: what counts as present outside the inputs: ``"host"`` (the machine, or
+            ``--sysroot``), ``"policy"`` (only the system libraries of the policy — a manylinux
+            wheel's tag, else the profile — as on a user's machine), or ``"auto"`` (the default:
+            policy when a manylinux wheel is among the inputs, host otherwise).
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -131,6 +135,7 @@ class AuditConfig:
     required_needed: tuple[NeededPolicy, ...] = ()
     profile: str | None = None
     baseline_file: str | None = None
+    target_env: str = "auto"
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
@@ -157,6 +162,7 @@ class AuditConfig:
                 *(f"ld_preload={p}" for p in t.ld_preload),
                 *([f"hwcaps_level={t.hwcaps_level}"] if t.hwcaps_level else []),
                 *([f"interpreter={t.interpreter}"] if t.interpreter else []),
+                *([f"system_libraries={t.system_policy}"] if t.system_libraries is not None else []),
             ]
         return out
 

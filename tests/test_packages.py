@@ -379,3 +379,36 @@ def test_show_tree_why_take_packages(run_cli, tmp_path: Path) -> None:  # type: 
     quoted = tmp_path / 'we"ird-1.0-py3-none-any.whl'
     quoted.write_bytes(whl.read_bytes())
     assert json.loads(run_cli("show", "--format", "json", str(quoted)).stdout)  # the label is escaped in JSON
+
+
+def test_target_env_of_a_manylinux_wheel_is_its_policy(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """libhelper.so is on this machine (here: in a system directory), not in the wheel. For a manylinux
+    wheel the target is its users' machines: only the policy's system libraries are there, so
+    the load fails (library-not-found, the attempt says why); --target-env host finds it (and
+    external-library reports the dependency on this machine)."""
+    helper_dir = str(SAMPLES / "loader/pyext/lib")
+    whl = _wheel(
+        tmp_path / "mod-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", {"mod.cpython-311-x86_64-linux-gnu.so": MOD}
+    )
+    base = ("check", "--no-config", "--format", "json", "--system-dir", helper_dir)  # libc: from ld.so.cache
+    doc = json.loads(run_cli(*base, str(whl)).stdout)
+    (nf,) = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
+    assert nf["subject"] == "libhelper.so" and nf["evidence"]["attempts"][-1]["outcome"] == "outside-target"
+    assert "manylinux_2_28" in nf["evidence"]["attempts"][-1]["detail"]
+    assert "system_libraries=manylinux_2_28" in doc["config"]["loader"]
+    assert not [f for f in doc["findings"] if f["rule"] == "external-library"]
+    host = json.loads(run_cli(*base, "--target-env", "host", str(whl)).stdout)
+    assert not [f for f in host["findings"] if f["rule"] == "library-not-found"]
+    assert [f["subject"] for f in host["findings"] if f["rule"] == "external-library"] == ["libhelper.so"]
+    # A plain directory stays on the host unless asked; asked without any policy: a usage error.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "mod.cpython-311-x86_64-linux-gnu.so").write_bytes(MOD)
+    plain = json.loads(run_cli(*base, str(tree)).stdout)
+    assert not [f for f in plain["findings"] if f["rule"] == "library-not-found"]
+    r = run_cli(*base, "--target-env", "policy", str(tree))
+    assert r.exit_code == 2 and "--profile manylinux" in r.stderr
+    r = run_cli(*base, "--target-env", "policy", "--profile", "manylinux_2_17", str(tree))
+    assert [f["subject"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "library-not-found"] == [
+        "libhelper.so"
+    ]

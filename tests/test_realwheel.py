@@ -74,7 +74,8 @@ def test_glibc_ceiling_of_the_manylinux_2_28_tag(run_cli, torch_lib: Path) -> No
 def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file: Path, tmp_path: Path) -> None:
     """``check`` on the .whl itself, not extracted, finds what it finds on the tree unzip makes of it
     (every binary member; fingerprints relative to the input) under the policy the wheel's tag
-    implies (manylinux_2_28), and labels members ``WHEEL!member``."""
+    implies (manylinux_2_28: its ceilings, and its system libraries as the target environment), and
+    labels members ``WHEEL!member``."""
     import zipfile
 
     from linkaudit import AuditConfig, VersionCeiling, audit
@@ -92,7 +93,8 @@ def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file
     from_wheel = audit([str(torch_wheel_file)])
     policy = get_profile("manylinux_2_28")
     ceilings = tuple(VersionCeiling.parse(v) for v in policy.max_versions)
-    from_tree = audit([str(tree)], AuditConfig(max_versions=ceilings, profile=policy.name))
+    as_policy = AuditConfig(max_versions=ceilings, profile=policy.name, target_env="policy")
+    from_tree = audit([str(tree)], as_policy)
     assert len(from_wheel.files) == len(from_tree.files) >= 16
     assert all(f.path.startswith(f"{torch_wheel_file}!torch/") for f in from_wheel.files)
     assert dumps(from_wheel.findings, [str(torch_wheel_file)]) == dumps(from_tree.findings, [str(tree)])

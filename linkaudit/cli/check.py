@@ -49,6 +49,14 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Target baseline to start from: its symbol-version ceilings (`linkaudit profiles`; default: cuda).",
 )
 @click.option(
+    "--target-env",
+    type=click.Choice(["auto", "host", "policy"]),
+    default="auto",
+    show_default=True,
+    help="What counts as present outside the inputs: the host (or --sysroot), or only the system libraries of "
+    "the policy (a manylinux wheel's tag, else --profile), as on users' machines; auto: policy for manylinux wheels.",
+)
+@click.option(
     "--ignore",
     "ignore",
     multiple=True,
@@ -111,6 +119,7 @@ def check(
     fmt: str,
     max_versions: tuple[str, ...],
     profile: str | None,
+    target_env: str,
     ignore: tuple[str, ...],
     output: str | None,
     color: bool | None,
@@ -160,6 +169,7 @@ def check(
         baseline_file=baseline_path,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
+        target_env=target_env,
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:

@@ -66,6 +66,7 @@ class Outcome(enum.StrEnum):
     INVALID = "invalid"
     SKIPPED_NODEFLIB = "skipped-nodeflib"
     DRIVER_ABSENT = "driver-absent"
+    OUTSIDE_TARGET = "outside-target"
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +335,19 @@ def search(
         hit = try_dirs([expand(d, requester.origin) for d in binary.runpath], Source.RUNPATH, requester)
         if hit:
             return result(hit, Source.RUNPATH, requester)
+
+    allowed = ctx.env.system_libraries
+    if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
+        record(
+            Attempt(
+                name,
+                Source.SYSTEM,
+                None,
+                Outcome.OUTSIDE_TARGET,
+                f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})",
+            )
+        )
+        return done(None, None, None, None)
 
     nodeflib = bool(binary.flags_1 & DF_1_NODEFLIB)
     if ctx.cache is not None:

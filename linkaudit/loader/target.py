@@ -79,6 +79,13 @@ class TargetEnvironment:
             ``None`` for a generic CPython (no RPATH; provides the ``Py*``/``_Py*`` API).
         executable: the main executable for plain ``dlopen`` roots (its RPATH and
             ``$ORIGIN``), or ``None``.
+        system_libraries: the libraries (names, as DT_NEEDED writes them) the target system
+            provides, when it is a policy rather than the machine at hand (a manylinux
+            wheel's users: glibc's libraries, libstdc++, ...); the ld.so.cache and the system
+            directories are searched for those only, every other name resolves only through
+            RPATH/RUNPATH/LD_LIBRARY_PATH.  ``None``: the system is the host (or ``sysroot``)
+            as it is.
+        system_policy: the name of that policy (``"manylinux_2_28"``), for messages.
     """
 
     sysroot: str = "/"
@@ -93,6 +100,8 @@ class TargetEnvironment:
     driverless: bool = True
     interpreter: str | None = None
     executable: str | None = None
+    system_libraries: frozenset[str] | None = None
+    system_policy: str | None = None
 
     def hwcaps_subdirs(self, machine: str) -> tuple[str, ...]:
         """The glibc-hwcaps subdirectories tried for ``machine``, most capable first.
