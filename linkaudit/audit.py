@@ -270,7 +270,7 @@ def _audit_staged(
         promised = implied_by_wheel(package) if package is not None else None
         if promised is not None:
             implied[b.path] = promised
-    context = AuditContext(tuple(binaries), config, linkage, generated, implied)
+    context = AuditContext(tuple(binaries), config, linkage, generated, implied, staged if staged.packages else None)
     ran = []
     for rule_cls in RULES:
         if rule_cls.id in config.ignore:

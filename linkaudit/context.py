@@ -17,6 +17,7 @@ from .profiles import WheelPolicy
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
+    from .packages import Staged
     from .sources import GeneratedSource
 
 
@@ -35,6 +36,8 @@ class AuditContext:
             tag promises (``profiles.implied_by_wheel``): ``symbol-version`` applies its ceilings
             where the configuration sets none of the same prefix, ``external-library`` its list
             of system libraries.
+        packages: the packages staged for this audit (which package each staged path and
+            directory belongs to), or ``None`` when no package is among the inputs.
     """
 
     binaries: tuple[Binary, ...]
@@ -42,3 +45,4 @@ class AuditContext:
     linkage: LinkageAnalysis | None = None
     generated_sources: tuple[GeneratedSource, ...] = ()
     wheel_policies: Mapping[str, WheelPolicy] = field(default_factory=dict)
+    packages: Staged | None = None

@@ -120,6 +120,14 @@ class _Site:
     host: str
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)  # member path or its directory -> package label
+    dirs: dict[str, str] = field(default_factory=dict)  # every directory a package installs into -> first package
+
+    def claim_dirs(self, rel: str | None, label: str) -> None:
+        """Record the directories above the installed member ``rel`` as ``label``'s (first one wins)."""
+        parent = posixpath.dirname(rel) if rel else ""
+        while parent and parent not in self.dirs:
+            self.dirs[parent] = label
+            parent = posixpath.dirname(parent)
 
 
 @dataclass
@@ -145,6 +153,23 @@ class Staged:
             if path.startswith(site.host + "/"):
                 return _owner(site, path[len(site.host) + 1 :])
         return None
+
+    def site_of(self, path: str) -> tuple[str, str] | None:
+        """``(staging root, path relative to it)`` of a host ``path`` inside a staging root
+        (``"."`` for the root itself), or ``None`` when it is outside every one."""
+        normal = os.path.normpath(path)
+        for site in self._sites:
+            if normal == site.host or normal.startswith(site.host + "/"):
+                return site.host, os.path.relpath(normal, site.host)
+        return None
+
+    def directory_owner(self, path: str) -> str | None:
+        """The package that installs files into the host directory ``path`` (or below it), or ``None``."""
+        where = self.site_of(path)
+        if where is None:
+            return None
+        site = next(s for s in self._sites if s.host == where[0])
+        return site.dirs.get(where[1])
 
     def label(self, text: str, quote: Callable[[str], str] | None = None) -> str:
         """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
@@ -352,6 +377,7 @@ class _Stager:
             if name is None:
                 self._refuse(label, info.filename, "a member name that is absolute or climbs out with '..'")
                 continue
+            site.claim_dirs(_install_path(kind, name), label)
             mode = info.external_attr >> 16
             try:
                 if stat.S_ISLNK(mode):
@@ -444,6 +470,7 @@ class _Stager:
                     if name is None:
                         self._refuse(label, member.name, "a member name that is absolute or climbs out with '..'")
                         continue
+                    site.claim_dirs(_install_path(kind, name), label)
                     if member.issym():
                         links.append((name, member.linkname))
                         continue

@@ -412,3 +412,27 @@ def test_target_env_of_a_manylinux_wheel_is_its_policy(run_cli, tmp_path: Path) 
     assert [f["subject"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "library-not-found"] == [
         "libhelper.so"
     ]
+
+
+def test_rpath_outside_package_names_the_package_that_installs_there(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from .output.schema import validate_report
+
+    mod = {"mod.cpython-311-x86_64-linux-gnu.so": MOD}  # RUNPATH $ORIGIN/lib
+    alone = _wheel(tmp_path / "mod-1.0-cp311-cp311-linux_x86_64.whl", mod)
+    helper = _wheel(tmp_path / "helper-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER, "lib/README": b"x"})
+    both = _wheel(tmp_path / "both-1.0-cp311-cp311-linux_x86_64.whl", {**mod, "lib/libhelper.so": HELPER})
+
+    def notes(*inputs: Path) -> list[dict[str, object]]:
+        doc = json.loads(run_cli("check", "--no-config", "--format", "json", *map(str, inputs)).stdout)
+        validate_report(doc)
+        return [f for f in doc["findings"] if f["rule"] == "rpath-outside-package"]
+
+    (note,) = notes(alone)
+    assert note["subject"] == "$ORIGIN/lib" and note["evidence"] == {
+        "entry": "$ORIGIN/lib", "tag": "DT_RUNPATH", "points_to": "lib", "provided_by": None,
+    }  # fmt: skip
+    assert "which no package given installs" in str(note["message"])
+    (note,) = notes(alone, helper)
+    assert note["evidence"]["provided_by"] == str(helper) and f"which {helper} installs" in str(note["message"])  # type: ignore[index]
+    assert notes(both) == []
+    assert notes(SAMPLES / "loader/pyext") == []  # files and directories: no package, no such note

@@ -19,6 +19,7 @@ from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
 from .rpath_leak import RpathLeak
+from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
 from .unresolved_symbol import UnresolvedSymbol
 from .unused_needed import UnusedNeeded
@@ -31,6 +32,7 @@ RULES: tuple[type[Rule], ...] = (
     MissingProvider,
     SymbolVersion,
     RpathLeak,
+    RpathOutsidePackage,
     VerneedMismatch,
     LibraryNotFound,
     ExternalLibrary,
