@@ -19,7 +19,7 @@ from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary
-from .packages import Staged, staged_inputs
+from .packages import Progress, Staged, staged_inputs
 from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
@@ -341,7 +341,7 @@ def read(path: str) -> list[Binary]:
     return read_path(path)
 
 
-def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
+def audit(paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None) -> Report:
     """Audit files, directories and packages (wheels, conda packages, tarballs: ``packages``).
 
     Args:
@@ -356,11 +356,15 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None) -> Report:
 
     Raises:
         ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
+
+    ``progress`` is told the bytes of package members expected and written (``packages.Progress``).
     """
-    return audit_binaries(paths, config)[0]
+    return audit_binaries(paths, config, progress)[0]
 
 
-def audit_binaries(paths: Sequence[str], config: AuditConfig | None = None) -> tuple[Report, tuple[Binary, ...]]:
+def audit_binaries(
+    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None
+) -> tuple[Report, tuple[Binary, ...]]:
     """``audit``, also handing back the binaries it read (a package member's ``path`` written
     ``PACKAGE!member``, as in the report), for callers that compare the model itself
     (``linkaudit diff``) without reading every file a second time.
@@ -378,7 +382,7 @@ def audit_binaries(paths: Sequence[str], config: AuditConfig | None = None) -> t
         given = {os.path.realpath(p) for p in paths}
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
-    with staged_inputs(list(paths)) as staged:
+    with staged_inputs(list(paths), progress=progress) as staged:
         config = _with_target_policy(config, staged)
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Protocol
 
 from .errors import InputError
 from .formats import SNIFF_BYTES, sniff
@@ -204,18 +204,31 @@ def _owner(site: _Site, rel: str) -> str:
     return site.labels[0] if len(site.labels) == 1 else "+".join(site.labels)
 
 
+class Progress(Protocol):
+    """Told how staging goes, for a progress bar: bytes of binary members expected, then written."""
+
+    def expect(self, nbytes: int) -> None:
+        """``nbytes`` more bytes are about to be written (a zip's sizes as its directory states them)."""
+
+    def advance(self, nbytes: int) -> None:
+        """``nbytes`` more bytes were written."""
+
+
 class _Budget:
     """Bytes written so far for one audit, against ``MAX_TOTAL_BYTES`` (members are written by
-    several threads at once)."""
+    several threads at once); reported to ``progress`` as they are written."""
 
-    def __init__(self) -> None:
+    def __init__(self, progress: Progress | None = None) -> None:
         self.total = 0
+        self.progress = progress
         self._lock = threading.Lock()
 
     def add(self, n: int) -> int:
         """Count ``n`` more bytes; the new total."""
         with self._lock:
             self.total += n
+            if self.progress is not None:
+                self.progress.advance(n)
             return self.total
 
 
@@ -418,6 +431,8 @@ class _Stager:
                 return f"cannot be decompressed: {exc}"
             return None
 
+        if self.budget.progress is not None:
+            self.budget.progress.expect(sum(job[0].file_size for job in jobs))
         workers = min(WORKERS, len(jobs))
         if workers > 1:
             with ThreadPoolExecutor(workers) as pool:
@@ -503,10 +518,13 @@ class _Stager:
 
 
 @contextmanager
-def staged_inputs(paths: list[str], is_package: Callable[[str], str | None] = package_kind) -> Iterator[Staged]:
+def staged_inputs(
+    paths: list[str], is_package: Callable[[str], str | None] = package_kind, progress: Progress | None = None
+) -> Iterator[Staged]:
     """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
 
     Args:
+        progress: told the bytes expected and written (a progress bar), or ``None``.
         paths: the inputs as given; a path that is a regular file and a package (``package_kind``)
             is staged, every other path passes through unchanged.
 
@@ -528,7 +546,7 @@ def staged_inputs(paths: list[str], is_package: Callable[[str], str | None] = pa
         return
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
-        budget = _Budget()
+        budget = _Budget(progress)
         stager = _Stager(budget)
         sites: dict[str, _Site] = {}
         out: list[str] = []

@@ -436,3 +436,23 @@ def test_rpath_outside_package_names_the_package_that_installs_there(run_cli, tm
     assert note["evidence"]["provided_by"] == str(helper) and f"which {helper} installs" in str(note["message"])  # type: ignore[index]
     assert notes(both) == []
     assert notes(SAMPLES / "loader/pyext") == []  # files and directories: no package, no such note
+
+
+def test_progress_is_told_the_bytes_and_the_cli_draws_none_off_a_terminal(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    class Recorder:
+        def __init__(self) -> None:
+            self.expected = self.written = 0
+
+        def expect(self, nbytes: int) -> None:
+            self.expected += nbytes
+
+        def advance(self, nbytes: int) -> None:
+            self.written += nbytes
+
+    members = {"pkg/lib/libtorch_cuda.so": BROKEN, "pkg/lib/libnvrtc.so.12": NVRTC, "pkg/x.py": b"pass\n"}
+    whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", members)
+    recorder = Recorder()
+    audit([str(whl)], progress=recorder)
+    assert recorder.expected == recorder.written == len(BROKEN) + len(NVRTC)  # binaries only
+    r = run_cli("check", "--no-config", str(whl))  # stderr is not a terminal here
+    assert "decompressing" not in r.stderr and "\r" not in r.stderr

@@ -18,6 +18,7 @@ from ..profiles import DEFAULT, get_profile
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options
+from .progress import stderr_progress
 
 #: Input paths: no existence or readability check at parse time, so an
 #: unreadable or missing input becomes its own ``unreadable-input`` finding and
@@ -47,6 +48,9 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     default=None,
     metavar="NAME",
     help="Target baseline to start from: its symbol-version ceilings (`linkaudit profiles`; default: cuda).",
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No progress bar (one is drawn on a terminal while large packages unpack)."
 )
 @click.option(
     "--target-env",
@@ -120,6 +124,7 @@ def check(
     max_versions: tuple[str, ...],
     profile: str | None,
     target_env: str,
+    quiet: bool,
     ignore: tuple[str, ...],
     output: str | None,
     color: bool | None,
@@ -178,7 +183,12 @@ def check(
         raise ConfigError(f"--output {output} and --write-baseline {write_baseline} name the same file")
     # Never write over the inputs, the configuration file or the baseline read.
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
-    report = audit(list(paths), config)
+    progress = stderr_progress(quiet)
+    try:
+        report = audit(list(paths), config, progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if write_baseline is not None:
         write_output(
             write_baseline,
