@@ -74,8 +74,16 @@ def _descriptor(rule_id: str) -> dict[str, Any]:
     }
 
 
+def _artifact(file: str) -> str:
+    """The file a finding's location names: a package member (``dist/x.whl!torch/lib/x.so``)
+    is located at its package, the file that exists in the checkout; the member is kept in
+    ``properties.file`` and the logical location."""
+    package, sep, _member = file.partition("!")
+    return package if sep and os.path.isfile(package) else file
+
+
 def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str) -> dict[str, Any]:
-    uri, relative = _uri(f.file, root)
+    uri, relative = _uri(_artifact(f.file), root)
     location: dict[str, Any] = {"uri": uri}
     if relative:
         location["uriBaseId"] = SRCROOT
@@ -88,7 +96,8 @@ def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str)
         "locations": [
             {
                 "physicalLocation": {"artifactLocation": location},
-                "logicalLocations": [{"name": utf8_safe(f.subject)}],
+                "logicalLocations": [{"name": utf8_safe(f.subject)}]
+                + ([{"name": utf8_safe(f.file.partition("!")[2]), "kind": "module"}] if "!" in f.file else []),
             }
         ],
         "partialFingerprints": {FINGERPRINT_KEY: hashlib.sha256(key).hexdigest()},

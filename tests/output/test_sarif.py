@@ -143,3 +143,22 @@ def test_bad_bytes_in_names_stay_valid_json(run_cli, tmp_path: Path, monkeypatch
     _validate(doc, sarif_schema)
     uris = {x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in doc["runs"][0]["results"]}
     assert uris == {"lib%FF%0A.so"}
+
+
+def test_package_members_are_located_at_their_package(run_cli, tmp_path: Path, monkeypatch, sarif_schema) -> None:  # type: ignore[no-untyped-def]
+    import zipfile
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dist").mkdir()
+    with zipfile.ZipFile(tmp_path / "dist/pkg-1.0-py3-none-linux_x86_64.whl", "w") as zf:
+        zf.write(SAMPLES / "broken/libtorch_cuda.so", "pkg/lib/libtorch_cuda.so")
+    _, doc = _sarif(run_cli, "dist/pkg-1.0-py3-none-linux_x86_64.whl")
+    _validate(doc, sarif_schema)
+    result = doc["runs"][0]["results"][0]
+    location = result["locations"][0]
+    assert location["physicalLocation"]["artifactLocation"] == {
+        "uri": "dist/pkg-1.0-py3-none-linux_x86_64.whl",
+        "uriBaseId": "%SRCROOT%",
+    }
+    assert {"name": "pkg/lib/libtorch_cuda.so", "kind": "module"} in location["logicalLocations"]
+    assert result["properties"]["file"] == "dist/pkg-1.0-py3-none-linux_x86_64.whl!pkg/lib/libtorch_cuda.so"
