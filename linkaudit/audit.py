@@ -242,6 +242,8 @@ def _audit_staged(
         reason = unsupported_reason(Container(container))
         files.append(FileResult(path, FileStatus.SKIPPED, format=container, reason=reason))
     for directory in collected.empty_dirs:
+        if staged.holds_packages(directory):
+            continue  # a wheelhouse: its packages are audited
         under = directory.rstrip("/") + "/"
         skipped = [p for p, _f in collected.skipped if p.startswith(under)]
         findings.append(

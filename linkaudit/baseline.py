@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from .configfile import read_settings_file
 from .errors import ConfigError
+from .packages import PACKAGE_SUFFIXES
 from .report import Finding
 
 SCHEMA = "linkaudit-baseline/1"
@@ -40,10 +41,13 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
     a file found under a directory given is its path below that directory
     (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``), a member of a package given is
     its member path (``dist/x.whl!torch/lib/libc10.so`` → ``torch/lib/libc10.so``, as the same
-    file found under the unpacked tree); anything else unchanged."""
+    file found under the unpacked tree), also for a package found in a directory given (a
+    wheelhouse: the wheel's name changes with each version, its members do not); anything else
+    unchanged."""
+    package, sep, member = file.partition("!")
+    if sep and (package in inputs or package.endswith(PACKAGE_SUFFIXES)):
+        return member
     for given in inputs:
-        if file.startswith(given + "!"):
-            return file[len(given) + 1 :]
         base = given.rstrip("/") or "/"
         if file in (given, base):
             return os.path.basename(base)

@@ -147,6 +147,11 @@ class Staged:
     _sites: list[_Site] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = None
 
+    def holds_packages(self, directory: str) -> bool:
+        """True when a package staged was found inside the directory given ``directory``."""
+        prefix = directory.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in self.packages)
+
     def package_of(self, path: str) -> str | None:
         """The package (as given) a staged host ``path`` was written from, or ``None``."""
         for site in self._sites:
@@ -517,6 +522,20 @@ class _Stager:
             self._links(site, label, kind, links)
 
 
+#: File names of packages picked up inside a directory given (a wheelhouse, a conda-bld output).
+PACKAGE_SUFFIXES = (".whl", ".conda", ".tar.bz2")
+
+
+def _packages_under(top: str) -> list[str]:
+    """The packages below the directory ``top``, by name (``PACKAGE_SUFFIXES``), sorted; symlinked
+    directories are not followed (the binary walk decides what a link may reach)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(PACKAGE_SUFFIXES))
+    return out
+
+
 @contextmanager
 def staged_inputs(
     paths: list[str], is_package: Callable[[str], str | None] = package_kind, progress: Progress | None = None
@@ -533,17 +552,26 @@ def staged_inputs(
         paths back as ``PACKAGE!member``.
     """
     kinds = {}
+    found: list[str] = []  # packages found by name in the directories given
     for p in paths:
         try:
-            if stat.S_ISREG(os.stat(p).st_mode):
-                kind = is_package(p)
-                if kind is not None:
-                    kinds[p] = kind
+            mode = os.stat(p).st_mode
         except OSError:
             continue
+        if stat.S_ISREG(mode):
+            kind = is_package(p)
+            if kind is not None:
+                kinds[p] = kind
+        elif stat.S_ISDIR(mode):
+            for candidate in _packages_under(p):
+                kind = is_package(candidate)
+                if kind is not None and candidate not in kinds:
+                    kinds[candidate] = kind
+                    found.append(candidate)
     if not kinds:
         yield Staged(list(paths), [], [])
         return
+    paths = [*paths, *found]
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
         budget = _Budget(progress)

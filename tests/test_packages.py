@@ -456,3 +456,20 @@ def test_progress_is_told_the_bytes_and_the_cli_draws_none_off_a_terminal(run_cl
     assert recorder.expected == recorder.written == len(BROKEN) + len(NVRTC)  # binaries only
     r = run_cli("check", "--no-config", str(whl))  # stderr is not a terminal here
     assert "decompressing" not in r.stderr and "\r" not in r.stderr
+
+
+def test_a_directory_of_packages_audits_them_with_version_free_fingerprints(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`check wheelhouse/` must not pass quietly as "no binaries": the wheels in it are audited, and
+    a baseline written for 1.0 matches 1.1 (the member paths, not the wheel's versioned name)."""
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    old = _wheel(house / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
+    (house / "notes.txt").write_text("not a package\n")
+    r = run_cli("check", "--no-config", str(house))
+    assert r.exit_code == 1 and f"{old}!pkg/lib/libtorch_cuda.so" in r.stdout and "no-binaries" not in r.stdout
+    base = tmp_path / "base.json"
+    assert run_cli("check", "--no-config", "--write-baseline", str(base), str(house)).exit_code == 0
+    old.rename(house / "pkg-1.1-py3-none-linux_x86_64.whl")
+    again = run_cli("check", "--no-config", "--baseline", str(base), str(house))
+    assert again.exit_code == 0, again.stdout
+    assert "pkg-1.1-py3-none-linux_x86_64.whl!pkg/lib/libtorch_cuda.so" in run_cli("show", str(house)).stdout

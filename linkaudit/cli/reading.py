@@ -68,4 +68,5 @@ def read_inputs(paths: Sequence[str]) -> Iterator[Inputs]:
                 skipped.append((path, exc.reason))
             except InputError as exc:
                 errors.append(exc)
-        yield Inputs(binaries, errors, skipped, collected.empty_dirs, staged)
+        empty = tuple(d for d in collected.empty_dirs if not staged.holds_packages(d))
+        yield Inputs(binaries, errors, skipped, empty, staged)
