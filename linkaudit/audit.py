@@ -283,33 +283,35 @@ def _audit_staged(
     return files, findings, ran, roots, binaries
 
 
-def _with_target_policy(config: AuditConfig, staged: Staged) -> AuditConfig:
-    """``config`` with the target environment its ``target_env`` asks for: under a policy, the
-    loader finds on the system only the libraries the policy lists (``TargetEnvironment.
-    system_libraries``) — the manylinux wheels' tags (the libraries every one of them allows),
-    else the configured profile's list.
+def policy_target(
+    target: TargetEnvironment, target_env: str, packages: Sequence[str], profile: str | None = None
+) -> TargetEnvironment:
+    """``target`` as ``target_env`` asks for it: under a policy, the loader finds on the system
+    only the libraries the policy lists (``TargetEnvironment.system_libraries``) — the manylinux
+    wheels' tags among ``packages`` (the libraries every one of them allows), else ``profile``'s
+    list; ``"auto"`` applies a wheel's policy and otherwise keeps the host; ``"host"`` keeps it.
 
     Raises:
         ConfigError: ``target_env`` is ``"policy"`` and neither a manylinux wheel nor a profile
             with a list of system libraries gives one.
     """
-    if config.target is None or config.target_env == "host":
-        return config
-    promised = [p for p in map(implied_by_wheel, staged.packages) if p is not None and p.allowed_libraries]
+    if target_env == "host":
+        return target
+    promised = [p for p in map(implied_by_wheel, packages) if p is not None and p.allowed_libraries]
     if promised:
         allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
         name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
-    elif config.target_env == "policy":
-        profile = get_profile(config.profile) if config.profile else None
-        if profile is None or not profile.allowed_libraries:
+    elif target_env == "policy":
+        listing = get_profile(profile) if profile else None
+        if listing is None or not listing.allowed_libraries:
             raise ConfigError(
                 "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
                 "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
             )
-        allowed, name = frozenset(profile.allowed_libraries), profile.name
+        allowed, name = frozenset(listing.allowed_libraries), listing.name
     else:
-        return config
-    return replace(config, target=replace(config.target, system_libraries=allowed, system_policy=name))
+        return target
+    return replace(target, system_libraries=allowed, system_policy=name)
 
 
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
@@ -385,7 +387,9 @@ def audit_binaries(
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
     with staged_inputs(list(paths), progress=progress) as staged:
-        config = _with_target_policy(config, staged)
+        if config.target is not None:
+            target = policy_target(config.target, config.target_env, staged.packages, config.profile)
+            config = replace(config, target=target)
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]

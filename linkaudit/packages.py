@@ -118,15 +118,19 @@ class _Site:
     """One staging root: a ``site-packages`` (wheels), a prefix (conda) or a tarball's own root."""
 
     host: str
+    name: str = ""  # how a path no package installs is labelled: "site-packages", "prefix", the tarball
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)  # member path or its directory -> package label
-    dirs: dict[str, str] = field(default_factory=dict)  # every directory a package installs into -> first package
+    dirs: dict[str, list[str]] = field(default_factory=dict)  # every directory packages install into -> them
 
     def claim_dirs(self, rel: str | None, label: str) -> None:
-        """Record the directories above the installed member ``rel`` as ``label``'s (first one wins)."""
+        """Record that ``label`` installs into the directories above the member ``rel``."""
         parent = posixpath.dirname(rel) if rel else ""
-        while parent and parent not in self.dirs:
-            self.dirs[parent] = label
+        while parent:
+            owners = self.dirs.setdefault(parent, [])
+            if label in owners:
+                break  # its parents are recorded already
+            owners.append(label)
             parent = posixpath.dirname(parent)
 
 
@@ -168,13 +172,13 @@ class Staged:
                 return site.host, os.path.relpath(normal, site.host)
         return None
 
-    def directory_owner(self, path: str) -> str | None:
-        """The package that installs files into the host directory ``path`` (or below it), or ``None``."""
+    def directory_owners(self, path: str) -> list[str]:
+        """The packages that install files into the host directory ``path`` (or below it), in input order."""
         where = self.site_of(path)
         if where is None:
-            return None
+            return []
         site = next(s for s in self._sites if s.host == where[0])
-        return site.dirs.get(where[1])
+        return list(site.dirs.get(where[1], ()))
 
     def label(self, text: str, quote: Callable[[str], str] | None = None) -> str:
         """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
@@ -190,6 +194,9 @@ class Staged:
         def sub(match: re.Match[str]) -> str:
             site = by_host[match.group(1)]
             rel = (match.group(2) or "").strip("/")
+            if rel:
+                rel = posixpath.normpath(rel)  # torch/lib/../../nvidia/x -> nvidia/x, and its owner
+                rel = "" if rel == "." else rel
             owner = _owner(site, rel)
             out = f"{owner}!{rel}" if rel else owner
             return quote(out) if quote is not None else out
@@ -198,15 +205,16 @@ class Staged:
 
 
 def _owner(site: _Site, rel: str) -> str:
-    """The package a staged path belongs to: the owner of the path or of its nearest directory
-    (for a path no package holds, such as a search-path attempt, the first package of the site)."""
+    """The package a staged path belongs to: the owner of the path or of its nearest directory;
+    a path no package installs (a search-path attempt into nvidia/cu13/lib when no nvidia wheel
+    was given) is labelled with the site itself (``site-packages``, ``prefix``)."""
     probe = rel
     while probe:
         owner = site.owner.get(probe)
         if owner is not None:
             return owner
         probe = posixpath.dirname(probe)
-    return site.labels[0] if len(site.labels) == 1 else "+".join(site.labels)
+    return site.name or "+".join(site.labels)
 
 
 class Progress(Protocol):
@@ -522,6 +530,9 @@ class _Stager:
             self._links(site, label, kind, links)
 
 
+#: How paths of a shared staging root that no package installs are labelled.
+_SITE_NAMES = {"wheel": "site-packages", "conda": "prefix"}
+
 #: File names of packages picked up inside a directory given (a wheelhouse, a conda-bld output).
 PACKAGE_SUFFIXES = (".whl", ".conda", ".tar.bz2")
 
@@ -584,7 +595,7 @@ def staged_inputs(
             if site is None:
                 host = os.path.join(os.path.realpath(tmp), key)
                 os.mkdir(host, 0o700)
-                site = sites[key] = _Site(host)
+                site = sites[key] = _Site(host, _SITE_NAMES.get(key, label))
                 out.append(host)
             site.labels.append(label)
             return site

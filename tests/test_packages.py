@@ -89,7 +89,7 @@ def test_origin_resolves_inside_the_wheel_and_across_wheels_of_one_site(tmp_path
     missing = audit([str(alone)])
     (nf,) = [f for f in missing.findings if f.rule == "library-not-found"]
     assert nf.subject == "libhelper.so" and nf.file == f"{alone}!mod.cpython-311-x86_64-linux-gnu.so"
-    assert f"{alone}!lib/libhelper.so" in json.dumps(dict(nf.evidence))  # the place tried, labelled
+    assert "site-packages!lib/libhelper.so" in json.dumps(dict(nf.evidence))  # tried where no wheel installs
     assert [f for f in audit([str(both)]).findings if f.severity.value == "error"] == []
     site = audit([str(alone), str(helper)])
     assert [f for f in site.findings if f.rule == "library-not-found"] == []
@@ -429,13 +429,19 @@ def test_rpath_outside_package_names_the_package_that_installs_there(run_cli, tm
 
     (note,) = notes(alone)
     assert note["subject"] == "$ORIGIN/lib" and note["evidence"] == {
-        "entry": "$ORIGIN/lib", "tag": "DT_RUNPATH", "points_to": "lib", "provided_by": None,
+        "entry": "$ORIGIN/lib", "tag": "DT_RUNPATH", "points_to": "lib", "provided_by": [],
+        "members": [f"{alone}!mod.cpython-311-x86_64-linux-gnu.so"],
     }  # fmt: skip
     assert "which no package given installs" in str(note["message"])
     (note,) = notes(alone, helper)
-    assert note["evidence"]["provided_by"] == str(helper) and f"which {helper} installs" in str(note["message"])  # type: ignore[index]
+    assert note["evidence"]["provided_by"] == [str(helper)] and f"which {helper} install" in str(note["message"])  # type: ignore[index]
     assert notes(both) == []
-    assert notes(SAMPLES / "loader/pyext") == []  # files and directories: no package, no such note
+    assert notes(SAMPLES / "loader/pyext") == []
+    twins = _wheel(
+        tmp_path / "twins-1.0-cp311-cp311-linux_x86_64.whl", {**mod, "mod2.cpython-311-x86_64-linux-gnu.so": MOD}
+    )
+    (note,) = notes(twins)  # one note per package and entry, naming every member that carries it
+    assert len(note["evidence"]["members"]) == 2 and "carried by 2 members" in str(note["message"])  # type: ignore[index]  # files and directories: no package, no such note
 
 
 def test_progress_is_told_the_bytes_and_the_cli_draws_none_off_a_terminal(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -473,3 +479,18 @@ def test_a_directory_of_packages_audits_them_with_version_free_fingerprints(run_
     again = run_cli("check", "--no-config", "--baseline", str(base), str(house))
     assert again.exit_code == 0, again.stdout
     assert "pkg-1.1-py3-none-linux_x86_64.whl!pkg/lib/libtorch_cuda.so" in run_cli("show", str(house)).stdout
+
+
+def test_external_library_sees_a_dependency_shipped_by_another_wheel_through_dotdot(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """libroot.so has RUNPATH $ORIGIN/../deps: from pkg/real/ that is pkg/deps/, which the second
+    wheel ships.  The path the loader takes (pkg/real/../deps/libdep.so) is the shipped file:
+    no external-library, and every label is normalised to the wheel that ships it."""
+    root = (SAMPLES / "loader/origin_symlink/pkg/real/libroot.so").read_bytes()
+    dep = (SAMPLES / "loader/origin_symlink/deps/libdep.so").read_bytes()
+    a = _wheel(tmp_path / "a-1.0-py3-none-manylinux_2_17_x86_64.whl", {"pkg/real/libroot.so": root})
+    b = _wheel(tmp_path / "b-1.0-py3-none-manylinux_2_17_x86_64.whl", {"pkg/deps/libdep.so": dep})
+    r = run_cli("check", "--no-config", "--format", "json", "--target-env", "host", str(a), str(b))
+    doc = json.loads(r.stdout)
+    assert [f for f in doc["findings"] if f["rule"] in ("external-library", "library-not-found")] == []
+    tree = run_cli("tree", str(a), str(b)).stdout
+    assert f"libdep.so => {b}!pkg/deps/libdep.so" in tree and "/../" not in tree

@@ -53,14 +53,6 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--quiet", "-q", is_flag=True, help="No progress bar (one is drawn on a terminal while large packages unpack)."
 )
 @click.option(
-    "--target-env",
-    type=click.Choice(["auto", "host", "policy"]),
-    default="auto",
-    show_default=True,
-    help="What counts as present outside the inputs: the host (or --sysroot), or only the system libraries of "
-    "the policy (a manylinux wheel's tag, else --profile), as on users' machines; auto: policy for manylinux wheels.",
-)
-@click.option(
     "--ignore",
     "ignore",
     multiple=True,
@@ -123,7 +115,6 @@ def check(
     fmt: str,
     max_versions: tuple[str, ...],
     profile: str | None,
-    target_env: str,
     quiet: bool,
     ignore: tuple[str, ...],
     output: str | None,
@@ -174,7 +165,7 @@ def check(
         baseline_file=baseline_path,
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
-        target_env=target_env,
+        target_env=loader["target_env"],
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:

@@ -37,6 +37,15 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--env-from-host", is_flag=True, help="Take LD_LIBRARY_PATH from linkaudit's own environment."),
         click.option(
+            "--target-env",
+            type=click.Choice(["auto", "host", "policy"]),
+            default="auto",
+            show_default=True,
+            help="What counts as present outside the inputs: the host (or --sysroot), or only the system libraries "
+            "of the policy (a manylinux wheel's tag, else check's --profile), as on users' machines; auto: policy "
+            "for manylinux wheels.",
+        ),
+        click.option(
             "--sysroot",
             default="/",
             metavar="DIR",

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..audit import analyze_inputs
+from ..audit import analyze_inputs, policy_target
 from ..errors import ConfigError
 from ..output import text_safe
 from .emit import emit
@@ -19,7 +19,7 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
 
     Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.
     """
-    env = target_from_options(**options)
+    env = policy_target(target_from_options(**options), options["target_env"], inputs.staged.packages)
     errors = list(inputs.errors)
     analysis, more = analyze_inputs(
         inputs.binaries, env, options.get("entries", ()), bind_all=bind_all, verify_all=True

@@ -3,6 +3,7 @@ let it take from the system."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from ..context import AuditContext
@@ -54,7 +55,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
             return
         configured = get_profile(context.config.profile) if context.config.profile else None
         drivers = driver_libraries()
-        inputs = {b.path for b in context.binaries}
+        inputs = {os.path.normpath(b.path) for b in context.binaries}
         resolved: dict[tuple[str, str], str] = {}
         for load in linkage.loads:
             for (requester, needed), res in load.resolutions.items():
@@ -74,7 +75,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
                 if needed in allowed or needed.startswith(_INTERPRETERS) or any(d.matches(needed) for d in drivers):
                     continue
                 where = resolved.get((binary.path, needed))
-                if where is None or where in inputs or linkage.audited.get(where) in inputs:
+                if where is None or os.path.normpath(where) in inputs or linkage.audited.get(where) in inputs:
                     continue  # not found: library-not-found; found among the inputs: shipped
                 yield self.finding(
                     binary,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..model import Binary, Binding, Format
+from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import SymbolFamily, driver_libraries, family_index, library_stem
@@ -97,6 +97,8 @@ The family table is data: linkaudit/rules/data/cuda.toml.
         drivers = driver_libraries()
         linkage = context.linkage
         for binary in context.binaries:
+            if binary.kind is Kind.RELOCATABLE:
+                continue  # an object file (an archive member): its symbols are resolved by the final link
             needed = binary.needed_names
             missing = find_missing(binary)
             if not missing:
