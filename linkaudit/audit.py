@@ -283,13 +283,26 @@ def _audit_staged(
     return files, findings, ran, roots, binaries
 
 
+def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:
+    """``--entry`` / ``entries`` with each one that names a package member (``PACKAGE!member``, or a
+    member path as installed that is not a file here) replaced by its staged path."""
+    if not staged.packages:
+        return tuple(entries)
+    out = []
+    for entry in entries:
+        member = None if ("!" not in entry and os.path.exists(entry)) else staged.member_path(entry)
+        out.append(member or entry)
+    return tuple(out)
+
+
 def policy_target(
     target: TargetEnvironment, target_env: str, packages: Sequence[str], profile: str | None = None
 ) -> TargetEnvironment:
     """``target`` as ``target_env`` asks for it: under a policy, the loader finds on the system
-    only the libraries the policy lists (``TargetEnvironment.system_libraries``) — the manylinux
-    wheels' tags among ``packages`` (the libraries every one of them allows), else ``profile``'s
-    list; ``"auto"`` applies a wheel's policy and otherwise keeps the host; ``"host"`` keeps it.
+    only the libraries the policy lists (``TargetEnvironment.system_libraries``) — ``profile``'s
+    list when it has one (the configuration wins, as for ceilings), else the manylinux wheels'
+    tags among ``packages`` (the libraries every one of them allows); ``"auto"`` applies a policy
+    when a manylinux wheel is among the inputs and otherwise keeps the host; ``"host"`` keeps it.
 
     Raises:
         ConfigError: ``target_env`` is ``"policy"`` and neither a manylinux wheel nor a profile
@@ -298,17 +311,17 @@ def policy_target(
     if target_env == "host":
         return target
     promised = [p for p in map(implied_by_wheel, packages) if p is not None and p.allowed_libraries]
-    if promised:
+    listing = get_profile(profile) if profile else None
+    if listing is not None and listing.allowed_libraries and (promised or target_env == "policy"):
+        allowed, name = frozenset(listing.allowed_libraries), listing.name  # the configured profile wins
+    elif promised:
         allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
         name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
     elif target_env == "policy":
-        listing = get_profile(profile) if profile else None
-        if listing is None or not listing.allowed_libraries:
-            raise ConfigError(
-                "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
-                "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
-            )
-        allowed, name = frozenset(listing.allowed_libraries), listing.name
+        raise ConfigError(
+            "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
+            "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
+        )
     else:
         return target
     return replace(target, system_libraries=allowed, system_policy=name)
@@ -387,9 +400,10 @@ def audit_binaries(
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
     with staged_inputs(list(paths), progress=progress) as staged:
+        packages = list(staged.packages)
         if config.target is not None:
             target = policy_target(config.target, config.target_env, staged.packages, config.profile)
-            config = replace(config, target=target)
+            config = replace(config, target=target, entries=staged_entries(config.entries, staged))
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
@@ -399,5 +413,10 @@ def audit_binaries(
     findings = _configure([f for f in findings if f.rule not in config.ignore], config, paths)
     order = {f.path: i for i, f in enumerate(files)}
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    report = Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), config.settings(), roots)
+    settings = config.settings()
+    promised = [p for p in map(implied_by_wheel, packages) if p is not None]
+    if promised:
+        # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
+        settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
+    report = Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), settings, roots)
     return report, tuple(binaries)

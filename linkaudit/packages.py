@@ -151,6 +151,21 @@ class Staged:
     _sites: list[_Site] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = None
 
+    def member_path(self, entry: str) -> str | None:
+        """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
+        with a package given, or a member path as installed (``torch/_C.cpython-311-x86_64-linux-gnu.so``)
+        that some package staged — else ``None``."""
+        package, sep, member = entry.partition("!")
+        for site in self._sites:
+            if sep and package not in site.labels:
+                continue
+            rel = posixpath.normpath(member if sep else entry)
+            if rel.startswith(("/", "../")) or rel == "..":
+                continue
+            if rel in site.owner and (not sep or site.owner[rel] == package):
+                return os.path.join(site.host, rel)
+        return None
+
     def holds_packages(self, directory: str) -> bool:
         """True when a package staged was found inside the directory given ``directory``."""
         prefix = directory.rstrip("/") + "/"

@@ -494,3 +494,25 @@ def test_external_library_sees_a_dependency_shipped_by_another_wheel_through_dot
     assert [f for f in doc["findings"] if f["rule"] in ("external-library", "library-not-found")] == []
     tree = run_cli("tree", str(a), str(b)).stdout
     assert f"libdep.so => {b}!pkg/deps/libdep.so" in tree and "/../" not in tree
+
+
+def test_entries_name_package_members(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """An import root inside a wheel: `--entry WHEEL!member`, or the member path as installed —
+    also from a linkaudit.toml beside the wheel, audited from another directory."""
+    project = tmp_path / "project"
+    project.mkdir()
+    whl = _wheel(
+        project / "both-1.0-cp311-cp311-linux_x86_64.whl",
+        {"mod.cpython-311-x86_64-linux-gnu.so": MOD, "lib/libhelper.so": HELPER},
+    )
+    member = f"{whl}!lib/libhelper.so"
+    for entry in (member, "lib/libhelper.so"):
+        doc = json.loads(run_cli("check", "--no-config", "--format", "json", "--entry", entry, str(whl)).stdout)
+        assert [r["path"] for r in doc["roots"] if r["reached"]] == [member], entry
+        assert not [f for f in doc["findings"] if f["rule"] == "unreadable-input"]
+    (project / "linkaudit.toml").write_text('entries = ["lib/libhelper.so"]\n')
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads(run_cli("check", "--config", "project/linkaudit.toml", "--format", "json", str(whl)).stdout)
+    assert [r["path"] for r in doc["roots"] if r["reached"]] == [member]
+    tree = run_cli("tree", "--entry", "lib/libhelper.so", str(whl))
+    assert tree.exit_code == 0 and tree.stdout.startswith(f"{member} [")

@@ -230,8 +230,14 @@ def _same_path(a: str, b: str) -> bool:
 
 def _entries_from_file(settings: FileSettings) -> tuple[str, ...]:
     """The file's ``entries``, relative to the configuration file's directory (kept as written
-    when that is the working directory, so that they match the inputs as the user spells them)."""
+    when that is the working directory, so that they match the inputs as the user spells them,
+    and when no such file exists there: a member of a package given, ``torch/_C...so``)."""
     base = os.path.dirname(os.path.abspath(settings.path)) if settings.path else os.getcwd()
     if base == os.getcwd():
         return settings.entries
-    return tuple(e if os.path.isabs(e) else os.path.relpath(os.path.join(base, e)) for e in settings.entries)
+    out = []
+    for entry in settings.entries:
+        near = entry if os.path.isabs(entry) else os.path.relpath(os.path.join(base, entry))
+        # Not a file beside the configuration: kept as written, it may name a package member.
+        out.append(near if os.path.lexists(near) or "!" in entry else entry)
+    return tuple(out)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..audit import analyze_inputs, policy_target
+from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
 from ..output import text_safe
 from .emit import emit
@@ -21,9 +21,8 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     """
     env = policy_target(target_from_options(**options), options["target_env"], inputs.staged.packages)
     errors = list(inputs.errors)
-    analysis, more = analyze_inputs(
-        inputs.binaries, env, options.get("entries", ()), bind_all=bind_all, verify_all=True
-    )
+    entries = staged_entries(options.get("entries", ()), inputs.staged)
+    analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
     errors.extend(more)
     for problem in errors:
         click.echo(f"linkaudit: error: {text_safe(inputs.staged.label(str(problem)))}", err=True)

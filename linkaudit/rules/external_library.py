@@ -30,9 +30,9 @@ toolkit, a conda prefix) is not on the user's machine: "ImportError: libX.so.1:
 cannot open shared object file". This is what auditwheel checks, reported here
 with where the library was found instead.
 
-The policy is the wheel's own platform tag (a manylinux_2_28 wheel: the
-manylinux_2_28 list), or the profile given with --profile / profile = (for
-directories of files as well). A library resolves as shipped when the loader
+The policy is the profile given with --profile / profile = when it has such a
+list (for directories of files as well), else the wheel's own platform tag (a
+manylinux_2_28 wheel: the manylinux_2_28 list). A library resolves as shipped when the loader
 emulation finds it among the inputs: inside the package, or in another package
 given with it (the nvidia-* wheels torch's RPATH points into). A library found
 nowhere is left to library-not-found; the GPU driver's libraries to driver-link.
@@ -63,12 +63,12 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
                     resolved.setdefault((linkage.audited.get(requester, requester), needed), res.path)
         for binary in context.binaries:
             promised = context.wheel_policies.get(binary.path)
-            if promised is not None and promised.allowed_libraries:
-                policy, allowed = promised.policy or promised.tag, frozenset(promised.allowed_libraries)
-                source = f"the platform tag {promised.tag} of {promised.package}"
-            elif configured is not None and configured.allowed_libraries:
+            if configured is not None and configured.allowed_libraries:  # the configuration wins
                 policy, allowed = configured.name, frozenset(configured.allowed_libraries)
                 source = f"--profile {configured.name}"
+            elif promised is not None and promised.allowed_libraries:
+                policy, allowed = promised.policy or promised.tag, frozenset(promised.allowed_libraries)
+                source = f"the platform tag {promised.tag} of {promised.package}"
             else:
                 continue
             for needed in (n.name for n in binary.needed):
