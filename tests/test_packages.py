@@ -226,10 +226,8 @@ def test_cli_check_a_wheel_and_a_baseline_of_it(run_cli, tmp_path: Path, monkeyp
     _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl", {"pkg/lib/libtorch_cuda.so": BROKEN})
     r = run_cli("check", "--no-config", "pkg-1.0-py3-none-linux_x86_64.whl")
     assert r.exit_code == 1 and "pkg-1.0-py3-none-linux_x86_64.whl!pkg/lib/libtorch_cuda.so" in r.stdout
-    assert (
-        run_cli("check", "--no-config", "--write-baseline", "base.json", "pkg-1.0-py3-none-linux_x86_64.whl").exit_code
-        == 0
-    )
+    wrote = run_cli("check", "--no-config", "--write-baseline", "base.json", "pkg-1.0-py3-none-linux_x86_64.whl")
+    assert wrote.exit_code == 0 and "linkaudit: wrote 2 findings to base.json" in wrote.stderr
     doc = json.loads((tmp_path / "base.json").read_text())
     assert {e["file"] for e in doc["findings"]} == {"pkg/lib/libtorch_cuda.so"}
     again = run_cli("check", "--no-config", "--baseline", "base.json", "pkg-1.0-py3-none-linux_x86_64.whl")
@@ -516,3 +514,10 @@ def test_entries_name_package_members(run_cli, tmp_path: Path, monkeypatch: pyte
     assert [r["path"] for r in doc["roots"] if r["reached"]] == [member]
     tree = run_cli("tree", "--entry", "lib/libhelper.so", str(whl))
     assert tree.exit_code == 0 and tree.stdout.startswith(f"{member} [")
+
+
+def test_why_over_several_wheels(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    alone = _wheel(tmp_path / "mod-1.0-cp311-cp311-linux_x86_64.whl", {"mod.cpython-311-x86_64-linux-gnu.so": MOD})
+    helper = _wheel(tmp_path / "helper-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    r = run_cli("why", str(alone), str(helper), "libhelper.so")
+    assert r.exit_code == 0 and f"=> {helper}!lib/libhelper.so [DT_RUNPATH" in r.stdout

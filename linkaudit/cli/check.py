@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -13,7 +14,7 @@ from ..config import AuditConfig, VersionCeiling
 from ..configfile import FileSettings, find_config, load_config
 from ..errors import ConfigError
 from ..linker import read_link_line
-from ..output import OutputFormat, renderer
+from ..output import OutputFormat, renderer, text_safe
 from ..profiles import DEFAULT, get_profile
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
@@ -136,7 +137,8 @@ def check(
     Exit status:
       0  no finding of severity error that is not suppressed or in the
          --baseline (files of a format not supported yet are listed as
-         skipped: no error); always 0 with --write-baseline
+         skipped: no error); with --write-baseline, 0 once it is written
+         (2 still when an input could not be read)
       1  at least one finding of severity error
       2  an input could not be read (all other inputs are still audited), a usage
          error, or the report could not be written
@@ -181,11 +183,12 @@ def check(
         if progress is not None:
             progress.close()
     if write_baseline is not None:
-        write_output(
-            write_baseline,
-            baseline.dumps(report.findings, paths),
-            [*protected, *(f.path for f in report.files)],
-            "--write-baseline",
+        document = baseline.dumps(report.findings, paths)
+        write_output(write_baseline, document, [*protected, *(f.path for f in report.files)], "--write-baseline")
+        recorded = len(json.loads(document)["findings"])
+        click.echo(
+            f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(write_baseline)}",
+            err=True,
         )
     color = use_color(color, output)
     options: dict[str, object] = {}

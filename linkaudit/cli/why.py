@@ -19,12 +19,13 @@ def _base(path: str | None) -> str:
 
 
 @click.command()
-@click.argument("path", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(), metavar="PATH...")
 @click.argument("target", metavar="LIBRARY|SYMBOL")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @loader_options
-def why(path: str, target: str, fmt: str, **options: Any) -> int:
-    """Explain TARGET in the loads of PATH (a file or directory).
+def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
+    """Explain TARGET in the loads of PATH... (files, directories or packages: several wheels
+    given together make one site-packages).
 
     For a LIBRARY (a DT_NEEDED name, SONAME or file name): every chain of DT_NEEDED
     entries by which an import root pulls it in, and where it resolved or which
@@ -32,8 +33,8 @@ def why(path: str, target: str, fmt: str, **options: Any) -> int:
     scope, and every object in that scope that defines it. Exit status 1 when
     TARGET appears nowhere.
     """
-    with read_inputs((path,)) as inputs:
-        return _why(inputs, path, target, fmt, options)
+    with read_inputs(paths) as inputs:
+        return _why(inputs, " ".join(paths), target, fmt, options)
 
 
 def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, Any]) -> int:

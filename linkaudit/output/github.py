@@ -28,10 +28,12 @@ def render(report: Report, color: bool = False) -> str:
     for f in report.findings:
         if f.suppressed is not None:
             continue
-        title = f"{f.rule}: {f.subject}"
+        # A package member is annotated on its package (the file in the checkout), the member in the title.
+        package, sep, member = f.file.partition("!")
+        title = f"{f.rule}: {member + ': ' if sep else ''}{f.subject}"
         lines.append(
-            f"::{_LEVEL[f.severity]} file={_property(text_safe(f.file))},title={_property(text_safe(title))}::"
-            f"{_data(text_safe(f.message))}"
+            f"::{_LEVEL[f.severity]} file={_property(text_safe(package if sep else f.file))},"
+            f"title={_property(text_safe(title))}::{_data(text_safe(f.message))}"
         )
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

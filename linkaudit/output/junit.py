@@ -14,6 +14,20 @@ from xml.etree import ElementTree as ET
 from ..report import FileStatus, Report, Severity
 from . import text_safe, utf8_tree
 
+#: Rules the driver emits about the run rather than about a file's linkage: a test case only
+#: where they found something (they would otherwise add a passing case to every file).
+_RUN_RULES = frozenset({"unreadable-input", "no-binaries", "loader-skipped", "unused-suppression", "baseline-fixed"})
+#: Longest ``message`` attribute: CI tables show one line.
+_MESSAGE_CHARS = 300
+
+
+def _headline(message: str) -> str:
+    """``message`` cut at a word boundary to ``_MESSAGE_CHARS`` characters, ``…`` marking the cut."""
+    if len(message) <= _MESSAGE_CHARS:
+        return message
+    cut = message[: _MESSAGE_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
 
 def _lines_safe(text: str) -> str:
     """``text_safe`` line by line: the newlines stay (XML text may hold them), every other
@@ -36,14 +50,14 @@ def render(report: Report, color: bool = False) -> str:
         failures = 0
         for rule in report.rules or sorted({r for (p, r) in by_case if p == path}):
             findings = by_case.get((path, rule), [])
-            if not findings and path not in files:
+            if not findings and (path not in files or rule in _RUN_RULES):
                 continue
             case = ET.SubElement(suite, "testcase", classname=text_safe(path), name=rule)
             cases += 1
             errors = [f for f in findings if f.severity is Severity.ERROR and f.suppressed is None]
             if errors:
                 failures += 1
-                failure = ET.SubElement(case, "failure", message=text_safe(errors[0].message[:500]), type=rule)
+                failure = ET.SubElement(case, "failure", message=text_safe(_headline(errors[0].message)), type=rule)
                 failure.text = "\n\n".join(
                     _lines_safe(f"{f.subject}: {f.message}\n{json.dumps(utf8_tree(f.evidence), indent=2)}")
                     for f in errors

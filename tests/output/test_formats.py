@@ -184,3 +184,29 @@ def test_github_workflow_commands_are_escaped() -> None:
     )
     first = render(report).splitlines()[0]
     assert first == "::error file=a%2Cb%3Ac.so,title=rpath-leak%3A /tmp/x::line one\\nline two 100%25"
+
+
+def test_junit_headline_cut_at_a_word_and_run_rules_only_when_they_found_something(report) -> None:  # type: ignore[no-untyped-def]
+    from xml.etree import ElementTree as ET
+
+    root = ET.fromstring(renderer(OutputFormat.JUNIT)(report).encode("utf-8"))
+    messages = [f.get("message", "") for f in root.iter("failure")]
+    assert messages and all(len(m) <= 300 for m in messages)
+    assert any(m.endswith("…") and not m[:-1].endswith(" ") for m in messages)
+    cases = {(c.get("classname"), c.get("name")) for c in root.iter("testcase")}
+    found = {(f.file, f.rule) for f in report.findings}
+    for rule in ("no-binaries", "baseline-fixed", "unused-suppression", "loader-skipped", "unreadable-input"):
+        assert {c for c in cases if c[1] == rule} <= found
+
+
+def test_github_annotates_a_package_member_on_its_package() -> None:
+    from linkaudit.output.github import render
+    from linkaudit.report import FileResult, FileStatus, Finding, Report, Severity
+
+    member = "dist/p-1.0-py3-none-any.whl!p/lib/x.so"
+    report = Report(
+        (FileResult(member, FileStatus.AUDITED),),
+        (Finding("driver-link", Severity.ERROR, member, "libcuda.so.1", "m"),),
+    )
+    first = render(report).splitlines()[0]
+    assert first == "::error file=dist/p-1.0-py3-none-any.whl,title=driver-link%3A p/lib/x.so%3A libcuda.so.1::m"
