@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,7 +69,8 @@ The GPU driver's libraries are reported by driver-link instead.
                     continue
                 if any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
                     continue  # the GPU driver: driver-link reports it, with this chain
-                key = (requester, needed)
+                # One finding per file and DT_NEEDED, however many roots load it, under whatever spelling.
+                key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
                 entry = seen.get(key)
                 chain = [*load.chain(requester), needed]
                 message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
@@ -86,7 +88,7 @@ The GPU driver's libraries are reported by driver-link instead.
         by_path = {b.path: b for b in context.binaries}
         for (requester, needed), entry in seen.items():
             res = entry["res"]
-            binary = by_path.get(linkage.audited.get(requester, ""))
+            binary = by_path.get(requester) or by_path.get(linkage.audited.get(requester, ""))
             consequences = sorted(
                 {
                     s.display_name()

@@ -85,7 +85,14 @@ extension modules are not findings.
         kinds = {ld.root: ld.kind for ld in linkage.loads}
         explained: dict[str, set[str]] = {}
         grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
-        stopped = {ld.root for ld in linkage.loads if ld.errors}
+        # A load that stops — a candidate that is no usable ELF object, or a DT_NEEDED found nowhere
+        # (ld.so fails the dlopen before it relocates anything) — binds nothing: library-not-found
+        # reports the cause, and the user never meets these symbols until it is fixed.
+        stopped = {
+            ld.root
+            for ld in linkage.loads
+            if ld.errors or any(not res.found or res.error for res in ld.resolutions.values())
+        }
         failed = failed_needs(linkage)
         # (root, object) -> versions version-not-found reports: their references bind nowhere as a consequence.
         missing_versions: dict[tuple[str, str], set[str]] = {}
