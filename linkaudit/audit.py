@@ -241,6 +241,8 @@ def _audit_staged(
     for path, container in collected.skipped:
         reason = unsupported_reason(Container(container))
         files.append(FileResult(path, FileStatus.SKIPPED, format=container, reason=reason))
+        if container == Container.LLVM_BITCODE.value:  # found in a directory: the same note as given by name
+            findings.append(Finding("lto-object", Severity.NOTE, path, path, reason, {"sections": []}))
     for directory in collected.empty_dirs:
         if staged.holds_packages(directory):
             continue  # a wheelhouse: its packages are audited

@@ -74,3 +74,13 @@ def test_proc_self_does_not_walk_the_host() -> None:
     got = collect(["/proc/self/"])
     assert ("/proc/self/root", "/") in got.outside
     assert not any(p.startswith(("/proc/self/root/", "/proc/self/cwd/")) for p in got.files)
+
+
+def test_llvm_bitcode_found_in_a_directory_gets_the_lto_note_too(tmp_path: Path) -> None:
+    from linkaudit import audit
+
+    (tmp_path / "thin.o").write_bytes(b"BC\xc0\xde" + bytes(64))
+    for given in (tmp_path, tmp_path / "thin.o"):
+        report = audit([str(given)])
+        assert [f.rule for f in report.findings if f.rule != "no-binaries"] == ["lto-object"], given
+        assert [f.status.value for f in report.files] == ["skipped"]

@@ -25,8 +25,9 @@ CPU-only CI, build containers, laptops. The user sees
 
 Reach the driver lazily instead: dlopen("libcuda.so.1") at first use, or
 cuGetProcAddress / cudaGetDriverEntryPoint through the CUDA runtime. A plugin
-that is itself only ever dlopen()ed when a GPU is present may link the driver;
-later versions of linkaudit decide that from the import roots' NEEDED closure.
+that is itself only ever dlopen()ed when a GPU is present may link the driver:
+with the loader emulation, a file that no import root's NEEDED closure reaches
+gets a note instead of an error.
 
 When the file uses none of the symbols the driver library exports (the export
 lists ship with linkaudit, generated from cuda.h and the NVML function table,
