@@ -94,6 +94,11 @@ def _to_dict(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: 
     }
 
 
+def _n(count: int, noun: str) -> str:
+    """``"1 file"``, ``"2 files"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> str:
     lines = [f"--- {old}", f"+++ {new}"]
     lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
@@ -114,7 +119,7 @@ def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str
     lines += [f"- [{f.rule}] {f.file}: {f.subject}" for f in gone]
     raised = sum(len(d.versions_raised) for d in result.changed)
     lines.append(
-        f"{len(result.added)} files added, {len(result.removed)} removed, {len(result.changed)} changed; "
-        f"{raised} version ceilings raised; {len(new_f)} findings new, {len(gone)} gone"
+        f"{_n(len(result.added), 'file')} added, {len(result.removed)} removed, {len(result.changed)} changed; "
+        f"{_n(raised, 'version ceiling')} raised; {_n(len(new_f), 'finding')} new, {len(gone)} gone"
     )
     return "\n".join(text_safe(line) for line in lines) + "\n"
