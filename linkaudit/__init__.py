@@ -1,6 +1,6 @@
 """linkaudit: a static shared-library linkage auditor.
 
-Reads ELF binaries (Mach-O and PE to come) without executing them, works out
+Reads ELF and PE binaries (Mach-O to come) without executing them, works out
 what each needs at load time, and reports what is wrong, where and why.
 
 Public API::

@@ -217,7 +217,7 @@ def _audit_staged(
             escape_check(path)
             read_binaries = read_path(path)
         except UnsupportedFormat as error:
-            # a recognised format not read yet (Mach-O, PE): listed, not an error
+            # a recognised format not read yet (Mach-O): listed, not an error
             files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))
             if error.container == "llvm-bitcode":
                 findings.append(Finding("lto-object", Severity.NOTE, path, path, error.reason, {"sections": []}))

@@ -40,7 +40,7 @@ class InputError(LinkauditError):
 
 
 class UnsupportedFormat(InputError):
-    """An input of a recognised format this version does not read (an ``ar`` archive, Mach-O, PE).
+    """An input of a recognised format this version does not read (Mach-O; LLVM bitcode).
 
     Attributes:
         container: the container format's name (``"archive"``, ``"macho"``, ``"pe"``).

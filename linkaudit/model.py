@@ -677,6 +677,8 @@ class Binary:
             COMDAT groups (the linker keeps one copy per group signature); empty otherwise.
         member_file: for a member of a thin archive, the file that holds it (the archive
             only names it); ``None`` otherwise.
+        forwarders: PE exports that name a function of another DLL: ``(export, "DLL.function")``
+            (``"DLL.#N"`` by ordinal), in export order; empty for other formats.
     """
 
     path: str
@@ -706,6 +708,7 @@ class Binary:
     section_names: tuple[str, ...] = ()
     comdat_sections: frozenset[int] = frozenset()
     member_file: str | None = None
+    forwarders: tuple[tuple[str, str], ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

@@ -66,7 +66,7 @@ class FileStatus(enum.StrEnum):
     """What happened to one input file.
 
     ``SKIPPED`` is a binary of a recognised format this version does not read
-    (an ``ar`` archive, Mach-O, PE): listed with the reason, not an error.
+    (Mach-O, LLVM bitcode): listed with the reason, not an error.
     """
 
     AUDITED = "audited"

@@ -37,7 +37,7 @@ class Container(enum.StrEnum):
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
-SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE})
+SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE})
 
 
 def sniff(head: bytes) -> Container | None:
@@ -66,7 +66,8 @@ def sniff(head: bytes) -> Container | None:
 
 
 def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
-    """Read every binary one file holds (one for ELF; one per slice of a fat Mach-O, later).
+    """Read every binary one file holds (one for ELF and PE; the members of an ``ar`` archive;
+    one per slice of a fat Mach-O, later).
 
     The file is opened read-only and memory-mapped; it is never executed or loaded.
 
@@ -110,6 +111,10 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
                     from .archive import read_archive
 
                     return read_archive(path, mm, size)
+                if kind is Container.PE:
+                    from .pe import read_pe
+
+                    return [read_pe(path, mm, size)]
                 return [read_elf(path, mm, size, soft_dependencies)]
             except InputError:
                 raise
@@ -118,7 +123,7 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
                     path, f"too large to read: a table of this {size}-byte file does not fit in memory"
                 ) from exc
             except (struct.error, IndexError, ValueError, OverflowError) as exc:
-                raise InputError(path, f"malformed ELF file: {exc}") from exc
+                raise InputError(path, f"malformed {'PE' if kind is Container.PE else 'ELF'} file: {exc}") from exc
     finally:
         os.close(fd)
 

@@ -24,6 +24,8 @@ from ..model import (
     DT_FLAGS_NAMES,
     Binary,
     Binding,
+    Format,
+    NeedKind,
     Symbol,
     SymbolType,
     flag_names,
@@ -124,6 +126,7 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "flags_1_names": flag_names(b.flags_1, DT_FLAGS_1_NAMES),
         "bind_now": b.bind_now,
         "dlopen_names": list(b.dlopen_names),
+        "forwarders": [{"export": e, "to": t} for e, t in b.forwarders],
         "defined_symbols": b.symbols.defined_count,
         "undefined_symbols": b.symbols.undefined_count,
         "version_needs": [
@@ -184,19 +187,21 @@ def render_text(binaries: Sequence[Binary], symbols: bool = False) -> str:
 
 def _binary_lines(b: Binary) -> list[str]:
     """The summary lines of one binary, unescaped."""
-    bits = f"ELF{b.bits}" if b.bits else b.format.value
-    lines = [
-        b.display_path,
-        f"  format       {bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}",
-        f"  kind         {b.kind.value}",
-    ]
+    if b.format is Format.PE:
+        header = f"PE32{'+' if b.bits == 64 else ''}, {b.machine}"
+    else:
+        bits = f"ELF{b.bits}" if b.bits else b.format.value
+        header = f"{bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}"
+    lines = [b.display_path, f"  format       {header}", f"  kind         {b.kind.value}"]
     if b.interpreter:
         lines.append(f"  interpreter  {b.interpreter}")
-    lines.append(f"  libc         {b.libc.value}")
+    if b.format is Format.ELF:
+        lines.append(f"  libc         {b.libc.value}")
     lines.append(f"  soname       {b.soname or '-'}")
     if b.needed:
-        lines.append("  needed       " + b.needed[0].name)
-        lines.extend("               " + n.name for n in b.needed[1:])
+        shown = [n.name + ("" if n.kind is NeedKind.PLAIN else f" ({n.kind.value})") for n in b.needed]
+        lines.append("  needed       " + shown[0])
+        lines.extend("               " + n for n in shown[1:])
     else:
         lines.append("  needed       -")
     if b.rpath:
@@ -221,4 +226,13 @@ def _binary_lines(b: Binary) -> list[str]:
     defs = [d.name for d in b.version_definitions if not d.base]
     if defs:
         lines.append(f"  defines      {', '.join(defs)}")
+    if b.format is Format.PE:
+        per_dll: dict[str, int] = {}
+        for sym in b.symbols.iter_undefined():
+            if sym.version is not None:
+                per_dll[sym.version.name] = per_dll.get(sym.version.name, 0) + 1
+        for dll, count in per_dll.items():
+            lines.append(f"  imports      {dll}: {count} function{'s' if count != 1 else ''}")
+    for export, target in b.forwarders:
+        lines.append(f"  forwards     {export} -> {target}")
     return lines

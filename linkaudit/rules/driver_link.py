@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
+from ..model import Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_libraries
@@ -74,7 +75,11 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                         undefined = {s.name for s in binary.symbols.iter_undefined()}
                     used = sorted(undefined & driver_api(lib.api).symbols)
                 unused = lib.api is not None and not used
-                how = "DT_NEEDED names" if needed.kind.value == "plain" else f"imports ({needed.kind.value})"
+                delay = needed.kind is NeedKind.DELAY_LOAD
+                if binary.format is Format.PE:
+                    how = "delay-load imports" if delay else "imports"
+                else:
+                    how = "DT_NEEDED names" if needed.kind is NeedKind.PLAIN else f"imports ({needed.kind.value})"
                 message = (
                     f"{how} {needed.name}, the {lib.component}, which the GPU driver installs and no package "
                     "ships: the file cannot be loaded where no driver is installed"
@@ -100,7 +105,17 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     "unused": unused,
                 }
                 severity = None
-                if driverless and linkage is not None:
+                if delay:
+                    # Windows loads a delay-load DLL at the first call of one of its functions, not with
+                    # the image: the DLL loads without a driver, and the code must check before calling.
+                    severity = Severity.NOTE
+                    message = (
+                        f"{how} {needed.name}, the {lib.component}: resolved at the first call of one of its "
+                        "functions, not when the file loads, so it loads on a machine without the driver — "
+                        "the calls then fail (delay-load exception), so the code must check for the driver "
+                        f"first; uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
+                    )
+                elif driverless and linkage is not None:
                     reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
                     reached = [r for r in reaches if r.reached]
                     evidence["roots"] = [r.to_dict((needed.name,)) for r in reached]

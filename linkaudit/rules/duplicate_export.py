@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.ldso import Source
-from ..model import Binary, Kind
+from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 
@@ -77,7 +77,9 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
                 ]
                 groups.append((load.root, libs))
         else:
-            groups.append((None, [b for b in context.binaries if b.kind in _KINDS]))
+            # ELF only: a PE import names its DLL (and Mach-O's two-level namespace its dylib), so a
+            # second definition elsewhere interposes on nothing.
+            groups.append((None, [b for b in context.binaries if b.kind in _KINDS and b.format is Format.ELF]))
         pairs: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
         cache: dict[int, frozenset[str]] = {}
 

@@ -17,7 +17,11 @@ def _names_a_file(version: str) -> bool:
 
 
 def _expected(fam: SymbolFamily, binary: Binary) -> str:
-    """The provider to name in messages: the family's first stem, spelled for the binary's format."""
+    """The provider to name in messages: the family's first stem, spelled for the binary's format
+    (``libnvrtc.so*``; for PE the first Windows stem, ``nvrtc64_*.dll``)."""
+    if binary.format is Format.PE:
+        stem = next((p for p in fam.providers if not p.startswith("lib")), fam.providers[0])
+        return f"{stem}.dll"
     stem = fam.providers[0]
     return f"{stem}.so*" if binary.format is Format.ELF else stem
 
@@ -35,6 +39,14 @@ def find_missing(binary: Binary) -> dict[str, tuple[str, list[str], SymbolFamily
     missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
     for sym in binary.symbols.iter_undefined():
         if sym.binding == Binding.WEAK or not sym.name:
+            continue
+        if binary.format is Format.PE:
+            # A PE import names the DLL it binds to: of a known family, it must be that family's DLL.
+            fam = classify(sym.name)
+            dll = sym.version.file if sym.version is not None else None
+            if fam is None or dll is None or fam.provided_by(dll):
+                continue
+            missing.setdefault(fam.name, (_expected(fam, binary), [], fam))[1].append(sym.name)
             continue
         version = sym.version
         if version is not None and _names_a_file(version.name):
@@ -106,8 +118,23 @@ The family table is data: linkaudit/rules/data/cuda.toml.
             linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
             for key, (expected, symbols, fam) in missing.items():
                 symbols.sort()
-                count = f"{len(symbols)} undefined symbol{'s' if len(symbols) != 1 else ''}"
-                if fam is not None:
+                noun = "import" if binary.format is Format.PE else "undefined symbol"
+                count = f"{len(symbols)} {noun}{'s' if len(symbols) != 1 else ''}"
+                if binary.format is Format.PE and fam is not None:
+                    importers = sorted(
+                        {
+                            sym.version.file
+                            for sym in binary.symbols.iter_undefined()
+                            if sym.version is not None and sym.version.file and sym.name in set(symbols)
+                        }
+                    )
+                    message = (
+                        f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) imported from "
+                        f"{', '.join(importers)}, which does not provide them: expected {expected}. Windows stops "
+                        f'the load: "The procedure entry point {symbols[0]} could not be located in the dynamic '
+                        f'link library {importers[0]}"'
+                    )
+                elif fam is not None:
                     message = (
                         f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
                         f"DT_NEEDED entry provides them: expected {expected}"

@@ -124,8 +124,8 @@ def test_flag_names() -> None:
 
 def test_show_skips_unsupported_formats_and_notes_empty_directories(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "empty").mkdir()
-    dll = tmp_path / "foo.dll"
-    dll.write_bytes(b"MZ" + b"\0" * 62)
+    dll = tmp_path / "foo.dylib"  # Mach-O: recognised, not read yet
+    dll.write_bytes(b"\xcf\xfa\xed\xfe" + b"\0" * 60)
     r = run_cli("show", "--format", "json", str(dll), str(tmp_path / "empty"))
     assert r.exit_code == 0
     doc = json.loads(r.stdout)

@@ -1,0 +1,90 @@
+"""The PE reader on the committed samples (sample_bins/pe/, built by sample_bins/build_pe.sh) and
+on hostile variants of them; the seed bug's Windows form: driver-link and missing-provider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linkaudit import audit, read
+from linkaudit.errors import InputError
+from linkaudit.model import Format, Kind, NeedKind
+
+PE = Path(__file__).resolve().parents[2] / "sample_bins" / "pe"
+
+
+def test_imports_delay_imports_exports_and_forwarders() -> None:
+    (broken,) = read(str(PE / "broken/torch_cuda.dll"))
+    assert (broken.format, broken.machine, broken.bits, broken.kind) == (Format.PE, "x86-64", 64, Kind.SHARED_LIBRARY)
+    assert broken.soname == "torch_cuda.dll"
+    assert [(n.name, n.kind) for n in broken.needed] == [("nvcuda.dll", NeedKind.PLAIN)]
+    imports = sorted((s.name, s.version.file if s.version else None) for s in broken.symbols.iter_undefined())
+    assert imports == [
+        (f"nvrtc{n}", "nvcuda.dll")
+        for n in ("CompileProgram", "CreateProgram", "DestroyProgram", "GetPTX", "GetPTXSize")
+    ]
+    assert [s.name for s in broken.symbols if s.defined] == ["torch_cuda_compile"]
+    (delay,) = read(str(PE / "driver/delay_driver.dll"))
+    assert [(n.name, n.kind) for n in delay.needed] == [("nvcuda.dll", NeedKind.DELAY_LOAD)]
+    assert all(s.weak for s in delay.symbols.iter_undefined())  # may stay unresolved at load time
+    (helper,) = read(str(PE / "imports/helper.dll"))
+    assert helper.forwarders == (("forwarded_fn", "nvrtc64_120_0.nvrtcGetPTX"),)
+    assert sorted(s.name for s in helper.symbols if s.defined) == ["forwarded_fn", "present_fn"]
+
+
+def test_the_seed_bug_on_windows_and_its_fix(run_cli) -> None:  # type: ignore[no-untyped-def]
+    broken = run_cli("check", "--no-config", "--format", "json", str(PE / "broken"))
+    doc = json.loads(broken.stdout)
+    rules = {f["rule"]: f for f in doc["findings"]}
+    assert broken.exit_code == 1 and set(rules) == {"driver-link", "missing-provider"}
+    assert rules["driver-link"]["severity"] == "error" and rules["driver-link"]["evidence"]["unused"] is True
+    provider = rules["missing-provider"]
+    assert provider["subject"] == "nvrtc64_*.dll" and provider["evidence"]["count"] == 5
+    assert "could not be located in the dynamic link library nvcuda.dll" in provider["message"]
+    fixed = run_cli("check", "--no-config", str(PE / "fixed"))
+    assert fixed.exit_code == 0, fixed.stdout
+    assert "0 errors, 0 warnings, 0 notes" in fixed.stdout
+
+
+def test_a_delay_loaded_driver_is_a_note_a_plain_import_an_error() -> None:
+    report = audit([str(PE / "driver")])
+    by_file = {Path(f.file).name: f for f in report.findings if f.rule == "driver-link"}
+    assert by_file["delay_driver.dll"].severity.value == "note"
+    assert by_file["plain_driver.dll"].severity.value == "error"
+    assert list(by_file["plain_driver.dll"].evidence["used_symbols"]) == ["cuDeviceGetCount", "cuInit"]
+
+
+def test_two_dlls_exporting_one_name_interpose_on_nothing() -> None:
+    assert [f for f in audit([str(PE)]).findings if f.rule == "duplicate-export"] == []
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda b: b[:64], "malformed PE file"),
+        (lambda b: b[:2] + b"\0" * 62, "malformed PE file"),
+        (lambda b: b"MZ" + b"\0" * 200, "malformed PE file"),
+        (lambda b: b[:0x3C] + (0x7FFFFFF0).to_bytes(4, "little") + b[0x40:], "malformed PE file"),
+    ],
+)
+def test_hostile_pe_files_are_named_with_a_reason(tmp_path: Path, mutate, reason: str) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.dll"
+    bad.write_bytes(mutate((PE / "broken/torch_cuda.dll").read_bytes()))
+    with pytest.raises(InputError) as err:
+        read(str(bad))
+    assert err.value.path == str(bad) and reason in err.value.reason
+    report = audit([str(tmp_path), str(PE / "fixed")])  # the others are still audited
+    assert report.has_unreadable and sum(f.status.value == "audited" for f in report.files) == 2
+
+
+def test_every_truncation_of_a_pe_sample_is_read_or_refused_cleanly(tmp_path: Path) -> None:
+    data = (PE / "imports/app.dll").read_bytes()
+    cut = tmp_path / "cut.dll"
+    for n in range(0, len(data), 97):
+        cut.write_bytes(data[:n])
+        try:
+            read(str(cut))
+        except InputError as exc:
+            assert exc.path == str(cut) and exc.reason
