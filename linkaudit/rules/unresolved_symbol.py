@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
-from ..model import Binary
+from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_libraries
@@ -68,6 +69,14 @@ that was not found (library-not-found lists them). Compiler hooks
 (__gmon_start__, the TM clone table, weak _ZTH thread_local initialisers) are
 not findings. Interpreter-provided symbols of
 extension modules are not findings.
+
+PE: an import names the DLL it binds to. When that DLL is among the inputs (the
+copy in the importer's own directory first, else any of that name, compared
+without case as Windows does), every function imported from it must be among
+its exports — following forwarders into other DLLs among the inputs — or
+Windows stops the load: "The procedure entry point X could not be located in
+the dynamic link library Y". Delay-load imports fail at their first call
+instead (a note). DLLs not among the inputs are not judged here.
 """
     evidence = {
         "symbols": "the symbols that bind nowhere (name@version where versioned)",
@@ -78,6 +87,7 @@ extension modules are not findings.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        yield from self._pe_imports(context)
         linkage = context.linkage
         if linkage is None:
             return
@@ -157,3 +167,51 @@ extension modules are not findings.
                 },
                 Severity.NOTE if weak else None,
             )
+
+    def _pe_imports(self, context: AuditContext) -> Iterator[Finding]:
+        """PE imports from a DLL among the inputs that it does not export (see ``explain``)."""
+        dlls: dict[str, list[Binary]] = {}
+        for b in context.binaries:
+            if b.format is Format.PE:
+                dlls.setdefault(posixpath.basename(b.path).lower(), []).append(b)
+        if not dlls:
+            return
+
+        def provider(name: str, near: str) -> Binary | None:
+            copies = dlls.get(name.lower(), [])
+            return next((c for c in copies if posixpath.dirname(c.path) == near), copies[0] if copies else None)
+
+        def exports(dll: Binary, name: str, near: str, depth: int = 0) -> bool:
+            if any(s.name == name for s in dll.symbols.iter_defined()):
+                forwarded = dict(dll.forwarders).get(name)
+                if forwarded is None or depth > 8:
+                    return True
+                target_dll, _, target = forwarded.rpartition(".")
+                other = provider(target_dll + ".dll", near)
+                return True if other is None else exports(other, target, near, depth + 1)
+            return False
+
+        for binary in context.binaries:
+            if binary.format is not Format.PE:
+                continue
+            near = posixpath.dirname(binary.path)
+            missing: dict[tuple[str, bool], list[str]] = {}
+            for sym in binary.symbols.iter_undefined():
+                dll_name = sym.version.file if sym.version is not None else None
+                dll = provider(dll_name, near) if dll_name else None
+                if dll is None or exports(dll, sym.name, near):
+                    continue
+                missing.setdefault((dll.path, sym.weak), []).append(sym.name)
+            for (dll_path, delay), names in missing.items():
+                names.sort()
+                dll_name = posixpath.basename(dll_path)
+                when = "its first call fails" if delay else "Windows stops the load"
+                yield self.finding(
+                    binary,
+                    names[0] if len(names) == 1 else f"{len(names)} symbols",
+                    f"{len(names)} import{'s' if len(names) != 1 else ''} from {dll_name} that it does not export "
+                    f'({preview(names)}): {when}: "The procedure entry point {names[0]} could not be located in '
+                    f'the dynamic link library {dll_name}"',
+                    {"symbols": names, "count": len(names), "roots": [], "missing_libraries": [], "weak": delay},
+                    Severity.NOTE if delay else None,
+                )

@@ -88,3 +88,25 @@ def test_every_truncation_of_a_pe_sample_is_read_or_refused_cleanly(tmp_path: Pa
             read(str(cut))
         except InputError as exc:
             assert exc.path == str(cut) and exc.reason
+
+
+def test_imports_are_bound_to_the_exports_of_dlls_among_the_inputs(tmp_path: Path) -> None:
+    """app.dll imports absent_fn from helper.dll, which does not export it (Windows' message);
+    forwarded_fn resolves through helper.dll's forwarder into nvrtc64_120_0.dll — and fails when
+    the forwarder's target DLL lacks the function."""
+    report = audit([str(PE / "imports")])
+    (finding,) = [f for f in report.findings if f.rule == "unresolved-symbol"]
+    assert finding.file.endswith("app.dll") and finding.subject == "absent_fn" and finding.severity.value == "error"
+    assert "The procedure entry point absent_fn could not be located in the dynamic link library helper.dll" in (
+        finding.message
+    )
+    for name in ("app.dll", "helper.dll"):
+        (tmp_path / name).write_bytes((PE / "imports" / name).read_bytes())
+    # a "nvrtc64_120_0.dll" that exports no nvrtcGetPTX: the forwarder leads nowhere
+    (tmp_path / "nvrtc64_120_0.dll").write_bytes((PE / "fixed/torch_cuda.dll").read_bytes())
+    findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    (finding,) = [f for f in findings if f.file.endswith("app.dll")]
+    assert list(finding.evidence["symbols"]) == ["absent_fn", "forwarded_fn"]
+    (tmp_path / "helper.dll").unlink()  # the DLL is not among the inputs: not judged here
+    findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    assert [f for f in findings if f.file.endswith("app.dll")] == []
