@@ -18,7 +18,8 @@ from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
-from .model import Binary
+from .loader.windows import WinLoad, analyze_windows
+from .model import Binary, Format
 from .packages import Progress, Staged, staged_inputs
 from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
@@ -274,7 +275,12 @@ def _audit_staged(
         promised = implied_by_wheel(package) if package is not None else None
         if promised is not None:
             implied[b.path] = promised
-    context = AuditContext(tuple(binaries), config, linkage, generated, implied, staged if staged.packages else None)
+    windows: tuple[WinLoad, ...] = ()
+    if config.target is not None and any(b.format is Format.PE for b in binaries):
+        windows = tuple(analyze_windows(binaries, config.dll_directories, config.preload_dlls))
+    context = AuditContext(
+        tuple(binaries), config, linkage, generated, implied, staged if staged.packages else None, windows
+    )
     ran = []
     for rule_cls in RULES:
         if rule_cls.id in config.ignore:

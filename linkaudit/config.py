@@ -116,6 +116,9 @@ class AuditConfig:
             ``--sysroot``), ``"policy"`` (only the system libraries of the policy — a manylinux
             wheel's tag, else the profile — as on a user's machine), or ``"auto"`` (the default:
             policy when a manylinux wheel is among the inputs, host otherwise).
+        dll_directories: for PE inputs, the directories ``os.add_dll_directory`` adds
+            (``--dll-directory``), searched after a ``.pyd``'s own directory.
+        preload_dlls: for PE inputs, base names of DLLs loaded before the roots (``--preload-dll``).
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -136,6 +139,8 @@ class AuditConfig:
     profile: str | None = None
     baseline_file: str | None = None
     target_env: str = "auto"
+    dll_directories: tuple[str, ...] = ()
+    preload_dlls: tuple[str, ...] = ()
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""

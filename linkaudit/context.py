@@ -17,6 +17,7 @@ from .profiles import WheelPolicy
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
+    from .loader.windows import WinLoad
     from .packages import Staged
     from .sources import GeneratedSource
 
@@ -36,6 +37,8 @@ class AuditContext:
             tag promises (``profiles.implied_by_wheel``): ``symbol-version`` applies its ceilings
             where the configuration sets none of the same prefix, ``external-library`` its list
             of system libraries.
+        windows: the Windows loader emulation over the PE inputs (``loader.windows``), one load
+            per import root; empty when there is no PE input or the loader is off.
         packages: the packages staged for this audit (which package each staged path and
             directory belongs to), or ``None`` when no package is among the inputs.
     """
@@ -46,3 +49,4 @@ class AuditContext:
     generated_sources: tuple[GeneratedSource, ...] = ()
     wheel_policies: Mapping[str, WheelPolicy] = field(default_factory=dict)
     packages: Staged | None = None
+    windows: tuple[WinLoad, ...] = ()

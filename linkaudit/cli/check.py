@@ -168,6 +168,8 @@ def check(
         link_line=tuple(read_link_line(link_line)) if link_line else (),
         source_dirs=source_dirs,
         target_env=loader["target_env"],
+        dll_directories=tuple(loader["dll_directories"]),
+        preload_dlls=tuple(loader["preload_dlls"]),
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:

@@ -76,6 +76,20 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="LD_PRELOAD object for executable roots (repeatable).",
         ),
         click.option(
+            "--dll-directory",
+            "dll_directories",
+            multiple=True,
+            metavar="DIR",
+            help="Windows: a directory os.add_dll_directory() adds, searched after a .pyd's own (repeatable).",
+        ),
+        click.option(
+            "--preload-dll",
+            "preload_dlls",
+            multiple=True,
+            metavar="NAME",
+            help="Windows: a DLL loaded before the roots, matched by base name (repeatable).",
+        ),
+        click.option(
             "--dlopen-global",
             "dlopen_global",
             multiple=True,

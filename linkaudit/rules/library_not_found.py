@@ -9,8 +9,10 @@ from typing import Any
 from ..context import AuditContext
 from ..loader.analysis import would_fail
 from ..loader.ldso import Outcome
+from ..loader.windows import WinResolution
 from ..report import Finding, Severity
 from .base import Rule
+from .data import driver_libraries
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -46,6 +48,12 @@ Common causes: a RUNPATH that does not reach a dependency of a dependency
 (RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
 package that is not installed; a library that is only on the build machine.
 The GPU driver's libraries are reported by driver-link instead.
+
+PE inputs are loaded as Windows loads them (linkaudit/loader/windows.py): a .pyd
+searches its own directory (for the whole load), the --dll-directory
+directories, then System32, where Windows' own DLLs, the UCRT, the API sets and
+the DLLs beside python.exe count as present; a DLL not found is "ImportError:
+DLL load failed while importing X: The specified module could not be found."
 """
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
@@ -59,6 +67,7 @@ The GPU driver's libraries are reported by driver-link instead.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        yield from self._windows(context)
         linkage = context.linkage
         if linkage is None:
             return
@@ -116,5 +125,46 @@ The GPU driver's libraries are reported by driver-link instead.
                     "attempts_not_shown": res.more_attempts,
                     "error": res.error,
                     "unresolved_symbols": consequences,
+                },
+            )
+
+    def _windows(self, context: AuditContext) -> Iterator[Finding]:
+        """A PE import that no directory of the Windows search order holds (see ``explain``)."""
+        seen: dict[tuple[str, str], tuple[WinResolution, list[dict[str, Any]]]] = {}
+        for load in context.windows:
+            for (requester, name), res in load.resolutions.items():
+                if res.path is not None or res.system:
+                    continue
+                if any(d.matches(name) for d in driver_libraries()):
+                    continue  # the GPU driver: driver-link reports it
+                root = {"root": load.root, "kind": load.kind, "reached": True, "chain": [*load.chain(requester), name]}
+                seen.setdefault((requester, name), (res, []))[1].append(root)
+        for (requester, name), (res, roots) in seen.items():
+            first = roots[0]
+            module = posixpath.basename(str(first["root"])).split(".", 1)[0]
+            if first["kind"] == "python-import":
+                failure = (
+                    f"ImportError: DLL load failed while importing {module}: The specified module could not be found."
+                )
+            else:
+                failure = f"LoadLibrary({first['root']}) fails: The specified module could not be found ({name})"
+            attempts = [
+                {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": ""}
+                for a in res.attempts
+            ]
+            chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
+            yield self.finding(
+                requester,
+                name,
+                f"{failure} — {chain}; {len(attempts)} places tried",
+                {
+                    "needed": name,
+                    "requester": requester,
+                    "roots": roots,
+                    "would_fail": failure,
+                    "attempts": attempts,
+                    "attempts_not_shown": 0,
+                    "error": None,
+                    "unresolved_symbols": [],
                 },
             )

@@ -71,12 +71,13 @@ not findings. Interpreter-provided symbols of
 extension modules are not findings.
 
 PE: an import names the DLL it binds to. When that DLL is among the inputs (the
-copy in the importer's own directory first, else any of that name, compared
+copy the Windows search finds, else the input in the importer's own directory, else any of that name, compared
 without case as Windows does), every function imported from it must be among
 its exports — following forwarders into other DLLs among the inputs — or
 Windows stops the load: "The procedure entry point X could not be located in
 the dynamic link library Y". Delay-load imports fail at their first call
-instead (a note). DLLs not among the inputs are not judged here.
+instead (a note). The DLL judged is the one the Windows loader emulation found
+(in the importer's directory, a --dll-directory...), else the input of that name.
 """
     evidence = {
         "symbols": "the symbols that bind nowhere (name@version where versioned)",
@@ -191,6 +192,13 @@ instead (a note). DLLs not among the inputs are not judged here.
                 return True if other is None else exports(other, target, near, depth + 1)
             return False
 
+        # Where the Windows loads found each DLL an input imports (a DLL outside the inputs too).
+        loaded: dict[tuple[str, str], Binary] = {}
+        for load in context.windows:
+            for (requester, name), res in load.resolutions.items():
+                image = load.images.get(res.path) if res.path else None
+                if image is not None:
+                    loaded.setdefault((requester, name.lower()), image)
         for binary in context.binaries:
             if binary.format is not Format.PE:
                 continue
@@ -198,7 +206,8 @@ instead (a note). DLLs not among the inputs are not judged here.
             missing: dict[tuple[str, bool], list[str]] = {}
             for sym in binary.symbols.iter_undefined():
                 dll_name = sym.version.file if sym.version is not None else None
-                dll = provider(dll_name, near) if dll_name else None
+                dll = loaded.get((binary.path, dll_name.lower())) if dll_name else None
+                dll = dll or (provider(dll_name, near) if dll_name else None)
                 if dll is None or exports(dll, sym.name, near):
                     continue
                 missing.setdefault((dll.path, sym.weak), []).append(sym.name)

@@ -100,6 +100,9 @@ def test_imports_are_bound_to_the_exports_of_dlls_among_the_inputs(tmp_path: Pat
     assert "The procedure entry point absent_fn could not be located in the dynamic link library helper.dll" in (
         finding.message
     )
+    # app.dll given alone: the Windows search finds helper.dll beside it and judges that one
+    alone = [f for f in audit([str(PE / "imports/app.dll")]).findings if f.rule == "unresolved-symbol"]
+    assert [f.subject for f in alone] == ["absent_fn"]
     for name in ("app.dll", "helper.dll"):
         (tmp_path / name).write_bytes((PE / "imports" / name).read_bytes())
     # a "nvrtc64_120_0.dll" that exports no nvrtcGetPTX: the forwarder leads nowhere
@@ -107,6 +110,42 @@ def test_imports_are_bound_to_the_exports_of_dlls_among_the_inputs(tmp_path: Pat
     findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
     (finding,) = [f for f in findings if f.file.endswith("app.dll")]
     assert list(finding.evidence["symbols"]) == ["absent_fn", "forwarded_fn"]
-    (tmp_path / "helper.dll").unlink()  # the DLL is not among the inputs: not judged here
+    (tmp_path / "helper.dll").unlink()  # the DLL is found nowhere: library-not-found, nothing to bind
     findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
     assert [f for f in findings if f.file.endswith("app.dll")] == []
+
+
+def test_the_windows_search_order_finds_or_names_a_missing_dll(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """torch_cuda.dll imports nvrtc64_120_0.dll: found beside it in fixed/; copied alone as a .pyd
+    it is missing (ImportError in Python's words, every place tried), until --dll-directory adds
+    the directory that holds it; Windows' own DLLs and API sets are never missing."""
+    assert [f for f in audit([str(PE / "fixed")]).findings] == []
+    pyd = tmp_path / "_C.cp311-win_amd64.pyd"
+    pyd.write_bytes((PE / "fixed/torch_cuda.dll").read_bytes())
+    doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(pyd)).stdout)
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
+    assert finding["subject"] == "nvrtc64_120_0.dll"
+    assert finding["evidence"]["would_fail"] == (
+        "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    )
+    assert [a["source"] for a in finding["evidence"]["attempts"]] == ["dll-load-dir", "system"]
+    assert finding["evidence"]["roots"][0]["kind"] == "python-import"
+    found = run_cli("check", "--no-config", "--dll-directory", str(PE / "fixed"), str(pyd))
+    assert found.exit_code == 0, found.stdout
+    preloaded = run_cli("check", "--no-config", "--preload-dll", "NVRTC64_120_0.DLL", str(pyd))
+    assert preloaded.exit_code == 0, preloaded.stdout
+
+
+def test_system_dlls_and_api_sets_are_present() -> None:
+    from linkaudit.loader.windows import is_system_dll
+
+    for name in (
+        "KERNEL32.dll",
+        "ucrtbase.dll",
+        "api-ms-win-crt-runtime-l1-1-0.dll",
+        "python311.dll",
+        "VCRUNTIME140.dll",
+    ):
+        assert is_system_dll(name), name
+    for name in ("msvcp140.dll", "nvrtc64_120_0.dll", "nvcuda.dll", "cudart64_12.dll"):
+        assert not is_system_dll(name), name
