@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
 
 from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
-from ..output import text_safe
+from ..model import Format
+from ..output import text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options, target_from_options
 from .reading import Inputs, read_inputs
@@ -53,12 +55,25 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
+    from ..loader.windows import analyze_windows
     from ..output.tree import render_json, render_text
+    from ..output.wintree import render_windows_text, windows_load_to_dict
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
-    render = render_json if fmt == "json" else render_text
-    emit(inputs.relabel(render(analysis, loads, verbose), fmt))
+    windows = (
+        []
+        if not any(b.format is Format.PE for b in inputs.binaries)
+        else analyze_windows(inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ()))
+    )
+    if fmt == "json":
+        doc = json.loads(render_json(analysis, loads, verbose))
+        if windows:
+            doc["windows_roots"] = [windows_load_to_dict(w) for w in windows]
+        emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
+    else:
+        text = render_text(analysis, loads, verbose) if loads else ""
+        emit(inputs.relabel(text + (render_windows_text(windows, verbose) if windows else ""), fmt))
     if bind and fmt == "text":
         hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
         for load in loads:
@@ -87,7 +102,8 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
                 emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
     shown = {ld.root for ld in loads}
     failed = (
-        any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
+        any(res.path is None and not res.system for w in windows for res in w.resolutions.values())
+        or any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
         or any(ld.errors for ld in loads)
         or any(root in shown for root, _f in analysis.version_failures)
     )

@@ -149,3 +149,19 @@ def test_system_dlls_and_api_sets_are_present() -> None:
         assert is_system_dll(name), name
     for name in ("msvcp140.dll", "nvrtc64_120_0.dll", "nvcuda.dll", "cudart64_12.dll"):
         assert not is_system_dll(name), name
+
+
+def test_tree_draws_the_windows_loads(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from ..output.schema import validate_tree
+
+    r = run_cli("tree", str(PE / "imports"))
+    assert r.exit_code == 0
+    assert f"helper.dll => {PE / 'imports/helper.dll'} [dll-load-dir]" in r.stdout
+    doc = json.loads(run_cli("tree", "--format", "json", str(PE / "imports")).stdout)
+    validate_tree(doc)
+    (app,) = [w for w in doc["windows_roots"] if w["root"].endswith("app.dll")]
+    assert [(i["name"], i["source"]) for i in app["imports"]] == [("helper.dll", "dll-load-dir")]
+    pyd = tmp_path / "_C.cp311-win_amd64.pyd"
+    pyd.write_bytes((PE / "fixed/torch_cuda.dll").read_bytes())
+    missing = run_cli("tree", str(pyd))
+    assert missing.exit_code == 1 and "nvrtc64_120_0.dll => not found" in missing.stdout
