@@ -81,10 +81,18 @@ def package_kind(path: str) -> str | None:
     Never raises: an unreadable file is ``None`` and is reported by the ordinary reader.
     """
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
+        # Non-blocking and checked to be a regular file: a FIFO named x.whl is never waited on.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, 512)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if head.startswith(_ZIP):
         return "zip"
     if head.startswith(_COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):

@@ -521,3 +521,18 @@ def test_why_over_several_wheels(run_cli, tmp_path: Path) -> None:  # type: igno
     helper = _wheel(tmp_path / "helper-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
     r = run_cli("why", str(alone), str(helper), "libhelper.so")
     assert r.exit_code == 0 and f"=> {helper}!lib/libhelper.so [DT_RUNPATH" in r.stdout
+
+
+def test_special_files_named_like_packages_are_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO named x.whl in a directory given, or given itself: never opened for reading (no hang);
+    a directory named y.whl is walked as a directory."""
+    import os as _os
+
+    fifo = tmp_path / "x.whl"
+    _os.mkfifo(fifo)
+    (tmp_path / "y.whl").mkdir()
+    (tmp_path / "y.whl" / "libhelper.so").write_bytes(HELPER)
+    report = audit([str(tmp_path)])
+    assert [f.path for f in report.files if f.status.value == "audited"] == [str(tmp_path / "y.whl" / "libhelper.so")]
+    report = audit([str(fifo)])
+    assert report.has_unreadable and "not a regular file" in report.findings[0].message
