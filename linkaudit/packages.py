@@ -62,6 +62,8 @@ MAX_TOTAL_BYTES = 64 << 30
 #: Largest expansion of one zip member over its compressed size, for members above 1 MiB
 #: (ELF libraries compress 2-10x; a zip bomb expands 1000x and more).
 MAX_RATIO = 200
+#: Smallest per-package budget, bytes (a tiny package of a few small libraries is never a bomb).
+PACKAGE_FLOOR = 64 << 20
 #: Most members one package may list.
 MAX_MEMBERS = 1_000_000
 #: Threads that decompress a zip's binary members at once (bounded by the CPUs).
@@ -276,10 +278,34 @@ class _Refused(Exception):
         self.reason = reason
 
 
-def _write(src: IO[bytes], head: bytes, dest: str, budget: _Budget, limit_ratio: int | None) -> None:
+class _PackageBudget:
+    """Bytes written for one package, against ``MAX_RATIO`` times its size on disk (at least
+    ``PACKAGE_FLOOR``): overlapping zip members — many directory entries sharing one compressed
+    stream — each pass the per-member ratio, but not this."""
+
+    def __init__(self, packed: int) -> None:
+        self.limit = max(MAX_RATIO * packed, PACKAGE_FLOOR)
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> bool:
+        """Count ``n`` more bytes; False once the package is over its limit."""
+        with self._lock:
+            self.total += n
+            return self.total <= self.limit
+
+
+def _write(
+    src: IO[bytes],
+    head: bytes,
+    dest: str,
+    budget: _Budget,
+    limit_ratio: int | None,
+    package: _PackageBudget | None = None,
+) -> None:
     """Stream ``head`` + the rest of ``src`` to the new file ``dest`` (never through a symlink),
-    counting the bytes against the member and total caps; ``limit_ratio`` is the largest size
-    allowed (``None``: no ratio check)."""
+    counting the bytes against the member, package and total caps; ``limit_ratio`` is the largest
+    size allowed (``None``: no ratio check)."""
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     written = 0
     try:
@@ -294,6 +320,10 @@ def _write(src: IO[bytes], head: bytes, dest: str, budget: _Budget, limit_ratio:
                     raise _Refused(f"expands more than {MAX_RATIO} times its compressed size (a decompression bomb?)")
                 if total > MAX_TOTAL_BYTES:
                     raise _Refused(f"the packages expand to more than {MAX_TOTAL_BYTES} bytes in all")
+                if package is not None and not package.add(len(chunk)):
+                    raise _Refused(
+                        f"the package expands to more than {MAX_RATIO} times its size (a decompression bomb?)"
+                    )
                 out.write(chunk)
                 chunk = src.read(_CHUNK)
     except BaseException:
@@ -456,11 +486,13 @@ class _Stager:
         releases the GIL while it inflates); refusals are recorded in member order, so the result
         is the same as a serial run."""
 
+        package = _PackageBudget(os.fstat(zf.fp.fileno()).st_size if zf.fp is not None else 0)
+
         def one(job: tuple[zipfile.ZipInfo, str, str, str]) -> str | None:
             info, _name, dest, _rel = job
             try:
                 with zf.open(info) as src:
-                    _write(src, b"", dest, self.budget, MAX_RATIO * max(info.compress_size, 1))
+                    _write(src, b"", dest, self.budget, MAX_RATIO * max(info.compress_size, 1), package)
             except _Refused as exc:
                 return exc.reason
             except (*_CORRUPT, NotImplementedError) as exc:

@@ -536,3 +536,18 @@ def test_special_files_named_like_packages_are_not_waited_on(tmp_path: Path) -> 
     assert [f.path for f in report.files if f.status.value == "audited"] == [str(tmp_path / "y.whl" / "libhelper.so")]
     report = audit([str(fifo)])
     assert report.has_unreadable and "not a regular file" in report.findings[0].message
+
+
+def test_many_small_members_cannot_add_up_to_a_bomb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each member under the per-member ratio check (1 MiB), together far above the package's
+    budget (MAX_RATIO x its size, at least PACKAGE_FLOOR — lowered here to 4 MiB): the members past
+    the budget are refused, and the tree never holds more than it."""
+    from linkaudit import packages
+
+    monkeypatch.setattr(packages, "PACKAGE_FLOOR", 4 << 20)
+    members = {f"lib/lib{i}.so": b"\x7fELF" + bytes(900 << 10) for i in range(12)}
+    whl = _wheel(tmp_path / "bomb-1.0-py3-none-any.whl", members)
+    assert whl.stat().st_size * packages.MAX_RATIO < 4 << 20
+    report = audit([str(whl)])
+    refused = [k for k, v in _refusals(report).items() if "times its size" in v]
+    assert len(refused) >= 7  # 12 x 0.9 MiB against 4 MiB
