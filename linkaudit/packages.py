@@ -442,7 +442,8 @@ class _Stager:
             else:
                 os.unlink(dest)  # a link to a member that is not a binary (or missing): nothing to audit
 
-    def zip(self, site: _Site, label: str, kind: str, zf: zipfile.ZipFile) -> None:
+    def zip(self, site: _Site, label: str, kind: str, zf: zipfile.ZipFile, packed: int) -> None:
+        """Stage the members of the open zip ``zf`` (``packed``: its size on disk, bytes)."""
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
             self.errors.append(InputError(label, f"lists {len(infos)} members, more than {MAX_MEMBERS}"))
@@ -476,17 +477,20 @@ class _Stager:
                     jobs.append((info, name, *planned))
             except (*_CORRUPT, NotImplementedError) as exc:
                 self._refuse(label, name, f"cannot be decompressed: {exc}")
-        self._extract_all(zf, site, label, jobs)
+        self._extract_all(zf, site, label, jobs, _PackageBudget(packed))
         self._links(site, label, kind, links)
 
     def _extract_all(
-        self, zf: zipfile.ZipFile, site: _Site, label: str, jobs: list[tuple[zipfile.ZipInfo, str, str, str]]
+        self,
+        zf: zipfile.ZipFile,
+        site: _Site,
+        label: str,
+        jobs: list[tuple[zipfile.ZipInfo, str, str, str]],
+        package: _PackageBudget,
     ) -> None:
         """Decompress and write the planned zip members, on up to ``WORKERS`` threads (zlib
         releases the GIL while it inflates); refusals are recorded in member order, so the result
         is the same as a serial run."""
-
-        package = _PackageBudget(os.fstat(zf.fp.fileno()).st_size if zf.fp is not None else 0)
 
         def one(job: tuple[zipfile.ZipInfo, str, str, str]) -> str | None:
             info, _name, dest, _rel = job
@@ -669,7 +673,7 @@ def staged_inputs(
                     continue
                 with zf:
                     kind = _zip_kind(zf)
-                    stager.zip(site_for(kind, p), p, kind, zf)
+                    stager.zip(site_for(kind, p), p, kind, zf, os.path.getsize(p))
         yield Staged(out, stager.errors, list(kinds), list(sites.values()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
