@@ -107,33 +107,6 @@ def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file
     )
 
 
-NVRTC_WIN = "nvidia-cuda-nvrtc-cu12==12.9.86"
-
-
-@pytest.fixture(scope="session")
-def nvrtc_windows_wheel() -> Path:
-    """NVIDIA's Windows NVRTC wheel (76 MB, from the package index); skips where it cannot be fetched."""
-    import contextlib
-    import subprocess
-    import sys
-
-    from realsite import cache_root
-
-    target = cache_root() / "wheels-win"
-    found = sorted(target.glob("nvidia_cuda_nvrtc_cu12-12.9.86-*win_amd64.whl")) if target.exists() else []
-    if not found:
-        command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), NVRTC_WIN,
-            "--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.11",
-        ]  # fmt: skip
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(command, capture_output=True, timeout=600, check=False)
-        found = sorted(target.glob("nvidia_cuda_nvrtc_cu12-12.9.86-*win_amd64.whl")) if target.exists() else []
-    if not found:
-        pytest.skip(f"{NVRTC_WIN} (win_amd64) not available")
-    return found[0]
-
-
 def test_real_windows_dlls_in_a_wheel(nvrtc_windows_wheel: Path) -> None:
     """The 90 MB nvrtc64_120_0.dll of NVIDIA's Windows wheel: imports only Windows' own DLLs, exports
     nvrtcCreateProgram & co.; the whole wheel audits clean and fast."""
