@@ -35,6 +35,9 @@ package format (``.conda``: an uncompressed zip of ``info-*.tar.zst`` and ``pkg-
 
 from __future__ import annotations
 
+import bz2
+import contextlib
+import gzip
 import lzma
 import os
 import posixpath
@@ -50,7 +53,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from .errors import InputError
 from .formats import SNIFF_BYTES, sniff
@@ -78,7 +81,8 @@ _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 def package_kind(path: str) -> str | None:
     """``"zip"`` (a wheel or a ``.conda``), ``"tarball"`` (plain or compressed: a conda
-    ``.tar.bz2`` among them) or ``None``: what the file at ``path`` is, by its first bytes.
+    ``.tar.bz2`` among them) or ``None``: what the file at ``path`` is, by its first bytes — or,
+    for a file named ``*.whl`` / ``*.conda``, by the zip end-of-archive record that installers read.
 
     Never raises: an unreadable file is ``None`` and is reported by the ordinary reader.
     """
@@ -96,6 +100,10 @@ def package_kind(path: str) -> str | None:
     finally:
         os.close(fd)
     if head.startswith(_ZIP):
+        return "zip"
+    if path.endswith((".whl", ".conda")) and zipfile.is_zipfile(path):
+        # Named as a package and a zip by its end-of-archive record: a zip behind a prefix (an ELF
+        # stub, a self-extractor) is what pip and conda read, whatever the first bytes say.
         return "zip"
     if head.startswith(_COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
         return "tarball"
@@ -115,7 +123,7 @@ def _safe_name(name: str) -> str | None:
     """
     if not name or "\0" in name:
         return None
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
         return None
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if not parts or any(p == ".." or ".." in p.split("\\") for p in parts):
@@ -372,6 +380,9 @@ class _Stager:
         its directories made; ``None`` when it is not a binary, not installed, or refused."""
         if sniff(head) is None:
             return None  # not a binary: never written
+        if head.startswith(b"!<thin>\n"):
+            self._refuse(label, name, "a thin archive: its members are files outside the package, never read from it")
+            return None
         rel = _install_path(kind, name)
         if rel is None:
             return None
@@ -383,23 +394,32 @@ class _Stager:
         except _Refused as exc:
             self._refuse(label, name, exc.reason)
             return None
+        except OSError as exc:
+            self._refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
+            return None
         dest = os.path.join(directory, posixpath.basename(rel))
         if os.path.lexists(dest):
             return None  # a second copy of one member name: the first one stays, as unzip keeps it
         self._own(site, rel, label)  # claimed now: a later member of the same name is a duplicate
         return dest, rel
 
-    def _file(self, site: _Site, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> None:
-        """Plan and write one member read from the stream ``src`` (tar members, in order)."""
+    def _file(self, site: _Site, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> bool:
+        """Plan and write one member read from the stream ``src`` (tar members, in order); True
+        when it was written."""
         head = src.read(SNIFF_BYTES)
         planned = self._plan(site, label, kind, name, head)
         if planned is None:
-            return
+            return False
         try:
             _write(src, head, planned[0], self.budget, ratio)
         except _Refused as exc:
             self._refuse(label, name, exc.reason)
-            _disown(site, planned[1])
+        except OSError as exc:  # a name too long for this file system, and the like
+            self._refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
+        else:
+            return True
+        _disown(site, planned[1])
+        return False
 
     @staticmethod
     def _own(site: _Site, rel: str, label: str) -> None:
@@ -416,8 +436,11 @@ class _Stager:
             rel = _install_path(kind, name)
             if rel is None:
                 continue
-            if target.startswith("/") or "\0" in target:
-                self._refuse(label, name, f"a symlink to the absolute path {target!r}, outside the package")
+            if "\0" in target:
+                self._refuse(label, name, "a symlink whose target holds a NUL byte")
+                continue
+            if target.startswith("/"):
+                self._refuse(label, name, f"a symlink to the absolute path {target[:200]!r}, outside the package")
                 continue
             lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
             if lexical == ".." or lexical.startswith("../"):
@@ -431,7 +454,14 @@ class _Stager:
             dest = os.path.join(directory, posixpath.basename(rel))
             if os.path.lexists(dest):
                 continue
-            os.symlink(target, dest)
+            if not target:
+                self._refuse(label, name, "a symlink with an empty target")
+                continue
+            try:
+                os.symlink(target, dest)
+            except OSError as exc:
+                self._refuse(label, name, f"a symlink that cannot be made here: {exc.strerror or exc}")
+                continue
             real = os.path.realpath(dest)
             if not (real == site.host or real.startswith(site.host + "/")):
                 os.unlink(dest)
@@ -455,24 +485,28 @@ class _Stager:
                 continue
             name = _safe_name(info.filename)
             if name is None:
-                self._refuse(label, info.filename, "a member name that is absolute or climbs out with '..'")
+                self._refuse(label, info.filename or "(empty name)", _unsafe_reason(info.filename))
                 continue
             site.claim_dirs(_install_path(kind, name), label)
-            mode = info.external_attr >> 16
+            # A zip member whose mode says symlink is written by pip as a regular file holding the
+            # target text: it is sniffed like any other member, never made a link.
             try:
-                if stat.S_ISLNK(mode):
-                    if info.file_size > 4096:
-                        self._refuse(label, name, "a symlink whose target is longer than 4096 bytes")
-                        continue
-                    links.append((name, zf.read(info).decode("utf-8", "surrogateescape")))
-                    continue
                 if kind == "conda" and name.startswith("pkg-") and name.endswith(".tar.zst"):
-                    self._conda_inner(site, label, zf, info)
+                    self._conda_inner(site, label, zf, info, packed)
                     continue
                 if kind == "conda":
                     continue  # info-*.tar.zst and metadata.json
                 with zf.open(info) as src:
-                    planned = self._plan(site, label, kind, name, src.read(SNIFF_BYTES))
+                    head = src.read(SNIFF_BYTES)
+                rel = _install_path(kind, name)
+                earlier = next((i for i, job in enumerate(jobs) if job[3] == rel), None) if rel else None
+                if earlier is not None:
+                    # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
+                    reason = "a second member of this name: installers keep the last copy, audited here"
+                    self._refuse(label, name, reason)
+                    jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3])
+                    continue
+                planned = self._plan(site, label, kind, name, head)
                 if planned is not None:
                     jobs.append((info, name, *planned))
             except (*_CORRUPT, NotImplementedError) as exc:
@@ -516,46 +550,42 @@ class _Stager:
                 self._refuse(label, name, reason)
                 _disown(site, rel)
 
-    def _conda_inner(self, site: _Site, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
-        import zstandard
-
+    def _conda_inner(self, site: _Site, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, packed: int) -> None:
+        """Stage the ``pkg-*.tar.zst`` of a ``.conda`` (``packed``: the ``.conda``'s size on disk:
+        the sizes its zip directory states are not trusted)."""
         with zf.open(info) as raw:
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_size=_CHUNK)
-            self._tar_stream(site, label, "conda", reader, label, info.compress_size)
+            self._tar_stream(site, label, "conda", _decompressed(raw, b"\x28\xb5\x2f\xfd", packed), label, packed)
 
     def tar(self, site: _Site, label: str, path: str) -> None:
+        """Stage a tarball (plain, gzip, bzip2, xz or zstd; a conda ``.tar.bz2`` among them)."""
         try:
             with open(path, "rb") as fh:
                 head = fh.read(8)
                 fh.seek(0)
-                if head.startswith(b"\x28\xb5\x2f\xfd"):
-                    import zstandard
-
-                    stream: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(fh, read_size=_CHUNK)
-                    self._tar_stream(site, label, "tarball", stream, path, os.fstat(fh.fileno()).st_size)
-                    return
-                self._tar_stream(site, label, "tarball", fh, path, os.fstat(fh.fileno()).st_size, compressed=True)
+                packed = os.fstat(fh.fileno()).st_size
+                self._tar_stream(site, label, "tarball", _decompressed(fh, head, packed), path, packed)
         except OSError as exc:
             self.errors.append(InputError(path, exc.strerror or str(exc)))
 
-    def _tar_stream(
-        self, site: _Site, label: str, kind: str, fh: IO[bytes], where: str, packed: int, compressed: bool = False
-    ) -> None:
-        """Read a tar stream member by member (``r|*``: no seeking, so a truncated or hostile stream
-        fails at the member it reached); every member written counts against the ratio of all bytes
-        written to the package's size on disk."""
+    def _tar_stream(self, site: _Site, label: str, kind: str, fh: _Capped, where: str, packed: int) -> None:
+        """Read an uncompressed tar stream member by member (``r|``: no seeking), decompressed by
+        ``_decompressed`` under a cap on every byte decompressed — skipped members and long-name
+        headers included —; then read the stream to its end, so that a bad header in the middle
+        (where tarfile stops quietly), trailing data, a failed gzip CRC or a truncation is an error.
+        A second member of the same name replaces the first, as ``tar -x`` does, and is reported."""
         links: list[tuple[str, str]] = []
         members = 0
         start_total = self.budget.total
+        written: set[str] = set()
         try:
-            with tarfile.open(fileobj=fh, mode="r|*" if compressed else "r|") as tf:
+            with tarfile.open(fileobj=fh, mode="r|") as tf:  # type: ignore[call-overload]
                 for member in tf:
                     members += 1
                     if members > MAX_MEMBERS:
-                        raise tarfile.TarError(f"more than {MAX_MEMBERS} members")
+                        raise _Refused(f"lists more than {MAX_MEMBERS} members")
                     name = _safe_name(member.name)
                     if name is None:
-                        self._refuse(label, member.name, "a member name that is absolute or climbs out with '..'")
+                        self._refuse(label, member.name or "(empty name)", _unsafe_reason(member.name))
                         continue
                     site.claim_dirs(_install_path(kind, name), label)
                     if member.issym():
@@ -576,17 +606,84 @@ class _Stager:
                     src = tf.extractfile(member)
                     if src is None:
                         continue
-                    written_before = self.budget.total - start_total
-                    limit = MAX_RATIO * max(packed, 1) - written_before
-                    self._file(site, label, kind, name, src, max(limit, 0))
+                    rel = _install_path(kind, name)
+                    if rel is not None and rel in written and site.owner.get(rel) == label:
+                        self._refuse(
+                            label, name, "a second member of this name: installers keep the last copy, audited here"
+                        )
+                        _disown(site, rel)
+                        with contextlib.suppress(OSError):
+                            os.unlink(os.path.join(site.host, rel))
+                    limit = MAX_RATIO * max(packed, 1) - (self.budget.total - start_total)
+                    if self._file(site, label, kind, name, src, max(limit, 0)) and rel is not None:
+                        written.add(rel)
+            fh.drain()
+        except _Refused as exc:
+            self.errors.append(InputError(where, exc.reason))
         except (tarfile.TarError, *_CORRUPT) as exc:
             self.errors.append(InputError(where, f"not a readable tar archive, or truncated: {exc}"))
-            return
         except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
             self.errors.append(InputError(where, f"cannot be decompressed: {exc}"))
-            return
         finally:
             self._links(site, label, kind, links)
+
+
+class _Capped:
+    """A read-only stream over ``decompress``, refusing to hand out more than ``limit`` bytes in all
+    (every byte tarfile reads: members written or skipped, headers, long names)."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        want = _CHUNK if n is None or n < 0 else min(n, _CHUNK * 16)
+        data: bytes = self.stream.read(want)
+        self.count += len(data)
+        if self.count > self.limit:
+            raise _Refused(f"decompresses to more than {self.limit} bytes (a decompression bomb?)")
+        return data
+
+    def drain(self) -> None:
+        """Read what follows the end of the archive: only zero blocks may (a corrupt header in the
+        middle stops tarfile quietly; the decompressor checks its CRC and length at the end)."""
+        while True:
+            data = self.read(_CHUNK)
+            if not data:
+                return
+            if data.strip(b"\0"):
+                raise _Refused("data after the end of the archive: a corrupt member header in the middle of it?")
+
+
+def _decompressed(fh: IO[bytes], head: bytes, packed: int) -> _Capped:
+    """``fh`` decompressed by its magic bytes (gzip, bzip2, xz, zstd, or none), capped at
+    ``MAX_RATIO`` times ``packed`` (at least ``PACKAGE_FLOOR``) bytes."""
+    stream: Any
+    if head.startswith(b"\x1f\x8b"):
+        stream = gzip.GzipFile(fileobj=fh, mode="rb")
+    elif head.startswith(b"BZh"):
+        stream = bz2.BZ2File(fh)
+    elif head.startswith(b"\xfd7zXZ\x00"):
+        stream = lzma.LZMAFile(fh)  # noqa: SIM115
+    elif head.startswith(b"\x28\xb5\x2f\xfd"):
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(fh, read_size=_CHUNK)
+    else:
+        stream = fh
+    return _Capped(stream, max(MAX_RATIO * max(packed, 1), PACKAGE_FLOOR))
+
+
+def _unsafe_reason(name: str) -> str:
+    """Why ``_safe_name`` refused ``name``, in words."""
+    if not name:
+        return "an empty member name"
+    if "\0" in name:
+        return "a member name holding a NUL byte"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
+        return "an absolute member name"
+    return "a member name that climbs out of the package with '..'"
 
 
 #: How paths of a shared staging root that no package installs are labelled.

@@ -13,6 +13,7 @@ No traceback reaches the user: ``main`` maps project errors to these codes.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -65,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status instead of raising ``SystemExit``."""
     try:
         result = cli.main(args=argv, prog_name="linkaudit", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            signum = exc.__context__.args[0] if isinstance(exc.__context__, _Terminated) else signal.SIGINT
+            click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
+            return 128 + int(signum)
         click.echo("linkaudit: aborted", err=True)
         return EXIT_INPUT
     except click.ClickException as exc:
@@ -80,9 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         click.echo(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}", err=True)
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        click.echo("linkaudit: interrupted", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = exc.args[0] if isinstance(exc, _Terminated) else signal.SIGINT
+        click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
+        return 128 + int(signum)
     except Exception as exc:
         click.echo(
             f"linkaudit: internal error: {type(exc).__name__}: {exc}\n"
@@ -93,6 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     return int(result or 0)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job's timeout, a closed terminal): unwinds like Ctrl-C, so that
+    every ``finally`` runs — the staging tree of a package is removed."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise _Terminated(signum)
+
+
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: SIGTERM and SIGHUP unwind as Ctrl-C does (exit 128 + signal)."""
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     sys.exit(main())

@@ -117,9 +117,10 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         member_path = None
         if thin:
             member_path = name if os.path.isabs(name) else os.path.join(base, name)
+            from ..loader.fs import read_regular_file  # non-blocking, regular files only
+
             try:
-                with open(member_path, "rb") as fh:
-                    data = fh.read(64 << 20)
+                data = read_regular_file(member_path, 64 << 20)
             except OSError as exc:
                 raise InputError(path, f"thin archive member {name} cannot be read: {exc.strerror or exc}") from exc
         else:
