@@ -720,25 +720,35 @@ def staged_inputs(
     """
     kinds = {}
     found: list[str] = []  # packages found by name in the directories given
+    real: set[str] = set()  # one package given twice (two spellings, a symlink) is staged once
+    dropped: set[str] = set()
+
+    def take(path: str, kind: str | None) -> bool:
+        if kind is None or path in kinds:
+            return False
+        key = os.path.realpath(path)
+        if key in real:
+            dropped.add(path)
+            return False
+        real.add(key)
+        kinds[path] = kind
+        return True
+
     for p in paths:
         try:
             mode = os.stat(p).st_mode
         except OSError:
             continue
         if stat.S_ISREG(mode):
-            kind = is_package(p)
-            if kind is not None:
-                kinds[p] = kind
+            take(p, is_package(p))
         elif stat.S_ISDIR(mode):
             for candidate in _packages_under(p):
-                kind = is_package(candidate)
-                if kind is not None and candidate not in kinds:
-                    kinds[candidate] = kind
+                if candidate not in kinds and take(candidate, is_package(candidate)):
                     found.append(candidate)
     if not kinds:
         yield Staged(list(paths), [], [])
         return
-    paths = [*paths, *found]
+    paths = list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped))
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
         budget = _Budget(progress)

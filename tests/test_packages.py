@@ -647,3 +647,12 @@ def test_hostile_archives_of_the_second_round(tmp_path: Path, monkeypatch: pytes
     assert "cannot be written here" in refused[f"{odd}!{long_name}"]
     assert "empty target" in refused[f"{odd}!lib/empty.so"]
     assert [f.path for f in report.files if f.status.value == "audited"] == [f"{odd}!lib/x:y.so"]
+
+
+def test_one_package_given_twice_is_staged_once(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "p-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
+    link = tmp_path / "alias-1.0-py3-none-any.whl"
+    link.symlink_to(whl.name)
+    report = audit([str(whl), f"{tmp_path}/./{whl.name}", str(link), str(whl)])
+    assert not report.has_unreadable, _refusals(report)
+    assert [f.path for f in report.files] == [f"{whl}!lib/libhelper.so"]
