@@ -140,6 +140,13 @@ class _Site:
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)  # member path or its directory -> package label
     dirs: dict[str, list[str]] = field(default_factory=dict)  # every directory packages install into -> them
+    _known: list[str] | None = None
+
+    def known_paths(self) -> list[str]:
+        """Every path a package installs here (files and their directories), longest first."""
+        if self._known is None or len(self._known) != len(self.owner):
+            self._known = sorted(self.owner, key=len, reverse=True)
+        return self._known
 
     def claim_dirs(self, rel: str | None, label: str) -> None:
         """Record that ``label`` installs into the directories above the member ``rel``."""
@@ -223,18 +230,34 @@ class Staged:
             roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
             self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}\\]*)?")
         by_host = {s.host: s for s in self._sites}
-
-        def sub(match: re.Match[str]) -> str:
+        out: list[str] = []
+        done = 0
+        for match in self._pattern.finditer(text):
+            if match.start() < done:
+                continue
             site = by_host[match.group(1)]
-            rel = (match.group(2) or "").strip("/")
+            end = match.end()
+            # A member name may hold characters the pattern stops at (a space, a quote, brackets):
+            # the longest path the package really installs wins over the pattern's guess.
+            at = match.end(1)
+            for known in site.known_paths():
+                stop = at + len(known) + 1
+                if stop <= end:
+                    break  # longest first: the rest are no longer than the pattern's match
+                if text.startswith("/" + known, at) and (stop == len(text) or not text[stop].isalnum()):
+                    end = stop
+                    break
+            rel = text[match.end(1) : end].strip("/")
             if rel:
                 rel = posixpath.normpath(rel)  # torch/lib/../../nvidia/x -> nvidia/x, and its owner
                 rel = "" if rel == "." else rel
             owner = _owner(site, rel)
-            out = f"{owner}!{rel}" if rel else owner
-            return quote(out) if quote is not None else out
-
-        return self._pattern.sub(sub, text)
+            label = f"{owner}!{rel}" if rel else owner
+            out.append(text[done : match.start()])
+            out.append(quote(label) if quote is not None else label)
+            done = end
+        out.append(text[done:])
+        return "".join(out)
 
 
 def _owner(site: _Site, rel: str) -> str:

@@ -656,3 +656,11 @@ def test_one_package_given_twice_is_staged_once(tmp_path: Path) -> None:
     report = audit([str(whl), f"{tmp_path}/./{whl.name}", str(link), str(whl)])
     assert not report.has_unreadable, _refusals(report)
     assert [f.path for f in report.files] == [f"{whl}!lib/libhelper.so"]
+
+
+def test_labels_keep_member_names_with_spaces_quotes_and_brackets(tmp_path: Path) -> None:
+    names = ["lib/a b.so", "lib/q'uote.so", "lib/(p)[b]{c}.so"]
+    whl = _wheel(tmp_path / "odd-1.0-py3-none-any.whl", dict.fromkeys(names, HELPER))
+    report = audit([str(whl)])
+    assert sorted(f.path for f in report.files) == sorted(f"{whl}!{n}" for n in names)
+    assert all(f.file.startswith(f"{whl}!lib/") for f in report.findings)
