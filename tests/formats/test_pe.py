@@ -165,3 +165,14 @@ def test_tree_draws_the_windows_loads(run_cli, tmp_path: Path) -> None:  # type:
     pyd.write_bytes((PE / "fixed/torch_cuda.dll").read_bytes())
     missing = run_cli("tree", str(pyd))
     assert missing.exit_code == 1 and "nvrtc64_120_0.dll => not found" in missing.stdout
+
+
+def test_why_follows_the_windows_loads(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("why", str(PE / "imports"), "HELPER.DLL")  # names compare without case, as on Windows
+    assert r.exit_code == 0 and "app.dll → helper.dll => " in r.stdout and "[dll-load-dir]" in r.stdout
+    pyd = tmp_path / "_C.cp311-win_amd64.pyd"
+    pyd.write_bytes((PE / "fixed/torch_cuda.dll").read_bytes())
+    doc = json.loads(run_cli("why", "--format", "json", str(pyd), "nvrtc64_120_0.dll").stdout)
+    (chain,) = doc["library_chains"]
+    assert chain["kind"] == "python-import" and chain["path"] is None
+    assert chain["tried"] == [str(tmp_path / "nvrtc64_120_0.dll"), "System32\\nvrtc64_120_0.dll"]
