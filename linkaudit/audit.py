@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .config import AuditConfig
 from .context import AuditContext
@@ -25,6 +26,9 @@ from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .sources import GeneratedSource
+
+if TYPE_CHECKING:
+    from .verify import Disagreement
 
 
 def _unreadable(error: InputError) -> Finding:
@@ -278,8 +282,20 @@ def _audit_staged(
     windows: tuple[WinLoad, ...] = ()
     if config.target is not None and any(b.format is Format.PE for b in binaries):
         windows = tuple(analyze_windows(binaries, config.dll_directories, config.preload_dlls))
+    disagreements: tuple[Disagreement, ...] = ()
+    if config.verify:
+        from .verify import verify  # lief: imported only when asked
+
+        disagreements = tuple(verify(binaries))
     context = AuditContext(
-        tuple(binaries), config, linkage, generated, implied, staged if staged.packages else None, windows
+        tuple(binaries),
+        config,
+        linkage,
+        generated,
+        implied,
+        staged if staged.packages else None,
+        windows,
+        disagreements,
     )
     ran = []
     for rule_cls in RULES:

@@ -119,6 +119,7 @@ class AuditConfig:
         dll_directories: for PE inputs, the directories ``os.add_dll_directory`` adds
             (``--dll-directory``), searched after a ``.pyd``'s own directory.
         preload_dlls: for PE inputs, base names of DLLs loaded before the roots (``--preload-dll``).
+        verify: read every input again with lief and report disagreements (``--verify``).
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -141,6 +142,7 @@ class AuditConfig:
     target_env: str = "auto"
     dll_directories: tuple[str, ...] = ()
     preload_dlls: tuple[str, ...] = ()
+    verify: bool = False
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""

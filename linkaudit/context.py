@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .loader.windows import WinLoad
     from .packages import Staged
     from .sources import GeneratedSource
+    from .verify import Disagreement
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class AuditContext:
             of system libraries.
         windows: the Windows loader emulation over the PE inputs (``loader.windows``), one load
             per import root; empty when there is no PE input or the loader is off.
+        disagreements: with ``--verify``, where lief's reading of an input differs from ours.
         packages: the packages staged for this audit (which package each staged path and
             directory belongs to), or ``None`` when no package is among the inputs.
     """
@@ -50,3 +52,4 @@ class AuditContext:
     wheel_policies: Mapping[str, WheelPolicy] = field(default_factory=dict)
     packages: Staged | None = None
     windows: tuple[WinLoad, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()

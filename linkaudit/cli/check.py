@@ -74,6 +74,11 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
 )
 @click.option("--no-loader", is_flag=True, help="Skip the loader emulation (only the per-file rules run).")
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Read every input again with lief (an independent reader) and report any disagreement (slower).",
+)
+@click.option(
     "--link-line",
     default=None,
     metavar="FILE",
@@ -121,6 +126,7 @@ def check(
     output: str | None,
     color: bool | None,
     no_loader: bool,
+    verify: bool,
     link_line: str | None,
     source_dirs: tuple[str, ...],
     config_path: str | None,
@@ -170,6 +176,7 @@ def check(
         target_env=loader["target_env"],
         dll_directories=tuple(loader["dll_directories"]),
         preload_dlls=tuple(loader["preload_dlls"]),
+        verify=verify,
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:

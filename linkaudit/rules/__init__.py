@@ -18,6 +18,7 @@ from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, U
 from .library_not_found import LibraryNotFound
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
+from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
@@ -49,6 +50,7 @@ RULES: tuple[type[Rule], ...] = (
     DuplicateExport,
     ForbiddenNeeded,
     RequiredNeeded,
+    ReaderDisagreement,
     UnreadableInput,
     NoBinaries,
     LoaderSkipped,
