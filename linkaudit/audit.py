@@ -20,7 +20,7 @@ from .inputs import collect
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .loader.windows import WinLoad, analyze_windows
-from .model import Binary, Format
+from .model import Binary
 from .packages import Progress, Staged, staged_inputs
 from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
@@ -280,7 +280,7 @@ def _audit_staged(
         if promised is not None:
             implied[b.path] = promised
     windows: tuple[WinLoad, ...] = ()
-    if config.target is not None and any(b.format is Format.PE for b in binaries):
+    if config.target is not None:  # nothing to load without PE inputs
         windows = tuple(analyze_windows(binaries, config.dll_directories, config.preload_dlls))
     disagreements: tuple[Disagreement, ...] = ()
     if config.verify:

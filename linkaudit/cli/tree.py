@@ -9,7 +9,7 @@ import click
 
 from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
-from ..model import Format
+from ..loader.windows import WinLoad, analyze_windows
 from ..output import text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options, target_from_options
@@ -31,6 +31,11 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     if analysis is None:
         raise ConfigError("the loader emulation could not run (see the errors above)")
     return analysis, 2 if errors else 0
+
+
+def run_windows(inputs: Inputs, options: dict[str, Any]) -> list[WinLoad]:
+    """The Windows loads of the PE inputs (none without PE inputs), with the loader options given."""
+    return analyze_windows(inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ()))
 
 
 @click.command()
@@ -55,17 +60,12 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
-    from ..loader.windows import analyze_windows
     from ..output.tree import render_json, render_text
     from ..output.wintree import render_windows_text, windows_load_to_dict
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
-    windows = (
-        []
-        if not any(b.format is Format.PE for b in inputs.binaries)
-        else analyze_windows(inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ()))
-    )
+    windows = run_windows(inputs, options)
     if fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose))
         if windows:

@@ -7,13 +7,11 @@ from typing import Any
 
 import click
 
-from ..loader.windows import analyze_windows
-from ..model import Format
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options
 from .reading import Inputs, read_inputs
-from .tree import run_analysis
+from .tree import run_analysis, run_windows
 
 
 def _base(path: str | None) -> str:
@@ -66,29 +64,26 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "error": res.error,
                 }
             )
-    if any(b.format is Format.PE for b in inputs.binaries):
-        # PE inputs: the Windows loads, matched by DLL name without case (as Windows compares).
-        for win in analyze_windows(
-            inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ())
-        ):
-            for (requester, needed), wres in win.resolutions.items():
-                if target.lower() not in {needed.lower(), _base(wres.path).lower()}:
-                    continue
-                source = "system" if wres.system else wres.source
-                chains.append(
-                    {
-                        "root": win.root,
-                        "kind": win.kind,
-                        "reached": True,
-                        "chain": [*win.chain(requester), needed],
-                        "path": wres.path or (needed if wres.system else None),
-                        "source": source,
-                        "owner": None,
-                        "tried": [a.path for a in wres.attempts] if wres.path is None and not wres.system else [],
-                        "driver_absent": False,
-                        "error": None,
-                    }
-                )
+    # PE inputs: the Windows loads, matched by DLL name without case (as Windows compares).
+    for win in run_windows(inputs, options):
+        for (requester, needed), wres in win.resolutions.items():
+            if target.lower() not in {needed.lower(), _base(wres.path).lower()}:
+                continue
+            source = "system" if wres.system else wres.source
+            chains.append(
+                {
+                    "root": win.root,
+                    "kind": win.kind,
+                    "reached": True,
+                    "chain": [*win.chain(requester), needed],
+                    "path": wres.path or (needed if wres.system else None),
+                    "source": source,
+                    "owner": None,
+                    "tried": [a.path for a in wres.attempts] if wres.path is None and not wres.system else [],
+                    "driver_absent": False,
+                    "error": None,
+                }
+            )
     soft: list[dict[str, Any]] = []
     for load in analysis.loads:
         for obj in load.objects:
