@@ -679,6 +679,9 @@ class Binary:
             only names it); ``None`` otherwise.
         forwarders: PE exports that name a function of another DLL: ``(export, "DLL.function")``
             (``"DLL.#N"`` by ordinal), in export order; empty for other formats.
+        min_os: Mach-O: the minimum OS version it was built for (``LC_BUILD_VERSION`` minos,
+            ``"11.0"``); ``None`` elsewhere.
+        sdk: Mach-O: the SDK version it was built against (``"15.0"``); ``None`` elsewhere.
     """
 
     path: str
@@ -709,6 +712,8 @@ class Binary:
     comdat_sections: frozenset[int] = frozenset()
     member_file: str | None = None
     forwarders: tuple[tuple[str, str], ...] = ()
+    min_os: str | None = None
+    sdk: str | None = None
 
     @property
     def needed_names(self) -> tuple[str, ...]:
@@ -717,5 +722,6 @@ class Binary:
 
     @property
     def display_path(self) -> str:
-        """``path``, or ``archive(member)`` for an archive member."""
+        """``path``, or ``archive(member)`` for an archive member (``fat.dylib(arm64)`` for a slice of a
+        universal Mach-O file)."""
         return f"{self.path}({self.member})" if self.member else self.path

@@ -37,7 +37,7 @@ class Container(enum.StrEnum):
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
-SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE})
+SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO})
 
 
 def sniff(head: bytes) -> Container | None:
@@ -115,6 +115,10 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
                     from .pe import read_pe
 
                     return [read_pe(path, mm, size)]
+                if kind is Container.MACHO:
+                    from .macho import read_macho
+
+                    return read_macho(path)
                 return [read_elf(path, mm, size, soft_dependencies)]
             except InputError:
                 raise
@@ -123,7 +127,8 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
                     path, f"too large to read: a table of this {size}-byte file does not fit in memory"
                 ) from exc
             except (struct.error, IndexError, ValueError, OverflowError) as exc:
-                raise InputError(path, f"malformed {'PE' if kind is Container.PE else 'ELF'} file: {exc}") from exc
+                what = {Container.PE: "PE", Container.MACHO: "Mach-O"}.get(kind, "ELF")
+                raise InputError(path, f"malformed {what} file: {exc}") from exc
     finally:
         os.close(fd)
 

@@ -127,6 +127,8 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "bind_now": b.bind_now,
         "dlopen_names": list(b.dlopen_names),
         "forwarders": [{"export": e, "to": t} for e, t in b.forwarders],
+        "min_os": b.min_os,
+        "sdk": b.sdk,
         "defined_symbols": b.symbols.defined_count,
         "undefined_symbols": b.symbols.undefined_count,
         "version_needs": [
@@ -189,6 +191,8 @@ def _binary_lines(b: Binary) -> list[str]:
     """The summary lines of one binary, unescaped."""
     if b.format is Format.PE:
         header = f"PE32{'+' if b.bits == 64 else ''}, {b.machine}"
+    elif b.format is Format.MACHO:
+        header = f"Mach-O {b.bits}-bit, {b.machine}" + (f", minimum macOS {b.min_os} (SDK {b.sdk})" if b.min_os else "")
     else:
         bits = f"ELF{b.bits}" if b.bits else b.format.value
         header = f"{bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}"
@@ -226,7 +230,7 @@ def _binary_lines(b: Binary) -> list[str]:
     defs = [d.name for d in b.version_definitions if not d.base]
     if defs:
         lines.append(f"  defines      {', '.join(defs)}")
-    if b.format is Format.PE:
+    if b.format in (Format.PE, Format.MACHO):
         per_dll: dict[str, int] = {}
         for sym in b.symbols.iter_undefined():
             if sym.version is not None:

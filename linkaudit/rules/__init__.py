@@ -11,6 +11,7 @@ from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
 from .duplicate_export import DuplicateExport
+from .duplicate_rpath import DuplicateRpath
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
@@ -34,6 +35,7 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     RpathLeak,
     RpathOutsidePackage,
+    DuplicateRpath,
     VerneedMismatch,
     LibraryNotFound,
     ExternalLibrary,

@@ -23,6 +23,8 @@ def _expected(fam: SymbolFamily, binary: Binary) -> str:
         stem = next((p for p in fam.providers if not p.startswith("lib")), fam.providers[0])
         return f"{stem}.dll"
     stem = fam.providers[0]
+    if binary.format is Format.MACHO:
+        return f"{stem}*.dylib"
     return f"{stem}.so*" if binary.format is Format.ELF else stem
 
 
@@ -135,9 +137,10 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                         f'link library {importers[0]}"'
                     )
                 elif fam is not None:
+                    entry = "LC_LOAD_DYLIB" if binary.format is Format.MACHO else "DT_NEEDED entry"
                     message = (
                         f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
-                        f"DT_NEEDED entry provides them: expected {expected}"
+                        f"{entry} provides them: expected {expected}"
                     )
                 else:
                     message = (

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
 from .data import rpath_data
@@ -14,6 +15,8 @@ from .data import rpath_data
 #: _dl_dst_substitute: the name ends at a character that cannot continue it);
 #: ``$ORIGINAL/lib`` is not ``$ORIGIN``.
 _ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
+#: Mach-O's image-relative LC_RPATH prefixes (dyld): the $ORIGIN of Apple's loader.
+_LOADER_RELATIVE = re.compile(r"@(?:loader_path|executable_path)(?:/|\Z)")
 
 
 class RpathLeak(Rule):
@@ -42,10 +45,14 @@ not leaks. Markers match whole path components (/stubs matches lib64/stubs, not
 /usr/lib/stubsfoo). Fix with patchelf --set-rpath '$ORIGIN/...' or the build's
 CMAKE_INSTALL_RPATH / -Wl,-rpath,'$ORIGIN/...'.
 
+Mach-O: LC_RPATH entries under @loader_path or @executable_path are the
+image-relative form (dyld's $ORIGIN); absolute ones — a build machine's
+/Users/..., /opt/homebrew/... — are judged as above.
+
 Data: linkaudit/rules/data/rpath.toml.
 """
     evidence = {
-        "tag": "DT_RPATH or DT_RUNPATH",
+        "tag": "DT_RPATH or DT_RUNPATH (LC_RPATH for Mach-O)",
         "entry": "the entry as written",
         "index": "position of the entry in the tag's list (0-based)",
         "reason": "absolute | build-tree | relative | empty",
@@ -56,9 +63,10 @@ Data: linkaudit/rules/data/rpath.toml.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         data = rpath_data()
         for binary in context.binaries:
-            for tag, entries in (("DT_RPATH", binary.rpath), ("DT_RUNPATH", binary.runpath)):
+            macho = binary.format is Format.MACHO
+            for tag, entries in (("LC_RPATH" if macho else "DT_RPATH", binary.rpath), ("DT_RUNPATH", binary.runpath)):
                 for index, entry in enumerate(entries):
-                    if _ORIGIN.match(entry):
+                    if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
                         continue
                     if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
                         continue

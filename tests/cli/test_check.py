@@ -333,10 +333,10 @@ def test_color_is_forced_either_way(run_cli) -> None:  # type: ignore[no-untyped
 
 def test_unsupported_formats_are_skipped_not_unreadable(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "libfoo.dylib").write_bytes(b"\xfe\xed\xfa\xce" + b"\0" * 60)  # 32-bit Mach-O
+    (tmp_path / "pkg" / "libfoo.bc").write_bytes(b"BC\xc0\xde" + b"\0" * 60)  # LLVM bitcode: not read
     (tmp_path / "pkg" / "lib.so").write_bytes((SAMPLES / "fixed/libnvrtc.so.12").read_bytes())
-    macho = tmp_path / "libbar.dylib"
-    macho.write_bytes(b"\xcf\xfa\xed\xfe" + b"\0" * 60)
+    macho = tmp_path / "libbar.o"
+    macho.write_bytes(b"\xde\xc0\x17\x0b" + b"\0" * 60)  # the bitcode wrapper
     r = run_cli("check", str(tmp_path / "pkg"), str(macho))
     assert r.exit_code == 0, r.stdout
     assert r.stdout.splitlines()[-1].startswith("3 files: 1 audited, 2 skipped (format not supported yet); 0 errors,")
@@ -344,8 +344,8 @@ def test_unsupported_formats_are_skipped_not_unreadable(run_cli, tmp_path: Path)
     doc = json.loads(r.stdout)
     validate_report(doc)
     skipped = {f["path"]: f for f in doc["files"] if f["status"] == "skipped"}
-    assert set(skipped) == {str(tmp_path / "pkg" / "libfoo.dylib"), str(macho)}
-    assert skipped[str(macho)]["format"] == "macho" and "not supported yet" in skipped[str(macho)]["reason"]
+    assert set(skipped) == {str(tmp_path / "pkg" / "libfoo.bc"), str(macho)}
+    assert skipped[str(macho)]["format"] == "llvm-bitcode" and "LLVM bitcode" in skipped[str(macho)]["reason"]
     assert doc["summary"]["skipped"] == 2 and doc["summary"]["unreadable"] == 0
 
 

@@ -124,12 +124,12 @@ def test_flag_names() -> None:
 
 def test_show_skips_unsupported_formats_and_notes_empty_directories(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "empty").mkdir()
-    dll = tmp_path / "foo.dylib"  # Mach-O: recognised, not read yet
-    dll.write_bytes(b"\xcf\xfa\xed\xfe" + b"\0" * 60)
+    dll = tmp_path / "foo.bc"  # LLVM bitcode: recognised, not read
+    dll.write_bytes(b"BC\xc0\xde" + b"\0" * 60)
     r = run_cli("show", "--format", "json", str(dll), str(tmp_path / "empty"))
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     validate_show(doc)
     assert [x["path"] for x in doc["skipped"]] == [str(dll)]
-    assert "not supported yet" in doc["skipped"][0]["reason"]
+    assert "LLVM bitcode" in doc["skipped"][0]["reason"]
     assert "holds no binary" in r.stderr

@@ -1,0 +1,90 @@
+"""The Mach-O reader on the committed samples (sample_bins/macho/, built by sample_bins/build_macho.sh):
+thin and universal files, install names, LC_RPATH, minimum OS, two-level and flat imports; the seed
+bug in Mach-O form; duplicate and leaked LC_RPATH entries; hostile variants."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkaudit import audit, read
+from linkaudit.errors import InputError
+from linkaudit.model import Format, Kind
+
+MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
+
+
+def test_thin_and_universal_files() -> None:
+    (fixed,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
+    assert (fixed.format, fixed.machine, fixed.bits, fixed.kind) == (Format.MACHO, "x86-64", 64, Kind.SHARED_LIBRARY)
+    assert fixed.soname == "@rpath/libtorch_cuda.dylib" and fixed.rpath == ("@loader_path",)
+    assert [n.name for n in fixed.needed] == ["@rpath/libnvrtc.12.dylib", "/usr/lib/libSystem.B.dylib"]
+    assert (fixed.min_os, fixed.sdk) == ("11.0", "11.0")
+    imports = {(s.name, s.version.file if s.version else None) for s in fixed.symbols.iter_undefined()}
+    assert ("nvrtcCreateProgram", "@rpath/libnvrtc.12.dylib") in imports  # the leading underscore is Mach-O's
+    assert [s.name for s in fixed.symbols if s.defined] == ["torch_cuda_compile"]
+    slices = read(str(MACHO / "misc/universal.dylib"))
+    assert [(b.machine, b.display_path.rsplit("(", 1)[-1]) for b in slices] == [
+        ("x86-64", "x86-64)"),
+        ("arm64", "arm64)"),
+    ]
+    (broken,) = read(str(MACHO / "broken/libtorch_cuda.dylib"))
+    assert {s.name: s.version for s in broken.symbols.iter_undefined()}["nvrtcCreateProgram"] is None  # flat lookup
+
+
+def test_the_seed_bug_in_mach_o_form_and_its_fix(run_cli) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "broken")).stdout)
+    (finding,) = doc["findings"]
+    assert finding["rule"] == "missing-provider" and finding["subject"] == "libnvrtc*.dylib"
+    assert finding["evidence"]["symbols"] == ["nvrtcCompileProgram", "nvrtcCreateProgram"]
+    fixed = run_cli("check", "--no-config", str(MACHO / "fixed"))
+    assert fixed.exit_code == 0 and "0 errors, 0 warnings, 0 notes" in fixed.stdout
+
+
+def test_leaked_and_duplicate_lc_rpath() -> None:
+    (leaky,) = read(str(MACHO / "misc/libleaky.dylib"))
+    report = audit([str(MACHO / "misc/libleaky.dylib")])
+    rules = {(f.rule, f.subject, f.severity.value) for f in report.findings}
+    assert ("rpath-leak", "/Users/runner/work/pytorch/build/lib", "error") in rules
+    assert ("duplicate-rpath", "@loader_path", "warning") in rules  # SDK 11: a warning
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.rules.duplicate_rpath import DuplicateRpath
+
+    new_sdk = dataclasses.replace(leaky, sdk="15.2")
+    (f,) = DuplicateRpath().check(AuditContext((new_sdk,), AuditConfig()))
+    assert f.severity.value == "error" and "refuses to load this file" in f.message
+
+
+@pytest.mark.skipif(
+    shutil.which("llvm-otool-14") is None and shutil.which("llvm-otool") is None, reason="no llvm-otool"
+)
+def test_install_names_and_rpaths_agree_with_llvm_otool() -> None:
+    otool = shutil.which("llvm-otool") or shutil.which("llvm-otool-14")
+    for path in sorted(MACHO.rglob("*.dylib")):
+        for binary in read(str(path)):
+            arch = ["-arch", "arm64" if binary.machine == "arm64" else "x86_64"]
+            listing = subprocess.run([otool, *arch, "-L", str(path)], capture_output=True, text=True).stdout
+            names = [line.strip().split(" (compatibility")[0] for line in listing.splitlines()[1:] if line.strip()]
+            ours = ([binary.soname] if binary.soname else []) + [n.name for n in binary.needed]
+            assert names == ours, (path, binary.machine)
+            loads = subprocess.run([otool, *arch, "-l", str(path)], capture_output=True, text=True).stdout
+            rpaths = [ln.split()[1] for ln in loads.splitlines() if ln.strip().startswith("path ")]
+            assert rpaths == list(binary.rpath), (path, binary.machine)
+
+
+@pytest.mark.parametrize("cut", [8, 28, 64, 200, 600])
+def test_truncated_mach_o_files_are_named(tmp_path: Path, cut: int) -> None:
+    bad = tmp_path / "bad.dylib"
+    bad.write_bytes((MACHO / "fixed/libtorch_cuda.dylib").read_bytes()[:cut])
+    try:
+        read(str(bad))
+    except InputError as exc:
+        assert exc.path == str(bad) and exc.reason
+    report = audit([str(tmp_path), str(MACHO / "fixed")])
+    assert sum(f.status.value == "audited" for f in report.files) >= 2
