@@ -51,6 +51,10 @@ def parse_version_name(name: str) -> tuple[str, tuple[int, ...]] | None:
     return m.group("prefix"), tuple(int(p) for p in parts)
 
 
+#: The prefix of the macOS minimum-OS ceiling (``--max-version macos=11.0``; rule min-os-version).
+MACOS = "macos"
+
+
 @dataclass(frozen=True, slots=True)
 class VersionCeiling:
     """The highest symbol version allowed for one prefix, e.g. ``GLIBC_2.17``.
@@ -65,8 +69,9 @@ class VersionCeiling:
 
     @property
     def text(self) -> str:
-        """The ceiling as written, e.g. ``"GLIBC_2.17"``."""
-        return f"{self.prefix}_{'.'.join(map(str, self.version))}"
+        """The ceiling as written, e.g. ``"GLIBC_2.17"``, ``"macos=11.0"``."""
+        joiner = "=" if self.prefix == MACOS else "_"
+        return f"{self.prefix}{joiner}{'.'.join(map(str, self.version))}"
 
     @classmethod
     def parse(cls, text: str) -> VersionCeiling:
@@ -78,7 +83,14 @@ class VersionCeiling:
                 the wrong case (``glibc_2.17``: binaries write ``GLIBC_2.17``, and
                 the comparison is exact).
         """
-        parsed = parse_version_name(text.strip())
+        stripped = text.strip()
+        if stripped.lower().startswith(MACOS + "="):
+            # The macOS minimum-OS ceiling (min-os-version): macos=11.0.
+            release = stripped.split("=", 1)[1]
+            if re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){0,2}", release) is None:
+                raise ConfigError(f"--max-version {text[:80]!r}: expected macos=MAJOR[.MINOR[.PATCH]], e.g. macos=11.0")
+            return cls(MACOS, tuple(int(n) for n in release.split(".")))
+        parsed = parse_version_name(stripped)
         if parsed is None:
             raise ConfigError(
                 f"--max-version {text[:80]!r}{'…' if len(text) > 80 else ''}: expected a version name such as "

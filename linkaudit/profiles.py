@@ -115,7 +115,9 @@ class WheelPolicy:
 
 def implied_by_wheel(package: str) -> WheelPolicy | None:
     """The symbol-version ceilings a wheel's platform tag promises, or ``None`` (not a wheel name,
-    or no manylinux tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
+    or no manylinux or macOS tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
+
+    A ``macosx_X_Y_ARCH`` tag promises macOS X.Y: the ceiling ``macos=X.Y`` (rule min-os-version).
 
     A wheel tagged ``manylinux_X_Y_ARCH`` claims to load with glibc X.Y (PEP 600); a wheel with
     several platform tags (``a.b``, PEP 425's compressed tag set) claims every one, so the lowest
@@ -128,6 +130,11 @@ def implied_by_wheel(package: str) -> WheelPolicy | None:
     parts = base[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
         return None
+    macos = [m for m in (re.fullmatch(r"macosx_(\d+)_(\d+)_\w+", t) for t in parts[-1].split(".")) if m]
+    if macos:
+        # A macOS wheel promises its lowest tagged release (delocate checks the same).
+        lowest = min(macos, key=lambda m: (int(m.group(1)), int(m.group(2))))
+        return WheelPolicy(lowest.group(0), package, (f"macos={int(lowest.group(1))}.{int(lowest.group(2))}",))
     best: tuple[tuple[int, int], str] | None = None
     for tag in parts[-1].split("."):
         match = _MANYLINUX.match(tag)

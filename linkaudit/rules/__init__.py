@@ -17,6 +17,7 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .library_not_found import LibraryNotFound
+from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
 from .reader_disagreement import ReaderDisagreement
@@ -33,6 +34,7 @@ RULES: tuple[type[Rule], ...] = (
     DriverLink,
     MissingProvider,
     SymbolVersion,
+    MinOsVersion,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,

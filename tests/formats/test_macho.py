@@ -88,3 +88,23 @@ def test_truncated_mach_o_files_are_named(tmp_path: Path, cut: int) -> None:
         assert exc.path == str(bad) and exc.reason
     report = audit([str(tmp_path), str(MACHO / "fixed")])
     assert sum(f.status.value == "audited" for f in report.files) >= 2
+
+
+def test_min_os_version_from_the_ceiling_or_the_wheel_tag(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The samples are built for macOS 11.0: fine under macos=11.0 (--profile macos-11), an error under
+    macos=10.15; a wheel tagged macosx_10_15 promises 10.15 by itself (delocate's check)."""
+    import zipfile
+
+    assert run_cli("check", "--no-config", "--profile", "macos-11", str(MACHO / "fixed")).exit_code == 0
+    r = run_cli("check", "--no-config", "--format", "json", "--max-version", "macos=10.15", str(MACHO / "fixed"))
+    found = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "min-os-version"]
+    assert r.exit_code == 1 and len(found) == 2 and found[0]["evidence"]["ceiling"] == "macos=10.15"
+    whl = tmp_path / "pkg-1.0-py3-none-macosx_10_15_x86_64.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.write(MACHO / "fixed/libtorch_cuda.dylib", "pkg/libtorch_cuda.dylib")
+        zf.write(MACHO / "fixed/libnvrtc.12.dylib", "pkg/libnvrtc.12.dylib")
+    doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(whl)).stdout)
+    (f, _) = [x for x in doc["findings"] if x["rule"] == "min-os-version"]
+    assert f["evidence"]["ceiling_source"] == f"the platform tag macosx_10_15_x86_64 of {whl}"
+    for bad in ("macos=eleven", "macos=11.0.0.0"):
+        assert run_cli("check", "--no-config", "--max-version", bad, str(MACHO / "fixed")).exit_code == 2
