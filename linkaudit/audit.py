@@ -18,8 +18,10 @@ from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
 from .loader.analysis import LinkageAnalysis
+from .loader.dyld import analyze_dyld
+from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
-from .loader.windows import WinLoad, analyze_windows
+from .loader.windows import analyze_windows
 from .model import Binary
 from .packages import Progress, Staged, staged_inputs
 from .profiles import get_profile, implied_by_wheel
@@ -279,9 +281,11 @@ def _audit_staged(
         promised = implied_by_wheel(package) if package is not None else None
         if promised is not None:
             implied[b.path] = promised
-    windows: tuple[WinLoad, ...] = ()
-    if config.target is not None:  # nothing to load without PE inputs
+    windows: tuple[ImageLoad, ...] = ()
+    dyld: tuple[ImageLoad, ...] = ()
+    if config.target is not None:  # each empty without inputs of its format
         windows = tuple(analyze_windows(binaries, config.dll_directories, config.preload_dlls))
+        dyld = tuple(analyze_dyld(binaries))
     disagreements: tuple[Disagreement, ...] = ()
     if config.verify:
         from .verify import verify  # lief: imported only when asked
@@ -294,8 +298,9 @@ def _audit_staged(
         generated,
         implied,
         staged if staged.packages else None,
-        windows,
-        disagreements,
+        windows=windows,
+        dyld=dyld,
+        disagreements=disagreements,
     )
     ran = []
     for rule_cls in RULES:

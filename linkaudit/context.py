@@ -17,7 +17,7 @@ from .profiles import WheelPolicy
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
-    from .loader.windows import WinLoad
+    from .loader.images import ImageLoad
     from .packages import Staged
     from .sources import GeneratedSource
     from .verify import Disagreement
@@ -40,6 +40,7 @@ class AuditContext:
             of system libraries.
         windows: the Windows loader emulation over the PE inputs (``loader.windows``), one load
             per import root; empty when there is no PE input or the loader is off.
+        dyld: the dyld emulation over the Mach-O inputs (``loader.dyld``), one load per root.
         disagreements: with ``--verify``, where lief's reading of an input differs from ours.
         packages: the packages staged for this audit (which package each staged path and
             directory belongs to), or ``None`` when no package is among the inputs.
@@ -51,5 +52,6 @@ class AuditContext:
     generated_sources: tuple[GeneratedSource, ...] = ()
     wheel_policies: Mapping[str, WheelPolicy] = field(default_factory=dict)
     packages: Staged | None = None
-    windows: tuple[WinLoad, ...] = ()
+    windows: tuple[ImageLoad, ...] = ()
+    dyld: tuple[ImageLoad, ...] = ()
     disagreements: tuple[Disagreement, ...] = ()

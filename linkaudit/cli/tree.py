@@ -9,7 +9,8 @@ import click
 
 from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
-from ..loader.windows import WinLoad, analyze_windows
+from ..loader.images import ImageLoad
+from ..loader.windows import analyze_windows
 from ..output import text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options, target_from_options
@@ -33,7 +34,7 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     return analysis, 2 if errors else 0
 
 
-def run_windows(inputs: Inputs, options: dict[str, Any]) -> list[WinLoad]:
+def run_windows(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     """The Windows loads of the PE inputs (none without PE inputs), with the loader options given."""
     return analyze_windows(inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ()))
 

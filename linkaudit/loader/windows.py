@@ -28,54 +28,10 @@ import os
 import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..model import Binary, Format, Kind, NeedKind
-
-
-@dataclass(frozen=True, slots=True)
-class WinAttempt:
-    """One place a DLL was looked for: ``path``, ``source`` (``dll-load-dir``, ``dll-directory``,
-    ``application-directory``, ``system``), ``outcome`` (``found`` or ``missing``)."""
-
-    path: str
-    source: str
-    outcome: str
-
-
-@dataclass(frozen=True, slots=True)
-class WinResolution:
-    """How one import of one image resolved: the path, or ``None`` with every place tried;
-    ``system`` when Windows or the Python installation provides it."""
-
-    name: str
-    requester: str
-    path: str | None
-    source: str | None
-    attempts: tuple[WinAttempt, ...]
-    system: bool = False
-
-
-@dataclass
-class WinLoad:
-    """One import root loaded: ``kind`` is ``python-import``, ``executable`` or ``dlopen``
-    (``LoadLibrary``); ``objects`` the DLLs loaded, in load order; ``parents`` the image that
-    first imported each one (for chains); ``images`` the images read, by path."""
-
-    root: str
-    kind: str
-    objects: list[str] = field(default_factory=list)
-    resolutions: dict[tuple[str, str], WinResolution] = field(default_factory=dict)
-    parents: dict[str, str] = field(default_factory=dict)
-    images: dict[str, Binary] = field(default_factory=dict)
-
-    def chain(self, path: str) -> list[str]:
-        """The images from the root down to ``path``."""
-        out = [path]
-        while out[-1] in self.parents:
-            out.append(self.parents[out[-1]])
-        return out[::-1]
+from .images import ImageAttempt, ImageLoad, ImageResolution
 
 
 @functools.cache
@@ -114,7 +70,7 @@ def analyze_windows(
     dll_directories: Sequence[str] = (),
     preload: Sequence[str] = (),
     read: Callable[[str], Binary] | None = None,
-) -> list[WinLoad]:
+) -> list[ImageLoad]:
     """Load each PE import root the way Windows would.
 
     Args:
@@ -124,7 +80,7 @@ def analyze_windows(
         read: reads a DLL found outside the inputs (default ``formats.read_path``).
 
     Returns:
-        One ``WinLoad`` per root: every ``.pyd`` and executable, then every other DLL no root's
+        One ``ImageLoad`` per root: every ``.pyd`` and executable, then every other DLL no root's
         load reaches (loaded alone, as a ``dlopen``).
     """
     from ..formats import read_path
@@ -144,8 +100,8 @@ def analyze_windows(
                 cache[path] = None
         return cache[path]
 
-    def load(root: Binary, kind: str) -> WinLoad:
-        result = WinLoad(root.path, kind, [root.path], images={root.path: root})
+    def load(root: Binary, kind: str) -> ImageLoad:
+        result = ImageLoad(root.path, kind, [root.path], images={root.path: root})
         base = posixpath.dirname(root.path) or "."
         first = "dll-load-dir" if kind != "executable" else "application-directory"
         dirs = [(base, first), *((d, "dll-directory") for d in dll_directories)]
@@ -159,27 +115,29 @@ def analyze_windows(
                 low = need.name.lower()
                 key = (current.path, need.name)
                 if low in loaded:
-                    result.resolutions[key] = WinResolution(need.name, current.path, loaded[low], "loaded", ())
+                    result.resolutions[key] = ImageResolution(need.name, current.path, loaded[low], "loaded", ())
                     continue
                 if is_system_dll(need.name):
-                    result.resolutions[key] = WinResolution(need.name, current.path, None, "system", (), True)
+                    result.resolutions[key] = ImageResolution(need.name, current.path, None, "system", (), True)
                     continue
                 attempts = []
                 hit = None
                 for directory, source in dirs:
                     path = _find(directory, need.name, listing)
                     attempts.append(
-                        WinAttempt(path or posixpath.join(directory, need.name), source, "found" if path else "missing")
+                        ImageAttempt(
+                            path or posixpath.join(directory, need.name), source, "found" if path else "missing"
+                        )
                     )
                     if path:
                         hit = (path, source)
                         break
                 if hit is None:
-                    attempts.append(WinAttempt(f"System32\\{need.name}", "system", "missing"))
-                    result.resolutions[key] = WinResolution(need.name, current.path, None, None, tuple(attempts))
+                    attempts.append(ImageAttempt(f"System32\\{need.name}", "system", "missing"))
+                    result.resolutions[key] = ImageResolution(need.name, current.path, None, None, tuple(attempts))
                     continue
                 path, source = hit
-                result.resolutions[key] = WinResolution(need.name, current.path, path, source, tuple(attempts))
+                result.resolutions[key] = ImageResolution(need.name, current.path, path, source, tuple(attempts))
                 loaded[low] = path
                 result.parents.setdefault(path, current.path)
                 found = image(path)
@@ -189,7 +147,7 @@ def analyze_windows(
                     queue.append(found)
         return result
 
-    loads: list[WinLoad] = []
+    loads: list[ImageLoad] = []
     reached: set[str] = set()
     for b in pe:
         if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE):

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..loader.windows import WinLoad
+from ..loader.images import ImageLoad
 from . import text_safe
 
 
-def windows_load_to_dict(load: WinLoad) -> dict[str, Any]:
+def windows_load_to_dict(load: ImageLoad) -> dict[str, Any]:
     """One Windows load as a JSON-ready dict: root, kind, and every import resolution."""
     return {
         "root": load.root,
@@ -30,7 +30,7 @@ def windows_load_to_dict(load: WinLoad) -> dict[str, Any]:
     }
 
 
-def render_windows_text(loads: Sequence[WinLoad], verbose: bool = False) -> str:
+def render_windows_text(loads: Sequence[ImageLoad], verbose: bool = False) -> str:
     """The loads as trees, one block per root (iterative: chains of DLLs may be long)."""
     lines: list[str] = []
     for load in loads:

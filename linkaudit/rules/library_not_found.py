@@ -8,8 +8,8 @@ from typing import Any
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
+from ..loader.images import ImageResolution
 from ..loader.ldso import Outcome
-from ..loader.windows import WinResolution
 from ..report import Finding, Severity
 from .base import Rule
 from .data import driver_libraries
@@ -54,6 +54,13 @@ searches its own directory (for the whole load), the --dll-directory
 directories, then System32, where Windows' own DLLs, the UCRT, the API sets and
 the DLLs beside python.exe count as present; a DLL not found is "ImportError:
 DLL load failed while importing X: The specified module could not be found."
+
+Mach-O inputs are loaded as dyld loads them (linkaudit/loader/dyld.py): @rpath/X
+through the LC_RPATH entries of the loading image and then of each image above
+it, each @loader_path relative to the image holding that LC_RPATH;
+@loader_path/X; absolute install names (under /usr/lib and /System/Library: the
+shared cache, always present). A weak dylib may be missing. Not found: "Library
+not loaded: @rpath/libomp.dylib".
 """
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
@@ -129,11 +136,13 @@ DLL load failed while importing X: The specified module could not be found."
             )
 
     def _windows(self, context: AuditContext) -> Iterator[Finding]:
-        """A PE import that no directory of the Windows search order holds (see ``explain``)."""
-        seen: dict[tuple[str, str], tuple[WinResolution, list[dict[str, Any]]]] = {}
-        for load in context.windows:
+        """A PE import no directory of the Windows search order holds, or a Mach-O dylib dyld finds
+        nowhere (see ``explain``)."""
+        seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
+        dyld_roots = {load.root for load in context.dyld}
+        for load in (*context.windows, *context.dyld):
             for (requester, name), res in load.resolutions.items():
-                if res.path is not None or res.system:
+                if res.path is not None or res.system or res.optional:
                     continue
                 if any(d.matches(name) for d in driver_libraries()):
                     continue  # the GPU driver: driver-link reports it
@@ -142,7 +151,14 @@ DLL load failed while importing X: The specified module could not be found."
         for (requester, name), (res, roots) in seen.items():
             first = roots[0]
             module = posixpath.basename(str(first["root"])).split(".", 1)[0]
-            if first["kind"] == "python-import":
+            if first["root"] in dyld_roots:
+                tried = ", ".join(f"'{a.path}' (no such file)" for a in res.attempts) or "nothing"
+                failure = (
+                    f"Library not loaded: {name} (referenced from {posixpath.basename(requester)}; tried: {tried})"
+                )
+                if first["kind"] == "python-import":
+                    failure = f"ImportError: dlopen({first['root']}): {failure}"
+            elif first["kind"] == "python-import":
                 failure = (
                     f"ImportError: DLL load failed while importing {module}: The specified module could not be found."
                 )
@@ -156,7 +172,7 @@ DLL load failed while importing X: The specified module could not be found."
             yield self.finding(
                 requester,
                 name,
-                f"{failure} — {chain}; {len(attempts)} places tried",
+                f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried",
                 {
                     "needed": name,
                     "requester": requester,

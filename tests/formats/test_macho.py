@@ -108,3 +108,56 @@ def test_min_os_version_from_the_ceiling_or_the_wheel_tag(run_cli, tmp_path: Pat
     assert f["evidence"]["ceiling_source"] == f"the platform tag macosx_10_15_x86_64 of {whl}"
     for bad in ("macos=eleven", "macos=11.0.0.0"):
         assert run_cli("check", "--no-config", "--max-version", bad, str(MACHO / "fixed")).exit_code == 2
+
+
+def test_dyld_resolves_rpath_through_lc_rpath_or_names_every_place_tried(tmp_path: Path) -> None:
+    """@rpath/libnvrtc.12.dylib through LC_RPATH @loader_path: found beside the library in fixed/;
+    copied alone, or the universal file in misc/, not found, with the place tried; libSystem is in
+    the shared cache (present)."""
+    assert [f for f in audit([str(MACHO / "fixed")]).findings if f.rule == "library-not-found"] == []
+    alone = tmp_path / "libtorch_cuda.dylib"
+    alone.write_bytes((MACHO / "fixed/libtorch_cuda.dylib").read_bytes())
+    (finding,) = [f for f in audit([str(alone)]).findings if f.rule == "library-not-found"]
+    assert finding.subject == "@rpath/libnvrtc.12.dylib"
+    assert [a["path"] for a in finding.evidence["attempts"]] == [str(tmp_path / "libnvrtc.12.dylib")]
+    assert finding.evidence["attempts"][0]["source"] == "LC_RPATH of libtorch_cuda.dylib"
+    assert finding.message.startswith("Library not loaded: @rpath/libnvrtc.12.dylib")
+    (alone.parent / "libnvrtc.12.dylib").write_bytes((MACHO / "fixed/libnvrtc.12.dylib").read_bytes())
+    assert [f for f in audit([str(alone)]).findings if f.rule == "library-not-found"] == []
+    universal = [f for f in audit([str(MACHO / "misc")]).findings if f.rule == "library-not-found"]
+    assert [f.file for f in universal] == [str(MACHO / "misc/universal.dylib")]
+
+
+def test_dyld_rpath_of_an_image_above_and_loader_path_of_its_holder(tmp_path: Path) -> None:
+    """libtorch_cuda in lib/ has LC_RPATH @loader_path (lib/); libnvrtc sits in lib/ too — but the
+    @rpath search also tries the LC_RPATH of the image that loaded libtorch_cuda, each relative to its
+    holder: the pure function, on synthetic records."""
+    from linkaudit.loader.dyld import analyze_dyld
+    from linkaudit.model import NeededLibrary
+
+    (torch,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
+    (nvrtc,) = read(str(MACHO / "fixed/libnvrtc.12.dylib"))
+    (tmp_path / "app" / "deps").mkdir(parents=True)
+    (tmp_path / "app" / "lib").mkdir()
+    (tmp_path / "app" / "deps" / "libnvrtc.12.dylib").write_bytes(b"")
+    ext = dataclasses.replace(
+        torch,
+        path=str(tmp_path / "app" / "_C.so"),
+        kind=Kind.PYTHON_EXTENSION,
+        needed=(NeededLibrary("@rpath/libtorch_cuda.dylib"),),
+        rpath=("@loader_path/lib", "@loader_path/deps"),
+    )
+    lib = dataclasses.replace(
+        torch, path=str(tmp_path / "app" / "lib" / "libtorch_cuda.dylib"), rpath=("@loader_path",)
+    )
+    (tmp_path / "app" / "lib" / "libtorch_cuda.dylib").write_bytes(b"")
+    images = {lib.path: [lib], str(tmp_path / "app" / "deps" / "libnvrtc.12.dylib"): [nvrtc]}
+    (load,) = [ld for ld in analyze_dyld([ext], read=lambda p: images[p]) if ld.root == ext.path]
+    res = load.resolutions[(lib.path, "@rpath/libnvrtc.12.dylib")]
+    # lib's own LC_RPATH (@loader_path = lib/) first, then _C.so's, each relative to _C.so's directory
+    assert [a.path for a in res.attempts] == [
+        str(tmp_path / "app" / "lib" / "libnvrtc.12.dylib"),
+        str(tmp_path / "app" / "lib" / "libnvrtc.12.dylib"),
+        str(tmp_path / "app" / "deps" / "libnvrtc.12.dylib"),
+    ]
+    assert res.path == str(tmp_path / "app" / "deps" / "libnvrtc.12.dylib") and res.source == "LC_RPATH of _C.so"
