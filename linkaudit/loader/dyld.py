@@ -23,9 +23,8 @@ import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..errors import InputError
-from ..model import Binary, Format, Kind, NeedKind
-from .images import ImageAttempt, ImageLoad, ImageResolution
+from ..model import Binary, Format, NeedKind
+from .images import ImageAttempt, ImageCache, ImageLoad, ImageResolution, load_roots
 
 #: Directories the dyld shared cache covers on every macOS since 11: present, not on disk.
 SHARED_CACHE_PREFIXES = ("/usr/lib/", "/System/Library/")
@@ -58,25 +57,14 @@ def analyze_dyld(
         One ``ImageLoad`` per root: every bundle named ``*.so`` (a Python extension module) and
         executable, then every other Mach-O input no root's load reaches (loaded alone, a ``dlopen``).
     """
-    from ..formats import read_path
 
     macho: dict[str, Binary] = {}
     for b in binaries:
         if b.format is Format.MACHO:
             macho.setdefault(b.path, b)  # a universal file: its first slice stands for its layout
-    cache: dict[str, Binary | None] = {}
     executable_dir = posixpath.dirname(executable) if executable else None
 
-    def image(path: str) -> Binary | None:
-        if path in macho:
-            return macho[path]
-        if path not in cache:
-            try:
-                found = (read or read_path)(path)
-                cache[path] = found[0] if found else None
-            except InputError:
-                cache[path] = None
-        return cache[path]
+    image = ImageCache(macho, read)
 
     def load(root: Binary, kind: str) -> ImageLoad:
         result = ImageLoad(root.path, kind, [root.path], images={root.path: root})
@@ -124,22 +112,9 @@ def analyze_dyld(
                 if path in loaded:
                     continue
                 loaded.add(path)
-                result.parents.setdefault(path, current.path)
-                found = image(path)
-                if found is not None and found.format is Format.MACHO:
-                    result.objects.append(path)
-                    result.images[path] = found
+                found = result.add(path, current.path, image(path), Format.MACHO)
+                if found is not None:
                     queue.append(found)
         return result
 
-    loads: list[ImageLoad] = []
-    reached: set[str] = set()
-    for b in macho.values():
-        if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE):
-            done = load(b, "python-import" if b.kind is Kind.PYTHON_EXTENSION else "executable")
-            loads.append(done)
-            reached.update(done.objects)
-    for b in macho.values():
-        if b.path not in reached and b.kind is Kind.SHARED_LIBRARY:
-            loads.append(load(b, "dlopen"))
-    return loads
+    return load_roots(macho.values(), load)

@@ -29,9 +29,8 @@ import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..errors import InputError
-from ..model import Binary, Format, Kind, NeedKind
-from .images import ImageAttempt, ImageLoad, ImageResolution
+from ..model import Binary, Format, NeedKind
+from .images import ImageAttempt, ImageCache, ImageLoad, ImageResolution, load_roots
 
 
 @functools.cache
@@ -69,7 +68,7 @@ def analyze_windows(
     binaries: Sequence[Binary],
     dll_directories: Sequence[str] = (),
     preload: Sequence[str] = (),
-    read: Callable[[str], Binary] | None = None,
+    read: Callable[[str], list[Binary]] | None = None,
 ) -> list[ImageLoad]:
     """Load each PE import root the way Windows would.
 
@@ -83,22 +82,12 @@ def analyze_windows(
         One ``ImageLoad`` per root: every ``.pyd`` and executable, then every other DLL no root's
         load reaches (loaded alone, as a ``dlopen``).
     """
-    from ..formats import read_path
 
     pe = [b for b in binaries if b.format is Format.PE]
     by_path = {b.path: b for b in pe}
-    cache: dict[str, Binary | None] = {}
     listing: dict[str, dict[str, str]] = {}
 
-    def image(path: str) -> Binary | None:
-        if path in by_path:
-            return by_path[path]
-        if path not in cache:
-            try:
-                cache[path] = (read or (lambda p: read_path(p)[0]))(path)
-            except InputError:
-                cache[path] = None
-        return cache[path]
+    image = ImageCache(by_path, read)
 
     def load(root: Binary, kind: str) -> ImageLoad:
         result = ImageLoad(root.path, kind, [root.path], images={root.path: root})
@@ -139,22 +128,9 @@ def analyze_windows(
                 path, source = hit
                 result.resolutions[key] = ImageResolution(need.name, current.path, path, source, tuple(attempts))
                 loaded[low] = path
-                result.parents.setdefault(path, current.path)
-                found = image(path)
-                if found is not None and found.format is Format.PE:
-                    result.objects.append(path)
-                    result.images[path] = found
+                found = result.add(path, current.path, image(path), Format.PE)
+                if found is not None:
                     queue.append(found)
         return result
 
-    loads: list[ImageLoad] = []
-    reached: set[str] = set()
-    for b in pe:
-        if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE):
-            done = load(b, "python-import" if b.kind is Kind.PYTHON_EXTENSION else "executable")
-            loads.append(done)
-            reached.update(done.objects)
-    for b in pe:
-        if b.path not in reached and b.kind is Kind.SHARED_LIBRARY:
-            loads.append(load(b, "dlopen"))
-    return loads
+    return load_roots(pe, load)
