@@ -315,6 +315,25 @@ class Symbol(NamedTuple):
         return f"{self.name}{'@@' if default else '@'}{self.version.name}"
 
 
+def linked_symbol(name: str, defined: bool, library: str | None = None, weak: bool = False, value: int = 0) -> Symbol:
+    """A ``Symbol`` of a format without ELF's binding, type and visibility (PE, Mach-O): a global
+    (or, ``weak``, a weak) function; an import bound to one library carries it as its version
+    (``SymbolVersion(library, file=library)``, as an ELF version need names its file); section 1
+    for a definition, 0 for an import."""
+    return Symbol(
+        name=name,
+        defined=defined,
+        binding=Binding.WEAK if weak else Binding.GLOBAL,
+        type=SymbolType.FUNC,
+        visibility=Visibility.DEFAULT,
+        value=value,
+        size=0,
+        version=SymbolVersion(library, library) if library is not None else None,
+        version_hidden=False,
+        section=1 if defined else 0,
+    )
+
+
 class Definition(NamedTuple):
     """One definition a reference can bind to (see ``SymbolTable.definitions``).
 

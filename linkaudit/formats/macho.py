@@ -32,7 +32,6 @@ from typing import Any
 from ..errors import InputError
 from ..model import (
     Binary,
-    Binding,
     Endian,
     Format,
     Kind,
@@ -41,9 +40,7 @@ from ..model import (
     NeedKind,
     Symbol,
     SymbolTable,
-    SymbolType,
-    SymbolVersion,
-    Visibility,
+    linked_symbol,
 )
 
 #: cputype -> the field's name for it (mach/machine.h).
@@ -123,26 +120,13 @@ def read_macho(path: str) -> list[Binary]:
             raise InputError(path, f"{len(entries)} symbols in one slice, more than {MAX_SYMBOLS}")
         for nlist, raw in entries:
             defined = (nlist.n_type & N_TYPE) != N_UNDF
-            version = None
+            library = None
             if not defined:
                 ordinal = (nlist.n_desc >> 8) & 0xFF
                 if ordinal not in (SELF_LIBRARY_ORDINAL, DYNAMIC_LOOKUP_ORDINAL, EXECUTABLE_ORDINAL):
-                    dylib = needed[ordinal - 1].name if 0 < ordinal <= len(needed) else f"#ordinal {ordinal}"
-                    version = SymbolVersion(dylib, dylib)
-            symbols.append(
-                Symbol(
-                    name=_c_name(raw),
-                    defined=defined,
-                    binding=Binding.WEAK if (not defined and nlist.n_desc & N_WEAK_REF) else Binding.GLOBAL,
-                    type=SymbolType.FUNC,
-                    visibility=Visibility.DEFAULT,
-                    value=nlist.n_value if defined else 0,
-                    size=0,
-                    version=version,
-                    version_hidden=False,
-                    section=1 if defined else 0,
-                )
-            )
+                    library = needed[ordinal - 1].name if 0 < ordinal <= len(needed) else f"#ordinal {ordinal}"
+            weak = not defined and bool(nlist.n_desc & N_WEAK_REF)
+            symbols.append(linked_symbol(_c_name(raw), defined, library, weak, nlist.n_value if defined else 0))
         filetype = header.header.filetype
         if filetype == MH_EXECUTE:
             kind = Kind.EXECUTABLE

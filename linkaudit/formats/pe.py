@@ -29,7 +29,6 @@ from typing import Any
 from ..errors import InputError
 from ..model import (
     Binary,
-    Binding,
     Endian,
     Format,
     Kind,
@@ -38,9 +37,7 @@ from ..model import (
     NeedKind,
     Symbol,
     SymbolTable,
-    SymbolType,
-    SymbolVersion,
-    Visibility,
+    linked_symbol,
 )
 
 #: IMAGE_FILE_HEADER.Machine -> the field's name for it (PE format specification, "Machine Types").
@@ -62,21 +59,6 @@ def _text(value: bytes | None) -> str:
     return value.decode("utf-8", "surrogateescape") if value else ""
 
 
-def _symbol(name: str, defined: bool, dll: str | None, value: int = 0, weak: bool = False) -> Symbol:
-    return Symbol(
-        name=name,
-        defined=defined,
-        binding=Binding.WEAK if weak else Binding.GLOBAL,
-        type=SymbolType.FUNC,
-        visibility=Visibility.DEFAULT,
-        value=value,
-        size=0,
-        version=SymbolVersion(dll, dll) if dll is not None else None,
-        version_hidden=False,
-        section=1 if defined else 0,
-    )
-
-
 def _imports(entries: Any, delay: bool, symbols: list[Symbol], needed: list[NeededLibrary]) -> None:
     kind = NeedKind.DELAY_LOAD if delay else NeedKind.PLAIN
     for entry in entries or ():
@@ -84,7 +66,7 @@ def _imports(entries: Any, delay: bool, symbols: list[Symbol], needed: list[Need
         needed.append(NeededLibrary(dll, kind))
         for imp in entry.imports:
             name = _text(imp.name) if imp.name else f"#{imp.ordinal}"
-            symbols.append(_symbol(name, False, dll, weak=delay))
+            symbols.append(linked_symbol(name, False, dll, weak=delay))
 
 
 def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
@@ -127,7 +109,7 @@ def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
             name = _text(sym.name) if sym.name else f"#{sym.ordinal}"
             if sym.forwarder:
                 forwarders.append((name, _text(sym.forwarder)))
-            symbols.append(_symbol(name, True, None, value=sym.address or 0))
+            symbols.append(linked_symbol(name, True, value=sym.address or 0))
     if len(symbols) > MAX_ENTRIES:
         raise InputError(path, f"{len(symbols)} imports and exports, more than {MAX_ENTRIES}: not a real image")
     is_dll = bool(pe.FILE_HEADER.Characteristics & IMAGE_FILE_DLL)
