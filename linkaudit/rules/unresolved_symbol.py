@@ -182,9 +182,15 @@ instead (a note). The DLL judged is the one the Windows loader emulation found
             copies = dlls.get(name.lower(), [])
             return next((c for c in copies if posixpath.dirname(c.path) == near), copies[0] if copies else None)
 
+        # Per DLL, built once: its export names and forwarders (an import is looked up per name).
+        tables: dict[int, tuple[frozenset[str], dict[str, str]]] = {}
+
         def exports(dll: Binary, name: str, near: str, depth: int = 0) -> bool:
-            if any(s.name == name for s in dll.symbols.iter_defined()):
-                forwarded = dict(dll.forwarders).get(name)
+            table = tables.get(id(dll))
+            if table is None:
+                table = tables[id(dll)] = (frozenset(s.name for s in dll.symbols.iter_defined()), dict(dll.forwarders))
+            if name in table[0]:
+                forwarded = table[1].get(name)
                 if forwarded is None or depth > 8:
                     return True
                 target_dll, _, target = forwarded.rpartition(".")
