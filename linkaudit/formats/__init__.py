@@ -118,7 +118,7 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
                 if kind is Container.MACHO:
                     from .macho import read_macho
 
-                    return read_macho(path)
+                    return read_macho(path, mm)
                 return [read_elf(path, mm, size, soft_dependencies)]
             except InputError:
                 raise

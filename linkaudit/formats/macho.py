@@ -10,17 +10,22 @@ symbol table — is read with macholib.  What is kept, in the format-neutral mod
 * ``soname``: the install name (``LC_ID_DYLIB``); ``rpath``: the ``LC_RPATH`` entries, in order,
   duplicates kept (dyld rejects them since macOS 15.4);
 * ``min_os`` / ``sdk``: from ``LC_BUILD_VERSION`` or ``LC_VERSION_MIN_MACOSX`` (``"11.0"``);
-* ``symbols``: the external symbols of the symbol table, names without the one leading underscore
-  Mach-O adds to every C name (``_nvrtcCreateProgram`` -> ``nvrtcCreateProgram``; C++ ``__Z...``
-  -> ``_Z...``, the Itanium mangling ELF shows); an undefined one whose two-level library ordinal
-  (``GET_LIBRARY_ORDINAL(n_desc)``) names a dylib carries that install name as its version
-  (``SymbolVersion(name, file=name)``, as an ELF version need names its file); one looked up flat
-  (``DYNAMIC_LOOKUP_ORDINAL``, ``-undefined dynamic_lookup``) carries none; weak references
-  (``N_WEAK_REF``) are weak.
+* ``symbols``: imports and exports from the authoritative tables, read by our own code
+  (``macho_linkedit``): imports from the ``LC_DYLD_CHAINED_FIXUPS`` imports table (macOS 12 and
+  later) or else the undefined external ``nlist`` entries; exports from the export trie
+  (``LC_DYLD_EXPORTS_TRIE``, or that of ``LC_DYLD_INFO[_ONLY]``) or else the defined external
+  ``nlist`` entries.  Names lose the one leading underscore Mach-O adds to every C name
+  (``_nvrtcCreateProgram`` -> ``nvrtcCreateProgram``; C++ ``__Z...`` -> ``_Z...``, the Itanium
+  mangling ELF shows).  An import whose two-level library ordinal names a dylib carries that
+  install name as its version (``SymbolVersion(name, file=name)``, as an ELF version need names its
+  file); one looked up flat — ``DYNAMIC_LOOKUP_ORDINAL`` (``-undefined dynamic_lookup``), an image
+  without ``MH_TWOLEVEL`` (``-flat_namespace``), the main executable's or the weak-lookup ordinal —
+  carries none; weak imports (``N_WEAK_REF``, the chained import's weak bit) and weak definitions
+  are weak;
+* ``forwarders``: re-exported symbols of the trie (``EXPORT_SYMBOL_FLAGS_REEXPORT``) as
+  ``(name, "INSTALL_NAME:symbol")``.
 
-Not read yet: ``LC_DYLD_CHAINED_FIXUPS`` imports and the export trie, which binaries built for
-macOS 12 and later may carry instead of a full symbol table (a file whose symbol table was stripped
-then shows no symbols).  Sources: Apple's ``mach-o/loader.h`` and ``mach-o/nlist.h``
+Sources: Apple's ``mach-o/loader.h`` and ``mach-o/nlist.h``
 (``GET_LIBRARY_ORDINAL``, ``SELF_LIBRARY_ORDINAL``, ``DYNAMIC_LOOKUP_ORDINAL``,
 ``EXECUTABLE_ORDINAL``), ``mach-o/fat.h``; macholib's documentation.
 """
@@ -42,14 +47,27 @@ from ..model import (
     SymbolTable,
     linked_symbol,
 )
+from . import macho_linkedit as linkedit
+from .elf import Buffer
 
 #: cputype -> the field's name for it (mach/machine.h).
 MACHINES = {7: "i386", 0x01000007: "x86-64", 12: "arm", 0x0100000C: "arm64", 0x0200000C: "arm64_32"}
 MH_OBJECT, MH_EXECUTE, MH_DYLIB, MH_BUNDLE = 1, 2, 6, 8
-N_EXT, N_TYPE, N_UNDF, N_WEAK_REF = 0x01, 0x0E, 0x0, 0x0040
-SELF_LIBRARY_ORDINAL, DYNAMIC_LOOKUP_ORDINAL, EXECUTABLE_ORDINAL = 0x0, 0xFE, 0xFF
-#: Symbols beyond which a slice is refused (no real dylib comes close).
-MAX_SYMBOLS = 5_000_000
+MH_TWOLEVEL = 0x80
+#: Library ordinals that bind to no one dylib: looked up in every image (flat), or in the image itself.
+FLAT_ORDINALS = frozenset(
+    {
+        linkedit.SELF_LIBRARY_ORDINAL,
+        linkedit.WEAK_LOOKUP_ORDINAL,
+        linkedit.DYNAMIC_LOOKUP_ORDINAL,
+        linkedit.EXECUTABLE_ORDINAL,
+    }
+)
+LC_SYMTAB, LC_DYSYMTAB, LC_DYLD_INFO, LC_DYLD_INFO_ONLY = 0x2, 0xB, 0x22, 0x80000022
+LC_DYLD_EXPORTS_TRIE, LC_DYLD_CHAINED_FIXUPS = 0x80000033, 0x80000034
+LINKEDIT_COMMANDS = frozenset(
+    {LC_SYMTAB, LC_DYSYMTAB, LC_DYLD_INFO, LC_DYLD_INFO_ONLY, LC_DYLD_EXPORTS_TRIE, LC_DYLD_CHAINED_FIXUPS}
+)
 
 
 def _cstring(data: Any) -> str:
@@ -68,16 +86,69 @@ def _c_name(name: bytes) -> str:
     return text[1:] if text.startswith("_") else text
 
 
-def read_macho(path: str) -> list[Binary]:
+def _symbols(
+    buf: Buffer, header: Any, needed: list[NeededLibrary], tables: dict[int, Any]
+) -> tuple[list[Symbol], list[tuple[str, str]]]:
+    """One slice's imports and exports (see the module docstring for which table wins)."""
+    base, little = header.offset, header.endian == "<"
+    is64 = bool(header.header.cputype & 0x01000000)
+    nlist: list[linkedit.Entry] = []
+    if LC_SYMTAB in tables:
+        st = tables[LC_SYMTAB]
+        dy = tables.get(LC_DYSYMTAB)
+        ranges = (dy.iextdefsym, dy.nextdefsym, dy.iundefsym, dy.nundefsym) if dy is not None else None
+        nlist = linkedit.read_nlist(buf, base, is64, little, (st.symoff, st.nsyms, st.stroff, st.strsize), ranges)
+    if LC_DYLD_CHAINED_FIXUPS in tables:
+        fixups = tables[LC_DYLD_CHAINED_FIXUPS]
+        imports = linkedit.read_chained_imports(buf, base, fixups.dataoff, fixups.datasize)
+    else:
+        imports = [e for e in nlist if not e.defined]
+    trie = tables.get(LC_DYLD_EXPORTS_TRIE)
+    info = tables.get(LC_DYLD_INFO_ONLY) or tables.get(LC_DYLD_INFO)
+    if trie is not None:
+        exports = linkedit.read_export_trie(buf, base, trie.dataoff, trie.datasize)
+    elif info is not None and info.export_size:
+        exports = linkedit.read_export_trie(buf, base, info.export_off, info.export_size)
+    else:
+        exports = [e for e in nlist if e.defined]
+    twolevel = bool(header.header.flags & MH_TWOLEVEL)
+
+    def library(ordinal: int) -> str | None:
+        if not twolevel or ordinal in FLAT_ORDINALS:
+            return None
+        return needed[ordinal - 1].name if ordinal <= len(needed) else f"#ordinal {ordinal}"
+
+    symbols: list[Symbol] = []
+    forwarders: list[tuple[str, str]] = []
+    seen: set[tuple[bytes, int]] = set()
+    for e in imports:
+        if (e.name, e.ordinal) not in seen:  # chained fixups list an import once per addend
+            seen.add((e.name, e.ordinal))
+            symbols.append(linked_symbol(_c_name(e.name), False, library(e.ordinal), e.weak))
+    for e in exports:
+        if e.reexport is not None:
+            target = library(e.ordinal) or f"#ordinal {e.ordinal}"
+            forwarders.append((_c_name(e.name), f"{target}:{_c_name(e.reexport)}"))
+        else:
+            symbols.append(linked_symbol(_c_name(e.name), True, None, e.weak, e.value))
+    return symbols, forwarders
+
+
+def read_macho(path: str, buf: Buffer) -> list[Binary]:
     """Parse every slice of the Mach-O file at ``path`` (thin: one; fat: one per architecture).
 
+    Args:
+        path: the file, as reported; macholib reads its fat header and load commands.
+        buf: the same file's bytes (an ``mmap``), which our own readers take the symbol tables from.
+
     Raises:
-        InputError: not a Mach-O file macholib can read (truncated, malformed load commands), or a
-            slice with more than ``MAX_SYMBOLS`` symbols.
+        InputError: not a Mach-O file macholib can read (truncated, malformed load commands).
+        MalformedLinkedit: a symbol table, chained-fixups table or export trie that runs past the
+            file, loops, or holds more than ``macho_linkedit.MAX_ENTRIES`` entries (a ``ValueError``,
+            reported by ``read_path`` as a malformed Mach-O file).
     """
     from macholib import mach_o  # type: ignore[import-untyped]
     from macholib.MachO import MachO  # type: ignore[import-untyped]
-    from macholib.SymbolTable import SymbolTable as MachoSymbols  # type: ignore[import-untyped]
 
     needs = {
         mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
@@ -99,7 +170,10 @@ def read_macho(path: str) -> list[Binary]:
         rpath: list[str] = []
         soname = None
         min_os = sdk = None
+        tables: dict[int, Any] = {}
         for lc, cmd, data in header.commands:
+            if lc.cmd in LINKEDIT_COMMANDS:
+                tables.setdefault(lc.cmd, cmd)
             if lc.cmd in needs:
                 needed.append(NeededLibrary(_cstring(data), needs[lc.cmd]))
             elif lc.cmd == mach_o.LC_ID_DYLIB:
@@ -110,23 +184,7 @@ def read_macho(path: str) -> list[Binary]:
                 min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
             elif lc.cmd == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
                 min_os, sdk = _version(cmd.version), _version(cmd.sdk)
-        symbols: list[Symbol] = []
-        try:
-            table = MachoSymbols(macho, header)
-            entries = [*table.undefsyms, *table.extdefsyms]
-        except (ValueError, KeyError, IndexError, EOFError, AttributeError, TypeError, OSError):
-            entries = []  # no LC_SYMTAB/LC_DYSYMTAB (stripped, or chained fixups only)
-        if len(entries) > MAX_SYMBOLS:
-            raise InputError(path, f"{len(entries)} symbols in one slice, more than {MAX_SYMBOLS}")
-        for nlist, raw in entries:
-            defined = (nlist.n_type & N_TYPE) != N_UNDF
-            library = None
-            if not defined:
-                ordinal = (nlist.n_desc >> 8) & 0xFF
-                if ordinal not in (SELF_LIBRARY_ORDINAL, DYNAMIC_LOOKUP_ORDINAL, EXECUTABLE_ORDINAL):
-                    library = needed[ordinal - 1].name if 0 < ordinal <= len(needed) else f"#ordinal {ordinal}"
-            weak = not defined and bool(nlist.n_desc & N_WEAK_REF)
-            symbols.append(linked_symbol(_c_name(raw), defined, library, weak, nlist.n_value if defined else 0))
+        symbols, forwarders = _symbols(buf, header, needed, tables)
         filetype = header.header.filetype
         if filetype == MH_EXECUTE:
             kind = Kind.EXECUTABLE
@@ -159,6 +217,7 @@ def read_macho(path: str) -> list[Binary]:
                 version_needs=(),
                 version_definitions=(),
                 symbols=SymbolTable.from_symbols(symbols),
+                forwarders=tuple(forwarders),
                 member=machine if fat else None,
                 min_os=min_os,
                 sdk=sdk,

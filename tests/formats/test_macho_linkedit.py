@@ -1,0 +1,222 @@
+"""Our own __LINKEDIT readers (linkaudit/formats/macho_linkedit.py): the export trie, the
+chained-fixups imports and the nlist symbol table — on the committed samples, on hand-built tables
+of every layout the headers define, and on hostile ones (loops, truncation, counts past the caps)."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from linkaudit import read
+from linkaudit.errors import InputError
+from linkaudit.formats import macho_linkedit as L
+
+MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
+
+
+def uleb(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def node(terminal: bytes, children: list[tuple[bytes, int]]) -> bytes:
+    body = uleb(len(terminal)) + terminal + bytes([len(children)])
+    for label, offset in children:
+        body += label + b"\0" + uleb(offset)
+    return body
+
+
+def build_trie(nodes: list[tuple[bytes, list[tuple[bytes, int]]]]) -> bytes:
+    """Lay nodes out in order; children name nodes by index (offsets fixed up, 2-byte ULEBs)."""
+    offsets: list[int] = []
+    at = 0
+    for terminal, children in nodes:
+        offsets.append(at)
+        at += len(node(terminal, [(lab, 0x80) for lab, _ in children]))  # 0x80: a 2-byte ULEB
+    blob = b""
+    for terminal, children in nodes:
+        fixed = [(lab, offsets[i]) for lab, i in children]
+        raw = node(terminal, fixed)
+        pad = len(node(terminal, [(lab, 0x80) for lab, _ in children])) - len(raw)
+        blob += raw + b"\0" * pad
+    return blob
+
+
+def test_trie_kinds_regular_weak_reexport_and_resolver() -> None:
+    trie = build_trie(
+        [
+            (b"", [(b"_nvrtc", 1), (b"_weak", 4)]),
+            (b"", [(b"Create", 2), (b"Alias", 3)]),
+            (uleb(0) + uleb(0x1234), []),  # _nvrtcCreate: regular, address 0x1234
+            (uleb(L.EXPORT_REEXPORT) + uleb(2) + b"_nvrtcCreateProgram\0", []),  # _nvrtcAlias -> lib 2
+            (uleb(L.EXPORT_WEAK_DEFINITION | L.EXPORT_STUB_AND_RESOLVER) + uleb(0x40) + uleb(0x80), []),
+        ]
+    )
+    got = L.read_export_trie(trie, 0, 0, len(trie))
+    assert got == [
+        L.Entry(b"_nvrtcCreate", True, 0, False, 0x1234),
+        L.Entry(b"_nvrtcAlias", True, 2, False, 0, b"_nvrtcCreateProgram"),
+        L.Entry(b"_weak", True, 0, True, 0x40),
+    ]
+    same_name = build_trie([(b"", [(b"_f", 1)]), (uleb(L.EXPORT_REEXPORT) + uleb(1) + b"\0", [])])
+    assert L.read_export_trie(same_name, 0, 0, len(same_name)) == [L.Entry(b"_f", True, 1, False, 0, b"_f")]
+    assert L.read_export_trie(b"", 0, 0, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("trie", "reason"),
+    [
+        (build_trie([(b"", [(b"_a", 1)]), (b"", [(b"b", 0)])]), "reached twice"),  # a loop back to the root
+        (build_trie([(b"", [(b"_a", 1), (b"_b", 1)]), (uleb(0) + uleb(1), [])]), "reached twice"),
+        (node(b"", [(b"_a", 999)]), "past the"),
+        (b"\x05\x00", "runs past"),
+        (b"\x00\x01_a", "edge label runs past"),
+        (b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "ULEB128"),
+    ],
+)
+def test_hostile_tries_are_refused_with_a_reason(trie: bytes, reason: str) -> None:
+    with pytest.raises(L.MalformedLinkedit, match=reason):
+        L.read_export_trie(trie, 0, 0, len(trie))
+
+
+def test_trie_past_the_end_of_the_file_and_name_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(L.MalformedLinkedit, match="runs past the end of the file"):
+        L.read_export_trie(b"\0" * 10, 0, 8, 16)
+    # A long chain of one-byte edges spells names quadratically: capped.
+    chain = [(b"", [(b"x", i + 1)]) for i in range(200)] + [(uleb(0) + uleb(1), [])]
+    trie = build_trie(chain)
+    monkeypatch.setattr(L, "MAX_TRIE_NAME_BYTES", 5000)
+    with pytest.raises(L.MalformedLinkedit, match="spell out more than"):
+        L.read_export_trie(trie, 0, 0, len(trie))
+
+
+def chained_blob(
+    imports_format: int, imports: list[tuple[int, bool, int]], names: bytes, compressed: bool = False
+) -> bytes:
+    rows = b""
+    for ordinal, weak, offset in imports:
+        if imports_format == 3:
+            rows += struct.pack("<QQ", (ordinal & 0xFFFF) | (int(weak) << 16) | (offset << 32), 0)
+        else:
+            raw = (ordinal & 0xFF) | (int(weak) << 8) | (offset << 9)
+            rows += struct.pack("<I", raw) + (struct.pack("<i", 0) if imports_format == 2 else b"")
+    symbols = zlib.compress(names) if compressed else names
+    header = struct.pack("<7I", 0, 28, 28, 28 + len(rows), len(imports), imports_format, 1 if compressed else 0)
+    return header + rows + symbols
+
+
+@pytest.mark.parametrize("imports_format", [1, 2, 3])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_chained_imports_every_format(imports_format: int, compressed: bool) -> None:
+    names = b"_nvrtcCreateProgram\0_PyFloat_Type\0_opt\0"
+    special = {1: 0xFE, 2: 0xFE, 3: 0xFFFE}[imports_format]  # flat lookup in each width
+    blob = chained_blob(imports_format, [(1, False, 0), (special, False, 20), (2, True, 34)], names, compressed)
+    got = L.read_chained_imports(b"PAD" + blob, 3, 0, len(blob))
+    assert got == [
+        L.Entry(b"_nvrtcCreateProgram", False, 1, False),
+        L.Entry(b"_PyFloat_Type", False, L.DYNAMIC_LOOKUP_ORDINAL, False),
+        L.Entry(b"_opt", False, 2, True),
+    ]
+
+
+def test_chained_imports_hostile() -> None:
+    with pytest.raises(L.MalformedLinkedit, match="shorter than its header"):
+        L.read_chained_imports(b"\0" * 8, 0, 0, 8)
+    bad_format = chained_blob(1, [(1, False, 0)], b"_a\0")[:20] + struct.pack("<I", 7) + b"\0" * 20
+    with pytest.raises(L.MalformedLinkedit, match="unknown chained-fixups imports format 7"):
+        L.read_chained_imports(bad_format, 0, 0, len(bad_format))
+    name_outside = chained_blob(1, [(1, False, 500)], b"_a\0")
+    with pytest.raises(L.MalformedLinkedit, match="name offset 500"):
+        L.read_chained_imports(name_outside, 0, 0, len(name_outside))
+    too_many = bytearray(chained_blob(1, [(1, False, 0)], b"_a\0"))
+    struct.pack_into("<I", too_many, 16, 1_000_000)  # imports_count past the data
+    with pytest.raises(L.MalformedLinkedit, match="runs past"):
+        L.read_chained_imports(bytes(too_many), 0, 0, len(too_many))
+    bomb = chained_blob(1, [(1, False, 0)], b"A" * (2 << 20), compressed=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(L, "MAX_TRIE_NAME_BYTES", 1 << 20)
+        with pytest.raises(L.MalformedLinkedit, match="inflate past"):
+            L.read_chained_imports(bomb, 0, 0, len(bomb))
+
+
+def _load_command(data: bytes, cmd: int) -> int:
+    """Offset of the first load command ``cmd`` of a thin 64-bit Mach-O file."""
+    ncmds = struct.unpack_from("<I", data, 16)[0]
+    at = 32
+    for _ in range(ncmds):
+        this, size = struct.unpack_from("<II", data, at)
+        if this == cmd:
+            return at
+        at += size
+    raise AssertionError(f"no load command {cmd:#x}")
+
+
+def test_chained_fixups_sample_imports_without_a_symbol_table(tmp_path: Path) -> None:
+    """The chained sample's imports come from LC_DYLD_CHAINED_FIXUPS: with LC_SYMTAB emptied they
+    are all still there, bound to their dylib; its export (symbol table stripped) from the trie."""
+    src = MACHO / "chained/libtorch_cuda.dylib"
+    (original,) = read(str(src))
+    assert (original.machine, original.min_os) == ("arm64", "12.0")
+    data = bytearray(src.read_bytes())
+    symtab = _load_command(bytes(data), 0x2)
+    struct.pack_into("<II", data, symtab + 8, 0, 0)  # symoff, nsyms
+    struct.pack_into("<II", data, symtab + 16, 0, 0)  # stroff, strsize
+    dysymtab = _load_command(bytes(data), 0xB)
+    struct.pack_into("<6I", data, dysymtab + 8, 0, 0, 0, 0, 0, 0)
+    emptied = tmp_path / "libtorch_cuda.dylib"
+    emptied.write_bytes(bytes(data))
+    (binary,) = read(str(emptied))
+    imports = {(s.name, s.version.file if s.version else None) for s in binary.symbols.iter_undefined()}
+    assert imports == {
+        ("nvrtcCreateProgram", "@rpath/libnvrtc.12.dylib"),
+        ("nvrtcCompileProgram", "@rpath/libnvrtc.12.dylib"),
+    }
+    assert [s.name for s in binary.symbols.iter_defined()] == ["torch_cuda_compile"]
+    assert list(binary.symbols) == list(original.symbols)
+
+
+def test_hostile_linkedit_in_a_real_file_names_the_file(tmp_path: Path) -> None:
+    data = bytearray((MACHO / "chained/libtorch_cuda.dylib").read_bytes())
+    trie = _load_command(bytes(data), 0x80000033)
+    struct.pack_into("<I", data, trie + 8, len(data) + 4096)  # dataoff past the end
+    bad = tmp_path / "bad.dylib"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"malformed Mach-O file: the export trie .* runs past the end"):
+        read(str(bad))
+
+
+OBJDUMP = shutil.which("llvm-objdump-16") or shutil.which("llvm-objdump")
+
+
+def objdump_exports(path: Path, arch: str) -> set[str]:
+    assert OBJDUMP is not None
+    out = subprocess.run(
+        [OBJDUMP, "--macho", "--exports-trie", f"--arch={arch}", str(path)], capture_output=True, text=True
+    ).stdout
+    names = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and (parts[0].startswith("0x") or parts[0] == "[re-export]"):
+            names.add(parts[1])
+    return names
+
+
+@pytest.mark.skipif(OBJDUMP is None, reason="no llvm-objdump")
+def test_exports_agree_with_llvm_objdump_on_every_sample() -> None:
+    compared = 0
+    for path in sorted(p for p in MACHO.rglob("*") if p.is_file()):
+        for binary in read(str(path)):
+            arch = "arm64" if binary.machine == "arm64" else "x86_64"
+            ours = {"_" + s.name for s in binary.symbols.iter_defined()} | {"_" + f for f, _t in binary.forwarders}
+            assert ours == objdump_exports(path, arch), (path, arch)
+            compared += 1
+    assert compared >= 15
