@@ -11,6 +11,15 @@ from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_libraries
 
+#: The Mach-O load command behind each kind of needed dylib (Apple's mach-o/loader.h).
+MACHO_COMMANDS = {
+    NeedKind.PLAIN: "LC_LOAD_DYLIB",
+    NeedKind.WEAK: "LC_LOAD_WEAK_DYLIB",
+    NeedKind.REEXPORT: "LC_REEXPORT_DYLIB",
+    NeedKind.UPWARD: "LC_LOAD_UPWARD_DYLIB",
+    NeedKind.LAZY: "LC_LAZY_LOAD_DYLIB",
+}
+
 
 class DriverLink(Rule):
     id = "driver-link"
@@ -19,8 +28,10 @@ class DriverLink(Rule):
     explain = """\
 The GPU driver, not any package, installs libcuda.so.1 (the CUDA driver API),
 libnvidia-ml.so.1 (NVML) and the other libnvidia-*/libnv* components (Windows:
-nvcuda.dll, nvml.dll). A library that lists one of them in DT_NEEDED (or imports
-one without delay-load) cannot be loaded on a machine without the driver:
+nvcuda.dll, nvml.dll; macOS, CUDA 10.2 and earlier: libcuda.dylib and
+CUDA.framework). A library that lists one of them in DT_NEEDED (imports one
+without delay-load; names one in LC_LOAD_DYLIB, not LC_LOAD_WEAK_DYLIB) cannot
+be loaded on a machine without the driver:
 CPU-only CI, build containers, laptops. The user sees
 "ImportError: libcuda.so.1: cannot open shared object file" at import time.
 
@@ -78,6 +89,8 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                 delay = needed.kind is NeedKind.DELAY_LOAD
                 if binary.format is Format.PE:
                     how = "delay-load imports" if delay else "imports"
+                elif binary.format is Format.MACHO:
+                    how = f"{MACHO_COMMANDS[needed.kind]} names"
                 else:
                     how = "DT_NEEDED names" if needed.kind is NeedKind.PLAIN else f"imports ({needed.kind.value})"
                 message = (
@@ -105,7 +118,15 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     "unused": unused,
                 }
                 severity = None
-                if delay:
+                if needed.kind is NeedKind.WEAK:
+                    # dyld goes on without a missing weak dylib; its imports are then NULL.
+                    severity = Severity.NOTE
+                    message = (
+                        f"{how} {needed.name}, the {lib.component}: a weak dylib, so the file loads on a machine "
+                        "without the driver — its imports are then NULL, and the code must check before calling; "
+                        f"uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
+                    )
+                elif delay:
                     # Windows loads a delay-load DLL at the first call of one of its functions, not with
                     # the image: the DLL loads without a driver, and the code must check before calling.
                     severity = Severity.NOTE

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from ..context import AuditContext
+from ..loader.image_binding import reexported_by
 from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import SymbolFamily, driver_libraries, family_index, library_stem
+
+
+def bound_imports(binary: Binary, names: list[str]) -> bool:
+    """True when ``names`` are imports bound to a library (PE; Mach-O two-level), not flat lookups."""
+    wanted = set(names)
+    return any(s.version is not None and s.name in wanted for s in binary.symbols.iter_undefined())
 
 
 def _names_a_file(version: str) -> bool:
@@ -28,8 +35,14 @@ def _expected(fam: SymbolFamily, binary: Binary) -> str:
     return f"{stem}.so*" if binary.format is Format.ELF else stem
 
 
-def find_missing(binary: Binary) -> dict[str, tuple[str, list[str], SymbolFamily | None]]:
+def find_missing(
+    binary: Binary, reexports: Mapping[str, tuple[str, ...]] | None = None
+) -> dict[str, tuple[str, list[str], SymbolFamily | None]]:
     """Undefined, non-weak symbols of ``binary`` whose family no DT_NEEDED provides.
+
+    A PE import, and a Mach-O two-level import, names the library it binds to: of a known family,
+    that library must be the family's — or, for Mach-O, re-export it (``reexports``: install name
+    -> the install names its dylib re-exports, as ``loader.image_binding.reexported_by`` gives).
 
     Returns:
         family key -> (expected provider, display names ``name@ver``, family or ``None``
@@ -42,12 +55,14 @@ def find_missing(binary: Binary) -> dict[str, tuple[str, list[str], SymbolFamily
     for sym in binary.symbols.iter_undefined():
         if sym.binding == Binding.WEAK or not sym.name:
             continue
-        if binary.format is Format.PE:
-            # A PE import names the DLL it binds to: of a known family, it must be that family's DLL.
+        bound = sym.version.file if sym.version is not None else None
+        if binary.format is Format.PE or (binary.format is Format.MACHO and bound):
+            # The import names the library it binds to: of a known family, it must be that family's.
             fam = classify(sym.name)
-            dll = sym.version.file if sym.version is not None else None
-            if fam is None or dll is None or fam.provided_by(dll):
+            if fam is None or bound is None or fam.provided_by(bound):
                 continue
+            if any(fam.provided_by(r) for r in (reexports or {}).get(bound, ())):
+                continue  # a Mach-O umbrella re-exporting the family's dylib
             missing.setdefault(fam.name, (_expected(fam, binary), [], fam))[1].append(sym.name)
             continue
         version = sym.version
@@ -110,19 +125,20 @@ The family table is data: linkaudit/rules/data/cuda.toml.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         drivers = driver_libraries()
         linkage = context.linkage
+        reexports = reexported_by(context.binaries)
         for binary in context.binaries:
             if binary.kind is Kind.RELOCATABLE:
                 continue  # an object file (an archive member): its symbols are resolved by the final link
             needed = binary.needed_names
-            missing = find_missing(binary)
+            missing = find_missing(binary, reexports)
             if not missing:
                 continue
             linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
             for key, (expected, symbols, fam) in missing.items():
                 symbols.sort()
-                noun = "import" if binary.format is Format.PE else "undefined symbol"
+                noun = "import" if binary.format in (Format.PE, Format.MACHO) else "undefined symbol"
                 count = f"{len(symbols)} {noun}{'s' if len(symbols) != 1 else ''}"
-                if binary.format is Format.PE and fam is not None:
+                if binary.format in (Format.PE, Format.MACHO) and fam is not None and bound_imports(binary, symbols):
                     importers = sorted(
                         {
                             sym.version.file
@@ -130,11 +146,16 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                             if sym.version is not None and sym.version.file and sym.name in set(symbols)
                         }
                     )
+                    if binary.format is Format.PE:
+                        stop = (
+                            f'Windows stops the load: "The procedure entry point {symbols[0]} could not be '
+                            f'located in the dynamic link library {importers[0]}"'
+                        )
+                    else:
+                        stop = f'dyld stops the load: "Symbol not found: _{symbols[0]}, expected in: {importers[0]}"'
                     message = (
                         f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) imported from "
-                        f"{', '.join(importers)}, which does not provide them: expected {expected}. Windows stops "
-                        f'the load: "The procedure entry point {symbols[0]} could not be located in the dynamic '
-                        f'link library {importers[0]}"'
+                        f"{', '.join(importers)}, which does not provide them: expected {expected}. {stop}"
                     )
                 elif fam is not None:
                     entry = "LC_LOAD_DYLIB" if binary.format is Format.MACHO else "DT_NEEDED entry"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
+from ..loader.image_binding import unbound_imports
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -70,14 +71,20 @@ that was not found (library-not-found lists them). Compiler hooks
 not findings. Interpreter-provided symbols of
 extension modules are not findings.
 
-PE: an import names the DLL it binds to. When that DLL is among the inputs (the
-copy the Windows search finds, else the input in the importer's own directory, else any of that name, compared
-without case as Windows does), every function imported from it must be among
-its exports — following forwarders into other DLLs among the inputs — or
-Windows stops the load: "The procedure entry point X could not be located in
-the dynamic link library Y". Delay-load imports fail at their first call
-instead (a note). The DLL judged is the one the Windows loader emulation found
-(in the importer's directory, a --dll-directory...), else the input of that name.
+PE and Mach-O: an import names the library it binds to (its DLL; the dylib of
+its two-level library ordinal). The copy judged is the one the loader emulation
+found (Windows: the importer's directory, a --dll-directory...; dyld: LC_RPATH,
+DYLD_LIBRARY_PATH...), else the input of that name in the importer's directory,
+else any input of that name (DLL names compared without case, as Windows does).
+Every import must be among its exports — following PE forwarders, and Mach-O
+re-exports (LC_REEXPORT_DYLIB, re-exported symbols of the export trie) — or
+the load stops: Windows' "The procedure entry point X could not be located in
+the dynamic link library Y", dyld's "Symbol not found: _X, referenced from:
+A, expected in: B". Delay-load imports fail at their first call instead, and
+weak Mach-O imports bind to NULL (notes). Libraries of the dyld shared cache
+(/usr/lib, /System/Library) are not judged: their exports are not on disk.
+Flat lookups (-undefined dynamic_lookup, -flat_namespace) name no library;
+missing-provider covers those of a known family.
 """
     evidence = {
         "symbols": "the symbols that bind nowhere (name@version where versioned)",
@@ -88,7 +95,7 @@ instead (a note). The DLL judged is the one the Windows loader emulation found
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        yield from self._pe_imports(context)
+        yield from self._image_imports(context)
         linkage = context.linkage
         if linkage is None:
             return
@@ -169,64 +176,35 @@ instead (a note). The DLL judged is the one the Windows loader emulation found
                 Severity.NOTE if weak else None,
             )
 
-    def _pe_imports(self, context: AuditContext) -> Iterator[Finding]:
-        """PE imports from a DLL among the inputs that it does not export (see ``explain``)."""
-        dlls: dict[str, list[Binary]] = {}
-        for b in context.binaries:
-            if b.format is Format.PE:
-                dlls.setdefault(posixpath.basename(b.path).lower(), []).append(b)
-        if not dlls:
-            return
-
-        def provider(name: str, near: str) -> Binary | None:
-            copies = dlls.get(name.lower(), [])
-            return next((c for c in copies if posixpath.dirname(c.path) == near), copies[0] if copies else None)
-
-        # Per DLL, built once: its export names and forwarders (an import is looked up per name).
-        tables: dict[int, tuple[frozenset[str], dict[str, str]]] = {}
-
-        def exports(dll: Binary, name: str, near: str, depth: int = 0) -> bool:
-            table = tables.get(id(dll))
-            if table is None:
-                table = tables[id(dll)] = (frozenset(s.name for s in dll.symbols.iter_defined()), dict(dll.forwarders))
-            if name in table[0]:
-                forwarded = table[1].get(name)
-                if forwarded is None or depth > 8:
-                    return True
-                target_dll, _, target = forwarded.rpartition(".")
-                other = provider(target_dll + ".dll", near)
-                return True if other is None else exports(other, target, near, depth + 1)
-            return False
-
-        # Where the Windows loads found each DLL an input imports (a DLL outside the inputs too).
-        loaded: dict[tuple[str, str], Binary] = {}
-        for load in context.windows:
-            for (requester, name), res in load.resolutions.items():
-                image = load.images.get(res.path) if res.path else None
-                if image is not None:
-                    loaded.setdefault((requester, name.lower()), image)
-        for binary in context.binaries:
-            if binary.format is not Format.PE:
-                continue
-            near = posixpath.dirname(binary.path)
-            missing: dict[tuple[str, bool], list[str]] = {}
-            for sym in binary.symbols.iter_undefined():
-                dll_name = sym.version.file if sym.version is not None else None
-                dll = loaded.get((binary.path, dll_name.lower())) if dll_name else None
-                dll = dll or (provider(dll_name, near) if dll_name else None)
-                if dll is None or exports(dll, sym.name, near):
-                    continue
-                missing.setdefault((dll.path, sym.weak), []).append(sym.name)
-            for (dll_path, delay), names in missing.items():
-                names.sort()
-                dll_name = posixpath.basename(dll_path)
-                when = "its first call fails" if delay else "Windows stops the load"
+    def _image_imports(self, context: AuditContext) -> Iterator[Finding]:
+        """PE and Mach-O imports that the library they name does not export (see ``explain``)."""
+        for fmt, loads in ((Format.PE, context.windows), (Format.MACHO, context.dyld)):
+            for unbound in unbound_imports(context.binaries, loads, fmt):
+                names = list(unbound.symbols)
+                lib = posixpath.basename(unbound.provider)
+                count = f"{len(names)} import{'s' if len(names) != 1 else ''} from {unbound.library}"
+                if fmt is Format.PE:
+                    when = "its first call fails" if unbound.weak else "Windows stops the load"
+                    message = (
+                        f"{count} that it does not export ({preview(names)}): {when}: "
+                        f'"The procedure entry point {names[0]} could not be located in the dynamic link '
+                        f'library {lib}"'
+                    )
+                elif unbound.weak:
+                    message = (
+                        f"{count} ({unbound.provider}) that it does not export ({preview(names)}): weak "
+                        "imports, bound to NULL — the code must check before calling"
+                    )
+                else:
+                    message = (
+                        f"{count} ({unbound.provider}) that it does not export ({preview(names)}): dyld stops "
+                        f'the load: "Symbol not found: _{names[0]}, referenced from: '
+                        f'{posixpath.basename(unbound.importer.path)}, expected in: {lib}"'
+                    )
                 yield self.finding(
-                    binary,
+                    unbound.importer,
                     names[0] if len(names) == 1 else f"{len(names)} symbols",
-                    f"{len(names)} import{'s' if len(names) != 1 else ''} from {dll_name} that it does not export "
-                    f'({preview(names)}): {when}: "The procedure entry point {names[0]} could not be located in '
-                    f'the dynamic link library {dll_name}"',
-                    {"symbols": names, "count": len(names), "roots": [], "missing_libraries": [], "weak": delay},
-                    Severity.NOTE if delay else None,
+                    message,
+                    {"symbols": names, "count": len(names), "roots": [], "missing_libraries": [], "weak": unbound.weak},
+                    Severity.NOTE if unbound.weak else None,
                 )

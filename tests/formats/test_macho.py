@@ -34,14 +34,30 @@ def test_thin_and_universal_files() -> None:
         ("arm64", "arm64)"),
     ]
     (broken,) = read(str(MACHO / "broken/libtorch_cuda.dylib"))
-    assert {s.name: s.version for s in broken.symbols.iter_undefined()}["nvrtcCreateProgram"] is None  # flat lookup
+    imported = {s.name: s.version.file if s.version else None for s in broken.symbols.iter_undefined()}
+    assert imported["nvrtcCreateProgram"] == "@rpath/libcuda.dylib"  # two-level, bound to the driver
+    for flat in ("flat_lookup", "flat_namespace"):  # -undefined dynamic_lookup; -flat_namespace
+        (b,) = read(str(MACHO / "misc" / flat / "libtorch_cuda.dylib"))
+        assert {s.name: s.version for s in b.symbols.iter_undefined()}["nvrtcCreateProgram"] is None, flat
+    (weak,) = read(str(MACHO / "misc/weak/libtorch_cuda.dylib"))
+    assert (weak.needed[0].name, weak.needed[0].kind.value) == ("@rpath/libnvrtc.12.dylib", "weak")
+    assert all(s.weak for s in weak.symbols.iter_undefined() if s.name.startswith("nvrtc"))
 
 
 def test_the_seed_bug_in_mach_o_form_and_its_fix(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """broken/ binds nvrtc* (two-level) to @rpath/libcuda.dylib, the CUDA driver on macOS: driver-link
+    and missing-provider, as in the ELF and PE forms; left to flat lookup, missing-provider alone."""
     doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "broken")).stdout)
-    (finding,) = doc["findings"]
+    driver, finding = doc["findings"]
+    assert (driver["rule"], driver["subject"], driver["severity"]) == ("driver-link", "@rpath/libcuda.dylib", "error")
+    assert driver["message"].startswith("LC_LOAD_DYLIB names @rpath/libcuda.dylib, the CUDA driver API")
     assert finding["rule"] == "missing-provider" and finding["subject"] == "libnvrtc*.dylib"
     assert finding["evidence"]["symbols"] == ["nvrtcCompileProgram", "nvrtcCreateProgram"]
+    assert "2 imports of the nvrtc family" in finding["message"]
+    assert 'dyld stops the load: "Symbol not found: _nvrtcCompileProgram' in finding["message"]
+    flat = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "misc/flat_lookup")).stdout)
+    assert [(f["rule"], f["subject"]) for f in flat["findings"]] == [("missing-provider", "libnvrtc*.dylib")]
+    assert "and no LC_LOAD_DYLIB provides them" in flat["findings"][0]["message"]
     fixed = run_cli("check", "--no-config", str(MACHO / "fixed"))
     assert fixed.exit_code == 0 and "0 errors, 0 warnings, 0 notes" in fixed.stdout
 
@@ -124,8 +140,10 @@ def test_dyld_resolves_rpath_through_lc_rpath_or_names_every_place_tried(tmp_pat
     assert finding.message.startswith("Library not loaded: @rpath/libnvrtc.12.dylib")
     (alone.parent / "libnvrtc.12.dylib").write_bytes((MACHO / "fixed/libnvrtc.12.dylib").read_bytes())
     assert [f for f in audit([str(alone)]).findings if f.rule == "library-not-found"] == []
-    universal = [f for f in audit([str(MACHO / "misc")]).findings if f.rule == "library-not-found"]
+    universal = [f for f in audit([str(MACHO / "misc/universal.dylib")]).findings if f.rule == "library-not-found"]
     assert [f.file for f in universal] == [str(MACHO / "misc/universal.dylib")]
+    weak = audit([str(MACHO / "misc/weak")]).findings  # a weak dylib may be missing
+    assert [f for f in weak if f.rule == "library-not-found" and f.severity.value != "note"] == []
 
 
 def test_dyld_rpath_of_an_image_above_and_loader_path_of_its_holder(tmp_path: Path) -> None:
@@ -161,3 +179,62 @@ def test_dyld_rpath_of_an_image_above_and_loader_path_of_its_holder(tmp_path: Pa
         str(tmp_path / "app" / "deps" / "libnvrtc.12.dylib"),
     ]
     assert res.path == str(tmp_path / "app" / "deps" / "libnvrtc.12.dylib") and res.source == "LC_RPATH of _C.so"
+
+
+def rules_of(*paths: Path) -> list[tuple[str, str, str]]:
+    return sorted((f.rule, f.subject, f.severity.value) for f in audit([str(p) for p in paths]).findings)
+
+
+def test_binding_follows_reexports_and_names_the_symbol_a_dylib_lacks() -> None:
+    """reexport/: nvrtc* imported from an umbrella that re-exports libnvrtc (LC_REEXPORT_DYLIB): bound,
+    no finding.  missing_symbol/: libnvrtc found but lacking nvrtcCompileProgram: dyld's message.
+    The same client with the umbrella alone (its re-exported dylib not shipped): not judged."""
+    assert rules_of(MACHO / "misc/reexport") == []
+    ((rule, subject, severity),) = rules_of(MACHO / "misc/missing_symbol")
+    assert (rule, subject, severity) == ("unresolved-symbol", "nvrtcCompileProgram", "error")
+    (f,) = audit([str(MACHO / "misc/missing_symbol")]).findings
+    assert f.file == str(MACHO / "misc/missing_symbol/libtorch_cuda.dylib")
+    assert f.message.endswith(
+        '"Symbol not found: _nvrtcCompileProgram, referenced from: libtorch_cuda.dylib, expected in: libnvrtc.12.dylib"'
+    )
+    assert f.evidence["symbols"] == ["nvrtcCompileProgram"] and f.evidence["weak"] is False
+
+
+def test_umbrella_without_its_reexported_dylib_is_library_not_found_only(tmp_path: Path) -> None:
+    for name in ("libcuda_umbrella.dylib", "libtorch_cuda.dylib"):
+        (tmp_path / name).write_bytes((MACHO / "misc/reexport" / name).read_bytes())
+    assert [r for r, _s, _v in rules_of(tmp_path)] == ["library-not-found"]
+    # Shipped, but an older libnvrtc behind the umbrella: the re-export is followed to it.
+    (tmp_path / "libnvrtc.12.dylib").write_bytes((MACHO / "misc/missing_symbol/libnvrtc.12.dylib").read_bytes())
+    (f,) = audit([str(tmp_path)]).findings
+    assert (f.rule, f.subject, f.file) == (
+        "unresolved-symbol",
+        "nvrtcCompileProgram",
+        str(tmp_path / "libtorch_cuda.dylib"),
+    )
+    assert "from @rpath/libcuda_umbrella.dylib" in f.message
+
+
+def test_weak_dylib_flat_namespace_and_rpath_of_the_loading_extension() -> None:
+    """weak/: a missing LC_LOAD_WEAK_DYLIB is allowed; flat_namespace/: imports name no dylib (and
+    libnvrtc is linked: no finding); chain/: libtorch_cuda.dylib has no LC_RPATH and finds libnvrtc
+    only through _C.so's LC_RPATH @loader_path/lib, relative to _C.so."""
+    assert [r for r in rules_of(MACHO / "misc/weak") if r[2] != "note"] == []
+    assert rules_of(MACHO / "misc/flat_namespace") == []
+    assert rules_of(MACHO / "misc/chain") == []
+    (lib,) = read(str(MACHO / "misc/chain/torch/lib/libtorch_cuda.dylib"))
+    assert lib.rpath == ()
+    alone = rules_of(MACHO / "misc/chain/torch/lib")  # without the extension above it: not found
+    assert ("library-not-found", "@rpath/libnvrtc.12.dylib", "error") in alone
+
+
+def test_chained_fixups_sample_is_audited_like_the_classic_one(run_cli) -> None:  # type: ignore[no-untyped-def]
+    (b,) = read(str(MACHO / "chained/libtorch_cuda.dylib"))
+    assert (b.machine, b.min_os, b.rpath) == ("arm64", "12.0", ("@loader_path",))
+    assert rules_of(MACHO / "chained") == []
+    r = run_cli("check", "--no-config", "--format", "json", "--max-version", "macos=11.0", str(MACHO / "chained"))
+    assert r.exit_code == 1
+    assert sorted(f["file"].rsplit("/", 1)[-1] for f in json.loads(r.stdout)["findings"]) == [
+        "libnvrtc.12.dylib",
+        "libtorch_cuda.dylib",
+    ]
