@@ -284,8 +284,17 @@ def _audit_staged(
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     if config.target is not None:  # each empty without inputs of its format
-        windows = tuple(analyze_windows(binaries, config.dll_directories, config.preload_dlls))
-        dyld = tuple(analyze_dyld(binaries))
+        windows = tuple(
+            analyze_windows(binaries, config.dll_directories, config.preload_dlls, path=config.windows_path)
+        )
+        dyld = tuple(
+            analyze_dyld(
+                binaries,
+                config.executable_path,
+                library_path=config.dyld_library_path,
+                fallback_library_path=config.dyld_fallback_library_path,
+            )
+        )
     disagreements: tuple[Disagreement, ...] = ()
     if config.verify:
         from .verify import verify  # lief: imported only when asked

@@ -131,6 +131,13 @@ class AuditConfig:
         dll_directories: for PE inputs, the directories ``os.add_dll_directory`` adds
             (``--dll-directory``), searched after a ``.pyd``'s own directory.
         preload_dlls: for PE inputs, base names of DLLs loaded before the roots (``--preload-dll``).
+        windows_path: for PE inputs, the ``PATH`` directories (``--path``), searched last for an
+            executable's imports, never for a ``.pyd``'s.
+        executable_path: for Mach-O inputs, the main executable for ``@executable_path``
+            (``--executable-path``; for Python extension modules the interpreter), or ``None``.
+        dyld_library_path: for Mach-O inputs, ``DYLD_LIBRARY_PATH`` (``--dyld-library-path``).
+        dyld_fallback_library_path: for Mach-O inputs, ``DYLD_FALLBACK_LIBRARY_PATH``
+            (``--dyld-fallback-library-path``).
         verify: read every input again with lief and report disagreements (``--verify``).
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
@@ -154,6 +161,10 @@ class AuditConfig:
     target_env: str = "auto"
     dll_directories: tuple[str, ...] = ()
     preload_dlls: tuple[str, ...] = ()
+    windows_path: tuple[str, ...] = ()
+    executable_path: str | None = None
+    dyld_library_path: tuple[str, ...] = ()
+    dyld_fallback_library_path: tuple[str, ...] = ()
     verify: bool = False
 
     def settings(self) -> dict[str, list[str]]:

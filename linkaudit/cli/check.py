@@ -176,6 +176,10 @@ def check(
         target_env=loader["target_env"],
         dll_directories=tuple(loader["dll_directories"]),
         preload_dlls=tuple(loader["preload_dlls"]),
+        windows_path=tuple(loader["windows_path"]),
+        executable_path=loader["executable_path"],
+        dyld_library_path=tuple(loader["dyld_library_path"]),
+        dyld_fallback_library_path=tuple(loader["dyld_fallback_library_path"]),
         verify=verify,
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):

@@ -90,6 +90,35 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Windows: a DLL loaded before the roots, matched by base name (repeatable).",
         ),
         click.option(
+            "--path",
+            "windows_path",
+            multiple=True,
+            metavar="DIR",
+            help="Windows: a PATH directory, searched last for an executable's imports, never for a .pyd's "
+            "(repeatable).",
+        ),
+        click.option(
+            "--executable-path",
+            default=None,
+            metavar="PATH",
+            help="macOS: the main executable, for @executable_path (for Python extensions: the interpreter).",
+        ),
+        click.option(
+            "--dyld-library-path",
+            "dyld_library_path",
+            multiple=True,
+            metavar="DIR",
+            help="macOS: a DYLD_LIBRARY_PATH directory, searched by leaf name before the install name (repeatable).",
+        ),
+        click.option(
+            "--dyld-fallback-library-path",
+            "dyld_fallback_library_path",
+            multiple=True,
+            metavar="DIR",
+            help="macOS: a DYLD_FALLBACK_LIBRARY_PATH directory, searched by leaf name after the install name "
+            "(repeatable).",
+        ),
+        click.option(
             "--dlopen-global",
             "dlopen_global",
             multiple=True,

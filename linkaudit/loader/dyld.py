@@ -1,19 +1,34 @@
 """dyld, emulated for the Mach-O inputs: which file each dylib load command names, found where, or not.
 
-Pure apart from checking which files exist.  Each import root is loaded breadth first, its load
-commands in order (``LC_LOAD_DYLIB``, weak, re-export, upward, lazy; a weak dylib may be missing).
-How a name resolves (Apple's dyld documentation, ``man dyld``; dyld's ``ImageLoader`` search):
+Pure apart from checking which files exist and reading the candidates found.  Each import root is
+loaded breadth first, its load commands in order (``LC_LOAD_DYLIB``, weak, re-export, upward, lazy;
+a weak dylib may be missing).  Every slice of a universal root is a root of its own (a Mac of that
+CPU loads it), and its machine is the loader's: a dylib found is loaded through its slice of that
+machine.  How a name resolves (Apple's ``man dyld``, ``DYLD_LIBRARY_PATH`` and
+``DYLD_FALLBACK_LIBRARY_PATH``; dyld's search of an install name):
 
-* ``@rpath/X``: each ``LC_RPATH`` of the image that loads it, then of every image above it in the
-  load chain up to the root, in that order; an ``@loader_path`` inside an ``LC_RPATH`` is the
-  directory of the image that *holds* that ``LC_RPATH``; ``@executable_path`` the main executable's
-  directory (``--executable-path``; unset: such entries cannot match);
-* ``@loader_path/X``: the directory of the image that loads it; ``@executable_path/X`` as above;
-* an absolute path: that path — except under ``/usr/lib`` and ``/System/Library``, which the
-  dyld shared cache provides on every macOS (present, exports unknown);
-* anything else: the path as given, relative to the working directory (a finding of its own).
+1. ``DYLD_LIBRARY_PATH`` (``--dyld-library-path``): each directory, with the *leaf name* of the
+   install name (its last component), before anything else — also for the names of the shared
+   cache and for ``@rpath/`` names;
+2. the install name:
 
-``DYLD_LIBRARY_PATH`` / ``DYLD_FALLBACK_LIBRARY_PATH`` are not emulated yet.
+   * ``@rpath/X``: each ``LC_RPATH`` of the image that loads it, then of every image above it in
+     the load chain up to the root, in that order; an ``@loader_path`` inside an ``LC_RPATH`` is the
+     directory of the image that *holds* that ``LC_RPATH``; ``@executable_path`` the main
+     executable's directory (an executable root's own; otherwise ``--executable-path``, for a Python
+     extension module the interpreter; unset: such entries cannot match);
+   * ``@loader_path/X``: the directory of the image that loads it; ``@executable_path/X`` as above;
+   * under ``/usr/lib`` and ``/System/Library``: the dyld shared cache, present on every macOS
+     (exports unknown); the search stops there;
+   * any other path: that path (a relative one is relative to the working directory);
+
+3. ``DYLD_FALLBACK_LIBRARY_PATH`` (``--dyld-fallback-library-path``): each directory, with the
+   leaf name.  dyld's default fallback (``/usr/local/lib:/usr/lib`` for binaries older than fall
+   2023) is not searched: ``/usr/lib`` is the shared cache, ``/usr/local/lib`` the user's machine.
+
+A candidate that exists but holds no slice of the loader's machine is skipped ("mach-o file, but
+is an incompatible architecture"), as is one that is not a Mach-O file ("not a mach-o file"); the
+search goes on, and each is recorded with why (``ImageOutcome``).
 """
 
 from __future__ import annotations
@@ -23,11 +38,32 @@ import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..model import Binary, Format, NeedKind
-from .images import ImageAttempt, ImageCache, ImageLoad, ImageResolution, load_roots
+from ..model import Binary, Format, Kind, NeedKind
+from .images import ImageAttempt, ImageCache, ImageLoad, ImageLoader, ImageOutcome, ImageResolution, load_roots
 
 #: Directories the dyld shared cache covers on every macOS since 11: present, not on disk.
 SHARED_CACHE_PREFIXES = ("/usr/lib/", "/System/Library/")
+
+#: The model's machine names as dyld writes them in its messages (``mach-o/arch.h`` names).
+DYLD_ARCH_NAMES = {"x86-64": "x86_64", "i386": "i386", "arm64": "arm64", "arm": "arm", "arm64_32": "arm64_32"}
+
+
+def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
+    """Why dyld rejected one place, in the words of its "tried:" list: ``"no such file"``,
+    ``"not a mach-o file"``, ``"mach-o file, but is an incompatible architecture (have 'arm64',
+    need 'x86_64')"`` or, for a universal file, ``"fat file, but missing compatible architecture
+    (have (arm64,i386), need (x86_64))"``.  ``machine`` is the loader's machine (model name)."""
+    if attempt.outcome == ImageOutcome.INVALID:
+        return "not a mach-o file"
+    if attempt.outcome == ImageOutcome.WRONG_MACHINE:
+        have = [DYLD_ARCH_NAMES.get(m, m) for m in attempt.machines]
+        need = DYLD_ARCH_NAMES.get(machine, machine)
+        if len(have) == 1:
+            return f"mach-o file, but is an incompatible architecture (have '{have[0]}', need '{need}')"
+        return f"fat file, but missing compatible architecture (have ({','.join(have)}), need ({need}))"
+    if attempt.outcome == ImageOutcome.FOUND:
+        return "found"
+    return "no such file"
 
 
 def _expand(entry: str, loader_dir: str, executable_dir: str | None) -> str | None:
@@ -44,77 +80,126 @@ def analyze_dyld(
     binaries: Sequence[Binary],
     executable: str | None = None,
     read: Callable[[str], list[Binary]] | None = None,
+    library_path: Sequence[str] = (),
+    fallback_library_path: Sequence[str] = (),
 ) -> list[ImageLoad]:
-    """Load each Mach-O import root the way dyld would.
+    """Load each Mach-O import root the way dyld would (the search order is the module's docstring,
+    after Apple's ``man dyld``).
 
     Args:
-        binaries: the inputs (Mach-O ones are loaded, one slice per file: the first).
-        executable: the main executable's path for ``@executable_path`` (Python extension modules:
-            the interpreter), or ``None``.
-        read: reads a dylib found outside the inputs (default ``formats.read_path``).
+        binaries: the inputs (Mach-O ones are loaded, every slice of a universal file; others ignored).
+        executable: the main executable's path for ``@executable_path`` (``--executable-path``; for
+            Python extension modules the interpreter), or ``None``.  An executable root is its own
+            main executable.
+        read: reads a dylib found outside the inputs (default ``formats.read_path``), every slice.
+        library_path: ``DYLD_LIBRARY_PATH`` directories, in order (searched by leaf name first).
+        fallback_library_path: ``DYLD_FALLBACK_LIBRARY_PATH`` directories, in order (searched by
+            leaf name when the install name is not found).
 
     Returns:
-        One ``ImageLoad`` per root: every bundle named ``*.so`` (a Python extension module) and
-        executable, then every other Mach-O input no root's load reaches (loaded alone, a ``dlopen``).
+        One ``ImageLoad`` (``loader`` ``ImageLoader.DYLD``, ``machine`` the root slice's) per root:
+        every bundle named ``*.so`` (a Python extension module) and executable, then every other
+        Mach-O input no root's load reaches (loaded alone, a ``dlopen``).  Each import's
+        ``ImageResolution`` lists every place tried, with its source and outcome.  Never raises
+        for a file it cannot read: such a candidate is ``invalid``.
     """
 
-    macho: dict[str, Binary] = {}
+    macho: dict[str, list[Binary]] = {}
     for b in binaries:
         if b.format is Format.MACHO:
-            macho.setdefault(b.path, b)  # a universal file: its first slice stands for its layout
-    executable_dir = posixpath.dirname(executable) if executable else None
+            macho.setdefault(b.path, []).append(b)
+    given_executable_dir = posixpath.dirname(executable) if executable else None
 
     image = ImageCache(macho, read)
 
+    def attempt(path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
+        """One place tried: missing, or the file there with its slice of ``machine``, or why not."""
+        if not os.path.isfile(path):
+            return ImageAttempt(path, source, ImageOutcome.MISSING), None
+        slices = [b for b in image.slices(path) if b.format is Format.MACHO]
+        if not slices:
+            return ImageAttempt(path, source, ImageOutcome.INVALID, "not a Mach-O file"), None
+        for b in slices:
+            if b.machine == machine:
+                return ImageAttempt(path, source, ImageOutcome.FOUND), b
+        have = tuple(b.machine for b in slices)
+        detail = f"have {','.join(have)}, need {machine}"
+        return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
+
+    def search(
+        attempts: list[ImageAttempt], machine: str, candidates: list[tuple[str, str]]
+    ) -> tuple[str, str, Binary] | None:
+        """Try the candidates in order, each recorded in ``attempts``; the first usable one."""
+        for path, source in candidates:
+            tried, found = attempt(path, source, machine)
+            attempts.append(tried)
+            if found is not None:
+                return path, source, found
+        return None
+
     def load(root: Binary, kind: str) -> ImageLoad:
-        result = ImageLoad(root.path, kind, [root.path], images={root.path: root})
+        machine = root.machine
+        result = ImageLoad(
+            root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD
+        )
+        executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
         loaded = {root.path}
         queue = deque([root])
         while queue:
             current = queue.popleft()
             for need in current.needed:
                 key = (current.path, need.name)
-                optional = need.kind is NeedKind.WEAK
                 name = need.name
-                if name.startswith(SHARED_CACHE_PREFIXES):
-                    result.resolutions[key] = ImageResolution(name, current.path, None, "shared-cache", (), True)
-                    continue
-                candidates: list[tuple[str, str]] = []
-                if name.startswith("@rpath/"):
-                    rest = name[len("@rpath/") :]
-                    for holder in result.chain(current.path)[::-1]:  # the loading image first, then up
-                        held = result.images.get(holder)
-                        for entry in held.rpath if held is not None else ():
-                            base = _expand(entry, posixpath.dirname(holder), executable_dir)
-                            if base is not None:
-                                candidates.append(
-                                    (posixpath.join(base, rest), f"LC_RPATH of {posixpath.basename(holder)}")
-                                )
-                else:
-                    path = _expand(name, posixpath.dirname(current.path), executable_dir)
-                    if path is not None:
-                        candidates.append((path, "install-name"))
+                leaf = posixpath.basename(name)
                 attempts: list[ImageAttempt] = []
-                hit = None
-                for path, source in candidates:
-                    exists = os.path.isfile(path)
-                    attempts.append(ImageAttempt(path, source, "found" if exists else "missing"))
-                    if exists:
-                        hit = (path, source)
-                        break
-                if hit is None:
+                override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in library_path]
+                hit = search(attempts, machine, override)
+                if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
                     result.resolutions[key] = ImageResolution(
-                        name, current.path, None, None, tuple(attempts), optional=optional
+                        name, current.path, None, "shared-cache", tuple(attempts), True
                     )
                     continue
-                path, source = hit
+                if hit is None:
+                    hit = search(
+                        attempts, machine, _install_name_candidates(name, current.path, result, executable_dir)
+                    )
+                if hit is None:
+                    fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in fallback_library_path]
+                    hit = search(attempts, machine, fallback)
+                if hit is None:
+                    result.resolutions[key] = ImageResolution(
+                        name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
+                    )
+                    continue
+                path, source, found = hit
                 result.resolutions[key] = ImageResolution(name, current.path, path, source, tuple(attempts))
                 if path in loaded:
                     continue
                 loaded.add(path)
-                found = result.add(path, current.path, image(path), Format.MACHO)
-                if found is not None:
-                    queue.append(found)
+                added = result.add(path, current.path, found, Format.MACHO)
+                if added is not None:
+                    queue.append(added)
         return result
 
-    return load_roots(macho.values(), load)
+    return load_roots([b for slices in macho.values() for b in slices], load)
+
+
+def _install_name_candidates(
+    name: str, requester: str, load: ImageLoad, executable_dir: str | None
+) -> list[tuple[str, str]]:
+    """The paths an install name stands for, in order, each with its source: the ``LC_RPATH``
+    expansions of an ``@rpath/`` name (the requester's, then up the chain), else the one path."""
+    candidates: list[tuple[str, str]] = []
+    if name.startswith("@rpath/"):
+        rest = name[len("@rpath/") :]
+        for holder in load.chain(requester)[::-1]:  # the loading image first, then up
+            held = load.images.get(holder)
+            for entry in held.rpath if held is not None else ():
+                base = _expand(entry, posixpath.dirname(holder), executable_dir)
+                if base is not None:
+                    candidates.append((posixpath.join(base, rest), f"LC_RPATH of {posixpath.basename(holder)}"))
+    else:
+        path = _expand(name, posixpath.dirname(requester), executable_dir)
+        if path is not None:
+            candidates.append((path, "install-name"))
+    return candidates

@@ -4,22 +4,54 @@ import root, each import's resolution with every place tried.  Format-neutral: t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..model import Binary, Format, Kind
 
 
+class ImageLoader(enum.StrEnum):
+    """Which platform's loader an ``ImageLoad`` emulates."""
+
+    WINDOWS = "windows"
+    DYLD = "dyld"
+
+
+class ImageOutcome(enum.StrEnum):
+    """What came of one place tried (the ELF loader's ``ldso.Outcome`` says ``wrong-class`` for
+    its machine mismatch; a PE or Mach-O image has no ELF class, so here it is ``wrong-machine``)."""
+
+    FOUND = "found"
+    MISSING = "missing"
+    #: a file of the format, but for another machine (a PE of another ``Machine``, a Mach-O with no
+    #: slice of the loader's CPU type): both loaders skip it and go on searching
+    WRONG_MACHINE = "wrong-machine"
+    #: a file that is not an image of the format at all (dyld: "not a mach-o file"); skipped
+    INVALID = "invalid"
+
+
 @dataclass(frozen=True, slots=True)
 class ImageAttempt:
-    """One place a library was looked for: ``path``, ``source`` (Windows: ``dll-load-dir``,
-    ``dll-directory``, ``application-directory``, ``system``; dyld: ``LC_RPATH of X``,
-    ``install-name``, ``shared-cache``...), ``outcome`` (``found`` or ``missing``)."""
+    """One place a library was looked for.
+
+    Attributes:
+        path: the candidate path.
+        source: why it was tried (Windows: ``dll-load-dir``, ``application-directory``,
+            ``dll-directory``, ``system``, ``PATH``; dyld: ``DYLD_LIBRARY_PATH``, ``LC_RPATH of X``,
+            ``install-name``, ``DYLD_FALLBACK_LIBRARY_PATH``).
+        outcome: an ``ImageOutcome`` (a ``str``: it compares equal to ``"found"``...).
+        detail: why a candidate was skipped, for ``wrong-machine`` ``"have i386, need x86-64"``
+            (the candidate's machines, then the loader's), else ``""``.
+        machines: the candidate's machines for ``wrong-machine`` (a universal Mach-O: every slice).
+    """
 
     path: str
     source: str
     outcome: str
+    detail: str = ""
+    machines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +72,10 @@ class ImageResolution:
 @dataclass
 class ImageLoad:
     """One import root loaded: ``kind`` is ``python-import``, ``executable`` or ``dlopen``
-    (``LoadLibrary``); ``objects`` the DLLs loaded, in load order; ``parents`` the image that
-    first imported each one (for chains); ``images`` the images read, by path."""
+    (``LoadLibrary``); ``objects`` the images loaded, in load order; ``parents`` the image that
+    first imported each one (for chains); ``images`` the images read, by path (for a universal
+    Mach-O file, the slice loaded); ``machine`` the loader's (the root's) machine; ``loader``
+    which platform's loader this is."""
 
     root: str
     kind: str
@@ -49,6 +83,8 @@ class ImageLoad:
     resolutions: dict[tuple[str, str], ImageResolution] = field(default_factory=dict)
     parents: dict[str, str] = field(default_factory=dict)
     images: dict[str, Binary] = field(default_factory=dict)
+    machine: str = ""
+    loader: ImageLoader = ImageLoader.WINDOWS
 
     def add(self, path: str, parent: str, image: Binary | None, fmt: Format) -> Binary | None:
         """Record that ``parent`` loaded ``path``; the image (when it is of format ``fmt``) joins
@@ -72,34 +108,43 @@ class ImageCache:
     """Images by path: the inputs as read, any other file read once when first asked for.
 
     Args:
-        inputs: the inputs of the format, by path.
-        read: reads a file into binaries, as ``formats.read_path`` (its default) does; the first
-            is kept.  A file that cannot be read is ``None`` (the search found the name; what it
-            holds is reported elsewhere, when it is an input).
+        inputs: the inputs of the format, by path: every binary read from the file (one per slice
+            of a universal Mach-O file).
+        read: reads a file into binaries, as ``formats.read_path`` (its default) does.  A file that
+            cannot be read has no binaries (the search found the name; what it holds is reported
+            elsewhere, when it is an input).
     """
 
-    def __init__(self, inputs: Mapping[str, Binary], read: Callable[[str], list[Binary]] | None = None) -> None:
+    def __init__(
+        self, inputs: Mapping[str, Sequence[Binary]], read: Callable[[str], list[Binary]] | None = None
+    ) -> None:
         self.inputs = inputs
         self.read = read
-        self._cache: dict[str, Binary | None] = {}
+        self._cache: dict[str, tuple[Binary, ...]] = {}
 
-    def __call__(self, path: str) -> Binary | None:
+    def slices(self, path: str) -> tuple[Binary, ...]:
+        """Every binary of the file at ``path`` (empty when it cannot be read)."""
         if path in self.inputs:
-            return self.inputs[path]
+            return tuple(self.inputs[path])
         if path not in self._cache:
             from ..formats import read_path
 
             try:
-                found = (self.read or read_path)(path)
-                self._cache[path] = found[0] if found else None
+                self._cache[path] = tuple((self.read or read_path)(path))
             except InputError:
-                self._cache[path] = None
+                self._cache[path] = ()
         return self._cache[path]
+
+    def __call__(self, path: str) -> Binary | None:
+        """The first binary of the file at ``path``, or ``None`` when it cannot be read."""
+        found = self.slices(path)
+        return found[0] if found else None
 
 
 def load_roots(images: Iterable[Binary], load: Callable[[Binary, str], ImageLoad]) -> list[ImageLoad]:
     """Every import root loaded: each Python extension module and executable, then each other shared
-    library no root's load reaches, loaded alone (a ``dlopen``, ``LoadLibrary``)."""
+    library no root's load reaches, loaded alone (a ``dlopen``, ``LoadLibrary``).  Each binary given
+    is a root of its own: every slice of a universal Mach-O file is loaded (by a Mac of its CPU)."""
     inputs = list(images)
     loads: list[ImageLoad] = []
     reached: set[str] = set()

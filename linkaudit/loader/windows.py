@@ -11,8 +11,18 @@ and the extension-module loader, which calls ``LoadLibraryExW`` with
 * a Python extension module (``.pyd``): the directory of that ``.pyd`` — for the whole load: a
   dependency's own directory is not searched for its dependencies —, then the directories given
   with ``--dll-directory`` (``os.add_dll_directory``), then System32;
-* an executable: its own directory (the application directory), ``--dll-directory``, System32;
-* any other DLL, loaded alone (``LoadLibraryEx`` with the same flags): its own directory, then as above.
+* an executable (the standard search order, safe DLL search mode on): its own directory (the
+  application directory), System32, the Windows directory, the current directory (not emulated:
+  unknown before the program runs), then the ``PATH`` directories (``--path``).  Its imports are
+  loaded before any of its code runs, so ``os.add_dll_directory`` cannot reach them: the
+  ``--dll-directory`` directories are not searched for it;
+* any other DLL, loaded alone (``LoadLibraryEx`` with the flags of a ``.pyd``, as ``ctypes`` does):
+  its own directory, then as for a ``.pyd``.  ``PATH`` is searched for neither.
+
+A DLL found but built for another machine than the root's (an i386 DLL for an x86-64 ``.pyd``) is
+skipped and the search goes on; when nothing else is found the load fails with
+``ERROR_BAD_EXE_FORMAT`` ("%1 is not a valid Win32 application"), which the attempts, recorded
+``wrong-machine`` with both machines, explain.
 
 System32 is not searched on disk: the DLLs of ``rules/data/windows.toml`` — Windows' own, the
 Universal CRT, the API sets (``api-ms-win-*``, ``ext-ms-*``) and those every CPython ships beside
@@ -30,7 +40,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from ..model import Binary, Format, NeedKind
-from .images import ImageAttempt, ImageCache, ImageLoad, ImageResolution, load_roots
+from .images import ImageAttempt, ImageCache, ImageLoad, ImageOutcome, ImageResolution, load_roots
 
 
 @functools.cache
@@ -69,31 +79,45 @@ def analyze_windows(
     dll_directories: Sequence[str] = (),
     preload: Sequence[str] = (),
     read: Callable[[str], list[Binary]] | None = None,
+    path: Sequence[str] = (),
 ) -> list[ImageLoad]:
-    """Load each PE import root the way Windows would.
+    """Load each PE import root the way Windows would (the search order is the module's docstring,
+    after Microsoft's "Dynamic-link library search order").
 
     Args:
         binaries: the inputs (PE ones are loaded; others ignored).
-        dll_directories: ``os.add_dll_directory`` directories, in order.
+        dll_directories: ``os.add_dll_directory`` directories, in order (a ``.pyd``, a DLL loaded alone).
         preload: base names of DLLs already loaded (``--preload-dll``).
         read: reads a DLL found outside the inputs (default ``formats.read_path``).
+        path: the ``PATH`` directories, in order (``--path``): searched for an executable's imports
+            only, last (never for a ``.pyd``'s: ``LOAD_LIBRARY_SEARCH_DEFAULT_DIRS`` leaves it out).
 
     Returns:
-        One ``ImageLoad`` per root: every ``.pyd`` and executable, then every other DLL no root's
-        load reaches (loaded alone, as a ``dlopen``).
+        One ``ImageLoad`` (``machine`` the root's) per root: every ``.pyd`` and executable, then
+        every other DLL no root's load reaches (loaded alone, as a ``dlopen``).  Each import's
+        ``ImageResolution`` lists every place tried; a DLL of another machine is ``wrong-machine``
+        and the search goes on.  Never raises for a file it cannot read.
     """
 
     pe = [b for b in binaries if b.format is Format.PE]
-    by_path = {b.path: b for b in pe}
+    by_path = {b.path: [b] for b in pe}
     listing: dict[str, dict[str, str]] = {}
 
     image = ImageCache(by_path, read)
 
-    def load(root: Binary, kind: str) -> ImageLoad:
-        result = ImageLoad(root.path, kind, [root.path], images={root.path: root})
+    def search_order(root: Binary, kind: str) -> list[tuple[str | None, str]]:
+        """The directories searched for this root's imports, each with its source; ``None`` is
+        System32 (and the Windows directory), where only the system DLLs count as present."""
         base = posixpath.dirname(root.path) or "."
-        first = "dll-load-dir" if kind != "executable" else "application-directory"
-        dirs = [(base, first), *((d, "dll-directory") for d in dll_directories)]
+        if kind == "executable":
+            # The standard order: application directory, System32, the Windows directory, the
+            # current directory (not emulated: unknown), PATH.
+            return [(base, "application-directory"), (None, "system"), *((d, "PATH") for d in path)]
+        return [(base, "dll-load-dir"), *((d, "dll-directory") for d in dll_directories), (None, "system")]
+
+    def load(root: Binary, kind: str) -> ImageLoad:
+        result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=root.machine)
+        dirs = search_order(root, kind)
         loaded = {posixpath.basename(root.path).lower(): root.path, **{p.lower(): p for p in preload}}
         queue = deque([root])
         while queue:
@@ -109,28 +133,37 @@ def analyze_windows(
                 if is_system_dll(need.name):
                     result.resolutions[key] = ImageResolution(need.name, current.path, None, "system", (), True)
                     continue
-                attempts = []
-                hit = None
+                attempts: list[ImageAttempt] = []
+                hit: tuple[str, str, Binary | None] | None = None
                 for directory, source in dirs:
-                    path = _find(directory, need.name, listing)
-                    attempts.append(
-                        ImageAttempt(
-                            path or posixpath.join(directory, need.name), source, "found" if path else "missing"
+                    if directory is None:
+                        attempts.append(ImageAttempt(f"System32\\{need.name}", source, ImageOutcome.MISSING))
+                        continue
+                    found = _find(directory, need.name, listing)
+                    if found is None:
+                        attempts.append(
+                            ImageAttempt(posixpath.join(directory, need.name), source, ImageOutcome.MISSING)
                         )
-                    )
-                    if path:
-                        hit = (path, source)
-                        break
+                        continue
+                    dll = image(found)
+                    if dll is not None and dll.format is Format.PE and dll.machine != root.machine:
+                        # The loader skips an image of another machine and searches on
+                        # (STATUS_IMAGE_MACHINE_TYPE_MISMATCH); nothing else found: ERROR_BAD_EXE_FORMAT.
+                        detail = f"have {dll.machine}, need {root.machine}"
+                        attempts.append(ImageAttempt(found, source, ImageOutcome.WRONG_MACHINE, detail, (dll.machine,)))
+                        continue
+                    attempts.append(ImageAttempt(found, source, ImageOutcome.FOUND))
+                    hit = (found, source, dll)
+                    break
                 if hit is None:
-                    attempts.append(ImageAttempt(f"System32\\{need.name}", "system", "missing"))
                     result.resolutions[key] = ImageResolution(need.name, current.path, None, None, tuple(attempts))
                     continue
-                path, source = hit
-                result.resolutions[key] = ImageResolution(need.name, current.path, path, source, tuple(attempts))
-                loaded[low] = path
-                found = result.add(path, current.path, image(path), Format.PE)
-                if found is not None:
-                    queue.append(found)
+                found, source, dll = hit
+                result.resolutions[key] = ImageResolution(need.name, current.path, found, source, tuple(attempts))
+                loaded[low] = found
+                added = result.add(found, current.path, dll, Format.PE)
+                if added is not None:
+                    queue.append(added)
         return result
 
     return load_roots(pe, load)

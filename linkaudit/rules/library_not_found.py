@@ -8,7 +8,8 @@ from typing import Any
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
-from ..loader.images import ImageResolution
+from ..loader.dyld import dyld_reason
+from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..report import Finding, Severity
 from .base import Rule
@@ -52,20 +53,33 @@ The GPU driver's libraries are reported by driver-link instead.
 PE inputs are loaded as Windows loads them (linkaudit/loader/windows.py): a .pyd
 searches its own directory (for the whole load), the --dll-directory
 directories, then System32, where Windows' own DLLs, the UCRT, the API sets and
-the DLLs beside python.exe count as present; a DLL not found is "ImportError:
-DLL load failed while importing X: The specified module could not be found."
+the DLLs beside python.exe count as present; an executable searches its own
+directory, System32, then the --path directories (PATH, never searched for a
+.pyd). A DLL not found is "ImportError: DLL load failed while importing X: The
+specified module could not be found." A DLL of another machine (an i386 DLL for
+an x86-64 .pyd) is skipped and the search goes on; when nothing else is found:
+"%1 is not a valid Win32 application." (ERROR_BAD_EXE_FORMAT), and the finding
+names the file skipped and both machines.
 
-Mach-O inputs are loaded as dyld loads them (linkaudit/loader/dyld.py): @rpath/X
-through the LC_RPATH entries of the loading image and then of each image above
-it, each @loader_path relative to the image holding that LC_RPATH;
-@loader_path/X; absolute install names (under /usr/lib and /System/Library: the
-shared cache, always present). A weak dylib may be missing. Not found: "Library
-not loaded: @rpath/libomp.dylib".
+Mach-O inputs are loaded as dyld loads them (linkaudit/loader/dyld.py), each
+slice of a universal root by itself: first the --dyld-library-path directories
+(DYLD_LIBRARY_PATH, by the install name's leaf name); then @rpath/X through the
+LC_RPATH entries of the loading image and then of each image above it, each
+@loader_path relative to the image holding that LC_RPATH; @loader_path/X;
+@executable_path (--executable-path; for a Python extension, the interpreter);
+absolute install names (under /usr/lib and /System/Library: the shared cache,
+always present); then the --dyld-fallback-library-path directories
+(DYLD_FALLBACK_LIBRARY_PATH, by leaf name). A dylib found is loaded through its
+slice of the root's architecture; one without such a slice is skipped ("mach-o
+file, but is an incompatible architecture"), as dyld skips it. A weak dylib may
+be missing. Not found: "Library not loaded: @rpath/libomp.dylib", with every
+place tried and why it was rejected.
 """
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
         "requester": "the object that needs it",
-        "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries",
+        "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries "
+        "(PE and Mach-O: also machine, the loader's)",
         "would_fail": "what the user would see, in glibc's words",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
@@ -146,26 +160,39 @@ not loaded: @rpath/libomp.dylib".
                     continue
                 if any(d.matches(name) for d in driver_libraries()):
                     continue  # the GPU driver: driver-link reports it
-                root = {"root": load.root, "kind": load.kind, "reached": True, "chain": [*load.chain(requester), name]}
+                root = {
+                    "root": load.root,
+                    "kind": load.kind,
+                    "reached": True,
+                    "chain": [*load.chain(requester), name],
+                    "machine": load.machine,
+                }
                 seen.setdefault((requester, name), (res, []))[1].append(root)
         for (requester, name), (res, roots) in seen.items():
             first = roots[0]
             module = posixpath.basename(str(first["root"])).split(".", 1)[0]
+            wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
             if first["root"] in dyld_roots:
-                tried = ", ".join(f"'{a.path}' (no such file)" for a in res.attempts) or "nothing"
+                machine = str(first["machine"])
+                tried = ", ".join(f"'{a.path}' ({dyld_reason(a, machine)})" for a in res.attempts) or "nothing"
                 failure = (
                     f"Library not loaded: {name} (referenced from {posixpath.basename(requester)}; tried: {tried})"
                 )
                 if first["kind"] == "python-import":
                     failure = f"ImportError: dlopen({first['root']}): {failure}"
-            elif first["kind"] == "python-import":
-                failure = (
-                    f"ImportError: DLL load failed while importing {module}: The specified module could not be found."
-                )
             else:
-                failure = f"LoadLibrary({first['root']}) fails: The specified module could not be found ({name})"
+                # ERROR_BAD_EXE_FORMAT when the only file of that name was for another machine,
+                # else ERROR_MOD_NOT_FOUND.
+                reason = "%1 is not a valid Win32 application." if wrong else "The specified module could not be found."
+                if first["kind"] == "python-import":
+                    failure = f"ImportError: DLL load failed while importing {module}: {reason}"
+                else:
+                    failure = f"LoadLibrary({first['root']}) fails: {reason[:-1]} ({name})"
+            if wrong and first["root"] not in dyld_roots:  # dyld's "tried:" list names them already
+                skipped = "; ".join(f"{a.path} is for another machine ({a.detail})" for a in wrong)
+                failure = f"{failure} [{skipped}]"
             attempts = [
-                {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": ""}
+                {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
                 for a in res.attempts
             ]
             chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])

@@ -1,0 +1,138 @@
+"""The Windows loader emulation (linkaudit/loader/windows.py) on the committed PE samples, copied into
+layouts: PATH (``--path``) searched for an executable's imports after the application directory and
+System32 but never for a ``.pyd``'s; a DLL of another machine skipped ("wrong-machine") and the
+search going on, else ERROR_BAD_EXE_FORMAT.
+
+No executable is committed among the samples: ``app.exe`` here is ``imports/app.dll`` with
+``IMAGE_FILE_DLL`` cleared, and the i386 DLL is ``imports/helper.dll`` with its ``Machine`` set to
+``IMAGE_FILE_MACHINE_I386`` — both real images, one header field apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from linkaudit import AuditConfig, audit, read
+from linkaudit.loader.images import ImageLoad, ImageOutcome, ImageResolution
+from linkaudit.loader.target import TargetEnvironment
+from linkaudit.loader.windows import analyze_windows
+from linkaudit.model import Kind
+
+PE = Path(__file__).resolve().parents[2] / "sample_bins" / "pe"
+APP = PE / "imports/app.dll"  # x86-64, imports helper.dll
+HELPER = PE / "imports/helper.dll"  # x86-64, imports nothing
+IMAGE_FILE_DLL = 0x2000
+IMAGE_FILE_MACHINE_I386 = 0x14C
+
+
+def _copy(src: Path, dst: Path, *, machine: int | None = None, exe: bool = False) -> Path:
+    """``src`` written to ``dst``, its COFF header's Machine or Characteristics patched."""
+    data = bytearray(src.read_bytes())
+    pe = int.from_bytes(data[0x3C:0x40], "little")
+    assert data[pe : pe + 4] == b"PE\0\0"
+    if machine is not None:
+        data[pe + 4 : pe + 6] = machine.to_bytes(2, "little")
+    if exe:
+        characteristics = int.from_bytes(data[pe + 22 : pe + 24], "little") & ~IMAGE_FILE_DLL
+        data[pe + 22 : pe + 24] = characteristics.to_bytes(2, "little")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _helper(image: Path, **options: object) -> tuple[ImageLoad, ImageResolution]:
+    """The load of ``image`` and how its import of helper.dll resolved."""
+    (root,) = read(str(image))
+    (load,) = [ld for ld in analyze_windows([root], **options) if ld.root == str(image)]  # type: ignore[arg-type]
+    return load, load.resolutions[(str(image), "helper.dll")]
+
+
+def test_the_patched_samples_read_as_an_executable_and_an_i386_dll(tmp_path: Path) -> None:
+    (exe,) = read(str(_copy(APP, tmp_path / "app.exe", exe=True)))
+    (dll,) = read(str(_copy(HELPER, tmp_path / "helper.dll", machine=IMAGE_FILE_MACHINE_I386)))
+    assert exe.kind is Kind.EXECUTABLE and [n.name for n in exe.needed] == ["helper.dll"]
+    assert dll.machine == "i386" and dll.kind is Kind.SHARED_LIBRARY
+
+
+def test_path_is_searched_for_an_executable_after_the_application_directory_and_system32(tmp_path: Path) -> None:
+    exe = _copy(APP, tmp_path / "bin/app.exe", exe=True)
+    helper = _copy(HELPER, tmp_path / "tools/helper.dll")
+    load, res = _helper(exe)
+    assert load.kind == "executable" and res.path is None
+    assert [(a.path, a.source) for a in res.attempts] == [
+        (str(tmp_path / "bin/helper.dll"), "application-directory"),
+        ("System32\\helper.dll", "system"),
+    ]
+    _load, res = _helper(exe, path=[str(tmp_path / "nowhere"), str(tmp_path / "tools")])
+    assert res.path == str(helper) and res.source == "PATH"
+    assert [a.source for a in res.attempts] == ["application-directory", "system", "PATH", "PATH"]
+    # os.add_dll_directory cannot reach an executable's imports: they load before its code runs
+    _load, res = _helper(exe, dll_directories=[str(tmp_path / "tools")])
+    assert res.path is None
+    # the application directory comes first
+    beside = _copy(HELPER, tmp_path / "bin/helper.dll")
+    _load, res = _helper(exe, path=[str(tmp_path / "tools")])
+    assert res.path == str(beside) and res.source == "application-directory"
+
+
+def test_path_is_not_searched_for_a_pyd(tmp_path: Path) -> None:
+    """LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: no PATH."""
+    pyd = _copy(APP, tmp_path / "pkg/_app.cp311-win_amd64.pyd")
+    helper = _copy(HELPER, tmp_path / "tools/helper.dll")
+    load, res = _helper(pyd, path=[str(tmp_path / "tools")])
+    assert load.kind == "python-import" and res.path is None
+    assert "PATH" not in {a.source for a in res.attempts}
+    _load, res = _helper(pyd, dll_directories=[str(tmp_path / "tools")])
+    assert res.path == str(helper) and res.source == "dll-directory"
+
+
+def test_an_i386_dll_is_skipped_and_the_search_goes_on(tmp_path: Path) -> None:
+    pyd = _copy(APP, tmp_path / "pkg/_app.cp311-win_amd64.pyd")
+    wrong = _copy(HELPER, tmp_path / "pkg/helper.dll", machine=IMAGE_FILE_MACHINE_I386)
+    load, res = _helper(pyd)
+    assert load.machine == "x86-64" and res.path is None
+    first = res.attempts[0]
+    assert (first.path, first.outcome, first.detail) == (
+        str(wrong),
+        ImageOutcome.WRONG_MACHINE,
+        "have i386, need x86-64",
+    )
+    assert first.machines == ("i386",)
+    good = _copy(HELPER, tmp_path / "deps/helper.dll")
+    load, res = _helper(pyd, dll_directories=[str(tmp_path / "deps")])
+    assert res.path == str(good) and [a.outcome for a in res.attempts] == ["wrong-machine", "found"]
+    assert load.objects == [str(pyd), str(good)]
+
+
+def test_library_not_found_says_not_a_valid_win32_application(tmp_path: Path) -> None:
+    pyd = _copy(APP, tmp_path / "pkg/_app.cp311-win_amd64.pyd")
+    wrong = _copy(HELPER, tmp_path / "pkg/helper.dll", machine=IMAGE_FILE_MACHINE_I386)
+    (finding,) = [f for f in audit([str(pyd)]).findings if f.rule == "library-not-found"]
+    assert finding.message.startswith(
+        "ImportError: DLL load failed while importing _app: %1 is not a valid Win32 application."
+    )
+    assert f"{wrong} is for another machine (have i386, need x86-64)" in finding.message
+    assert finding.evidence["attempts"][0] == {
+        "path": str(wrong),
+        "source": "dll-load-dir",
+        "owner": None,
+        "outcome": "wrong-machine",
+        "detail": "have i386, need x86-64",
+    }
+    wrong.unlink()
+    (finding,) = [f for f in audit([str(pyd)]).findings if f.rule == "library-not-found"]
+    assert "The specified module could not be found." in finding.message and "another machine" not in finding.message
+
+
+def test_check_path_option_reaches_the_windows_loader(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    exe = _copy(APP, tmp_path / "bin/app.exe", exe=True)
+    _copy(HELPER, tmp_path / "tools/helper.dll")
+
+    def missing(*options: str) -> list[str]:
+        r = run_cli("check", "--no-config", "--format", "json", *options, str(exe))
+        return [f["subject"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "library-not-found"]
+
+    assert missing() == ["helper.dll"]
+    assert missing("--path", str(tmp_path / "tools")) == []
+    config = AuditConfig(target=TargetEnvironment(), windows_path=(str(tmp_path / "tools"),))
+    assert [f for f in audit([str(exe)], config).findings if f.rule == "library-not-found"] == []
