@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..model import Format
+from ..loader.dyld import SHARED_CACHE_PREFIXES
+from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule
 from .data import rpath_data
@@ -17,6 +18,19 @@ from .data import rpath_data
 _ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
 #: Mach-O's image-relative LC_RPATH prefixes (dyld): the $ORIGIN of Apple's loader.
 _LOADER_RELATIVE = re.compile(r"@(?:loader_path|executable_path)(?:/|\Z)")
+
+
+def _entries(binary: Binary) -> Iterator[tuple[str, int, str]]:
+    """``(tag, index, entry)``: the search-path entries, and for Mach-O the install name and the
+    dylibs loaded by path (every dylib load command, whatever its kind), which dyld takes as written."""
+    if binary.format is Format.MACHO:
+        yield from (("LC_RPATH", i, e) for i, e in enumerate(binary.rpath))
+        if binary.soname is not None:
+            yield "LC_ID_DYLIB", 0, binary.soname
+        yield from (("LC_LOAD_DYLIB", i, n.name) for i, n in enumerate(binary.needed))
+        return
+    yield from (("DT_RPATH", i, e) for i, e in enumerate(binary.rpath))
+    yield from (("DT_RUNPATH", i, e) for i, e in enumerate(binary.runpath))
 
 
 class RpathLeak(Rule):
@@ -47,14 +61,19 @@ CMAKE_INSTALL_RPATH / -Wl,-rpath,'$ORIGIN/...'.
 
 Mach-O: LC_RPATH entries under @loader_path or @executable_path are the
 image-relative form (dyld's $ORIGIN); absolute ones — a build machine's
-/Users/..., /opt/homebrew/... — are judged as above.
+/Users/..., /opt/homebrew/... — are judged as above. So are the install name
+(LC_ID_DYLIB: every image linked against the dylib records it, and dyld looks
+there) and the dylibs loaded by path (LC_LOAD_DYLIB and the other dylib load
+commands), except @rpath/ names and the dyld shared cache (/usr/lib,
+/System/Library) — the official torch 2.9.1 macOS wheel ships a libomp.dylib
+whose install name is the build machine's /opt/homebrew path.
 
 Data: linkaudit/rules/data/rpath.toml.
 """
     evidence = {
-        "tag": "DT_RPATH or DT_RUNPATH (LC_RPATH for Mach-O)",
+        "tag": "DT_RPATH or DT_RUNPATH; Mach-O: LC_RPATH, LC_ID_DYLIB (install name) or LC_LOAD_DYLIB",
         "entry": "the entry as written",
-        "index": "position of the entry in the tag's list (0-based)",
+        "index": "position of the entry in the tag's list (0-based; LC_LOAD_DYLIB: among the dylib load commands)",
         "reason": "absolute | build-tree | relative | empty",
         "marker": "the build-tree fragment matched (for build-tree)",
         "marker_what": "what that fragment is (for build-tree)",
@@ -64,45 +83,54 @@ Data: linkaudit/rules/data/rpath.toml.
         data = rpath_data()
         for binary in context.binaries:
             macho = binary.format is Format.MACHO
-            for tag, entries in (("LC_RPATH" if macho else "DT_RPATH", binary.rpath), ("DT_RUNPATH", binary.runpath)):
-                for index, entry in enumerate(entries):
-                    if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
-                        continue
-                    if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
-                        continue
-                    marker = next((m for m in data.markers if m.matches(entry)), None)
-                    if entry == "":
-                        reason, severity = "empty", Severity.WARNING
-                        message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
-                    elif not entry.startswith("/"):
-                        reason, severity = "relative", Severity.WARNING
-                        message = (
-                            f"{tag} entry {entry!r} is relative but not to $ORIGIN: it is resolved against "
-                            "the current working directory"
-                        )
-                    elif marker is not None:
-                        reason, severity = "build-tree", Severity.ERROR
-                        message = (
-                            f"{tag} entry {entry!r} points into {marker.what} ({marker.fragment}): "
-                            "a path of the build machine that leaked into the package"
-                        )
-                    else:
-                        reason, severity = "absolute", Severity.WARNING
-                        message = (
-                            f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
-                            "user's machine the package does not own; use $ORIGIN-relative paths"
-                        )
-                    yield self.finding(
-                        binary,
-                        entry,
-                        message,
-                        {
-                            "tag": tag,
-                            "entry": entry,
-                            "index": index,
-                            "reason": reason,
-                            "marker": marker.fragment if marker and reason == "build-tree" else None,
-                            "marker_what": marker.what if marker and reason == "build-tree" else None,
-                        },
-                        severity,
+            for tag, index, entry in _entries(binary):
+                if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
+                    continue
+                if macho and entry.startswith(("@rpath/", *SHARED_CACHE_PREFIXES)) and tag != "LC_RPATH":
+                    continue
+                if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
+                    continue
+                marker = next((m for m in data.markers if m.matches(entry)), None)
+                if entry == "":
+                    reason, severity = "empty", Severity.WARNING
+                    message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                elif not entry.startswith("/"):
+                    reason, severity = "relative", Severity.WARNING
+                    message = (
+                        f"{tag} entry {entry!r} is relative but not to $ORIGIN: it is resolved against "
+                        "the current working directory"
                     )
+                elif marker is not None:
+                    reason, severity = "build-tree", Severity.ERROR
+                    message = (
+                        f"{tag} entry {entry!r} points into {marker.what} ({marker.fragment}): "
+                        "a path of the build machine that leaked into the package"
+                    )
+                else:
+                    reason, severity = "absolute", Severity.WARNING
+                    message = (
+                        f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
+                        "user's machine the package does not own; use $ORIGIN-relative paths"
+                    )
+                if tag == "LC_ID_DYLIB" and reason != "relative":
+                    message += (
+                        ". Every image linked against this dylib records that install name and dyld "
+                        "looks for it there, not beside them: set it to @rpath/"
+                        f"{entry.rsplit('/', 1)[-1]} (install_name_tool -id)"
+                    )
+                elif tag == "LC_LOAD_DYLIB" and reason != "relative":
+                    message += ": dyld loads the dylib from exactly that path (install_name_tool -change)"
+                yield self.finding(
+                    binary,
+                    entry,
+                    message,
+                    {
+                        "tag": tag,
+                        "entry": entry,
+                        "index": index,
+                        "reason": reason,
+                        "marker": marker.fragment if marker and reason == "build-tree" else None,
+                        "marker_what": marker.what if marker and reason == "build-tree" else None,
+                    },
+                    severity,
+                )

@@ -68,6 +68,13 @@ def test_leaked_and_duplicate_lc_rpath() -> None:
     rules = {(f.rule, f.subject, f.severity.value) for f in report.findings}
     assert ("rpath-leak", "/Users/runner/work/pytorch/build/lib", "error") in rules
     assert ("duplicate-rpath", "@loader_path", "warning") in rules  # SDK 11: a warning
+    leaked_id = "/Users/runner/work/pytorch/build/lib/libleaky.dylib"
+    (install,) = [f for f in report.findings if f.subject == leaked_id]
+    assert (install.rule, install.severity.value, install.evidence["tag"]) == ("rpath-leak", "error", "LC_ID_DYLIB")
+    assert "set it to @rpath/libleaky.dylib (install_name_tool -id)" in install.message
+    # @rpath/ install names and load commands, and the shared cache's, are not leaks.
+    fixed = audit([str(MACHO / "fixed")]).findings
+    assert [f for f in fixed if f.rule == "rpath-leak"] == []
     from linkaudit.config import AuditConfig
     from linkaudit.context import AuditContext
     from linkaudit.rules.duplicate_rpath import DuplicateRpath
@@ -238,3 +245,26 @@ def test_chained_fixups_sample_is_audited_like_the_classic_one(run_cli) -> None:
         "libnvrtc.12.dylib",
         "libtorch_cuda.dylib",
     ]
+
+
+def test_install_names_and_dylib_loads_by_absolute_path() -> None:
+    """LC_LOAD_DYLIB by a Homebrew path of the build machine: an error; by another absolute path
+    (a framework Python): a warning; the shared cache and @rpath/: nothing."""
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.model import NeededLibrary, NeedKind
+    from linkaudit.rules.rpath_leak import RpathLeak
+
+    (fixed,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
+    needed = (
+        NeededLibrary("/opt/homebrew/opt/libomp/lib/libomp.dylib", NeedKind.PLAIN),
+        NeededLibrary("/Library/Frameworks/Python.framework/Versions/3.11/Python", NeedKind.WEAK),
+        NeededLibrary("/usr/lib/libc++.1.dylib", NeedKind.PLAIN),
+        NeededLibrary("@rpath/libnvrtc.12.dylib", NeedKind.PLAIN),
+    )
+    found = list(RpathLeak().check(AuditContext((dataclasses.replace(fixed, needed=needed),), AuditConfig())))
+    assert [(f.subject, f.severity.value, f.evidence["tag"], f.evidence["index"]) for f in found] == [
+        ("/opt/homebrew/opt/libomp/lib/libomp.dylib", "error", "LC_LOAD_DYLIB", 0),
+        ("/Library/Frameworks/Python.framework/Versions/3.11/Python", "warning", "LC_LOAD_DYLIB", 1),
+    ]
+    assert found[0].message.endswith("dyld loads the dylib from exactly that path (install_name_tool -change)")
