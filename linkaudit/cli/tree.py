@@ -1,4 +1,5 @@
-"""``linkaudit tree PATH...``: the dependency tree of each import root, as ld.so would build it."""
+"""``linkaudit tree PATH...``: the dependency tree of each import root, as its loader would build it
+(ld.so for ELF; the Windows search order for PE and dyld for Mach-O, drawn by ``output.imagetree``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import click
 
 from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
-from ..loader.images import ImageLoad
+from ..loader.dyld import analyze_dyld
+from ..loader.images import ImageLoad, ImageLoader
 from ..loader.windows import analyze_windows
 from ..output import text_safe, utf8_tree
 from .emit import emit
@@ -34,9 +36,22 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     return analysis, 2 if errors else 0
 
 
-def run_windows(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
-    """The Windows loads of the PE inputs (none without PE inputs), with the loader options given."""
-    return analyze_windows(inputs.binaries, options.get("dll_directories", ()), options.get("preload_dlls", ()))
+def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
+    """The image loads with the loader options given: the Windows loads of the PE inputs, then the
+    dyld loads of the Mach-O inputs (none without inputs of the format)."""
+    windows = analyze_windows(
+        inputs.binaries,
+        options.get("dll_directories", ()),
+        options.get("preload_dlls", ()),
+        path=options.get("windows_path", ()),
+    )
+    dyld = analyze_dyld(
+        inputs.binaries,
+        options.get("executable_path"),
+        library_path=options.get("dyld_library_path", ()),
+        fallback_library_path=options.get("dyld_fallback_library_path", ()),
+    )
+    return [*windows, *dyld]
 
 
 @click.command()
@@ -49,11 +64,13 @@ def run_windows(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
 )
 @loader_options
 def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, **options: Any) -> int:
-    """Draw the dependency tree of each import root as glibc's ld.so would load it.
+    """Draw the dependency tree of each import root as its platform's loader would load it:
+    glibc's ld.so for ELF, the Windows search order for PE, dyld for Mach-O.
 
     Each library is shown with the path it resolved to and why (RPATH or RUNPATH of
-    which object, LD_LIBRARY_PATH, ld.so.cache, system directory, already loaded);
-    missing ones with every path tried. Never executes or loads the inputs.
+    which object, LD_LIBRARY_PATH, ld.so.cache, system directory, LC_RPATH of which
+    image, DYLD_LIBRARY_PATH, the DLL's directory, PATH, already loaded); missing
+    ones with every path tried. Never executes or loads the inputs.
     Exit status 1 when a root's load would fail, 2 when an input cannot be read.
     """
     with read_inputs(paths) as inputs:
@@ -61,20 +78,22 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
+    from ..output.imagetree import image_load_to_dict, render_image_loads_text
     from ..output.tree import render_json, render_text
-    from ..output.wintree import render_windows_text, windows_load_to_dict
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
-    windows = run_windows(inputs, options)
+    images = run_images(inputs, options)
     if fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose))
-        if windows:
-            doc["windows_roots"] = [windows_load_to_dict(w) for w in windows]
+        for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
+            mine = [image_load_to_dict(ld) for ld in images if ld.loader is loader]
+            if mine:
+                doc[key] = mine
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
     else:
         text = render_text(analysis, loads, verbose) if loads else ""
-        emit(inputs.relabel(text + (render_windows_text(windows, verbose) if windows else ""), fmt))
+        emit(inputs.relabel(text + (render_image_loads_text(images, verbose) if images else ""), fmt))
     if bind and fmt == "text":
         hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
         for load in loads:
@@ -103,7 +122,7 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
                 emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
     shown = {ld.root for ld in loads}
     failed = (
-        any(res.path is None and not res.system for w in windows for res in w.resolutions.values())
+        any(res.path is None and not (res.system or res.optional) for w in images for res in w.resolutions.values())
         or any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
         or any(ld.errors for ld in loads)
         or any(root in shown for root, _f in analysis.version_failures)

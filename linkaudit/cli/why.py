@@ -7,15 +7,27 @@ from typing import Any
 
 import click
 
+from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options
 from .reading import Inputs, read_inputs
-from .tree import run_analysis, run_windows
+from .tree import run_analysis, run_images
 
 
 def _base(path: str | None) -> str:
     return (path or "").rsplit("/", 1)[-1]
+
+
+def _names_it(load: ImageLoad, needed: str, path: str | None, target: str) -> bool:
+    """True when ``target`` names the import ``needed`` (found at ``path``) of an image load."""
+    if load.loader is ImageLoader.WINDOWS:
+        return target.lower() in {needed.lower(), _base(path).lower()}
+    found = load.images.get(path) if path else None
+    names = {needed, _base(needed), _base(path)}
+    if found is not None and found.soname:
+        names.update((found.soname, _base(found.soname)))
+    return target in names
 
 
 @click.command()
@@ -64,24 +76,34 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "error": res.error,
                 }
             )
-    # PE inputs: the Windows loads, matched by DLL name without case (as Windows compares).
-    for win in run_windows(inputs, options):
-        for (requester, needed), wres in win.resolutions.items():
-            if target.lower() not in {needed.lower(), _base(wres.path).lower()}:
+    # PE and Mach-O inputs: the image loads; a DLL name compares without case (as Windows compares),
+    # a dylib by its install name, its leaf name (@rpath/libX.dylib is libX.dylib), or the file's name
+    # and install name where it was found.
+    for image_load in run_images(inputs, options):
+        for (requester, needed), ires in image_load.resolutions.items():
+            if not _names_it(image_load, needed, ires.path, target):
                 continue
-            source = "system" if wres.system else wres.source
+            source = "system" if ires.system else ires.source
             chains.append(
                 {
-                    "root": win.root,
-                    "kind": win.kind,
+                    "root": image_load.root,
+                    "kind": image_load.kind,
                     "reached": True,
-                    "chain": [*win.chain(requester), needed],
-                    "path": wres.path or (needed if wres.system else None),
+                    "chain": [*image_load.chain(requester), needed],
+                    "path": ires.path or (needed if ires.system else None),
                     "source": source,
                     "owner": None,
-                    "tried": [a.path for a in wres.attempts] if wres.path is None and not wres.system else [],
+                    "tried": [a.path for a in ires.attempts] if ires.path is None and not ires.system else [],
                     "driver_absent": False,
                     "error": None,
+                    "loader": image_load.loader.value,
+                    "machine": image_load.machine,
+                    "optional": ires.optional,
+                    "skipped": [
+                        {"path": a.path, "outcome": str(a.outcome), "detail": a.detail}
+                        for a in ires.attempts
+                        if a.outcome in (ImageOutcome.WRONG_MACHINE, ImageOutcome.INVALID)
+                    ],
                 }
             )
     soft: list[dict[str, Any]] = []
@@ -136,8 +158,11 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                 why_not = "error: " + c["error"] if c["error"] else "not found"
                 if c["driver_absent"]:
                     why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
+                elif c.get("optional"):
+                    why_not = "not found (a weak dylib: allowed)"
                 lines.append(f"{c['root']} [{c['kind']}]: {chain} => {why_not}")
                 lines.extend(f"    tried {t}" for t in c["tried"])
+            lines.extend(f"    skipped {s['path']}: {s['outcome']} ({s['detail']})" for s in c.get("skipped", ()))
         for u in uses:
             where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
             lines.append(

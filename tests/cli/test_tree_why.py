@@ -99,3 +99,122 @@ def test_musl_binaries_are_not_given_glibcs_rules() -> None:
     musl = replace(b, libc=Libc.MUSL, interpreter="/lib/ld-musl-x86_64.so.1")
     a = analyze([musl], TargetEnvironment())
     assert a.loads == [] and a.skipped and "musl" in a.skipped[0][1]
+
+
+MACHO = SAMPLES / "macho"
+
+
+def _macho_layout(tmp_path: Path) -> Path:
+    """lib/libtorch_cuda.dylib (x86-64, @rpath/libnvrtc.12.dylib through LC_RPATH @loader_path)
+    with its libnvrtc only in dlp/ — and an arm64 one, of the wrong architecture, beside it."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "dlp").mkdir()
+    torch = tmp_path / "lib/libtorch_cuda.dylib"
+    torch.write_bytes((MACHO / "fixed/libtorch_cuda.dylib").read_bytes())
+    (tmp_path / "lib/libnvrtc.12.dylib").write_bytes((MACHO / "misc/libleaky.dylib").read_bytes())
+    (tmp_path / "dlp/libnvrtc.12.dylib").write_bytes((MACHO / "fixed/libnvrtc.12.dylib").read_bytes())
+    return torch
+
+
+def test_tree_draws_the_dyld_loads_with_the_places_tried(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    torch = _macho_layout(tmp_path)
+    r = run_cli("tree", str(torch))
+    assert r.exit_code == 1
+    assert f"{torch} [dlopen] (dyld, x86-64)" in r.stdout
+    assert "@rpath/libnvrtc.12.dylib => not found" in r.stdout
+    assert (
+        f"tried {tmp_path / 'lib/libnvrtc.12.dylib'} [LC_RPATH of libtorch_cuda.dylib] wrong-machine "
+        "(have arm64, need x86-64)" in r.stdout
+    )
+    assert "/usr/lib/libSystem.B.dylib (dyld shared cache: present)" in r.stdout
+    ok = run_cli("tree", "--dyld-fallback-library-path", str(tmp_path / "dlp"), str(torch))
+    assert ok.exit_code == 0
+    assert f"@rpath/libnvrtc.12.dylib => {tmp_path / 'dlp/libnvrtc.12.dylib'} [DYLD_FALLBACK_LIBRARY_PATH]" in ok.stdout
+    # the skipped candidate is shown even without --verbose: it is why the fallback was needed
+    assert "wrong-machine (have arm64, need x86-64)" in ok.stdout
+    doc = json.loads(
+        run_cli("tree", "--format", "json", "--dyld-library-path", str(tmp_path / "dlp"), str(torch)).stdout
+    )
+    validate_tree(doc)
+    assert "windows_roots" not in doc
+    (load,) = doc["dyld_roots"]
+    assert (load["loader"], load["machine"], load["kind"]) == ("dyld", "x86-64", "dlopen")
+    (nvrtc,) = [i for i in load["imports"] if i["name"] == "@rpath/libnvrtc.12.dylib"]
+    assert nvrtc["source"] == "DYLD_LIBRARY_PATH" and nvrtc["attempts"] == [
+        {
+            "path": str(tmp_path / "dlp/libnvrtc.12.dylib"),
+            "source": "DYLD_LIBRARY_PATH",
+            "outcome": "found",
+            "detail": "",
+        }
+    ]
+
+
+def test_tree_json_keeps_the_windows_roots_shape(run_cli) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(run_cli("tree", "--format", "json", str(SAMPLES / "pe/imports")).stdout)
+    validate_tree(doc)
+    assert "dyld_roots" not in doc
+    (app,) = [w for w in doc["windows_roots"] if w["root"].endswith("app.dll")]
+    assert {"root", "kind", "objects", "imports"} <= set(app) and app["loader"] == "windows"
+
+
+def test_why_answers_for_a_dylib(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    torch = _macho_layout(tmp_path)
+    dlp = ("--dyld-library-path", str(tmp_path / "dlp"))
+    # by its leaf name, its @rpath name as written, or the install name of the file found
+    for name in ("libnvrtc.12.dylib", "@rpath/libnvrtc.12.dylib"):
+        r = run_cli("why", *dlp, str(torch), name)
+        assert r.exit_code == 0, r.stdout
+        assert (
+            f"libtorch_cuda.dylib → libnvrtc.12.dylib => {tmp_path / 'dlp/libnvrtc.12.dylib'} [DYLD_LIBRARY_PATH]"
+            in r.stdout
+        )
+    missing = run_cli("why", "--format", "json", str(torch), "libnvrtc.12.dylib")
+    (chain,) = json.loads(missing.stdout)["library_chains"]
+    assert chain["path"] is None and chain["loader"] == "dyld" and chain["machine"] == "x86-64"
+    assert chain["tried"] == [str(tmp_path / "lib/libnvrtc.12.dylib")]
+    assert chain["skipped"] == [
+        {
+            "path": str(tmp_path / "lib/libnvrtc.12.dylib"),
+            "outcome": "wrong-machine",
+            "detail": "have arm64, need x86-64",
+        }
+    ]
+    text = run_cli("why", str(torch), "libnvrtc.12.dylib").stdout
+    assert "=> not found" in text and "skipped " in text and "wrong-machine (have arm64, need x86-64)" in text
+    assert run_cli("why", str(torch), "libSystem.B.dylib").exit_code == 0
+    assert run_cli("why", str(torch), "libomp.dylib").exit_code == 1
+
+
+def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--executable-path, --dyld-library-path, --dyld-fallback-library-path and --path are handed to
+    analyze_dyld / analyze_windows by check (through AuditConfig), tree and why alike."""
+    import importlib
+
+    from linkaudit.loader import dyld, windows
+
+    seen: list[tuple[str, object]] = []
+
+    def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=()):  # type: ignore[no-untyped-def]
+        seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path))))
+        return dyld.analyze_dyld(binaries, executable, read, library_path, fallback_library_path)
+
+    def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=()):  # type: ignore[no-untyped-def]
+        seen.append(("windows", tuple(path)))
+        return windows.analyze_windows(binaries, dll_directories, preload, read, path)
+
+    for module in map(importlib.import_module, ("linkaudit.audit", "linkaudit.cli.tree")):
+        monkeypatch.setattr(module, "analyze_dyld", spy_dyld)
+        monkeypatch.setattr(module, "analyze_windows", spy_windows)
+    torch = _macho_layout(tmp_path)
+    options = (
+        "--executable-path", "/opt/py/bin/python3",
+        "--dyld-library-path", "/a", "--dyld-library-path", "/b",
+        "--dyld-fallback-library-path", "/c",
+        "--path", "/w",
+    )  # fmt: skip
+    for command in (("check", "--no-config"), ("tree",), ("why",)):
+        seen.clear()
+        run_cli(*command, *options, str(torch), *(("libnvrtc.12.dylib",) if command == ("why",) else ()))
+        assert ("dyld", ("/opt/py/bin/python3", ("/a", "/b"), ("/c",))) in seen, command
+        assert ("windows", ("/w",)) in seen, command
