@@ -88,25 +88,46 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
 
 
 NVRTC_WIN = "nvidia-cuda-nvrtc-cu12==12.9.86"
+TORCH_MAC_WIN = "torch==2.9.1"
+
+
+def platform_wheel(spec: str, platform: str, pattern: str, folder: str) -> Path:
+    """One wheel of ``spec`` for ``platform`` (``pip download --only-binary=:all: --platform``, Python
+    3.11), kept in the test cache's ``folder``; skips the test where it cannot be fetched."""
+    import contextlib
+    import subprocess
+    import sys
+
+    target = cache_root() / folder
+    found = sorted(target.glob(pattern)) if target.exists() else []
+    if not found:
+        command = [
+            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), spec,
+            "--only-binary=:all:", "--platform", platform, "--python-version", "3.11",
+        ]  # fmt: skip
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(command, capture_output=True, timeout=600, check=False)
+        found = sorted(target.glob(pattern)) if target.exists() else []
+    if not found:
+        pytest.skip(f"{spec} ({platform}) not available")
+    return found[0]
 
 
 @pytest.fixture(scope="session")
 def nvrtc_windows_wheel() -> Path:
     """NVIDIA's Windows NVRTC wheel (76 MB, from the package index); skips where it cannot be fetched."""
-    import contextlib
-    import subprocess
-    import sys
+    return platform_wheel(NVRTC_WIN, "win_amd64", "nvidia_cuda_nvrtc_cu12-12.9.86-*win_amd64.whl", "wheels-win")
 
-    target = cache_root() / "wheels-win"
-    found = sorted(target.glob("nvidia_cuda_nvrtc_cu12-12.9.86-*win_amd64.whl")) if target.exists() else []
-    if not found:
-        command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), NVRTC_WIN,
-            "--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.11",
-        ]  # fmt: skip
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(command, capture_output=True, timeout=600, check=False)
-        found = sorted(target.glob("nvidia_cuda_nvrtc_cu12-12.9.86-*win_amd64.whl")) if target.exists() else []
-    if not found:
-        pytest.skip(f"{NVRTC_WIN} (win_amd64) not available")
-    return found[0]
+
+@pytest.fixture(scope="session")
+def torch_macos_wheel() -> Path:
+    """The official torch 2.9.1 macOS arm64 wheel (74 MB; its _C extension's LC_RPATH and libomp's
+    install name are build-machine paths); skips where it cannot be fetched."""
+    return platform_wheel(TORCH_MAC_WIN, "macosx_11_0_arm64", "torch-2.9.1-*macosx_11_0_arm64.whl", "wheels-mac")
+
+
+@pytest.fixture(scope="session")
+def torch_windows_wheel() -> Path:
+    """The official torch 2.9.1 Windows wheel (a CPU build: PyPI's Windows torch has no CUDA);
+    skips where it cannot be fetched."""
+    return platform_wheel(TORCH_MAC_WIN, "win_amd64", "torch-2.9.1-*win_amd64.whl", "wheels-win")
