@@ -1,9 +1,10 @@
 """PE reader: bytes of one PE/COFF image (a DLL, an EXE, a ``.pyd``) -> one ``Binary``.
 
-The container is read with pefile (``fast_load``, then only the three data directories a linkage
-audit needs: the import table, the delay-load import table and the export table — not the
-resources, relocations or debug data, which make up most of a 200 MB CUDA DLL's parse time).
-What is kept, in the format-neutral model:
+The headers and section table are read with pefile (``fast_load``: no data directory parsed);
+the three directories a linkage audit needs — the import table, the delay-load import table and
+the export table — by our own readers (``pe_directories``: pefile's stop silently at fixed caps).
+Resources, relocations and debug data, most of a 200 MB CUDA DLL, are never touched.  What is
+kept, in the format-neutral model:
 
 * ``needed``: the DLLs of the import table, in table order (``NeedKind.PLAIN``), then those of the
   delay-load import table (``NeedKind.DELAY_LOAD``: loaded at the first call of one of its
@@ -39,6 +40,7 @@ from ..model import (
     SymbolTable,
     linked_symbol,
 )
+from .pe_directories import Image, Imports, MalformedDirectory, Section
 
 #: IMAGE_FILE_HEADER.Machine -> the field's name for it (PE format specification, "Machine Types").
 MACHINES = {0x14C: "i386", 0x8664: "x86-64", 0xAA64: "aarch64", 0x1C4: "arm", 0x5064: "riscv64"}
@@ -48,25 +50,19 @@ PE32_PLUS = 0x20B
 #: cublasLt64_13.dll exports about 3,000 functions).
 MAX_ENTRIES = 1_000_000
 
-_DIRECTORIES = (
-    "IMAGE_DIRECTORY_ENTRY_IMPORT",
-    "IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT",
-    "IMAGE_DIRECTORY_ENTRY_EXPORT",
-)
+#: Data directory indices (PE format specification, "Optional Header Data Directories").
+DIRECTORY_EXPORT, DIRECTORY_IMPORT, DIRECTORY_DELAY_IMPORT = 0, 1, 13
 
 
 def _text(value: bytes | None) -> str:
     return value.decode("utf-8", "surrogateescape") if value else ""
 
 
-def _imports(entries: Any, delay: bool, symbols: list[Symbol], needed: list[NeededLibrary]) -> None:
+def _imports(tables: list[Imports], delay: bool, symbols: list[Symbol], needed: list[NeededLibrary]) -> None:
     kind = NeedKind.DELAY_LOAD if delay else NeedKind.PLAIN
-    for entry in entries or ():
-        dll = _text(entry.dll)
-        needed.append(NeededLibrary(dll, kind))
-        for imp in entry.imports:
-            name = _text(imp.name) if imp.name else f"#{imp.ordinal}"
-            symbols.append(linked_symbol(name, False, dll, weak=delay))
+    for table in tables:
+        needed.append(NeededLibrary(table.dll, kind))
+        symbols.extend(linked_symbol(name, False, table.dll, weak=delay) for name in table.functions)
 
 
 def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
@@ -88,28 +84,41 @@ def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
 
     try:
         pe = pefile.PE(data=buf, fast_load=True)
-        pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY[d] for d in _DIRECTORIES])
     except pefile.PEFormatError as exc:
         raise InputError(path, f"malformed PE file: {exc.value if hasattr(exc, 'value') else exc}") from exc
     except (AttributeError, IndexError, ValueError, TypeError, OverflowError) as exc:
         raise InputError(path, f"malformed PE file: {exc}") from exc
+    header = pe.OPTIONAL_HEADER
     machine_id = pe.FILE_HEADER.Machine
     machine = MACHINES.get(machine_id, f"unknown({machine_id:#x})")
-    bits = 64 if pe.OPTIONAL_HEADER.Magic == PE32_PLUS else 32
-    symbols: list[Symbol] = []
-    needed: list[NeededLibrary] = []
-    _imports(getattr(pe, "DIRECTORY_ENTRY_IMPORT", None), False, symbols, needed)
-    _imports(getattr(pe, "DIRECTORY_ENTRY_DELAY_IMPORT", None), True, symbols, needed)
-    soname = None
-    forwarders: list[tuple[str, str]] = []
-    export = getattr(pe, "DIRECTORY_ENTRY_EXPORT", None)
-    if export is not None:
-        soname = _text(getattr(export, "name", None)) or None
-        for sym in export.symbols:
-            name = _text(sym.name) if sym.name else f"#{sym.ordinal}"
-            if sym.forwarder:
-                forwarders.append((name, _text(sym.forwarder)))
-            symbols.append(linked_symbol(name, True, value=sym.address or 0))
+    bits = 64 if header.Magic == PE32_PLUS else 32
+    # The loader rounds a section's file offset down to 512 bytes when FileAlignment is at least that.
+    align = 0x200 if header.FileAlignment >= 0x200 else 1
+    image = Image(
+        buf,
+        [
+            Section(s.VirtualAddress, s.Misc_VirtualSize, s.PointerToRawData // align * align, s.SizeOfRawData)
+            for s in pe.sections
+        ],
+        header.SizeOfHeaders,
+        bits == 64,
+    )
+    directories = header.DATA_DIRECTORY
+
+    def directory(index: int) -> tuple[int, int]:
+        return (directories[index].VirtualAddress, directories[index].Size) if index < len(directories) else (0, 0)
+
+    try:
+        symbols: list[Symbol] = []
+        needed: list[NeededLibrary] = []
+        _imports(image.imports(*directory(DIRECTORY_IMPORT)), False, symbols, needed)
+        _imports(image.delay_imports(*directory(DIRECTORY_DELAY_IMPORT), header.ImageBase), True, symbols, needed)
+        soname, exports = image.exports(*directory(DIRECTORY_EXPORT))
+    except MalformedDirectory as exc:
+        raise InputError(path, f"malformed PE file: {exc}") from exc
+    forwarders = [(e.name, e.forwarder) for e in exports if e.forwarder is not None]
+    symbols.extend(linked_symbol(e.name, True, value=e.rva) for e in exports)
+    soname = soname or None
     if len(symbols) > MAX_ENTRIES:
         raise InputError(path, f"{len(symbols)} imports and exports, more than {MAX_ENTRIES}: not a real image")
     is_dll = bool(pe.FILE_HEADER.Characteristics & IMAGE_FILE_DLL)
