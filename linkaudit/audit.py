@@ -235,13 +235,14 @@ def _audit_staged(
             continue
         if not read_binaries:  # an archive without ELF members
             files.append(FileResult(path, FileStatus.AUDITED, "archive", "archive", None))
+            what = (
+                "a Windows import or static library (COFF members; used at link time, never loaded)"
+                if path.lower().endswith(".lib")
+                else "an archive with no ELF member (empty, or only text, bitcode, COFF or Mach-O members)"
+            )
             findings.append(
-                Finding(
-                    "no-binaries", Severity.NOTE, path, path,
-                    "an archive with no ELF member (empty, or only text or bitcode members): nothing to audit",
-                    {"skipped": []},
-                )
-            )  # fmt: skip
+                Finding("no-binaries", Severity.NOTE, path, path, f"{what}: nothing to audit", {"skipped": []})
+            )
         for b in read_binaries:
             files.append(FileResult(b.display_path, FileStatus.AUDITED, b.format.value, b.kind.value, b.machine))
         binaries.extend(read_binaries)

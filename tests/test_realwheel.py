@@ -133,3 +133,54 @@ def test_real_windows_dlls_in_a_wheel(nvrtc_windows_wheel: Path) -> None:
         "ole32.dll",
         "shell32.dll",
     }
+
+
+def _by_rule(findings: list) -> dict[str, list]:  # type: ignore[type-arg]
+    out: dict[str, list] = {}  # type: ignore[type-arg]
+    for f in findings:
+        out.setdefault(f.rule, []).append(f)
+    return out
+
+
+def test_official_torch_macos_wheel(torch_macos_wheel: Path) -> None:
+    """torch 2.9.1 macosx_11_0_arm64, read off the wheel: _C's LC_RPATH keeps the build machine's
+    /Users/runner/... conda env; the bundled libomp.dylib's install name is the build machine's
+    Homebrew path and it needs macOS 14 (the tag promises 11); every two-level import among
+    torch/lib's dylibs binds (no unresolved-symbol), every @rpath load resolves."""
+    from linkaudit import audit
+    from linkaudit.report import Severity
+
+    report = audit([str(torch_macos_wheel)])
+    rules = _by_rule(report.findings)
+    assert sorted(rules) == ["min-os-version", "rpath-leak"]
+    leaks = {(f.file.split("!", 1)[1], f.evidence["tag"], f.subject) for f in rules["rpath-leak"]}
+    assert leaks == {
+        ("torch/_C.cpython-311-darwin.so", "LC_RPATH", "/Users/runner/work/_temp/anaconda/envs/wheel_py311/lib"),
+        ("torch/lib/libomp.dylib", "LC_ID_DYLIB", "/opt/homebrew/opt/libomp/lib/libomp.dylib"),
+    }
+    (minos,) = rules["min-os-version"]
+    assert minos.file.endswith("!torch/lib/libomp.dylib") and minos.evidence["min_os"] == "14.0"
+    assert report.count(Severity.ERROR) == 3
+    from linkaudit.packages import staged_inputs
+
+    with staged_inputs([str(torch_macos_wheel)]) as staged:
+        path = staged.member_path("torch/lib/libtorch_python.dylib")
+        assert path is not None
+        (python,) = read(path)
+    bound = [s for s in python.symbols.iter_undefined() if s.version is not None]
+    assert sum(1 for s in bound if s.version is not None and s.version.file == "@rpath/libtorch_cpu.dylib") > 1000
+
+
+def test_official_torch_windows_wheel(torch_windows_wheel: Path) -> None:
+    """torch 2.9.1 win_amd64 (a CPU build): every import among torch/lib's DLLs is exported by the
+    DLL it names (torch_python.dll imports 5,407 functions from torch_cpu.dll's 60,252 exports);
+    MSVCP140.dll is the Visual C++ Redistributable's, which the wheel does not ship; the .lib import
+    libraries are notes, not ELF archives."""
+    from linkaudit import audit
+
+    report = audit([str(torch_windows_wheel)])
+    rules = _by_rule(report.findings)
+    assert "unresolved-symbol" not in rules and "missing-provider" not in rules
+    assert {f.subject for f in rules["library-not-found"] if f.file.endswith("!torch/lib/c10.dll")} == {"MSVCP140.dll"}
+    libs = [f for f in rules["no-binaries"] if f.file.endswith(".lib")]
+    assert len(libs) >= 10 and all("Windows import or static library" in f.message for f in libs)
