@@ -10,7 +10,11 @@ No executable is committed among the samples: ``app.exe`` here is ``imports/app.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from linkaudit import AuditConfig, audit, read
 from linkaudit.loader.images import ImageLoad, ImageOutcome, ImageResolution
@@ -136,3 +140,29 @@ def test_check_path_option_reaches_the_windows_loader(run_cli, tmp_path: Path) -
     assert missing("--path", str(tmp_path / "tools")) == []
     config = AuditConfig(target=TargetEnvironment(), windows_path=(str(tmp_path / "tools"),))
     assert [f for f in audit([str(exe)], config).findings if f.rule == "library-not-found"] == []
+
+
+MINGW = shutil.which("x86_64-w64-mingw32-gcc")
+
+
+@pytest.mark.toolchain
+@pytest.mark.skipif(MINGW is None, reason="needs x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64) to link an .exe")
+def test_a_real_mingw_executable_finds_its_dll_on_path(tmp_path: Path) -> None:
+    """A real .exe (never run), linked by GNU ld straight against the committed helper.dll."""
+    assert MINGW is not None
+    (tmp_path / "main.c").write_text(
+        "__declspec(dllimport) int present_fn(void);\nint mainCRTStartup(void) { return present_fn(); }\n"
+    )
+    exe = tmp_path / "bin/tool.exe"
+    exe.parent.mkdir()
+    subprocess.run(
+        [MINGW, "-nostdlib", "-Wl,--no-insert-timestamp", "-Wl,-e,mainCRTStartup", "-o", str(exe),
+         str(tmp_path / "main.c"), str(HELPER)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    helper = _copy(HELPER, tmp_path / "tools/helper.dll")
+    load, res = _helper(exe)
+    assert load.kind == "executable" and res.path is None
+    _load, res = _helper(exe, path=[str(tmp_path / "tools")])
+    assert res.path == str(helper) and res.source == "PATH"
