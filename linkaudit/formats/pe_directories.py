@@ -71,14 +71,21 @@ class Image:
 
     def __init__(self, buf: Buffer, sections: Sequence[Section], headers_size: int, is64: bool) -> None:
         self.buf, self.sections, self.headers_size, self.is64 = buf, sections, headers_size, is64
+        #: the file-backed RVA range of the section hit last, and its RVA-to-offset delta: names
+        #: and tables sit together, so most lookups hit it
+        self._last = (0, 0, 0)
 
     def offset(self, rva: int, what: str) -> int:
         """The file offset of ``rva``; ``MalformedDirectory`` when no section maps it into the file."""
+        start, end, delta = self._last
+        if start <= rva < end:
+            return rva + delta
         for s in self.sections:
             if s.rva <= rva < s.rva + max(s.virtual_size, s.raw_size):
-                delta = rva - s.rva
-                if delta < s.raw_size and s.offset + delta < len(self.buf):
-                    return s.offset + delta
+                backed = min(s.raw_size, len(self.buf) - s.offset)  # bytes of the section in the file
+                if rva - s.rva < backed:
+                    self._last = (s.rva, s.rva + backed, s.offset - s.rva)
+                    return rva - s.rva + s.offset
                 break
         else:
             if 0 <= rva < min(self.headers_size, len(self.buf)):

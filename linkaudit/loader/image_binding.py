@@ -61,12 +61,13 @@ class _Libraries:
                 self.by_name.setdefault(self._key(b.path), []).append(b)
                 if fmt is Format.MACHO and b.soname:
                     self.by_name.setdefault(b.soname, []).append(b)
-        self.loaded: dict[tuple[str, str], Binary] = {}
+        # (requester, the load's machine, name): each slice of a universal root is a load of its own
+        self.loaded: dict[tuple[str, str, str], Binary] = {}
         for load in loads:
             for (requester, name), res in load.resolutions.items():
                 image = load.images.get(res.path) if res.path else None
                 if image is not None:
-                    self.loaded.setdefault((requester, self._key(name)), image)
+                    self.loaded.setdefault((requester, load.machine or image.machine, self._key(name)), image)
 
     def _key(self, name: str) -> str:
         return posixpath.basename(name).lower() if self.fmt is Format.PE else name
@@ -75,12 +76,12 @@ class _Libraries:
         """The copy of library ``name`` that ``requester``'s imports bind to, or ``None`` (unknown)."""
         if self.fmt is Format.MACHO and name.startswith(SHARED_CACHE_PREFIXES):
             return None
-        hit = self.loaded.get((requester.path, self._key(name)))
+        hit = self.loaded.get((requester.path, requester.machine, self._key(name)))
         if hit is not None:
             return hit
         copies = self.by_name.get(self._key(name)) or self.by_name.get(posixpath.basename(name), [])
         near = posixpath.dirname(requester.path)
-        same = [c for c in copies if c.machine == requester.machine] or copies
+        same = [c for c in copies if c.machine == requester.machine]  # another machine's copy is never loaded
         return next((c for c in same if posixpath.dirname(c.path) == near), same[0] if same else None)
 
 

@@ -268,3 +268,19 @@ def test_install_names_and_dylib_loads_by_absolute_path() -> None:
         ("/Library/Frameworks/Python.framework/Versions/3.11/Python", "warning", "LC_LOAD_DYLIB", 1),
     ]
     assert found[0].message.endswith("dyld loads the dylib from exactly that path (install_name_tool -change)")
+
+
+def test_each_slice_binds_to_the_copy_of_its_own_machine(tmp_path: Path) -> None:
+    """A universal importer beside an x86_64-only libnvrtc lacking nvrtcCompileProgram: the x86_64
+    slice is judged against it (unresolved-symbol); the arm64 slice finds no arm64 copy (a
+    wrong-machine attempt, library-not-found) and is never judged against the x86_64 one."""
+    (tmp_path / "universal.dylib").write_bytes((MACHO / "misc/universal.dylib").read_bytes())
+    (tmp_path / "libnvrtc.12.dylib").write_bytes((MACHO / "misc/missing_symbol/libnvrtc.12.dylib").read_bytes())
+    found = audit([str(tmp_path)]).findings
+    unresolved = [f for f in found if f.rule == "unresolved-symbol"]
+    assert [(f.file, f.subject) for f in unresolved] == [
+        (str(tmp_path / "universal.dylib") + "(x86-64)", "nvrtcCompileProgram")
+    ]
+    (missing,) = [f for f in found if f.rule == "library-not-found"]
+    assert missing.subject == "@rpath/libnvrtc.12.dylib"
+    assert [a["outcome"] for a in missing.evidence["attempts"]] == ["wrong-machine"]
