@@ -323,8 +323,9 @@ def _audit_staged(
 
 
 def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:
-    """``--entry`` / ``entries`` with each one that names a package member (``PACKAGE!member``, or a
-    member path as installed that is not a file here) replaced by its staged path."""
+    """``--entry`` / ``entries`` (and the loader's directories: ``--dll-directory torch/lib``) with
+    each one that names a package member or member directory (``PACKAGE!member``, or a member path
+    as installed that does not exist here) replaced by its staged path."""
     if not staged.packages:
         return tuple(entries)
     out = []
@@ -442,7 +443,19 @@ def audit_binaries(
         packages = list(staged.packages)
         if config.target is not None:
             target = policy_target(config.target, config.target_env, staged.packages, config.profile)
-            config = replace(config, target=target, entries=staged_entries(config.entries, staged))
+            config = replace(
+                config,
+                target=target,
+                entries=staged_entries(config.entries, staged),
+                # loader directories and the main executable may name package members too
+                dll_directories=staged_entries(config.dll_directories, staged),
+                windows_path=staged_entries(config.windows_path, staged),
+                dyld_library_path=staged_entries(config.dyld_library_path, staged),
+                dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),
+                executable_path=(
+                    staged_entries((config.executable_path,), staged)[0] if config.executable_path else None
+                ),
+            )
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]

@@ -53,6 +53,19 @@ def _system() -> tuple[frozenset[str], tuple[str, ...]]:
     return names, patterns
 
 
+@functools.cache
+def _redistributable() -> frozenset[str]:
+    from ..rules.data import _load
+
+    return frozenset(n.lower() for n in _load("windows").get("redistributable", []))
+
+
+def is_redistributable(name: str) -> bool:
+    """True for a DLL of the Microsoft Visual C++ Redistributable (``msvcp140.dll``...), which
+    neither Windows nor python.org's CPython provides (``rules/data/windows.toml``)."""
+    return name.lower() in _redistributable()
+
+
 def is_system_dll(name: str) -> bool:
     """True for a DLL every Windows process can load (``rules/data/windows.toml``)."""
     names, patterns = _system()

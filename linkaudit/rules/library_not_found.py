@@ -11,6 +11,7 @@ from ..loader.analysis import would_fail
 from ..loader.dyld import dyld_reason
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
+from ..loader.windows import is_redistributable
 from ..report import Finding, Severity
 from .base import Rule
 from .data import driver_libraries
@@ -59,7 +60,11 @@ directory, System32, then the --path directories (PATH, never searched for a
 specified module could not be found." A DLL of another machine (an i386 DLL for
 an x86-64 .pyd) is skipped and the search goes on; when nothing else is found:
 "%1 is not a valid Win32 application." (ERROR_BAD_EXE_FORMAT), and the finding
-names the file skipped and both machines.
+names the file skipped and both machines. A DLL of the Visual C++
+Redistributable (msvcp140.dll, vcomp140.dll, concrt140.dll, ...) not shipped is
+a warning: neither Windows nor python.org's Python provides it, so the import
+works only where the Redistributable is installed (bundle it, as delvewheel
+does, or state the requirement).
 
 Mach-O inputs are loaded as dyld loads them (linkaudit/loader/dyld.py), each
 slice of a universal root by itself: first the --dyld-library-path directories
@@ -85,6 +90,7 @@ place tried and why it was rejected.
         "attempts_not_shown": "how many more paths were tried",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
         "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
+        "redistributable": "PE: true for a DLL of the Visual C++ Redistributable (msvcp140.dll...): a warning",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -196,10 +202,19 @@ place tried and why it was rejected.
                 for a in res.attempts
             ]
             chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
+            message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
+            redistributable = first["root"] not in dyld_roots and is_redistributable(name)
+            if redistributable:
+                message += (
+                    f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
+                    "include and python.org's Python does not ship (only vcruntime140*.dll): it loads only "
+                    "where the Redistributable is installed — bundle the DLL (delvewheel repair does) or "
+                    "state the requirement"
+                )
             yield self.finding(
                 requester,
                 name,
-                f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried",
+                message,
                 {
                     "needed": name,
                     "requester": requester,
@@ -209,5 +224,7 @@ place tried and why it was rejected.
                     "attempts_not_shown": 0,
                     "error": None,
                     "unresolved_symbols": [],
+                    "redistributable": redistributable,
                 },
+                Severity.WARNING if redistributable else None,
             )

@@ -166,3 +166,19 @@ def test_a_real_mingw_executable_finds_its_dll_on_path(tmp_path: Path) -> None:
     assert load.kind == "executable" and res.path is None
     _load, res = _helper(exe, path=[str(tmp_path / "tools")])
     assert res.path == str(helper) and res.source == "PATH"
+
+
+def test_a_visual_cpp_redistributable_dll_not_shipped_is_a_warning(tmp_path: Path) -> None:
+    """fixed/torch_cuda.dll with its import of nvrtc64_120_0.dll renamed (one string patched, NUL
+    padded): MSVCP140.dll not found is the Visual C++ Redistributable's — a warning naming it; a
+    DLL of no such list stays an error."""
+    data = (PE / "fixed/torch_cuda.dll").read_bytes()
+    old = b"nvrtc64_120_0.dll\0"
+    assert data.count(old) == 1
+    patched = tmp_path / "torch_cuda.pyd"
+    for name, severity, redistributable in (("MSVCP140.dll", "warning", True), ("nvrtc64_99.dll", "error", False)):
+        patched.write_bytes(data.replace(old, name.encode().ljust(len(old), b"\0"), 1))
+        assert name in read(str(patched))[0].needed_names
+        (f,) = [f for f in audit([str(patched)]).findings if f.rule == "library-not-found"]
+        assert (f.subject, f.severity.value, f.evidence["redistributable"]) == (name, severity, redistributable)
+        assert ("Visual C++ Redistributable" in f.message) is redistributable
