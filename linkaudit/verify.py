@@ -1,14 +1,28 @@
 """``check --verify``: every input read a second time by an independent library (lief), and every
 disagreement with our own reading reported.
 
-Our readers are the product (the ELF reader is ours; PE goes through pefile): this is how a user
+Our readers are the product (the ELF reader is ours; PE goes through pefile; Mach-O load commands
+through macholib, its symbol tables through our own ``formats.macho_linkedit``): this is how a user
 checks them on their own files.  lief is imported here only — never on the default path: its import
 alone costs about half a second, and it reads whole files into memory.
 
 Compared, per format: ELF — DT_NEEDED in order, DT_SONAME, DT_RPATH and DT_RUNPATH entries, and
 the names of the defined and of the undefined dynamic symbols; PE — the DLLs imported (plain and
 delay-load), the functions imported from each, the DLL name of the export directory, the exports
-and their forwarders.  Archive members and formats lief does not read are left out.
+and their forwarders; Mach-O, per slice of a universal file — the machine, the install name
+(``LC_ID_DYLIB``), the needed dylibs with their kind (weak, re-export, upward, lazy) in load-command
+order, the ``LC_RPATH`` entries in order, the minimum OS and SDK, the imports with the dylib each
+binds to (the two-level library ordinal; none for flat lookup) and whether weak, the exports (weak
+definitions marked) and the export trie's re-exports.  Archive members and formats lief does not
+read are left out.
+
+Where lief's own API reads a Mach-O file differently from what dyld does, lief's lower-level
+readings are used instead (the evidence, on the macOS torch wheel, is in
+``tests/formats/test_macho_lief.py``): imports are what lief decodes from the bind opcodes or the
+chained fixups (its ``imported_symbols`` also lists unbound ``nlist`` entries, and for a symbol also
+in the weak-bind table, which names no library, it keeps that entry); exports come from its export
+trie reader (its ``exported_symbols`` leaves out what only the trie names), the ``nlist`` table
+only where a slice has no trie.
 """
 
 from __future__ import annotations
@@ -17,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .model import Binary, Format, Kind, NeedKind
+from .model import Binary, Binding, Format, Kind, NeedKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +129,128 @@ def _lief_pe(x: Any) -> dict[str, Any]:
     }
 
 
+def _macho_fields(b: Binary) -> dict[str, Any]:
+    def weak(flag: bool) -> str:
+        return " [weak]" if flag else ""
+
+    return {
+        "machine": b.machine,
+        "install name": b.soname,
+        "needed": [f"{n.name} ({n.kind.value})" for n in b.needed],
+        "rpath": list(b.rpath),
+        "min os": b.min_os,
+        "sdk": b.sdk,
+        "imports": sorted(
+            {
+                f"{s.name} -> {s.version.file if s.version and s.version.file else '(flat lookup)'}"
+                f"{weak(s.binding is Binding.WEAK)}"
+                for s in b.symbols.iter_undefined()
+            }
+        ),
+        "exports": sorted(f"{s.name}{weak(s.binding is Binding.WEAK)}" for s in b.symbols if s.defined),
+        "re-exports": sorted(f"{e} -> {t}" for e, t in b.forwarders),
+    }
+
+
+#: lief's ``CPU_TYPE`` names -> ours (``mach/machine.h``).
+_LIEF_MACHINES = {"X86_64": "x86-64", "ARM64": "arm64", "X86": "i386", "ARM": "arm", "ARM64_32": "arm64_32"}
+#: Library ordinals that name no dylib (``mach-o/loader.h``): self, weak lookup, flat lookup, main
+#: executable — as 8-bit values, and as lief gives bind opcodes' special ordinals (signed).
+_SPECIAL_ORDINALS = frozenset({0, 0xFD, 0xFE, 0xFF, -1, -2, -3})
+_N_WEAK_REF, _N_WEAK_DEF = 0x40, 0x80
+
+
+def _enum_name(value: Any) -> str:
+    return str(value).rsplit(".", 1)[-1]
+
+
+def _lief_version(parts: Any) -> str:
+    major, minor, patch = list(parts)
+    return f"{major}.{minor}.{patch}" if patch else f"{major}.{minor}"
+
+
+def _no_underscore(name: str) -> str:
+    return name[1:] if name.startswith("_") else name
+
+
+def _lief_macho(x: Any) -> dict[str, Any]:
+    needs = {"LOAD_DYLIB", "LOAD_WEAK_DYLIB", "REEXPORT_DYLIB", "LOAD_UPWARD_DYLIB", "LAZY_LOAD_DYLIB"}
+    kinds = {"LOAD_DYLIB": "plain", "LOAD_WEAK_DYLIB": "weak", "REEXPORT_DYLIB": "reexport"}
+    kinds |= {"LOAD_UPWARD_DYLIB": "upward", "LAZY_LOAD_DYLIB": "lazy"}
+    commands = [(c.name, _enum_name(c.command)) for c in x.libraries]
+    needed = [name for name, kind in commands if kind in needs]
+    twolevel = "TWOLEVEL" in {_enum_name(f) for f in x.header.flags_list}
+    min_os = sdk = None
+    if x.has_build_version:
+        min_os, sdk = _lief_version(x.build_version.minos), _lief_version(x.build_version.sdk)
+    elif x.has_version_min and _enum_name(x.version_min.command) == "VERSION_MIN_MACOSX":
+        min_os, sdk = _lief_version(x.version_min.version), _lief_version(x.version_min.sdk)
+
+    def library(ordinal: int) -> str:
+        if not twolevel or ordinal in _SPECIAL_ORDINALS:
+            return "(flat lookup)"
+        return needed[ordinal - 1] if ordinal <= len(needed) else f"#ordinal {ordinal}"
+
+    def weak(flag: bool) -> str:
+        return " [weak]" if flag else ""
+
+    bound: dict[str, tuple[int, bool]] = {}
+    for bi in x.bindings:  # bind opcodes or chained fixups; not the weak-bind (coalescing) table
+        if bi.has_symbol and _enum_name(getattr(bi, "binding_class", "")) != "WEAK":
+            bound.setdefault(bi.symbol.name, (bi.library_ordinal, bi.weak_import))
+    if x.has_dyld_chained_fixups:
+        entries = [(name, ordinal, is_weak) for name, (ordinal, is_weak) in bound.items()]
+    else:
+        entries = [
+            (s.name, *bound.get(s.name, (s.library_ordinal, bool(s.description & _N_WEAK_REF))))
+            for s in x.imported_symbols
+        ]
+    if x.has_dyld_exports_trie:
+        trie: list[Any] | None = list(x.dyld_exports_trie.exports)
+    elif x.has_dyld_info and x.dyld_info.export_info[1]:
+        trie = list(x.dyld_info.exports)
+    else:
+        trie = None
+    exports = [
+        f"{_no_underscore(s.name)}{weak(bool(s.description & _N_WEAK_DEF))}"
+        for s in (x.exported_symbols if trie is None else ())
+    ]
+    reexports = []
+    for info in trie or ():
+        name, flags = info.symbol.name, {_enum_name(f) for f in info.flags_list}
+        if "REEXPORT" in flags:
+            target = info.alias.name if info.alias is not None and info.alias.name else name
+            lib = info.alias_library.name if info.alias_library is not None else "?"
+            reexports.append(f"{_no_underscore(name)} -> {lib}:{_no_underscore(target)}")
+        else:
+            exports.append(f"{_no_underscore(name)}{weak('WEAK_DEFINITION' in flags)}")
+    return {
+        "machine": _LIEF_MACHINES.get(_enum_name(x.header.cpu_type), _enum_name(x.header.cpu_type)),
+        "install name": next((name for name, kind in commands if kind == "ID_DYLIB"), None),
+        "needed": [f"{name} ({kinds[kind]})" for name, kind in commands if kind in needs],
+        "rpath": [r.path for r in x.rpaths],
+        "min os": min_os,
+        "sdk": sdk,
+        "imports": sorted({f"{_no_underscore(n)} -> {library(o)}{weak(w)}" for n, o, w in entries}),
+        "exports": sorted(exports),
+        "re-exports": sorted(reexports),
+    }
+
+
 def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str] | None = None) -> list[Disagreement]:
     """Read each binary again with lief and list every field on which the readings differ.
 
     Args:
-        binaries: the binaries read (archive members are skipped: lief reads whole files).
+        binaries: the binaries read (archive members are skipped: lief reads whole files).  The
+            slices of a universal Mach-O file (``member``: the slice's machine) are compared with
+            lief's slices of that file, in file order, when the first of them comes.
         host_path: where each binary's file is on this machine, when that differs from its path.
 
     Returns:
-        The disagreements, in input order (empty: the readings agree).
+        The disagreements, in input order (empty: the readings agree): ``path`` is the file, or
+        for a slice of a universal file its ``display_path`` (``fat.dylib(arm64)``); a file lief
+        cannot read is field ``"readable"``; Mach-O slices lief counts differently, ``"slices"``
+        (both readings: the machines).
 
     Raises:
         ConfigError: lief is not installed.
@@ -131,7 +258,15 @@ def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str
     lief = _lief()
     lief.logging.disable()  # its own warnings on stderr ("no section header") are not findings
     out: list[Disagreement] = []
+    slices: dict[str, list[Binary]] = {}  # Mach-O: a universal file's slices (``member``: the slice)
     for b in binaries:
+        if b.format is Format.MACHO:
+            slices.setdefault(b.path, []).append(b)
+    for b in binaries:
+        if b.format is Format.MACHO:
+            if b is slices[b.path][0]:
+                out.extend(_verify_macho(lief, slices[b.path], (host_path or {}).get(b.path, b.path)))
+            continue
         if b.member is not None or b.format not in (Format.ELF, Format.PE):
             continue
         parsed = lief.parse((host_path or {}).get(b.path, b.path))
@@ -143,4 +278,23 @@ def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str
         else:
             ours, theirs = _pe_fields(b), _lief_pe(parsed)
         out.extend(Disagreement(b.path, k, ours[k], theirs[k]) for k in ours if ours[k] != theirs[k])
+    return out
+
+
+def _verify_macho(lief: Any, ours_slices: list[Binary], host: str) -> list[Disagreement]:
+    """One Mach-O file's slices (ours, in file order) against lief's, field by field."""
+    path = ours_slices[0].path
+    fat = lief.MachO.parse(host)
+    if fat is None:
+        return [Disagreement(path, "readable", True, False)]
+    theirs_slices = [fat.at(i) for i in range(len(fat))]
+    if len(theirs_slices) != len(ours_slices):
+        machines = [
+            _LIEF_MACHINES.get(_enum_name(x.header.cpu_type), _enum_name(x.header.cpu_type)) for x in theirs_slices
+        ]
+        return [Disagreement(path, "slices", [b.machine for b in ours_slices], machines)]
+    out: list[Disagreement] = []
+    for b, x in zip(ours_slices, theirs_slices, strict=True):
+        ours, theirs = _macho_fields(b), _lief_macho(x)
+        out.extend(Disagreement(b.display_path, k, ours[k], theirs[k]) for k in ours if ours[k] != theirs[k])
     return out

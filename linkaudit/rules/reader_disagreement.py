@@ -14,13 +14,18 @@ class ReaderDisagreement(Rule):
     severity = Severity.ERROR
     summary = "with --verify: an independent reader (lief) reads a field of the file differently"
     explain = """\
-linkaudit's findings rest on its own reading of each file (its ELF reader, and
-pefile for PE). `check --verify` reads every input a second time with lief, an
-independent library, and compares what matters for linkage: for ELF the
-DT_NEEDED entries in order, DT_SONAME, DT_RPATH/DT_RUNPATH, and the names of the
-defined and undefined dynamic symbols; for PE the imported and delay-load DLLs,
-the functions imported from each, the export directory's DLL name, the exports
-and their forwarders. Each field that differs is a finding naming both readings.
+linkaudit's findings rest on its own reading of each file (its ELF reader,
+pefile for PE, macholib and its own __LINKEDIT readers for Mach-O). `check
+--verify` reads every input a second time with lief, an independent library,
+and compares what matters for linkage: for ELF the DT_NEEDED entries in order,
+DT_SONAME, DT_RPATH/DT_RUNPATH, and the names of the defined and undefined
+dynamic symbols; for PE the imported and delay-load DLLs, the functions imported
+from each, the export directory's DLL name, the exports and their forwarders;
+for Mach-O, per slice of a universal file, the machine, the install name, the
+needed dylibs with their kind (weak, re-export, upward, lazy), the LC_RPATH
+entries in order, the minimum OS and SDK, the imports with the dylib each binds
+to (none: flat lookup) and whether weak, the exports and the export trie's
+re-exports. Each field that differs is a finding naming both readings.
 
 A disagreement means one of the two readers is wrong on this file (or the file
 is malformed in a way the two handle differently): the other findings about the
