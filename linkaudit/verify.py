@@ -1,9 +1,10 @@
 """``check --verify``: every input read a second time by an independent library (lief), and every
 disagreement with our own reading reported.
 
-Our readers are the product (the ELF reader is ours; PE goes through pefile; Mach-O load commands
-through macholib, its symbol tables through our own ``formats.macho_linkedit``): this is how a user
-checks them on their own files.  lief is imported here only — never on the default path: its import
+Our readers are the product (the ELF reader is ours; PE headers go through pefile, its import and
+export directories through ``formats.pe_directories``; Mach-O load commands through macholib, its
+symbol tables through ``formats.macho_linkedit``): this is how a user checks them on their own
+files.  lief is imported here only — never on the default path: its import
 alone costs about half a second, and it reads whole files into memory.
 
 Compared, per format: ELF — DT_NEEDED in order, DT_SONAME, DT_RPATH and DT_RUNPATH entries, and

@@ -14,8 +14,9 @@ class ReaderDisagreement(Rule):
     severity = Severity.ERROR
     summary = "with --verify: an independent reader (lief) reads a field of the file differently"
     explain = """\
-linkaudit's findings rest on its own reading of each file (its ELF reader,
-pefile for PE, macholib and its own __LINKEDIT readers for Mach-O). `check
+linkaudit's findings rest on its own reading of each file (its ELF reader; for
+PE pefile and its own directory readers; for Mach-O macholib and its own
+__LINKEDIT readers). `check
 --verify` reads every input a second time with lief, an independent library,
 and compares what matters for linkage: for ELF the DT_NEEDED entries in order,
 DT_SONAME, DT_RPATH/DT_RUNPATH, and the names of the defined and undefined
