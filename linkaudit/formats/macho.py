@@ -1,7 +1,9 @@
 """Mach-O reader: one thin or fat (universal) file -> one ``Binary`` per architecture slice.
 
-The container — fat header, Mach-O headers, load commands, the ``LC_SYMTAB``/``LC_DYSYMTAB``
-symbol table — is read with macholib.  What is kept, in the format-neutral model:
+The fat header, Mach-O headers and load commands are parsed with macholib's structure
+definitions, walked by ``_slices`` (``macholib.MachO`` would also read every section's contents);
+the symbol tables by our own readers (``macho_linkedit``).  What is kept, in the format-neutral
+model:
 
 * ``needed``: the dylibs of ``LC_LOAD_DYLIB`` (``PLAIN``), ``LC_LOAD_WEAK_DYLIB`` (``WEAK``: may be
   missing), ``LC_REEXPORT_DYLIB`` (``REEXPORT``), ``LC_LOAD_UPWARD_DYLIB`` (``UPWARD``) and
@@ -32,9 +34,9 @@ Sources: Apple's ``mach-o/loader.h`` and ``mach-o/nlist.h``
 
 from __future__ import annotations
 
-from typing import Any
+import struct
+from typing import Any, NamedTuple
 
-from ..errors import InputError
 from ..model import (
     Binary,
     Endian,
@@ -65,14 +67,125 @@ FLAT_ORDINALS = frozenset(
 )
 LC_SYMTAB, LC_DYSYMTAB, LC_DYLD_INFO, LC_DYLD_INFO_ONLY = 0x2, 0xB, 0x22, 0x80000022
 LC_DYLD_EXPORTS_TRIE, LC_DYLD_CHAINED_FIXUPS = 0x80000033, 0x80000034
+#: magic -> (little-endian, 64-bit) (mach-o/loader.h: MH_MAGIC, MH_CIGAM, MH_MAGIC_64, MH_CIGAM_64).
+THIN_MAGICS = {
+    b"\xfe\xed\xfa\xce": (False, False),
+    b"\xce\xfa\xed\xfe": (True, False),
+    b"\xfe\xed\xfa\xcf": (False, True),
+    b"\xcf\xfa\xed\xfe": (True, True),
+}
 LINKEDIT_COMMANDS = frozenset(
     {LC_SYMTAB, LC_DYSYMTAB, LC_DYLD_INFO, LC_DYLD_INFO_ONLY, LC_DYLD_EXPORTS_TRIE, LC_DYLD_CHAINED_FIXUPS}
 )
 
 
-def _cstring(data: Any) -> str:
-    raw = bytes(data or b"").split(b"\0", 1)[0]
-    return raw.decode("utf-8", "surrogateescape")
+#: Commands whose structure the reader uses: too short a one is a malformed file (mach-o/loader.h).
+STRUCTURED = LINKEDIT_COMMANDS | {
+    0xC,  # LC_LOAD_DYLIB
+    0xD,  # LC_ID_DYLIB
+    0x20,  # LC_LAZY_LOAD_DYLIB
+    0x24,  # LC_VERSION_MIN_MACOSX
+    0x32,  # LC_BUILD_VERSION
+    0x80000018,  # LC_LOAD_WEAK_DYLIB
+    0x8000001C,  # LC_RPATH
+    0x8000001F,  # LC_REEXPORT_DYLIB
+    0x80000023,  # LC_LOAD_UPWARD_DYLIB
+}
+FAT_MAGICS = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
+#: Slices of one fat file, and load commands of one slice, beyond which the file is refused.
+MAX_SLICES, MAX_COMMANDS = 64, 65_536
+
+
+class Slice(NamedTuple):
+    """One Mach-O image of a file (the file itself when thin): its ``offset`` in the file (bytes),
+    byte order, header fields, and its load commands as ``(cmd, structure, bytes)`` — the
+    structure parsed by macholib's definition (``None`` for a command it does not define) and the
+    command's whole ``cmdsize`` bytes."""
+
+    offset: int
+    little: bool
+    cputype: int
+    filetype: int
+    flags: int
+    commands: list[tuple[int, Any, bytes]]
+
+
+def _slices(buf: Buffer) -> list[Slice]:
+    """The fat header's slices (``fat_arch``/``fat_arch64``) or the one thin image, each with its
+    load commands.  macholib's structure definitions parse the headers and commands; the walk is
+    ours, because ``macholib.MachO`` also reads every section's contents (130 MB of a 207 MB
+    ``libtorch_cpu.dylib``) where a linkage audit needs only the load commands.
+
+    Raises:
+        MalformedLinkedit: a fat header, Mach-O header or load command outside the file, a
+            ``cmdsize`` too small or past ``sizeofcmds``, or more than the caps above.
+    """
+    from macholib import mach_o  # type: ignore[import-untyped]
+    from macholib.ptypes import sizeof  # type: ignore[import-untyped]
+
+    size = len(buf)
+    offsets: list[int] = []
+    if bytes(buf[:4]) in FAT_MAGICS:
+        wide = buf[3] == 0xBF
+        count = struct.unpack_from(">I", buf, 4)[0]
+        if count > MAX_SLICES:
+            raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
+        arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
+        width = sizeof(arch)
+        for i in range(count):
+            at = 8 + i * width
+            if at + width > size:
+                raise linkedit.MalformedLinkedit(f"fat header entry {i} runs past the end of the file")
+            entry = arch.from_str(bytes(buf[at : at + width]), _endian_=">")
+            if entry.offset + entry.size > size:
+                raise linkedit.MalformedLinkedit(
+                    f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
+                )
+            offsets.append(entry.offset)
+    else:
+        offsets.append(0)
+    out: list[Slice] = []
+    for base in offsets:
+        magic = bytes(buf[base : base + 4])
+        if magic not in THIN_MAGICS:
+            raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
+        little, wide = THIN_MAGICS[magic]
+        endian = "<" if little else ">"
+        header_cls = mach_o.mach_header_64 if wide else mach_o.mach_header
+        at = base + sizeof(header_cls)
+        if at > size:
+            raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
+        header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
+        end = at + header.sizeofcmds
+        if end > size or header.ncmds > MAX_COMMANDS:
+            raise linkedit.MalformedLinkedit(
+                f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
+            )
+        commands: list[tuple[int, Any, bytes]] = []
+        for i in range(header.ncmds):
+            if at + 8 > end:
+                raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
+            cmd_id, cmdsize = struct.unpack_from(endian + "II", buf, at)
+            if cmdsize < 8 or at + cmdsize > end:
+                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
+            raw = bytes(buf[at : at + cmdsize])
+            cls = mach_o.LC_REGISTRY.get(cmd_id)
+            cmd = None
+            if cls is not None and 8 + sizeof(cls) <= cmdsize:
+                cmd = cls.from_str(raw[8 : 8 + sizeof(cls)], _endian_=endian)
+            elif cmd_id in STRUCTURED:
+                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
+            commands.append((cmd_id, cmd, raw))
+            at += cmdsize
+        out.append(Slice(base, little, header.cputype, header.filetype, header.flags, commands))
+    return out
+
+
+def _lc_str(raw: bytes, offset: int) -> str:
+    """An ``lc_str``: the NUL-terminated string at ``offset`` from the start of its load command."""
+    if not 0 < offset < len(raw):
+        raise linkedit.MalformedLinkedit(f"a load command's string offset {offset} lies outside its {len(raw)} bytes")
+    return raw[offset:].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
 
 
 def _version(packed: int) -> str:
@@ -87,11 +200,11 @@ def _c_name(name: bytes) -> str:
 
 
 def _symbols(
-    buf: Buffer, header: Any, needed: list[NeededLibrary], tables: dict[int, Any]
+    buf: Buffer, header: Slice, needed: list[NeededLibrary], tables: dict[int, Any]
 ) -> tuple[list[Symbol], list[tuple[str, str]]]:
     """One slice's imports and exports (see the module docstring for which table wins)."""
-    base, little = header.offset, header.endian == "<"
-    is64 = bool(header.header.cputype & 0x01000000)
+    base, little = header.offset, header.little
+    is64 = bool(header.cputype & 0x01000000)
     nlist: list[linkedit.Entry] = []
     if LC_SYMTAB in tables:
         st = tables[LC_SYMTAB]
@@ -111,7 +224,7 @@ def _symbols(
         exports = linkedit.read_export_trie(buf, base, info.export_off, info.export_size)
     else:
         exports = [e for e in nlist if e.defined]
-    twolevel = bool(header.header.flags & MH_TWOLEVEL)
+    twolevel = bool(header.flags & MH_TWOLEVEL)
 
     def library(ordinal: int) -> str | None:
         if not twolevel or ordinal in FLAT_ORDINALS:
@@ -147,8 +260,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
             file, loops, or holds more than ``macho_linkedit.MAX_ENTRIES`` entries (a ``ValueError``,
             reported by ``read_path`` as a malformed Mach-O file).
     """
-    from macholib import mach_o  # type: ignore[import-untyped]
-    from macholib.MachO import MachO  # type: ignore[import-untyped]
+    from macholib import mach_o
 
     needs = {
         mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
@@ -157,35 +269,32 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
         mach_o.LC_LOAD_UPWARD_DYLIB: NeedKind.UPWARD,
         mach_o.LC_LAZY_LOAD_DYLIB: NeedKind.LAZY,
     }
-    try:
-        macho = MachO(path)
-    except (ValueError, KeyError, IndexError, OSError, EOFError, AttributeError, TypeError) as exc:
-        raise InputError(path, f"malformed Mach-O file: {exc}") from exc
+    slices = _slices(buf)
+    fat = len(slices) > 1 or bytes(buf[:4]) in FAT_MAGICS
     out: list[Binary] = []
-    fat = len(macho.headers) > 1 or macho.fat is not None
-    for header in macho.headers:
-        cputype = header.header.cputype
+    for header in slices:
+        cputype = header.cputype
         machine = MACHINES.get(cputype, f"unknown({cputype:#x})")
         needed: list[NeededLibrary] = []
         rpath: list[str] = []
         soname = None
         min_os = sdk = None
         tables: dict[int, Any] = {}
-        for lc, cmd, data in header.commands:
-            if lc.cmd in LINKEDIT_COMMANDS:
-                tables.setdefault(lc.cmd, cmd)
-            if lc.cmd in needs:
-                needed.append(NeededLibrary(_cstring(data), needs[lc.cmd]))
-            elif lc.cmd == mach_o.LC_ID_DYLIB:
-                soname = _cstring(data)
-            elif lc.cmd == mach_o.LC_RPATH:
-                rpath.append(_cstring(data))
-            elif lc.cmd == mach_o.LC_BUILD_VERSION:
+        for cmd_id, cmd, raw in header.commands:
+            if cmd_id in LINKEDIT_COMMANDS:
+                tables.setdefault(cmd_id, cmd)
+            if cmd_id in needs:
+                needed.append(NeededLibrary(_lc_str(raw, cmd.name), needs[cmd_id]))
+            elif cmd_id == mach_o.LC_ID_DYLIB:
+                soname = _lc_str(raw, cmd.name)
+            elif cmd_id == mach_o.LC_RPATH:
+                rpath.append(_lc_str(raw, cmd.path))
+            elif cmd_id == mach_o.LC_BUILD_VERSION:
                 min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
-            elif lc.cmd == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
+            elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
                 min_os, sdk = _version(cmd.version), _version(cmd.sdk)
         symbols, forwarders = _symbols(buf, header, needed, tables)
-        filetype = header.header.filetype
+        filetype = header.filetype
         if filetype == MH_EXECUTE:
             kind = Kind.EXECUTABLE
         elif filetype == MH_OBJECT:
@@ -202,7 +311,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 format=Format.MACHO,
                 machine=machine,
                 bits=64 if cputype & 0x01000000 else 32,
-                endian=Endian.BIG if header.endian == ">" else Endian.LITTLE,
+                endian=Endian.LITTLE if header.little else Endian.BIG,
                 os_abi="Darwin",
                 interpreter=None,
                 libc=Libc.NONE,

@@ -220,3 +220,39 @@ def test_exports_agree_with_llvm_objdump_on_every_sample() -> None:
             assert ours == objdump_exports(path, arch), (path, arch)
             compared += 1
     assert compared >= 15
+
+
+@pytest.mark.parametrize(
+    ("patch", "reason"),
+    [
+        (lambda d: d[:16] + struct.pack("<I", 999) + d[20:], "runs past sizeofcmds"),  # ncmds
+        (lambda d: d[:20] + struct.pack("<I", len(d)) + d[24:], "do not fit the file"),  # sizeofcmds
+        (lambda d: d[:36] + struct.pack("<I", 4) + d[40:], "has cmdsize 4"),  # first command's cmdsize
+        (lambda d: d[:64], "do not fit the file"),  # truncated inside the load commands
+    ],
+)
+def test_hostile_headers_and_load_commands(tmp_path: Path, patch, reason: str) -> None:  # type: ignore[no-untyped-def]
+    data = (MACHO / "fixed/libnvrtc.12.dylib").read_bytes()
+    bad = tmp_path / "bad.dylib"
+    bad.write_bytes(patch(data))
+    with pytest.raises(InputError, match=reason):
+        read(str(bad))
+
+
+def test_hostile_fat_headers(tmp_path: Path) -> None:
+    data = bytearray((MACHO / "misc/universal.dylib").read_bytes())
+    bad = tmp_path / "fat.dylib"
+    bad.write_bytes(bytes(data[:4]) + struct.pack(">I", 40) + bytes(data[8:]))  # 38 empty entries
+    with pytest.raises(InputError, match="no Mach-O header at offset 0"):
+        read(str(bad))
+    past = bytearray(data)
+    struct.pack_into(">I", past, 8 + 8, len(data))  # first slice's offset: the end of the file
+    bad.write_bytes(bytes(past))
+    with pytest.raises(InputError, match=r"slice 0 .* runs past the end of the file"):
+        read(str(bad))
+    name = bytearray((MACHO / "fixed/libtorch_cuda.dylib").read_bytes())
+    at = _load_command(bytes(name), 0xD)  # LC_ID_DYLIB: its name offset past the command
+    struct.pack_into("<I", name, at + 8, 4096)
+    bad.write_bytes(bytes(name))
+    with pytest.raises(InputError, match="string offset 4096 lies outside"):
+        read(str(bad))
