@@ -23,7 +23,7 @@ if ! command -v clang >/dev/null || [ -z "$LIPO" ]; then
     exit 0
 fi
 mkdir -p "$WORK"/out/{broken,fixed,misc,chained} "$WORK"/out/misc/{flat_lookup,flat_namespace,weak,reexport} \
-    "$WORK"/out/misc/{missing_symbol,chain/torch/lib} "$WORK"/sdk/usr/lib
+    "$WORK"/out/misc/{missing_symbol,chain/torch/lib,exe/bin,exe/lib} "$WORK"/sdk/usr/lib
 cd "$WORK"
 cp "$SRC/libSystem.tbd" sdk/usr/lib/libSystem.B.tbd  # -flat_namespace looks up libSystem by its install name
 CF=(-nostdlib -shared -fuse-ld=lld -O1 -g0 "-ffile-prefix-map=$SRC=src/macho")
@@ -77,6 +77,12 @@ cc arm64 -o arm64.dylib -install_name @rpath/libtorch_cuda.dylib "$SRC/torch_cud
     out/fixed/libnvrtc.12.dylib -Wl,-rpath,@loader_path
 "$LIPO" -create out/fixed/libtorch_cuda.dylib arm64.dylib -output out/misc/universal.dylib
 
+# misc/exe/: an executable (MH_EXECUTE) with LC_RPATH @executable_path/../lib, finding lib/libtorch_cuda.dylib.
+cp out/fixed/libtorch_cuda.dylib out/fixed/libnvrtc.12.dylib out/misc/exe/lib/
+clang -target x86_64-apple-macos11 -nostdlib -fuse-ld=lld -O1 -g0 "-ffile-prefix-map=$SRC=src/macho" \
+    -o out/misc/exe/bin/app "$SRC/app.c" out/fixed/libtorch_cuda.dylib -Wl,-rpath,@executable_path/../lib \
+    "$SRC/libSystem.tbd"
+
 # chained/: arm64, macOS 12, chained fixups and LC_DYLD_EXPORTS_TRIE (ld64.lld-16); libtorch_cuda.dylib is
 # stripped, so its export comes from the trie alone.
 if [ -n "$LLD16" ] && [ -n "$STRIP" ]; then
@@ -88,6 +94,8 @@ if [ -n "$LLD16" ] && [ -n "$STRIP" ]; then
     c12 -o out/chained/libtorch_cuda.dylib -install_name @rpath/libtorch_cuda.dylib "$SRC/torch_cuda.c" \
         out/chained/libnvrtc.12.dylib -Wl,-rpath,@loader_path
     "$STRIP" --strip-all out/chained/libtorch_cuda.dylib
+    # misc/arm64_only.dylib: a universal (fat) file whose one slice is arm64: no slice for an x86_64 loader.
+    "$LIPO" -create out/chained/libnvrtc.12.dylib -output out/misc/arm64_only.dylib
 else
     echo "chained/ skipped: needs ld64.lld-16 and llvm-strip; committed files left as they are"
     rm -rf out/chained

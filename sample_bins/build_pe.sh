@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC="$HERE/src/pe"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/linkaudit-pe.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK"/out/{broken,fixed,driver,imports}
+mkdir -p "$WORK"/out/{broken,fixed,driver,imports,machine}
 
 CC=x86_64-w64-mingw32-gcc
 DLLTOOL=x86_64-w64-mingw32-dlltool
@@ -51,6 +51,12 @@ dll driver/plain_driver.dll "$SRC/uses_driver.c" -L. -lnvcuda
 dll imports/helper.dll "$SRC/helper.c" "$SRC/helper.def"
 dll imports/app.dll "$SRC/app.c" -L. -lhelper_claims
 cp "$WORK/out/fixed/nvrtc64_120_0.dll" "$WORK/out/imports/"
+# imports/app.exe: the same imports in an executable (IMAGE_FILE_DLL clear): Windows' standard search
+# order, PATH included.  machine/app.exe beside machine/helper.dll, an i386 build (clang + lld, below).
+EXEFLAGS=()
+for flag in "${CFLAGS[@]}"; do [ "$flag" = -shared ] || EXEFLAGS+=("$flag"); done
+(cd "$WORK" && "$CC" "${EXEFLAGS[@]}" -o out/imports/app.exe "$SRC/entry.c" "$SRC/app.c" -L. -lhelper_claims)
+cp "$WORK/out/imports/app.exe" "$WORK/out/machine/"
 
 # driver/delay_driver.dll: the same calls, nvcuda.dll delay-loaded (clang + lld).
 if command -v clang >/dev/null && command -v ld.lld >/dev/null && command -v llvm-dlltool >/dev/null; then
@@ -64,7 +70,18 @@ else
     rm -f "$WORK/out/driver/delay_driver.dll"
 fi
 
+# machine/helper.dll: helper.dll's present_fn for i386 (IMAGE_FILE_MACHINE_I386): the x86-64 app.exe
+# beside it cannot use it ("%1 is not a valid Win32 application").
+if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
+    (cd "$WORK" && clang --target=i686-w64-mingw32 -fuse-ld=lld -O1 -g0 -nostdlib -shared -s \
+        -Wl,--no-insert-timestamp -Wl,-e,DllMainCRTStartup@12 "-ffile-prefix-map=$SRC=src/pe" \
+        -o out/machine/helper.dll "$SRC/entry.c" "$SRC/helper.c")
+else
+    echo "skipped: machine/helper.dll (needs clang, lld)"
+    rm -rf "$WORK/out/machine"
+fi
+
 mkdir -p "$HERE/pe"
 cp -r "$WORK"/out/* "$HERE/pe/"
-find "$HERE/pe" -name '*.dll' -exec chmod 0644 {} +
-echo "built: $(cd "$HERE" && find pe -name '*.dll' | sort | tr '\n' ' ')"
+find "$HERE/pe" -type f -exec chmod 0644 {} +
+echo "built: $(cd "$HERE" && find pe -type f | sort | tr '\n' ' ')"

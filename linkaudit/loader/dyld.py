@@ -58,7 +58,7 @@ def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
     if attempt.outcome == ImageOutcome.WRONG_MACHINE:
         have = [DYLD_ARCH_NAMES.get(m, m) for m in attempt.machines]
         need = DYLD_ARCH_NAMES.get(machine, machine)
-        if len(have) == 1:
+        if not attempt.detail.startswith("fat file"):
             return f"mach-o file, but is an incompatible architecture (have '{have[0]}', need '{need}')"
         return f"fat file, but missing compatible architecture (have ({','.join(have)}), need ({need}))"
     if attempt.outcome == ImageOutcome.FOUND:
@@ -123,7 +123,8 @@ def analyze_dyld(
             if b.machine == machine:
                 return ImageAttempt(path, source, ImageOutcome.FOUND), b
         have = tuple(b.machine for b in slices)
-        detail = f"have {','.join(have)}, need {machine}"
+        fat = any(b.member is not None for b in slices)  # a universal file, even of one slice
+        detail = f"{'fat file: ' if fat else ''}have {','.join(have)}, need {machine}"
         return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
 
     def search(

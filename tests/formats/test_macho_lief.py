@@ -290,7 +290,8 @@ def _llvm_chained_imports(lines: list[str]) -> list[tuple[int, bool, str]]:
 
 
 _NM = re.compile(
-    r"^(?:[0-9a-f]+ )?\s*\((?P<section>[^)]*)\) (?P<weak>weak )?(?P<ext>external|private external|non-external)"
+    r"^(?:[0-9a-f]+ )?\s*\((?P<section>[^)]*)\) (?:\[[^\]]*\] )*(?P<weak>weak )?"
+    r"(?P<ext>external|private external|non-external)"
     r"(?: \[[^\]]*\]| \(was a private external\))* (?P<name>.+?)(?: \((?P<note>from [^()]+|dynamically looked up)\))?$"
 )
 

@@ -95,8 +95,9 @@ def test_imports_are_bound_to_the_exports_of_dlls_among_the_inputs(tmp_path: Pat
     forwarded_fn resolves through helper.dll's forwarder into nvrtc64_120_0.dll — and fails when
     the forwarder's target DLL lacks the function."""
     report = audit([str(PE / "imports")])
-    (finding,) = [f for f in report.findings if f.rule == "unresolved-symbol"]
+    finding, exe = [f for f in report.findings if f.rule == "unresolved-symbol"]  # app.dll, app.exe
     assert finding.file.endswith("app.dll") and finding.subject == "absent_fn" and finding.severity.value == "error"
+    assert exe.file.endswith("app.exe") and exe.subject == "absent_fn"
     assert "The procedure entry point absent_fn could not be located in the dynamic link library helper.dll" in (
         finding.message
     )

@@ -164,8 +164,20 @@ def test_every_slice_of_a_universal_root_is_loaded_by_its_own_machine(tmp_path: 
         assert load.images[str(nvrtc)].machine == machine
 
 
-def test_dyld_reason_for_a_fat_file_without_the_slice() -> None:
-    tried = ImageAttempt("/x/libA.dylib", "install-name", ImageOutcome.WRONG_MACHINE, "", ("arm64", "i386"))
+def test_dyld_reason_for_a_fat_file_without_the_slice(tmp_path: Path) -> None:
+    """misc/arm64_only.dylib is a universal file of one arm64 slice: for an x86_64 loader, dyld's
+    "fat file, but missing compatible architecture" — not the thin file's wording."""
+    _copy(MACHO / "fixed/libtorch_cuda.dylib", tmp_path / "libtorch_cuda.dylib")
+    _copy(MACHO / "misc/arm64_only.dylib", tmp_path / "libnvrtc.12.dylib")
+    (f,) = [f for f in audit([str(tmp_path)]).findings if f.rule == "library-not-found"]
+    assert "(fat file, but missing compatible architecture (have (arm64), need (x86_64)))" in f.message
+    thin = tmp_path / "thin"
+    thin.mkdir()
+    _copy(MACHO / "fixed/libtorch_cuda.dylib", thin / "libtorch_cuda.dylib")
+    _copy(MACHO / "chained/libnvrtc.12.dylib", thin / "libnvrtc.12.dylib")
+    (f,) = [f for f in audit([str(thin)]).findings if f.rule == "library-not-found"]
+    assert "(mach-o file, but is an incompatible architecture (have 'arm64', need 'x86_64'))" in f.message
+    tried = ImageAttempt("/x/libA.dylib", "install-name", ImageOutcome.WRONG_MACHINE, "fat file: ", ("arm64", "i386"))
     assert (
         dyld_reason(tried, "x86-64")
         == "fat file, but missing compatible architecture (have (arm64,i386), need (x86_64))"
@@ -191,3 +203,15 @@ def test_executable_path_is_the_given_executable_or_the_executable_root(tmp_path
     exe = dataclasses.replace(ext, path=str(tmp_path / "app/bin/tool"), kind=Kind.EXECUTABLE)
     (load,) = analyze_dyld([exe], executable=str(tmp_path / "elsewhere/python3"))
     assert _nvrtc(load).path == str(nvrtc) and load.kind == "executable"
+
+
+def test_the_committed_executable_finds_its_dylibs_through_executable_path(tmp_path: Path) -> None:
+    """misc/exe/bin/app (MH_EXECUTE) has LC_RPATH @executable_path/../lib: the executable is its own
+    main executable, so lib/libtorch_cuda.dylib resolves; moved elsewhere alone, not found."""
+    (app,) = read(str(MACHO / "misc/exe/bin/app"))
+    assert (app.kind, app.rpath) == (Kind.EXECUTABLE, ("@executable_path/../lib",))
+    assert audit([str(MACHO / "misc/exe")]).findings == ()
+    _copy(MACHO / "misc/exe/bin/app", tmp_path / "app")
+    (f,) = [f for f in audit([str(tmp_path / "app")]).findings if f.rule == "library-not-found"]
+    assert f.subject == "@rpath/libtorch_cuda.dylib"
+    assert [a["path"] for a in f.evidence["attempts"]] == [str(tmp_path.parent / "lib/libtorch_cuda.dylib")]

@@ -182,3 +182,21 @@ def test_a_visual_cpp_redistributable_dll_not_shipped_is_a_warning(tmp_path: Pat
         (f,) = [f for f in audit([str(patched)]).findings if f.rule == "library-not-found"]
         assert (f.subject, f.severity.value, f.evidence["redistributable"]) == (name, severity, redistributable)
         assert ("Visual C++ Redistributable" in f.message) is redistributable
+
+
+def test_the_committed_executables_search_their_directory_and_skip_an_i386_dll() -> None:
+    """imports/app.exe (an executable: IMAGE_FILE_DLL clear) finds helper.dll in its own directory
+    and then lacks absent_fn; machine/app.exe finds only an i386 helper.dll: ERROR_BAD_EXE_FORMAT."""
+    (exe,) = read(str(PE / "imports/app.exe"))
+    assert (exe.kind, exe.machine, exe.needed_names) == (Kind.EXECUTABLE, "x86-64", ("helper.dll",))
+    (i386,) = read(str(PE / "machine/helper.dll"))
+    assert (i386.machine, i386.bits) == ("i386", 32)
+    found = [(f.rule, f.file.rsplit("/", 1)[-1], f.subject) for f in audit([str(PE / "imports/app.exe")]).findings]
+    assert found == [("unresolved-symbol", "app.exe", "absent_fn")]
+    (f,) = audit([str(PE / "machine")]).findings
+    assert (f.rule, f.subject) == ("library-not-found", "helper.dll")
+    assert "%1 is not a valid Win32 application" in f.message and "(have i386, need x86-64)" in f.message
+    assert [(a["source"], a["outcome"]) for a in f.evidence["attempts"]] == [
+        ("application-directory", "wrong-machine"),
+        ("system", "missing"),
+    ]
