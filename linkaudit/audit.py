@@ -412,7 +412,8 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None, progress: Pro
         reported as ``PACKAGE!member``.
 
     Raises:
-        ConfigError: ``config.ignore`` names an unknown rule, or rule data is invalid.
+        ConfigError: ``config.ignore`` names an unknown rule, rule data is invalid, or a
+            ``dll_directories`` entry is no directory (here or in a package given).
 
     ``progress`` is told the bytes of package members expected and written (``packages.Progress``).
     """
@@ -456,6 +457,9 @@ def audit_binaries(
                     staged_entries((config.executable_path,), staged)[0] if config.executable_path else None
                 ),
             )
+        for directory in config.dll_directories:
+            if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
+                raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]

@@ -12,6 +12,7 @@ from ..loader.dyld import dyld_reason
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..loader.windows import is_redistributable
+from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
 from .data import driver_libraries
@@ -28,7 +29,7 @@ def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
 class LibraryNotFound(Rule):
     id = "library-not-found"
     severity = Severity.ERROR
-    summary = "a DT_NEEDED that resolves nowhere when an import root is loaded (what ld.so would do)"
+    summary = "a needed library (DT_NEEDED, imported DLL, dylib load command) found nowhere when an import root is loaded, as ld.so, Windows or dyld would search"
     explain = """\
 Each import root (a Python extension module, an executable, or a library that is
 dlopen()ed) is loaded the way glibc's ld.so loads it: its DT_NEEDED entries
@@ -60,7 +61,10 @@ directory, System32, then the --path directories (PATH, never searched for a
 specified module could not be found." A DLL of another machine (an i386 DLL for
 an x86-64 .pyd) is skipped and the search goes on; when nothing else is found:
 "%1 is not a valid Win32 application." (ERROR_BAD_EXE_FORMAT), and the finding
-names the file skipped and both machines. A DLL of the Visual C++
+names the file skipped and both machines. An executable missing a DLL never
+starts ("The code execution cannot proceed because X.dll was not found"). When
+a DLL or dylib of that name is among the inputs elsewhere, the finding says
+where, and which --dll-directory (or LC_RPATH) would reach it. A DLL of the Visual C++
 Redistributable (msvcp140.dll, vcomp140.dll, concrt140.dll, ...) not shipped is
 a warning: neither Windows nor python.org's Python provides it, so the import
 works only where the Redistributable is installed (bundle it, as delvewheel
@@ -78,7 +82,8 @@ always present); then the --dyld-fallback-library-path directories
 slice of the root's architecture; one without such a slice is skipped ("mach-o
 file, but is an incompatible architecture"), as dyld skips it. A weak dylib may
 be missing. Not found: "Library not loaded: @rpath/libomp.dylib", with every
-place tried and why it was rejected.
+place tried and why it was rejected ("no LC_RPATH's found" when no image of the
+chain has one).
 """
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
@@ -160,6 +165,10 @@ place tried and why it was rejected.
         nowhere (see ``explain``)."""
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
         dyld_roots = {load.root for load in context.dyld}
+        shipped: dict[str, set[str]] = {}  # base name (lower case) -> PE and Mach-O inputs so named
+        for b in context.binaries:
+            if b.format in (Format.PE, Format.MACHO):
+                shipped.setdefault(posixpath.basename(b.path).lower(), set()).add(b.path)
         for load in (*context.windows, *context.dyld):
             for (requester, name), res in load.resolutions.items():
                 if res.path is not None or res.system or res.optional:
@@ -180,10 +189,12 @@ place tried and why it was rejected.
             wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
             if first["root"] in dyld_roots:
                 machine = str(first["machine"])
-                tried = ", ".join(f"'{a.path}' ({dyld_reason(a, machine)})" for a in res.attempts) or "nothing"
-                failure = (
-                    f"Library not loaded: {name} (referenced from {posixpath.basename(requester)}; tried: {tried})"
-                )
+                tried = ", ".join(f"'{a.path}' ({dyld_reason(a, machine)})" for a in res.attempts)
+                if not tried and name.startswith("@rpath/"):
+                    tried = "no LC_RPATH's found"  # dyld's reason: no image in the chain has an LC_RPATH
+                elif not tried and name.startswith("@executable_path"):
+                    tried = "nothing: @executable_path is unknown — pass --executable-path (for a Python extension, the interpreter)"
+                failure = f"Library not loaded: {name} (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
                 if first["kind"] == "python-import":
                     failure = f"ImportError: dlopen({first['root']}): {failure}"
             else:
@@ -192,6 +203,11 @@ place tried and why it was rejected.
                 reason = "%1 is not a valid Win32 application." if wrong else "The specified module could not be found."
                 if first["kind"] == "python-import":
                     failure = f"ImportError: DLL load failed while importing {module}: {reason}"
+                elif first["kind"] == "executable" and not wrong:
+                    # the process never starts (STATUS_DLL_NOT_FOUND), in the words of Windows' dialog
+                    failure = f"The code execution cannot proceed because {name} was not found ({first['root']})"
+                elif first["kind"] == "executable":
+                    failure = f"{first['root']} cannot start: {reason[:-1]} ({name}, STATUS_INVALID_IMAGE_FORMAT)"
                 else:
                     failure = f"LoadLibrary({first['root']}) fails: {reason[:-1]} ({name})"
             if wrong and first["root"] not in dyld_roots:  # dyld's "tried:" list names them already
@@ -203,6 +219,20 @@ place tried and why it was rejected.
             ]
             chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
             message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
+            elsewhere = sorted(shipped.get(posixpath.basename(name).lower(), ()))
+            if elsewhere:
+                where = posixpath.dirname(elsewhere[0])
+                if first["root"] in dyld_roots:
+                    message += (
+                        f"; {posixpath.basename(name)} is among the inputs at {elsewhere[0]}: an LC_RPATH of the "
+                        f"loading image leading there (install_name_tool -add_rpath), or --dyld-library-path {where}"
+                    )
+                else:
+                    message += (
+                        f"; {posixpath.basename(name)} is among the inputs at {elsewhere[0]}: a .pyd import searches "
+                        f"only its own directory and the DLL directories — --dll-directory {where}, as the package's "
+                        "os.add_dll_directory call would add it, or ship the DLL beside the module"
+                    )
             redistributable = first["root"] not in dyld_roots and is_redistributable(name)
             if redistributable:
                 message += (

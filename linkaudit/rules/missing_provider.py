@@ -53,10 +53,11 @@ def find_missing(
     stems = {library_stem(n) for n in needed}
     missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
     for sym in binary.symbols.iter_undefined():
-        if sym.binding == Binding.WEAK or not sym.name:
-            continue
         bound = sym.version.file if sym.version is not None else None
-        if binary.format is Format.PE or (binary.format is Format.MACHO and bound):
+        names_library = binary.format is Format.PE or (binary.format is Format.MACHO and bound)
+        if not sym.name or (sym.binding == Binding.WEAK and not names_library):
+            continue  # a weak ELF reference may stay unbound; a weak or delay-load import still names its library
+        if names_library:
             # The import names the library it binds to: of a known family, it must be that family's.
             fam = classify(sym.name)
             if fam is None or bound is None or fam.provided_by(bound):
@@ -87,7 +88,7 @@ def find_missing(
 class MissingProvider(Rule):
     id = "missing-provider"
     severity = Severity.ERROR
-    summary = "undefined symbols of a known library family with no DT_NEEDED entry of that family"
+    summary = "undefined symbols or imports of a known library family that no needed library (DT_NEEDED, DLL, dylib) of that family provides"
     explain = """\
 Every undefined, non-weak symbol must be defined by some library the loader
 loads. When a library uses, say, nvrtcCreateProgram but no DT_NEEDED entry is a
@@ -169,10 +170,12 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                         f"{key} library"
                     )
                 if fam is not None and fam.driver:
-                    message += (
-                        "; these are driver symbols: the GPU driver provides them, so do not add the "
-                        "DT_NEEDED — reach them through cuGetProcAddress or dlopen"
-                    )
+                    lazily = {
+                        Format.PE: "do not import the driver's DLL — reach them through cuGetProcAddress, "
+                        "LoadLibrary/GetProcAddress or a delay-load import",
+                        Format.MACHO: "do not link the driver's dylib — reach them through cuGetProcAddress or dlopen",
+                    }.get(binary.format, "do not add the DT_NEEDED — reach them through cuGetProcAddress or dlopen")
+                    message += f"; these are driver symbols: the GPU driver provides them, so {lazily}"
                 elif linked_drivers:
                     message += (
                         f"; the file links {', '.join(linked_drivers)} instead, which provides none of "

@@ -36,7 +36,7 @@ def _entries(binary: Binary) -> Iterator[tuple[str, int, str]]:
 class RpathLeak(Rule):
     id = "rpath-leak"
     severity = Severity.WARNING
-    summary = "DT_RPATH/DT_RUNPATH entries that are absolute (warning) or point into a build tree (error)"
+    summary = "search paths (DT_RPATH/DT_RUNPATH, LC_RPATH) and Mach-O install names that are absolute (warning) or point into a build tree (error)"
     explain = """\
 A search path written into a library travels with it. Only entries relative to
 $ORIGIN (the directory of the library itself, ld.so(8)) stay right when the
@@ -63,10 +63,11 @@ Mach-O: LC_RPATH entries under @loader_path or @executable_path are the
 image-relative form (dyld's $ORIGIN); absolute ones — a build machine's
 /Users/..., /opt/homebrew/... — are judged as above. So are the install name
 (LC_ID_DYLIB: every image linked against the dylib records it, and dyld looks
-there) and the dylibs loaded by path (LC_LOAD_DYLIB and the other dylib load
-commands), except @rpath/ names and the dyld shared cache (/usr/lib,
-/System/Library) — the official torch 2.9.1 macOS wheel ships a libomp.dylib
-whose install name is the build machine's /opt/homebrew path.
+there) and, when they point into a build machine's trees, the dylibs loaded by
+path (LC_LOAD_DYLIB and the other dylib load commands; an installed framework
+such as /Library/Frameworks/Python.framework is library-not-found's to judge) —
+the official torch 2.9.1 macOS wheel ships a libomp.dylib whose install name is
+the build machine's /opt/homebrew path.
 
 Data: linkaudit/rules/data/rpath.toml.
 """
@@ -91,13 +92,16 @@ Data: linkaudit/rules/data/rpath.toml.
                 if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
                     continue
                 marker = next((m for m in data.markers if m.matches(entry)), None)
+                if tag == "LC_LOAD_DYLIB" and marker is None:
+                    continue  # an installed framework (/Library/Frameworks/...): library-not-found judges it
+                origin = "@loader_path" if macho else "$ORIGIN"
                 if entry == "":
                     reason, severity = "empty", Severity.WARNING
                     message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
                 elif not entry.startswith("/"):
                     reason, severity = "relative", Severity.WARNING
                     message = (
-                        f"{tag} entry {entry!r} is relative but not to $ORIGIN: it is resolved against "
+                        f"{tag} entry {entry!r} is relative but not to {origin}: it is resolved against "
                         "the current working directory"
                     )
                 elif marker is not None:
@@ -110,7 +114,7 @@ Data: linkaudit/rules/data/rpath.toml.
                     reason, severity = "absolute", Severity.WARNING
                     message = (
                         f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
-                        "user's machine the package does not own; use $ORIGIN-relative paths"
+                        f"user's machine the package does not own; use {origin}-relative paths"
                     )
                 if tag == "LC_ID_DYLIB" and reason != "relative":
                     message += (

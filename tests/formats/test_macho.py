@@ -14,7 +14,7 @@ import pytest
 
 from linkaudit import audit, read
 from linkaudit.errors import InputError
-from linkaudit.model import Format, Kind
+from linkaudit.model import Format, Kind, SymbolTable
 
 MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
 
@@ -248,26 +248,35 @@ def test_chained_fixups_sample_is_audited_like_the_classic_one(run_cli) -> None:
 
 
 def test_install_names_and_dylib_loads_by_absolute_path() -> None:
-    """LC_LOAD_DYLIB by a Homebrew path of the build machine: an error; by another absolute path
-    (a framework Python): a warning; the shared cache and @rpath/: nothing."""
+    """LC_LOAD_DYLIB by a Homebrew path of the build machine: an error; an installed framework (a
+    framework Python, CUDA.framework): not rpath-leak's (library-not-found judges whether it is
+    there); the shared cache and @rpath/: nothing.  cuInit imported from CUDA.framework is the
+    driver API from the driver (driver-link), not a missing provider."""
     from linkaudit.config import AuditConfig
     from linkaudit.context import AuditContext
-    from linkaudit.model import NeededLibrary, NeedKind
+    from linkaudit.model import NeededLibrary, NeedKind, linked_symbol
+    from linkaudit.rules.missing_provider import MissingProvider
     from linkaudit.rules.rpath_leak import RpathLeak
 
     (fixed,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
+    cuda = "/Library/Frameworks/CUDA.framework/Versions/A/CUDA"
     needed = (
         NeededLibrary("/opt/homebrew/opt/libomp/lib/libomp.dylib", NeedKind.PLAIN),
         NeededLibrary("/Library/Frameworks/Python.framework/Versions/3.11/Python", NeedKind.WEAK),
+        NeededLibrary(cuda, NeedKind.PLAIN),
         NeededLibrary("/usr/lib/libc++.1.dylib", NeedKind.PLAIN),
         NeededLibrary("@rpath/libnvrtc.12.dylib", NeedKind.PLAIN),
     )
-    found = list(RpathLeak().check(AuditContext((dataclasses.replace(fixed, needed=needed),), AuditConfig())))
+    symbols = SymbolTable.from_symbols([linked_symbol("cuInit", False, cuda), *fixed.symbols])
+    binary = dataclasses.replace(fixed, needed=needed, symbols=symbols)
+    found = list(RpathLeak().check(AuditContext((binary,), AuditConfig())))
     assert [(f.subject, f.severity.value, f.evidence["tag"], f.evidence["index"]) for f in found] == [
         ("/opt/homebrew/opt/libomp/lib/libomp.dylib", "error", "LC_LOAD_DYLIB", 0),
-        ("/Library/Frameworks/Python.framework/Versions/3.11/Python", "warning", "LC_LOAD_DYLIB", 1),
     ]
     assert found[0].message.endswith("dyld loads the dylib from exactly that path (install_name_tool -change)")
+    assert list(MissingProvider().check(AuditContext((binary,), AuditConfig()))) == []
+    rules = {f.rule for f in audit([str(MACHO / "fixed")]).findings}
+    assert "rpath-leak" not in rules
 
 
 def test_each_slice_binds_to_the_copy_of_its_own_machine(tmp_path: Path) -> None:
@@ -284,3 +293,22 @@ def test_each_slice_binds_to_the_copy_of_its_own_machine(tmp_path: Path) -> None
     (missing,) = [f for f in found if f.rule == "library-not-found"]
     assert missing.subject == "@rpath/libnvrtc.12.dylib"
     assert [a["outcome"] for a in missing.evidence["attempts"]] == ["wrong-machine"]
+
+
+def test_weak_bound_imports_of_the_wrong_family_are_still_missing_providers() -> None:
+    """nvrtc* bound (two-level) to the driver through a weak dylib: weak does not make the wrong
+    library right — missing-provider, as for the plain link in broken/."""
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.model import NeededLibrary, NeedKind, linked_symbol
+    from linkaudit.rules.missing_provider import MissingProvider
+
+    (broken,) = read(str(MACHO / "broken/libtorch_cuda.dylib"))
+    weak = [
+        linked_symbol(s.name, s.defined, s.version.file if s.version else None, weak=not s.defined, value=s.value)
+        for s in broken.symbols
+    ]
+    needed = tuple(NeededLibrary(n.name, NeedKind.WEAK) if "libcuda" in n.name else n for n in broken.needed)
+    binary = dataclasses.replace(broken, symbols=SymbolTable.from_symbols(weak), needed=needed)
+    (f,) = MissingProvider().check(AuditContext((binary,), AuditConfig()))
+    assert f.subject == "libnvrtc*.dylib" and f.evidence["symbols"] == ["nvrtcCompileProgram", "nvrtcCreateProgram"]

@@ -215,3 +215,9 @@ def test_the_committed_executable_finds_its_dylibs_through_executable_path(tmp_p
     (f,) = [f for f in audit([str(tmp_path / "app")]).findings if f.rule == "library-not-found"]
     assert f.subject == "@rpath/libtorch_cuda.dylib"
     assert [a["path"] for a in f.evidence["attempts"]] == [str(tmp_path.parent / "lib/libtorch_cuda.dylib")]
+
+
+def test_no_lc_rpath_in_the_chain_is_said_in_dylds_words() -> None:
+    """chain/torch/lib/libtorch_cuda.dylib given alone: no image of its load has an LC_RPATH."""
+    (f,) = [f for f in audit([str(MACHO / "misc/chain/torch/lib/libtorch_cuda.dylib")]).findings]
+    assert f.rule == "library-not-found" and "tried: no LC_RPATH's found" in f.message

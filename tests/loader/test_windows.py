@@ -200,3 +200,21 @@ def test_the_committed_executables_search_their_directory_and_skip_an_i386_dll()
         ("application-directory", "wrong-machine"),
         ("system", "missing"),
     ]
+
+
+def test_an_executable_missing_a_dll_and_a_dll_shipped_elsewhere(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An executable whose DLL is missing never starts (Windows' dialog, not LoadLibrary's words); a
+    .pyd whose DLL ships elsewhere among the inputs is told which --dll-directory would find it; a
+    --dll-directory that does not exist is a usage error, as os.add_dll_directory raises."""
+    shutil.copy(PE / "imports/app.exe", tmp_path / "app.exe")
+    (f,) = [f for f in audit([str(tmp_path / "app.exe")]).findings if f.rule == "library-not-found"]
+    assert f.message.startswith("The code execution cannot proceed because helper.dll was not found")
+    (tmp_path / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PE / "imports/app.dll", tmp_path / "pkg/app.pyd")
+    shutil.copy(PE / "imports/helper.dll", tmp_path / "pkg/lib/helper.dll")
+    (f,) = [f for f in audit([str(tmp_path / "pkg")]).findings if f.rule == "library-not-found"]
+    assert f"--dll-directory {tmp_path / 'pkg/lib'}" in f.message
+    fixed = audit([str(tmp_path / "pkg")], AuditConfig(dll_directories=(str(tmp_path / "pkg/lib"),))).findings
+    assert [f for f in fixed if f.rule == "library-not-found"] == []
+    r = run_cli("check", "--no-config", "--dll-directory", str(tmp_path / "nowhere"), str(tmp_path / "pkg"))
+    assert r.exit_code == 2 and "not a directory" in r.stderr
