@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
-from ..model import Format, NeedKind
+from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_libraries
@@ -19,6 +20,41 @@ MACHO_COMMANDS = {
     NeedKind.UPWARD: "LC_LOAD_UPWARD_DYLIB",
     NeedKind.LAZY: "LC_LAZY_LOAD_DYLIB",
 }
+
+
+def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list[dict[str, object]], str | None, bool]:
+    """For a PE or Mach-O ``binary`` linking driver library ``name``: the import roots whose load
+    reaches it ``[{root, kind, reached, chain}]``, what the first would see without the driver (the
+    platform's words), and whether only its own on-demand load (a plugin) reaches it."""
+    loads = context.windows if binary.format is Format.PE else context.dyld
+    mine = [ld for ld in loads if binary.path in ld.objects and ld.machine in ("", binary.machine)]
+    others = [ld for ld in mine if ld.root != binary.path]
+    chosen = others or [ld for ld in mine if ld.root == binary.path]
+    roots: list[dict[str, object]] = [
+        {
+            "root": ld.root,
+            "kind": ld.kind,
+            "reached": True,
+            "chain": [posixpath.basename(p) for p in (*ld.chain(binary.path), name)],
+        }
+        for ld in chosen
+    ]
+    if not roots:
+        return [], None, False
+    if not others and all(ld.kind == "dlopen" for ld in chosen) and any(ld.kind != "dlopen" for ld in loads):
+        return roots, None, True  # import roots exist and none reaches it: a plugin loaded on demand
+    first = chosen[0]
+    module = posixpath.basename(first.root).split(".", 1)[0]
+    base = posixpath.basename(name)
+    if binary.format is Format.PE:
+        failure = {
+            "python-import": f"ImportError: DLL load failed while importing {module}: The specified module could not be found.",
+            "executable": f"The code execution cannot proceed because {base} was not found ({first.root})",
+        }.get(first.kind, f"LoadLibrary({first.root}) fails: The specified module could not be found ({base})")
+    else:
+        failure = f"Library not loaded: {name}"
+        failure = f"ImportError: dlopen({first.root}): {failure}" if first.kind == "python-import" else failure
+    return roots, failure, False
 
 
 class DriverLink(Rule):
@@ -39,7 +75,10 @@ Reach the driver lazily instead: dlopen("libcuda.so.1") at first use, or
 cuGetProcAddress / cudaGetDriverEntryPoint through the CUDA runtime. A plugin
 that is itself only ever dlopen()ed when a GPU is present may link the driver:
 with the loader emulation, a file that no import root's NEEDED closure reaches
-gets a note instead of an error.
+gets a note instead of an error. For PE and Mach-O files the Windows and dyld
+loads say the same: which import root reaches the file, and what it would see
+without the driver ("DLL load failed while importing _C", "Library not
+loaded: @rpath/libcuda.dylib").
 
 When the file uses none of the symbols the driver library exports (the export
 lists ship with linkaudit, generated from cuda.h and the NVML function table,
@@ -104,10 +143,14 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                         "not the code"
                     )
                 elif used:
+                    lazily = (
+                        "LoadLibrary()ed when a GPU is present; otherwise reach them lazily (a delay-load import, "
+                        "LoadLibrary/GetProcAddress, cuGetProcAddress)"
+                        if binary.format is Format.PE
+                        else "dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, cuGetProcAddress)"
+                    )
                     message += (
-                        f"; it uses {len(used)} of its symbols ({preview(used, 3)}): fine only for a plugin "
-                        "that is dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, "
-                        "cuGetProcAddress)"
+                        f"; it uses {len(used)} of its symbols ({preview(used, 3)}): fine only for a plugin {lazily}"
                     )
                 evidence: dict[str, object] = {
                     "library": needed.name,
@@ -136,6 +179,22 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                         "the calls then fail (delay-load exception), so the code must check for the driver "
                         f"first; uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
                     )
+                elif binary.format in (Format.PE, Format.MACHO):
+                    # No package ships the driver: the image loads of Windows or dyld say who fails.
+                    roots, failure, plugin = _image_roots(context, binary, needed.name)
+                    evidence["roots"] = roots
+                    evidence["would_fail"] = failure
+                    if failure is not None:
+                        chain = roots[0]["chain"]
+                        assert isinstance(chain, list)
+                        message += f". Without a driver: {failure} ({' → '.join(chain)})"
+                    elif plugin:
+                        severity = Severity.NOTE
+                        message = (
+                            f"{how} {needed.name}, the {lib.component}, but no import root's load reaches this "
+                            "file: it can only be loaded on demand (LoadLibrary, dlopen), which is how a plugin "
+                            "that needs the driver must be loaded (when a GPU is present)"
+                        )
                 elif driverless and linkage is not None:
                     reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
                     reached = [r for r in reaches if r.reached]

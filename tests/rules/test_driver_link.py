@@ -63,3 +63,37 @@ def test_driver_api_lists_are_exact() -> None:
     assert not {"cuFileRead", "cublasCreate_v2", "cudaMalloc", "CUdevice"} & cuda
     nvml = driver_api("nvml_api").symbols
     assert {"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlShutdown"} <= nvml
+
+
+def test_pe_and_mach_o_driver_links_say_who_fails_without_a_driver(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A .pyd importing nvcuda.dll: Python's "DLL load failed while importing"; the same DLL beside
+    a .pyd that does not reach it: a plugin (a note); the macOS seed bug: dyld's "Library not loaded"."""
+    import shutil
+    from pathlib import Path
+
+    from linkaudit import audit
+
+    samples = Path(__file__).resolve().parents[2] / "sample_bins"
+    shutil.copy(samples / "pe/driver/plain_driver.dll", tmp_path / "_drv.pyd")
+    (f,) = [f for f in audit([str(tmp_path)]).findings if f.rule == "driver-link"]
+    assert f.severity.value == "error"
+    assert (
+        f.evidence["would_fail"]
+        == "ImportError: DLL load failed while importing _drv: The specified module could not be found."
+    )
+    assert f.evidence["roots"] == [
+        {
+            "root": str(tmp_path / "_drv.pyd"),
+            "kind": "python-import",
+            "reached": True,
+            "chain": ["_drv.pyd", "nvcuda.dll"],
+        }
+    ]
+    (tmp_path / "_drv.pyd").rename(tmp_path / "plugin.dll")
+    shutil.copy(samples / "pe/fixed/torch_cuda.dll", tmp_path / "_C.pyd")
+    shutil.copy(samples / "pe/fixed/nvrtc64_120_0.dll", tmp_path / "nvrtc64_120_0.dll")
+    (f,) = [f for f in audit([str(tmp_path)]).findings if f.rule == "driver-link"]
+    assert f.severity.value == "note" and "no import root's load reaches this file" in f.message
+    (f,) = [f for f in audit([str(samples / "macho/broken")]).findings if f.rule == "driver-link"]
+    assert f.evidence["would_fail"] == "Library not loaded: @rpath/libcuda.dylib"
+    assert f.evidence["roots"][0]["chain"] == ["libtorch_cuda.dylib", "libcuda.dylib"]
