@@ -78,13 +78,17 @@ def _symbol_lines(b: Binary) -> list[str]:
         else ("   Num:    Value  Size Type    Bind   Vis      Ndx Name")
     )
     width = 16 if wide else 8
-    lines = [f"  symbol table ({len(b.symbols)} entries after the null entry 0)", "  " + header]
+    elf = b.format is Format.ELF
+    title = f"{len(b.symbols)} entries after the null entry 0" if elf else f"{len(b.symbols)} imports and exports"
+    lines = [f"  symbol table ({title})", "  " + header]
     for num, s in enumerate(b.symbols, start=1):
         type_name = _TYPE_NAMES.get(int(s.type), f"<unknown>: {int(s.type)}")
         bind_name = _BIND_NAMES.get(int(s.binding), f"<unknown>: {int(s.binding)}")
+        # a PE or Mach-O import names its library, not an ELF version: "name (from LIB)"
+        name = s.display_name() if elf or s.version is None else f"{s.name} (from {s.version.file})"
         lines.append(
             f"  {num:6d}: {s.value:0{width}x} {s.size:5d} {type_name:<7} {bind_name:<6} "
-            f"{s.visibility.name:<7} {_ndx(s.section):>4} {text_safe(s.display_name())}"
+            f"{s.visibility.name:<7} {_ndx(s.section):>4} {text_safe(name)}"
         )
     return lines
 
@@ -201,15 +205,23 @@ def _binary_lines(b: Binary) -> list[str]:
         lines.append(f"  interpreter  {b.interpreter}")
     if b.format is Format.ELF:
         lines.append(f"  libc         {b.libc.value}")
-    lines.append(f"  soname       {b.soname or '-'}")
+    # the field's own terms per format: SONAME/DT_NEEDED, install name/dylibs/LC_RPATH, DLL name/DLLs
+    soname, needed, rpath = {
+        Format.MACHO: ("install name", "dylibs", "LC_RPATH"),
+        Format.PE: ("DLL name", "DLLs", "rpath"),
+    }.get(b.format, ("soname", "needed", "rpath"))
+    lines.append(f"  {soname:<12} {b.soname or '-'}")
     if b.needed:
         shown = [n.name + ("" if n.kind is NeedKind.PLAIN else f" ({n.kind.value})") for n in b.needed]
-        lines.append("  needed       " + shown[0])
+        lines.append(f"  {needed:<12} " + shown[0])
         lines.extend("               " + n for n in shown[1:])
     else:
-        lines.append("  needed       -")
-    if b.rpath:
-        lines.append("  rpath        " + ":".join(b.rpath))
+        lines.append(f"  {needed:<12} -")
+    if b.rpath and b.format is Format.MACHO:  # one LC_RPATH command per entry, duplicates shown
+        lines.append(f"  {rpath:<12} {b.rpath[0]}")
+        lines.extend("               " + entry for entry in b.rpath[1:])
+    elif b.rpath:
+        lines.append(f"  {rpath:<12} " + ":".join(b.rpath))
     if b.runpath:
         lines.append("  runpath      " + ":".join(b.runpath))
     flags = []

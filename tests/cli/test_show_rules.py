@@ -133,3 +133,17 @@ def test_show_skips_unsupported_formats_and_notes_empty_directories(run_cli, tmp
     assert [x["path"] for x in doc["skipped"]] == [str(dll)]
     assert "LLVM bitcode" in doc["skipped"][0]["reason"]
     assert "holds no binary" in r.stderr
+
+
+def test_show_speaks_each_formats_terms(run_cli, samples) -> None:  # type: ignore[no-untyped-def]
+    """Mach-O: install name, dylibs, one LC_RPATH per line; PE: DLL name, DLLs; imports listed with
+    the library they come from, not as ELF versions (no "@@")."""
+    mac = run_cli("show", "--symbols", str(samples / "macho/misc/libleaky.dylib")).stdout.splitlines()
+    assert "  install name /Users/runner/work/pytorch/build/lib/libleaky.dylib" in mac
+    assert mac[mac.index("  LC_RPATH     /Users/runner/work/pytorch/build/lib") + 1] == "               @loader_path"
+    assert any(line.endswith("dyld_stub_binder (from /usr/lib/libSystem.B.dylib)") for line in mac)
+    assert not any("@@" in line or "null entry" in line for line in mac)
+    pe = run_cli("show", str(samples / "pe/imports/app.dll")).stdout.splitlines()
+    assert "  DLL name     app.dll" in pe and "  DLLs         helper.dll" in pe
+    elf = run_cli("show", str(samples / "fixed")).stdout
+    assert "  soname       " in elf and "  needed       " in elf
