@@ -113,6 +113,19 @@ class WheelPolicy:
     policy: str | None = None
 
 
+def wheel_platform_tags(package: str) -> tuple[str, ...]:
+    """The platform tags of a wheel's file name, in the order written: ``("manylinux_2_17_x86_64",
+    "manylinux2014_x86_64")`` for PEP 425's compressed tag set ``a.b``; empty when ``package`` is not
+    named as a wheel (PEP 427: ``{name}-{ver}(-{build})?-{python}-{abi}-{platform}.whl``)."""
+    base = os.path.basename(package)
+    if not base.endswith(".whl"):
+        return ()
+    parts = base[: -len(".whl")].split("-")
+    if len(parts) not in (5, 6):
+        return ()
+    return tuple(t for t in parts[-1].split(".") if t)
+
+
 def implied_by_wheel(package: str) -> WheelPolicy | None:
     """The symbol-version ceilings a wheel's platform tag promises, or ``None`` (not a wheel name,
     or no manylinux or macOS tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
@@ -124,19 +137,14 @@ def implied_by_wheel(package: str) -> WheelPolicy | None:
     glibc applies — as ``auditwheel show`` and pip's tag matching read it.  Source: PEP 427 (the
     file name ``{name}-{ver}(-{build})?-{python}-{abi}-{platform}.whl``), PEP 425, PEP 600.
     """
-    base = os.path.basename(package)
-    if not base.endswith(".whl"):
-        return None
-    parts = base[: -len(".whl")].split("-")
-    if len(parts) not in (5, 6):
-        return None
-    macos = [m for m in (re.fullmatch(r"macosx_(\d+)_(\d+)_\w+", t) for t in parts[-1].split(".")) if m]
+    tags = wheel_platform_tags(package)
+    macos = [m for m in (re.fullmatch(r"macosx_(\d+)_(\d+)_\w+", t) for t in tags) if m]
     if macos:
         # A macOS wheel promises its lowest tagged release (delocate checks the same).
         lowest = min(macos, key=lambda m: (int(m.group(1)), int(m.group(2))))
         return WheelPolicy(lowest.group(0), package, (f"macos={int(lowest.group(1))}.{int(lowest.group(2))}",))
     best: tuple[tuple[int, int], str] | None = None
-    for tag in parts[-1].split("."):
+    for tag in tags:
         match = _MANYLINUX.match(tag)
         glibc = (int(match.group(1)), int(match.group(2))) if match else None
         legacy = tag.split("_", 1)[0]

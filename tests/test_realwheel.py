@@ -186,6 +186,7 @@ def test_official_torch_windows_wheel(torch_windows_wheel: Path) -> None:
     report = audit([str(torch_windows_wheel)], AuditConfig(dll_directories=("torch/lib",)))
     rules = _by_rule(report.findings)
     assert "unresolved-symbol" not in rules and "missing-provider" not in rules
+    assert "wheel-architecture" not in rules  # every DLL, .pyd and .exe is x64, as win_amd64 says
     assert [f for f in report.findings if f.severity.value == "error"] == []
     assert {(f.subject, f.severity.value) for f in rules["library-not-found"]} == {("MSVCP140.dll", "warning")}
     libs = [f for f in rules["no-binaries"] if f.file.endswith(".lib")]

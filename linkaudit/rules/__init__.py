@@ -20,6 +20,7 @@ from .library_not_found import LibraryNotFound
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
+from .platform_tag import WheelArchitecture
 from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
@@ -35,6 +36,7 @@ RULES: tuple[type[Rule], ...] = (
     MissingProvider,
     SymbolVersion,
     MinOsVersion,
+    WheelArchitecture,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,
