@@ -38,18 +38,23 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
 
 def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     """The image loads with the loader options given: the Windows loads of the PE inputs, then the
-    dyld loads of the Mach-O inputs (none without inputs of the format)."""
+    dyld loads of the Mach-O inputs (none without inputs of the format).  Loader directories and
+    ``--executable-path`` may name package members (``--dll-directory torch/lib``), as for ``check``."""
+
+    def staged(option: str) -> tuple[str, ...]:
+        return staged_entries(options.get(option) or (), inputs.staged)
+
+    executable = (
+        staged_entries((options["executable_path"],), inputs.staged)[0] if options.get("executable_path") else None
+    )
     windows = analyze_windows(
-        inputs.binaries,
-        options.get("dll_directories", ()),
-        options.get("preload_dlls", ()),
-        path=options.get("windows_path", ()),
+        inputs.binaries, staged("dll_directories"), options.get("preload_dlls", ()), path=staged("windows_path")
     )
     dyld = analyze_dyld(
         inputs.binaries,
-        options.get("executable_path"),
-        library_path=options.get("dyld_library_path", ()),
-        fallback_library_path=options.get("dyld_fallback_library_path", ()),
+        executable,
+        library_path=staged("dyld_library_path"),
+        fallback_library_path=staged("dyld_fallback_library_path"),
     )
     return [*windows, *dyld]
 
@@ -60,7 +65,10 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
 @click.option("--verbose", "-v", is_flag=True, help="List every path tried, for found libraries too.")
 @click.option("--all-roots", is_flag=True, help="Also draw inputs no root reaches (loaded alone as a dlopen).")
 @click.option(
-    "--bind", is_flag=True, help="Also bind every undefined symbol of every loaded object and count the outcome."
+    "--bind",
+    is_flag=True,
+    help="Also bind every undefined symbol of every loaded object and count the outcome (PE and Mach-O: "
+    "every import, through forwarders and re-exports, counted per load and per image; JSON: each load's bind).",
 )
 @loader_options
 def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, **options: Any) -> int:
@@ -78,16 +86,26 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
-    from ..output.imagetree import image_load_to_dict, render_image_loads_text
+    from ..loader.image_binding import ImageBinder
+    from ..output.imagetree import bind_summary, image_load_to_dict, render_image_bind_text, render_image_loads_text
     from ..output.tree import render_json, render_text
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
     images = run_images(inputs, options)
+    # --bind: every import of every image of each PE and Mach-O load, bound in that load
+    binder = ImageBinder(inputs.binaries, images) if bind and images else None
+    image_bindings = [binder.bind_load(ld) for ld in images] if binder is not None else []
     if fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose))
         for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
-            mine = [image_load_to_dict(ld) for ld in images if ld.loader is loader]
+            mine = []
+            for i, ld in enumerate(images):
+                if ld.loader is loader:
+                    entry = image_load_to_dict(ld)
+                    if binder is not None:
+                        entry["bind"] = bind_summary(ld, image_bindings[i])
+                    mine.append(entry)
             if mine:
                 doc[key] = mine
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
@@ -120,6 +138,9 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
                 emit(text_safe(f"  unresolved: {line}") + "\n")
             if len(strong) > 20:
                 emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
+        for ld, bindings in zip(images, image_bindings, strict=True):
+            if bindings:
+                emit(inputs.relabel(render_image_bind_text(ld, bindings), fmt))
     shown = {ld.root for ld in loads}
     failed = (
         any(res.path is None and not (res.system or res.optional) for w in images for res in w.resolutions.values())

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
+from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
+from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
 from .emit import emit
 from .options import loader_options
@@ -17,6 +20,78 @@ from .tree import run_analysis, run_images
 
 def _base(path: str | None) -> str:
     return (path or "").rsplit("/", 1)[-1]
+
+
+def _root_label(load: ImageLoad) -> str:
+    """The root as the text names it: a slice of a universal Mach-O file with its architecture
+    (``universal.dylib(arm64)``), since each slice is a load of its own."""
+    image = load.images.get(load.root)
+    return image.display_path if image is not None and image.member else load.root
+
+
+def _image_uses(images: list[ImageLoad], binaries: Sequence[Binary], target: str) -> list[dict[str, Any]]:
+    """Every import named ``target`` of every image of the PE and Mach-O loads, bound in its load
+    (``loader.image_binding``): from which library, to which image, through which forwarders or
+    re-exports, or why nowhere.  A Mach-O name may be given with its leading underscore."""
+    binder: ImageBinder | None = None
+    uses: list[dict[str, Any]] = []
+    for load in images:
+        dyld = load.loader is ImageLoader.DYLD
+        for path in load.objects:
+            image = load.images.get(path)
+            if image is None:
+                continue
+            for sym in image.symbols.iter_undefined():
+                if sym.name != target and not (dyld and "_" + sym.name == target):
+                    continue
+                binder = binder or ImageBinder(binaries, images)
+                b = binder.bind(load, path, sym)
+                uses.append(
+                    {
+                        "root": load.root,
+                        "user": path,
+                        "reference": sym.name,
+                        "weak": sym.weak,
+                        "binds_to": b.provider,
+                        "scope": None if b.provider is None else "flat" if b.flat else "library",
+                        "defined_in_scope": [{"path": p, "versions": [None]} for p in binder.exporters(load, sym.name)],
+                        "kind": load.kind,
+                        "loader": load.loader.value,
+                        "machine": load.machine,
+                        "root_display": _root_label(load),
+                        "chain": load.chain(path),
+                        "library": b.library,
+                        "outcome": b.outcome.value,
+                        "provider_symbol": b.provider_symbol,
+                        "via": [{"path": p, "symbol": n} for p, n in b.via],
+                        "reason": b.reason,
+                    }
+                )
+    return uses
+
+
+def _image_use_lines(u: dict[str, Any]) -> list[str]:
+    """The text of one PE or Mach-O use: the importer's chain, the library named, where it binds."""
+    chain = " → ".join(_base(p) for p in u["chain"])
+    weak = " (weak)" if u["weak"] else ""
+    source = f"from {u['library']}" if u["library"] else "by flat lookup"
+    head = f"{u['root_display']} [{u['kind']}]: {chain} uses {u['reference']}{weak} {source}: "
+    if u["binds_to"]:
+        renamed = f" as {u['provider_symbol']}" if u["provider_symbol"] != u["reference"] else ""
+        how = f" ({u['reason']})" if u["reason"] else ""
+        lines = [head + f"binds to {u['binds_to']}{renamed}{how}"]
+        if len(u["via"]) > 1:
+            what = "forwarded" if u["loader"] == ImageLoader.WINDOWS.value else "re-exported"
+            steps = " → ".join(f"{_base(v['path'])} ({v['symbol']})" for v in u["via"])
+            lines.append(f"    {what}: {steps}")
+    else:
+        judged = u["outcome"] not in (ImportOutcome.SYSTEM.value, ImportOutcome.NOT_JUDGED.value)
+        where = "binds nowhere" if judged else "not judged"
+        lines = [head + f"{where}: {u['reason']}"]
+        if len(u["via"]) > 1:
+            lines.append("    looked in: " + " → ".join(f"{_base(v['path'])} ({v['symbol']})" for v in u["via"]))
+    lines.extend(f"    exported by {d['path']}" for d in u["defined_in_scope"])
+    return lines
 
 
 def _names_it(load: ImageLoad, needed: str, path: str | None, target: str) -> bool:
@@ -42,8 +117,11 @@ def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
     For a LIBRARY (a DT_NEEDED name, SONAME or file name): every chain of DT_NEEDED
     entries by which an import root pulls it in, and where it resolved or which
     paths were tried. For a SYMBOL: which definition each use binds to, in which
-    scope, and every object in that scope that defines it. Exit status 1 when
-    TARGET appears nowhere.
+    scope, and every object in that scope that defines it; for PE and Mach-O, each
+    image importing it, from which library, the image it binds to (through PE
+    forwarders and Mach-O re-exports; a flat lookup to the first image of the load
+    that exports it), or why none does. A universal file's slice is named
+    (universal.dylib(arm64)). Exit status 1 when TARGET appears nowhere.
     """
     with read_inputs(paths) as inputs:
         return _why(inputs, " ".join(paths), target, fmt, options)
@@ -79,7 +157,8 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
     # PE and Mach-O inputs: the image loads; a DLL name compares without case (as Windows compares),
     # a dylib by its install name, its leaf name (@rpath/libX.dylib is libX.dylib), or the file's name
     # and install name where it was found.
-    for image_load in run_images(inputs, options):
+    images = run_images(inputs, options)
+    for image_load in images:
         for (requester, needed), ires in image_load.resolutions.items():
             if not _names_it(image_load, needed, ires.path, target):
                 continue
@@ -98,6 +177,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "error": None,
                     "loader": image_load.loader.value,
                     "machine": image_load.machine,
+                    "root_display": _root_label(image_load),
                     "optional": ires.optional,
                     "skipped": [
                         {"path": a.path, "outcome": str(a.outcome), "detail": a.detail}
@@ -138,6 +218,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                         "defined_in_scope": definers,
                     }
                 )
+        uses.extend(_image_uses(images, inputs.binaries, target))
     if fmt == "json":
         doc = {
             "schema": SCHEMA_VERSION,
@@ -151,19 +232,23 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
         lines: list[str] = []
         for c in chains:
             chain = " → ".join(_base(p) for p in c["chain"])
+            root = c.get("root_display", c["root"])
             if c["path"]:
                 how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
-                lines.append(f"{c['root']} [{c['kind']}]: {chain} => {c['path']} [{how}]")
+                lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]")
             else:
                 why_not = "error: " + c["error"] if c["error"] else "not found"
                 if c["driver_absent"]:
                     why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
                 elif c.get("optional"):
                     why_not = "not found (a weak dylib: allowed)"
-                lines.append(f"{c['root']} [{c['kind']}]: {chain} => {why_not}")
+                lines.append(f"{root} [{c['kind']}]: {chain} => {why_not}")
                 lines.extend(f"    tried {t}" for t in c["tried"])
             lines.extend(f"    skipped {s['path']}: {s['outcome']} ({s['detail']})" for s in c.get("skipped", ()))
         for u in uses:
+            if "loader" in u:
+                lines.extend(_image_use_lines(u))
+                continue
             where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
             lines.append(
                 f"{u['root']}: {_base(u['user'])} uses {u['reference']}{' (weak)' if u['weak'] else ''}: {where}"

@@ -13,19 +13,26 @@ forwarders; Apple's ``mach-o/loader.h`` and dyld: ``LC_REEXPORT_DYLIB``, trie re
 * Mach-O: a symbol the dylib defines, or re-exports by name (``forwarders``, ``"INSTALL:symbol"``),
   or that a dylib it re-exports whole (``LC_REEXPORT_DYLIB``) exports, recursively.
 
-Flat lookups (``-undefined dynamic_lookup``, ``-flat_namespace``) name no library and are not
-bound here: they bind to whatever the process has loaded.
+Flat lookups (``-undefined dynamic_lookup``, ``-flat_namespace``) name no library: ``unbound_imports``
+does not judge them (they bind to whatever the process has loaded); ``ImageBinder`` binds them to the
+first image of the load, in load order, that exports them (dyld's flat namespace, ``man dyld``:
+"the first image [in load order] that exports the symbol"), and says so.
+
+``ImageBinder`` / ``bind_import`` answer, for one import of one image in one load, which image
+provides it and through which forwarders or re-exports, or why none does (``ImportOutcome``).  They
+and ``unbound_imports`` share one lookup (``_Exports.lookup``): PE and Mach-O alike.
 """
 
 from __future__ import annotations
 
+import enum
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..model import Binary, Format, NeedKind
+from ..model import Binary, Format, NeedKind, Symbol
 from .dyld import SHARED_CACHE_PREFIXES
-from .images import ImageLoad
+from .images import ImageLoad, ImageLoader
 
 #: Forwarders and re-exports followed at most this deep (a loop between hostile files ends).
 MAX_DEPTH = 16
@@ -48,6 +55,72 @@ class UnboundImports:
     provider: str
     symbols: tuple[str, ...]
     weak: bool
+
+
+class ImportOutcome(enum.StrEnum):
+    """What became of one import in one load (``ImageBinder.bind``)."""
+
+    #: an image of the load (or of the inputs, for a forwarder target) provides it
+    BOUND = "bound"
+    #: the library it names was loaded, but neither it nor the forwarders and re-exports it leads to
+    #: export it: Windows stops the load ("The procedure entry point X could not be located"), dyld
+    #: too ("Symbol not found"); a weak Mach-O import binds to NULL, a PE delay-load import fails
+    #: at its first call
+    NOT_EXPORTED = "not-exported"
+    #: the library it names was not found in this load (the load fails; a weak dylib may be missing:
+    #: its imports bind to NULL)
+    LIBRARY_NOT_FOUND = "library-not-found"
+    #: the library is the system's (Windows' own DLLs, the dyld shared cache): present, exports not
+    #: on disk, not judged
+    SYSTEM = "system"
+    #: the library (or a forwarder or re-export target) is neither loaded nor among the inputs, or
+    #: forwarders go deeper than ``MAX_DEPTH``: its exports are unknown, not judged
+    NOT_JUDGED = "not-judged"
+    #: a Mach-O flat lookup that no image of an executable's load exports, and the load holds no
+    #: system library that might (in any other load the host process's images may: ``NOT_JUDGED``)
+    FLAT_UNRESOLVED = "flat-unresolved"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportBinding:
+    """Where one import of one image binds in one load.
+
+    Attributes:
+        importer: path of the importing image.
+        symbol: the import's name (Mach-O: without the leading underscore; PE by ordinal: ``#N``).
+        library: the library it names, as written (a DLL name; an install name), or ``None`` for a
+            Mach-O flat lookup (``-undefined dynamic_lookup``, ``-flat_namespace``).
+        outcome: an ``ImportOutcome``.
+        provider: path of the image that provides it (``BOUND`` only), else ``None``.
+        provider_symbol: the name it has there (a PE forwarder or Mach-O re-export may rename it),
+            ``None`` unless ``BOUND``.
+        via: every image looked in, in order, as ``(path, name looked up)``: the named library's image
+            first (for a flat lookup, the image found), then each forwarder's or re-export's target;
+            for ``BOUND`` it ends at the provider, for ``NOT_EXPORTED`` at the image lacking it.
+        weak: a weak Mach-O import, or a PE delay-load import.
+        reason: for anything but a plain two-level bind, one sentence saying how (a flat lookup) or
+            why none (in the loader's words where it has them).
+    """
+
+    importer: str
+    symbol: str
+    library: str | None
+    outcome: ImportOutcome
+    provider: str | None
+    provider_symbol: str | None
+    via: tuple[tuple[str, str], ...]
+    weak: bool
+    reason: str
+
+    @property
+    def flat(self) -> bool:
+        """True for a Mach-O flat lookup (the import names no library)."""
+        return self.library is None
+
+
+#: What a library name stands for, for one requester (``_Libraries.locate``); ``_WEAK_MISSING``: a
+#: weak dylib (``LC_LOAD_WEAK_DYLIB``) not found, which dyld allows.
+_IMAGE, _SYSTEM, _MISSING, _WEAK_MISSING, _UNKNOWN = "image", "system", "missing", "weak-missing", "unknown"
 
 
 class _Libraries:
@@ -84,6 +157,45 @@ class _Libraries:
         same = [c for c in copies if c.machine == requester.machine]  # another machine's copy is never loaded
         return next((c for c in same if posixpath.dirname(c.path) == near), same[0] if same else None)
 
+    def locate(self, name: str, requester: Binary, load: ImageLoad | None = None) -> tuple[str, Binary | None]:
+        """What library ``name`` of ``requester`` stands for: ``(_IMAGE, the image)``; ``(_SYSTEM,
+        None)`` for the system's (Windows' own DLLs, the dyld shared cache); ``(_MISSING, None)`` when
+        ``load`` searched for it and found nothing (``_WEAK_MISSING``: a weak dylib); ``(_UNKNOWN,
+        None)`` when nothing says.
+
+        ``load``'s own resolution of the name comes first; then ``find``."""
+        if load is not None:
+            res = load.resolutions.get((requester.path, name))
+            if res is not None:
+                if res.system:
+                    return _SYSTEM, None
+                if res.path is None:
+                    return (_WEAK_MISSING if res.optional else _MISSING), None
+                image = load.images.get(res.path)
+                if image is not None:
+                    return _IMAGE, image
+        if self.fmt is Format.MACHO and name.startswith(SHARED_CACHE_PREFIXES):
+            return _SYSTEM, None
+        if self.fmt is Format.PE:
+            from .windows import is_system_dll
+
+            if is_system_dll(name):
+                return _SYSTEM, None
+        hit = self.find(name, requester)
+        return (_IMAGE, hit) if hit is not None else (_UNKNOWN, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """One export lookup followed through forwarders and re-exports: ``state`` is ``"found"``,
+    ``"absent"`` (not exported), or what stopped it (``_SYSTEM``, ``_MISSING``, ``_UNKNOWN``,
+    ``"deep"``); ``via`` the images looked in with the name looked up; ``library`` the library
+    name that stopped it."""
+
+    state: str
+    via: tuple[tuple[Binary, str], ...]
+    library: str = ""
+
 
 class _Exports:
     """Export lookups with forwarders and re-exports followed, each library's tables built once."""
@@ -92,36 +204,237 @@ class _Exports:
         self.libraries = libraries
         self.tables: dict[int, tuple[frozenset[str], dict[str, str]]] = {}
 
-    def has(self, lib: Binary, name: str, depth: int = 0) -> bool:
-        """True when ``lib`` exports ``name``, or ``depth`` ran out (a loop: assume it does)."""
-        if depth > MAX_DEPTH:
-            return True
+    def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
         if table is None:
             table = self.tables[id(lib)] = (frozenset(s.name for s in lib.symbols.iter_defined()), dict(lib.forwarders))
-        defined, forwarders = table
+        return table
+
+    def has(self, lib: Binary, name: str, depth: int = 0) -> bool:
+        """True when ``lib`` exports ``name``, or what it leads to is not judged (the system's, unknown,
+        or ``depth`` ran out: a loop — assume it does)."""
+        return self.lookup(lib, name, depth).state != "absent"
+
+    def lookup(self, lib: Binary, name: str, depth: int = 0, load: ImageLoad | None = None) -> _Lookup:
+        """Follow ``name`` from ``lib``: PE forwarders; Mach-O definitions, re-exports by name, then the
+        dylibs it re-exports whole in load-command order (the first that provides it, or that is not
+        judged, decides — as dyld searches them).  Libraries are located in ``load`` first."""
+        here = ((lib, name),)
+        if depth > MAX_DEPTH:
+            return _Lookup("deep", here)
+        defined, forwarders = self._table(lib)
         if self.libraries.fmt is Format.PE:
             if name not in defined:
-                return False
+                return _Lookup("absent", here)
             forwarded = forwarders.get(name)
             if forwarded is None:
-                return True
+                return _Lookup("found", here)
             dll, _, target = forwarded.rpartition(".")
-            other = self.libraries.find(dll + ".dll", lib)
-            return other is None or self.has(other, target, depth + 1)
+            return self._follow(here, dll + ".dll", target, lib, depth, load)
         if name in defined:
-            return True
+            return _Lookup("found", here)
         forwarded = forwarders.get(name)
         if forwarded is not None:
             install_name, _, target = forwarded.partition(":")
-            other = self.libraries.find(install_name, lib)
-            return other is None or self.has(other, target, depth + 1)
+            return self._follow(here, install_name, target, lib, depth, load)
         for need in lib.needed:
             if need.kind is NeedKind.REEXPORT:
-                other = self.libraries.find(need.name, lib)
-                if other is None or self.has(other, name, depth + 1):
-                    return True  # a re-exported dylib that is not judged may provide it
-        return False
+                sub = self._follow(here, need.name, name, lib, depth, load)
+                if sub.state != "absent":
+                    return sub  # a re-exported dylib that is not judged may provide it
+        return _Lookup("absent", here)
+
+    def _follow(
+        self,
+        here: tuple[tuple[Binary, str], ...],
+        library: str,
+        name: str,
+        lib: Binary,
+        depth: int,
+        load: ImageLoad | None,
+    ) -> _Lookup:
+        state, other = self.libraries.locate(library, lib, load)
+        if other is None:
+            return _Lookup(state, here, library)
+        sub = self.lookup(other, name, depth + 1, load)
+        return _Lookup(sub.state, here + sub.via, sub.library)
+
+
+class ImageBinder:
+    """Binds the imports of PE and Mach-O images in their loads: one ``_Libraries`` and ``_Exports``
+    per format, each library's export table built once for every load.
+
+    Args:
+        binaries: the inputs (libraries outside a load are looked for among them: a forwarder's DLL).
+        loads: every image load of the run (``analyze_windows`` and ``analyze_dyld``).
+    """
+
+    def __init__(self, binaries: Sequence[Binary], loads: Iterable[ImageLoad]) -> None:
+        loads = list(loads)
+        self._lookups: dict[ImageLoader, tuple[_Libraries, _Exports]] = {}
+        for loader, fmt in ((ImageLoader.WINDOWS, Format.PE), (ImageLoader.DYLD, Format.MACHO)):
+            libraries = _Libraries(binaries, [ld for ld in loads if ld.loader is loader], fmt)
+            self._lookups[loader] = (libraries, _Exports(libraries))
+
+    def bind(self, load: ImageLoad, importer: str, symbol: Symbol) -> ImportBinding:
+        """Where the import ``symbol`` of the image at ``importer`` binds in ``load``.
+
+        A PE import and a Mach-O two-level import bind in the library they name, as the load found
+        it (else a copy among the inputs: a delay-loaded DLL, a forwarder's target), following PE
+        forwarders and Mach-O re-exports (``LC_REEXPORT_DYLIB``, export-trie re-exports); a Mach-O
+        flat lookup binds to the first image of the load, in load order, that exports it.
+
+        Raises:
+            KeyError: ``importer`` is not an image of ``load``.
+        """
+        libraries, exports = self._lookups[load.loader]
+        image = load.images[importer]
+        library = symbol.version.file if symbol.version is not None and symbol.version.file else None
+        name = symbol.name
+        weak = symbol.weak
+        dyld = load.loader is ImageLoader.DYLD
+        if library is None:
+            return self._flat(load, importer, name, weak, exports)
+        state, lib = libraries.locate(library, image, load)
+        if lib is None:
+            return self._stopped(importer, name, library, weak, dyld, state, library, ())
+        found = exports.lookup(lib, name, 0, load)
+        via = tuple((b.path, n) for b, n in found.via)
+        if found.state == "found":
+            provider, provider_symbol = found.via[-1]
+            return ImportBinding(
+                importer, name, library, ImportOutcome.BOUND, provider.path, provider_symbol, via, weak, ""
+            )
+        if found.state == "absent":
+            where, missing = found.via[-1]
+            base = posixpath.basename(where.path)
+            if dyld:
+                reason = f"Symbol not found: _{missing}, referenced from: {posixpath.basename(importer)}, expected in: {base}"
+                reason += " (a weak import: bound to NULL)" if weak else ""
+            else:
+                reason = f"The procedure entry point {missing} could not be located in the dynamic link library {base}"
+                reason += " (a delay-load import: its first call fails)" if weak else ""
+            return ImportBinding(importer, name, library, ImportOutcome.NOT_EXPORTED, None, None, via, weak, reason)
+        return self._stopped(importer, name, library, weak, dyld, found.state, found.library, via)
+
+    @staticmethod
+    def _stopped(
+        importer: str,
+        name: str,
+        library: str,
+        weak: bool,
+        dyld: bool,
+        state: str,
+        stopped_at: str,
+        via: tuple[tuple[str, str], ...],
+    ) -> ImportBinding:
+        """An import whose lookup reached a library whose exports are not judged, or not found."""
+        if state == _SYSTEM:
+            where = "the dyld shared cache" if dyld else "Windows"
+            outcome, reason = ImportOutcome.SYSTEM, f"{stopped_at} is part of {where}: its exports are not judged"
+        elif state == _MISSING:
+            outcome, reason = ImportOutcome.LIBRARY_NOT_FOUND, f"{stopped_at} was not found in this load"
+        elif state == _WEAK_MISSING:
+            outcome = ImportOutcome.LIBRARY_NOT_FOUND
+            reason = f"{stopped_at} was not found in this load: a weak dylib, allowed; its imports bind to NULL"
+        elif state == "deep":
+            outcome = ImportOutcome.NOT_JUDGED
+            reason = f"forwarders or re-exports deeper than {MAX_DEPTH} (a loop?): not judged"
+        elif weak and not dyld and not via:
+            outcome = ImportOutcome.NOT_JUDGED
+            reason = (
+                f"{stopped_at} is delay-loaded (at the first call) and not among the inputs: its exports are unknown"
+            )
+        else:
+            outcome = ImportOutcome.NOT_JUDGED
+            reason = f"{stopped_at} is neither loaded nor among the inputs: its exports are unknown"
+        return ImportBinding(importer, name, library, outcome, None, None, via, weak, reason)
+
+    def _flat(self, load: ImageLoad, importer: str, name: str, weak: bool, exports: _Exports) -> ImportBinding:
+        """A Mach-O flat lookup: the first image of the load, in load order, that exports ``name``."""
+        for path in load.objects:
+            image = load.images.get(path)
+            if image is None:
+                continue
+            found = exports.lookup(image, name, 0, load)
+            if found.state == "found":
+                provider, provider_symbol = found.via[-1]
+                return ImportBinding(
+                    importer,
+                    name,
+                    None,
+                    ImportOutcome.BOUND,
+                    provider.path,
+                    provider_symbol,
+                    tuple((b.path, n) for b, n in found.via),
+                    weak,
+                    "flat lookup: the first image of the load that exports it",
+                )
+        if load.kind != "executable" or any(res.system for res in load.resolutions.values()):
+            return ImportBinding(
+                importer,
+                name,
+                None,
+                ImportOutcome.NOT_JUDGED,
+                None,
+                None,
+                (),
+                weak,
+                "flat lookup: no image of the load on disk exports it; another image of the process may "
+                "(the dyld shared cache, the executable — for an extension module the Python interpreter): "
+                "not judged",
+            )
+        return ImportBinding(
+            importer,
+            name,
+            None,
+            ImportOutcome.FLAT_UNRESOLVED,
+            None,
+            None,
+            (),
+            weak,
+            "flat lookup: no image of the load exports it, and it loads no system library that might",
+        )
+
+    def exporters(self, load: ImageLoad, name: str) -> list[str]:
+        """The images of ``load``, in load order, that export ``name`` (following forwarders and
+        re-exports to an image that defines it): the candidates of a flat lookup."""
+        _libraries, exports = self._lookups[load.loader]
+        out = []
+        for path in load.objects:
+            image = load.images.get(path)
+            if image is not None and exports.lookup(image, name, 0, load).state == "found":
+                out.append(path)
+        return out
+
+    def bind_load(self, load: ImageLoad) -> list[ImportBinding]:
+        """Every import of every image of ``load`` (PE or Mach-O), images in load order, imports in
+        symbol-table order."""
+        out: list[ImportBinding] = []
+        for path in load.objects:
+            image = load.images.get(path)
+            if image is None:
+                continue
+            out.extend(self.bind(load, path, sym) for sym in image.symbols.iter_undefined())
+        return out
+
+
+def bind_import(load: ImageLoad, importer: str, symbol: Symbol, binaries: Sequence[Binary] = ()) -> ImportBinding:
+    """Which image provides the import ``symbol`` of the image at ``importer`` in ``load``, following
+    PE forwarders and Mach-O re-exports, or why none does (``ImportBinding.outcome``, ``reason``).
+
+    A one-off: ``ImageBinder`` builds each library's tables once for many imports.
+
+    Args:
+        load: a Windows or dyld load (``analyze_windows``, ``analyze_dyld``).
+        importer: the path of an image of ``load``.
+        symbol: one of its undefined symbols (``Binary.symbols.iter_undefined()``).
+        binaries: the inputs, where libraries outside the load are looked for (a forwarder's DLL).
+
+    Raises:
+        KeyError: ``importer`` is not an image of ``load``.
+    """
+    return ImageBinder(binaries, [load]).bind(load, importer, symbol)
 
 
 def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt: Format) -> list[UnboundImports]:

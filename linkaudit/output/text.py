@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..report import FileStatus, Finding, Report, Severity
+from ..report import FileResult, FileStatus, Finding, Report, Severity
 from . import text_safe
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTE: "\x1b[36m"}
@@ -74,15 +74,35 @@ def _says_nothing(value: Any) -> bool:
     return isinstance(value, (str, list, tuple, Mapping)) and len(value) == 0
 
 
+def _file_of(result: FileResult) -> str:
+    """The file a report entry was read from: a slice of a universal Mach-O file
+    (``fat.dylib(arm64)``, whose machine is ``arm64``) and an archive member (``libx.a(x.o)``, a
+    relocatable object) are entries of their own, named ``FILE(member)`` (``Binary.display_path``)."""
+    path = result.path
+    if not path.endswith(")") or result.status is not FileStatus.AUDITED:
+        return path
+    if result.format == "macho" and result.machine and path.endswith(f"({result.machine})"):
+        return path[: -len(result.machine) - 2]
+    if result.kind == "relocatable" and "(" in path:
+        return path[: path.rindex("(")]
+    return path
+
+
 def summary_line(report: Report) -> str:
     """The total of input files first, then what became of them, then the findings.
 
     ``"27 files: 18 audited, 7 unreadable, 2 skipped (format not supported yet); 3 errors, 2 warnings, 0 notes (0.04 s)"``;
-    unreadable and skipped are left out when 0 (``"1 file: 1 audited; 0 errors, ..."``).
+    unreadable and skipped are left out when 0 (``"1 file: 1 audited; 0 errors, ..."``).  A file
+    that holds several binaries — a universal Mach-O file (one per slice), an archive (one per
+    member) — is one file; the binaries are then counted too, and audited counts binaries:
+    ``"19 files (20 binaries): 20 audited; ..."`` (the JSON report's ``files`` lists the binaries).
     """
 
     def n(count: int, word: str) -> str:
         return f"{count} {word}{'' if count == 1 else 's'}"
+
+    files = len({_file_of(r) for r in report.files})
+    total = n(files, "file") + (f" ({len(report.files)} binaries)" if files != len(report.files) else "")
 
     parts = [f"{report.count_status(FileStatus.AUDITED)} audited"]
     unreadable = report.count_status(FileStatus.UNREADABLE)
@@ -92,7 +112,7 @@ def summary_line(report: Report) -> str:
     if skipped:
         parts.append(f"{skipped} skipped (format not supported yet)")
     return (
-        f"{n(len(report.files), 'file')}: {', '.join(parts)}; "
+        f"{total}: {', '.join(parts)}; "
         f"{n(report.count(Severity.ERROR), 'error')}, {n(report.count(Severity.WARNING), 'warning')}, "
         f"{n(report.count(Severity.NOTE), 'note')}"
         + (f", {report.suppressed} suppressed" if report.suppressed else "")
