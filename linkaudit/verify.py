@@ -250,8 +250,8 @@ def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str
     Returns:
         The disagreements, in input order (empty: the readings agree): ``path`` is the file, or
         for a slice of a universal file its ``display_path`` (``fat.dylib(arm64)``); a file lief
-        cannot read is field ``"readable"``; Mach-O slices lief counts differently, ``"slices"``
-        (both readings: the machines).
+        cannot read (or raises on) is field ``"readable"`` (theirs: ``False``, or lief's error);
+        Mach-O slices lief counts differently, ``"slices"`` (both readings: the machines).
 
     Raises:
         ConfigError: lief is not installed.
@@ -264,22 +264,30 @@ def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str
         if b.format is Format.MACHO:
             slices.setdefault(b.path, []).append(b)
     for b in binaries:
-        if b.format is Format.MACHO:
-            if b is slices[b.path][0]:
-                out.extend(_verify_macho(lief, slices[b.path], (host_path or {}).get(b.path, b.path)))
-            continue
-        if b.member is not None or b.format not in (Format.ELF, Format.PE):
-            continue
-        parsed = lief.parse((host_path or {}).get(b.path, b.path))
-        if parsed is None:
-            out.append(Disagreement(b.path, "readable", True, False))
-            continue
-        if b.format is Format.ELF:
-            ours, theirs = _elf_fields(b), _lief_elf(parsed, b.kind is Kind.RELOCATABLE)
-        else:
-            ours, theirs = _pe_fields(b), _lief_pe(parsed)
-        out.extend(Disagreement(b.path, k, ours[k], theirs[k]) for k in ours if ours[k] != theirs[k])
+        host = (host_path or {}).get(b.path, b.path)
+        try:
+            if b.format is Format.MACHO:
+                if b is slices[b.path][0]:
+                    out.extend(_verify_macho(lief, slices[b.path], host))
+                continue
+            if b.member is not None or b.format not in (Format.ELF, Format.PE):
+                continue
+            out.extend(_verify_one(lief, b, host))
+        except Exception as exc:  # lief raising on a hostile file is lief failing to read it
+            out.append(Disagreement(b.path, "readable", True, f"lief failed: {type(exc).__name__}: {exc}"))
     return out
+
+
+def _verify_one(lief: Any, b: Binary, host: str) -> list[Disagreement]:
+    """One ELF or PE file against lief's reading of it."""
+    parsed = lief.parse(host)
+    if parsed is None:
+        return [Disagreement(b.path, "readable", True, False)]
+    if b.format is Format.ELF:
+        ours, theirs = _elf_fields(b), _lief_elf(parsed, b.kind is Kind.RELOCATABLE)
+    else:
+        ours, theirs = _pe_fields(b), _lief_pe(parsed)
+    return [Disagreement(b.path, k, ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]]
 
 
 def _verify_macho(lief: Any, ours_slices: list[Binary], host: str) -> list[Disagreement]:

@@ -36,10 +36,14 @@ SELF_LIBRARY_ORDINAL, WEAK_LOOKUP_ORDINAL, DYNAMIC_LOOKUP_ORDINAL, EXECUTABLE_OR
 
 EXPORT_KIND_MASK, EXPORT_WEAK_DEFINITION, EXPORT_REEXPORT, EXPORT_STUB_AND_RESOLVER = 0x03, 0x04, 0x08, 0x10
 
-#: Caps against hostile files: entries in one table, and bytes of names one trie may spell out
-#: (names share prefixes, so a trie spells more than its size; a looping or deep chain would not end).
+#: Caps against hostile files: entries in one table (libtorch_cpu.dylib: 36,523 external
+#: symbols), chained imports (each one a Python object), the bytes of names one table may spell
+#: out (a trie's names share prefixes, so it spells more than its size; libtorch_cpu.dylib's
+#: spells 2.7 MB) or inflate to, and the length of one name.
 MAX_ENTRIES = 5_000_000
-MAX_TRIE_NAME_BYTES = 256 * 1024 * 1024
+MAX_CHAINED_IMPORTS = 1_000_000
+MAX_TRIE_NAME_BYTES = 64 * 1024 * 1024
+MAX_NAME = 64 * 1024
 
 
 class MalformedLinkedit(ValueError):
@@ -116,6 +120,7 @@ def read_nlist(
             if first + count > nsyms:
                 raise MalformedLinkedit(f"LC_DYSYMTAB range {first}+{count} lies outside the {nsyms} symbols")
     out: list[Entry] = []
+    spelled, budget = 0, strsize + MAX_TRIE_NAME_BYTES
     for first, count in ranges:
         start = table_start + first * width
         for strx, n_type, _sect, desc, value in struct.iter_unpack(fmt, buf[start : start + count * width]):
@@ -124,8 +129,15 @@ def read_nlist(
             begin = str_start + strx
             if strx >= strsize:
                 raise MalformedLinkedit(f"symbol name offset {strx} lies outside the {strsize}-byte string table")
-            end = buf.find(b"\0", begin, str_end)
-            name = bytes(buf[begin : end if end >= 0 else str_end])
+            end = buf.find(b"\0", begin, min(str_end, begin + MAX_NAME + 1))
+            if end < 0:
+                if begin + MAX_NAME < str_end:
+                    raise MalformedLinkedit(f"a symbol name at string offset {strx} is longer than {MAX_NAME} bytes")
+                end = str_end
+            name = bytes(buf[begin:end])
+            spelled += len(name)
+            if spelled > budget:  # entries sharing one long name would spell gigabytes
+                raise MalformedLinkedit(f"LC_SYMTAB names spell out more than {budget} bytes")
             if (n_type & N_TYPE) == N_UNDF and value == 0:
                 out.append(Entry(name, False, (desc >> 8) & 0xFF, bool(desc & N_WEAK_REF)))
             elif (n_type & N_TYPE) != N_UNDF:
@@ -151,8 +163,8 @@ def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) ->
     widths = {1: 4, 2: 8, 3: 16}
     if imports_format not in widths:
         raise MalformedLinkedit(f"unknown chained-fixups imports format {imports_format}")
-    if count > MAX_ENTRIES:
-        raise MalformedLinkedit(f"LC_DYLD_CHAINED_FIXUPS holds {count} imports, more than {MAX_ENTRIES}")
+    if count > MAX_CHAINED_IMPORTS:
+        raise MalformedLinkedit(f"LC_DYLD_CHAINED_FIXUPS holds {count} imports, more than {MAX_CHAINED_IMPORTS}")
     width = widths[imports_format]
     if imports_offset + count * width > len(blob) or symbols_offset > len(blob):
         raise MalformedLinkedit("the chained-fixups imports table runs past its LC_DYLD_CHAINED_FIXUPS data")
@@ -165,6 +177,7 @@ def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) ->
     elif symbols_format != 0:
         raise MalformedLinkedit(f"unknown chained-fixups symbols format {symbols_format}")
     out: list[Entry] = []
+    spelled, budget = 0, len(symbols) + MAX_TRIE_NAME_BYTES
     for i in range(count):
         at = imports_offset + i * width
         if imports_format == 3:
@@ -175,8 +188,15 @@ def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) ->
             ordinal, weak, name_offset = raw & 0xFF, bool(raw >> 8 & 1), raw >> 9
         if name_offset >= len(symbols):
             raise MalformedLinkedit(f"chained import {i}: name offset {name_offset} outside the symbol strings")
-        stop = symbols.find(b"\0", name_offset)
-        out.append(Entry(symbols[name_offset : stop if stop >= 0 else len(symbols)], False, ordinal, weak))
+        stop = symbols.find(b"\0", name_offset, name_offset + MAX_NAME + 1)
+        if stop < 0:
+            if name_offset + MAX_NAME < len(symbols):
+                raise MalformedLinkedit(f"chained import {i}: its name is longer than {MAX_NAME} bytes")
+            stop = len(symbols)
+        spelled += stop - name_offset
+        if spelled > budget:
+            raise MalformedLinkedit(f"chained-fixups import names spell out more than {budget} bytes")
+        out.append(Entry(symbols[name_offset:stop], False, ordinal, weak))
     return out
 
 
@@ -191,8 +211,8 @@ def _uleb(data: bytes, pos: int) -> tuple[int, int]:
         if byte < 0x80:
             return result, pos
         shift += 7
-        if shift > 63:
-            raise MalformedLinkedit("export trie: a ULEB128 number wider than 64 bits")
+        if shift > 63 or result >> 64:
+            raise MalformedLinkedit(f"export trie: a ULEB128 number wider than 64 bits at offset {pos}")
 
 
 def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Entry]:
@@ -249,6 +269,8 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Ent
             if stop < 0:
                 raise MalformedLinkedit("export trie: an edge label runs past the trie")
             name = prefix + trie[pos:stop]
+            if len(name) > MAX_NAME:
+                raise MalformedLinkedit(f"export trie: a name longer than {MAX_NAME} bytes")
             pos = stop + 1
             if pos < limit and trie[pos] < 0x80:
                 child = trie[pos]

@@ -25,10 +25,15 @@ from typing import NamedTuple
 
 from .elf import Buffer
 
-#: Entries (imports of one DLL, exports, DLLs) beyond which a table is refused.
+#: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports).
 MAX_ENTRIES = 1_000_000
+#: DLLs one image may import from (the model numbers them in 15 bits; real images: tens).
+MAX_DLLS = 16_384
 #: The longest DLL or function name read (bytes); a longer one is cut there.
 MAX_NAME = 4096
+#: Bytes of names one image may spell out: entries that all point at one long name would
+#: otherwise cost gigabytes for a megabyte file.
+MAX_NAME_BYTES = 64 * 1024 * 1024
 
 
 class MalformedDirectory(ValueError):
@@ -71,6 +76,9 @@ class Image:
 
     def __init__(self, buf: Buffer, sections: Sequence[Section], headers_size: int, is64: bool) -> None:
         self.buf, self.sections, self.headers_size, self.is64 = buf, sections, headers_size, is64
+        self.entries = 0  # imports and exports read so far, against MAX_ENTRIES
+        self.spelled = 0  # bytes of names used so far, against MAX_NAME_BYTES
+        self._names: dict[int, str] = {}  # RVA -> name: names shared by many entries are read once
         #: the file-backed RVA range of the section hit last, and its RVA-to-offset delta: names
         #: and tables sit together, so most lookups hit it
         self._last = (0, 0, 0)
@@ -93,10 +101,22 @@ class Image:
         raise MalformedDirectory(f"{what} at RVA {rva:#x} lies outside the file")
 
     def cstring(self, rva: int, what: str) -> str:
-        start = self.offset(rva, what)
-        end = self.buf.find(b"\0", start, start + MAX_NAME)
-        raw = bytes(self.buf[start : end if end >= 0 else min(start + MAX_NAME, len(self.buf))])
-        return raw.decode("utf-8", "surrogateescape")
+        """The NUL-terminated name at ``rva`` (cut at ``MAX_NAME`` bytes), read once per RVA."""
+        name = self._names.get(rva)
+        if name is None:
+            start = self.offset(rva, what)
+            end = self.buf.find(b"\0", start, start + MAX_NAME)
+            raw = bytes(self.buf[start : end if end >= 0 else min(start + MAX_NAME, len(self.buf))])
+            name = self._names[rva] = raw.decode("utf-8", "surrogateescape")
+        self.spelled += len(name)  # every use counts: the model stores each entry's name
+        if self.spelled > MAX_NAME_BYTES:
+            raise MalformedDirectory(f"names spell out more than {MAX_NAME_BYTES} bytes")
+        return name
+
+    def _count(self, n: int = 1) -> None:
+        self.entries += n
+        if self.entries > MAX_ENTRIES:
+            raise MalformedDirectory(f"more than {MAX_ENTRIES} imports and exports")
 
     def _lookup_table(self, rva: int, image_base: int, dll: str) -> tuple[str, ...]:
         """An import lookup (name) table: entries up to the zero one."""
@@ -115,8 +135,7 @@ class Image:
             else:  # a hint/name entry: a 2-byte hint, then the name (a virtual address when image_base)
                 hint_name = entry - image_base if image_base else entry & 0x7FFFFFFF
                 out.append(self.cstring(hint_name + 2, f"an import name of {dll}"))
-            if len(out) > MAX_ENTRIES:
-                raise MalformedDirectory(f"more than {MAX_ENTRIES} imports from {dll}")
+            self._count()
             at += width
 
     def imports(self, rva: int, size: int) -> list[Imports]:
@@ -131,10 +150,8 @@ class Image:
             lookup, _stamp, _chain, name_rva, iat = struct.unpack_from("<5I", self.buf, at)
             if lookup == 0 and name_rva == 0 and iat == 0:
                 return out
-            dll = self.cstring(name_rva, "an imported DLL's name")
+            dll = self._dll_name(name_rva, len(out), "import")
             out.append(Imports(dll, self._lookup_table(lookup or iat, 0, dll)))
-            if len(out) > MAX_ENTRIES:
-                raise MalformedDirectory(f"more than {MAX_ENTRIES} DLLs in the import directory")
             at += 20
 
     def delay_imports(self, rva: int, size: int, image_base: int) -> list[Imports]:
@@ -150,10 +167,8 @@ class Image:
             if name == 0 and iat == 0 and names == 0:
                 return out
             base = 0 if attributes & 1 else image_base
-            dll = self.cstring(name - base, "a delay-loaded DLL's name")
+            dll = self._dll_name(name - base, len(out), "delay-load import")
             out.append(Imports(dll, self._lookup_table(names - base, base, dll) if names else ()))
-            if len(out) > MAX_ENTRIES:
-                raise MalformedDirectory(f"more than {MAX_ENTRIES} DLLs in the delay-load import directory")
             at += 32
 
     def exports(self, rva: int, size: int) -> tuple[str | None, list[Export]]:
@@ -173,6 +188,7 @@ class Image:
         functions = self._array(functions_rva, n_functions, "I", "the export address table")
         names = self._array(names_rva, n_names, "I", "the export name pointer table")
         ordinals = self._array(ordinals_rva, n_names, "H", "the export ordinal table")
+        self._count(n_names)
         out: list[Export] = []
         named: set[int] = set()
         for name_at, index in zip(names, ordinals, strict=True):
@@ -184,6 +200,15 @@ class Image:
             if index not in named and function:
                 out.append(self._export(f"#{base + index}", function, rva, size))
         return dll, out
+
+    def _dll_name(self, rva: int, index: int, table: str) -> str:
+        """The name of the ``index``-th DLL of an import ``table``: refused when empty, or past ``MAX_DLLS``."""
+        if index >= MAX_DLLS:
+            raise MalformedDirectory(f"the {table} directory names more than {MAX_DLLS} DLLs")
+        dll = self.cstring(rva, f"an imported DLL's name ({table} directory entry {index})")
+        if not dll:
+            raise MalformedDirectory(f"{table} directory entry {index} names no DLL (an empty name)")
+        return dll
 
     def _export(self, name: str, function: int, rva: int, size: int) -> Export:
         if rva <= function < rva + size:

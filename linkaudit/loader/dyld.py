@@ -41,6 +41,15 @@ from collections.abc import Callable, Sequence
 from ..model import Binary, Format, Kind, NeedKind
 from .images import ImageAttempt, ImageCache, ImageLoad, ImageLoader, ImageOutcome, ImageResolution, load_roots
 
+#: Places one load may try before its search stops (a hostile file's thousands of LC_RPATH entries
+#: times thousands of @rpath dylibs would be millions of file checks).
+MAX_ATTEMPTS = 100_000
+
+
+class _OverBudget(Exception):
+    """A load tried more than ``MAX_ATTEMPTS`` places."""
+
+
 #: Directories the dyld shared cache covers on every macOS since 11: present, not on disk.
 SHARED_CACHE_PREFIXES = ("/usr/lib/", "/System/Library/")
 
@@ -127,11 +136,20 @@ def analyze_dyld(
         detail = f"{'fat file: ' if fat else ''}have {','.join(have)}, need {machine}"
         return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
 
+    budget = [0]  # places tried in the current load, against MAX_ATTEMPTS
+
     def search(
         attempts: list[ImageAttempt], machine: str, candidates: list[tuple[str, str]]
     ) -> tuple[str, str, Binary] | None:
-        """Try the candidates in order, each recorded in ``attempts``; the first usable one."""
+        """Try the candidates in order, each recorded in ``attempts``; the first usable one.
+
+        Raises:
+            _OverBudget: the load has tried more than ``MAX_ATTEMPTS`` places (hostile LC_RPATH lists).
+        """
         for path, source in candidates:
+            budget[0] += 1
+            if budget[0] > MAX_ATTEMPTS:
+                raise _OverBudget
             tried, found = attempt(path, source, machine)
             attempts.append(tried)
             if found is not None:
@@ -144,8 +162,27 @@ def analyze_dyld(
             root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD
         )
         executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
-        loaded = {root.path}
+        # dyld loads a file once, whatever path reaches it (symlinked directories): real path -> first path
+        loaded = {os.path.realpath(root.path): root.path}
+
+        def _resolve(
+            name: str, leaf: str, current: Binary, attempts: list[ImageAttempt], override: list[tuple[str, str]]
+        ) -> tuple[str, str, Binary] | str | None:
+            """DYLD_LIBRARY_PATH, the shared cache (``"shared-cache"``), the install name, then
+            DYLD_FALLBACK_LIBRARY_PATH: the first hit, or ``None``."""
+            hit = search(attempts, machine, override)
+            if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
+                return "shared-cache"
+            if hit is None:
+                candidates = _install_name_candidates(name, current.path, result, executable_dir)
+                hit = search(attempts, machine, candidates)
+            if hit is None:
+                fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in fallback_library_path]
+                hit = search(attempts, machine, fallback)
+            return hit
+
         queue = deque([root])
+        budget[0] = 0
         while queue:
             current = queue.popleft()
             for need in current.needed:
@@ -154,19 +191,18 @@ def analyze_dyld(
                 leaf = posixpath.basename(name)
                 attempts: list[ImageAttempt] = []
                 override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in library_path]
-                hit = search(attempts, machine, override)
-                if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
+                try:
+                    hit = _resolve(name, leaf, current, attempts, override)
+                except _OverBudget:
+                    stop = f"search stopped: more than {MAX_ATTEMPTS} places tried in this load"
+                    attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, stop))
+                    result.resolutions[key] = ImageResolution(name, current.path, None, None, tuple(attempts))
+                    return result
+                if isinstance(hit, str):  # the dyld shared cache
                     result.resolutions[key] = ImageResolution(
                         name, current.path, None, "shared-cache", tuple(attempts), True
                     )
                     continue
-                if hit is None:
-                    hit = search(
-                        attempts, machine, _install_name_candidates(name, current.path, result, executable_dir)
-                    )
-                if hit is None:
-                    fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in fallback_library_path]
-                    hit = search(attempts, machine, fallback)
                 if hit is None:
                     result.resolutions[key] = ImageResolution(
                         name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
@@ -174,9 +210,13 @@ def analyze_dyld(
                     continue
                 path, source, found = hit
                 result.resolutions[key] = ImageResolution(name, current.path, path, source, tuple(attempts))
-                if path in loaded:
+                real = os.path.realpath(path)
+                first = loaded.get(real)
+                if first is not None:
+                    if first != path and first in result.images:
+                        result.images.setdefault(path, result.images[first])  # one image, two spellings
                     continue
-                loaded.add(path)
+                loaded[real] = path
                 added = result.add(path, current.path, found, Format.MACHO)
                 if added is not None:
                     queue.append(added)

@@ -26,6 +26,7 @@ and ``unbound_imports`` share one lookup (``_Exports.lookup``): PE and Mach-O al
 from __future__ import annotations
 
 import enum
+import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,10 @@ class UnboundImports:
         provider: the path of the copy of that library judged.
         symbols: the import names, sorted (Mach-O names without the leading underscore).
         weak: delay-load (PE) or weak (Mach-O) imports: they fail at the first call, or bind to NULL.
+        reason: ``"absent"`` (not exported), ``"loop"`` (forwarders or re-exports lead back to where
+            they started), or ``"forward-missing"`` (a PE forwarder to a DLL that is neither among
+            the inputs nor the system's: ``via`` names it).
+        via: for ``"forward-missing"``, the DLL the forwarder names; else ``""``.
     """
 
     importer: Binary
@@ -55,6 +60,8 @@ class UnboundImports:
     provider: str
     symbols: tuple[str, ...]
     weak: bool
+    reason: str = "absent"
+    via: str = ""
 
 
 class ImportOutcome(enum.StrEnum):
@@ -136,11 +143,14 @@ class _Libraries:
                     self.by_name.setdefault(b.soname, []).append(b)
         # (requester, the load's machine, name): each slice of a universal root is a load of its own
         self.loaded: dict[tuple[str, str, str], Binary] = {}
+        self.not_found: set[tuple[str, str, str]] = set()  # searched for and found nowhere
         for load in loads:
             for (requester, name), res in load.resolutions.items():
                 image = load.images.get(res.path) if res.path else None
                 if image is not None:
                     self.loaded.setdefault((requester, load.machine or image.machine, self._key(name)), image)
+                elif res.path is None and not res.system:
+                    self.not_found.add((requester, load.machine, self._key(name)))
 
     def _key(self, name: str) -> str:
         return posixpath.basename(name).lower() if self.fmt is Format.PE else name
@@ -149,9 +159,12 @@ class _Libraries:
         """The copy of library ``name`` that ``requester``'s imports bind to, or ``None`` (unknown)."""
         if self.fmt is Format.MACHO and name.startswith(SHARED_CACHE_PREFIXES):
             return None
-        hit = self.loaded.get((requester.path, requester.machine, self._key(name)))
+        key = (requester.path, requester.machine, self._key(name))
+        hit = self.loaded.get(key)
         if hit is not None:
             return hit
+        if key in self.not_found and key not in self.loaded:
+            return None  # library-not-found reports it; another directory's copy is not the one loaded
         copies = self.by_name.get(self._key(name)) or self.by_name.get(posixpath.basename(name), [])
         near = posixpath.dirname(requester.path)
         same = [c for c in copies if c.machine == requester.machine]  # another machine's copy is never loaded
@@ -203,6 +216,10 @@ class _Exports:
     def __init__(self, libraries: _Libraries) -> None:
         self.libraries = libraries
         self.tables: dict[int, tuple[frozenset[str], dict[str, str]]] = {}
+        # (library, name, load) -> the lookup, each computed once: re-exports fanning out to the
+        # same dylibs stay linear; ``active``: the lookups in progress, to tell a loop
+        self.memo: dict[tuple[int, str, int], _Lookup] = {}
+        self.active: set[tuple[int, str, int]] = set()
 
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
@@ -212,13 +229,28 @@ class _Exports:
 
     def has(self, lib: Binary, name: str, depth: int = 0) -> bool:
         """True when ``lib`` exports ``name``, or what it leads to is not judged (the system's, unknown,
-        or ``depth`` ran out: a loop — assume it does)."""
-        return self.lookup(lib, name, depth).state != "absent"
+        or ``depth`` ran out); False when it is not exported or the lookup only loops."""
+        return self.lookup(lib, name, depth).state not in ("absent", "loop")
 
     def lookup(self, lib: Binary, name: str, depth: int = 0, load: ImageLoad | None = None) -> _Lookup:
         """Follow ``name`` from ``lib``: PE forwarders; Mach-O definitions, re-exports by name, then the
         dylibs it re-exports whole in load-command order (the first that provides it, or that is not
-        judged, decides — as dyld searches them).  Libraries are located in ``load`` first."""
+        judged, decides — as dyld searches them).  Libraries are located in ``load`` first.  A lookup
+        that comes back to one in progress is a ``"loop"`` (it leads nowhere new)."""
+        key = (id(lib), name, id(load))
+        done = self.memo.get(key)
+        if done is not None:
+            return done
+        if key in self.active:
+            return _Lookup("loop", ((lib, name),))
+        self.active.add(key)
+        try:
+            result = self.memo[key] = self._lookup(lib, name, depth, load)
+        finally:
+            self.active.discard(key)
+        return result
+
+    def _lookup(self, lib: Binary, name: str, depth: int, load: ImageLoad | None) -> _Lookup:
         here = ((lib, name),)
         if depth > MAX_DEPTH:
             return _Lookup("deep", here)
@@ -237,12 +269,15 @@ class _Exports:
         if forwarded is not None:
             install_name, _, target = forwarded.partition(":")
             return self._follow(here, install_name, target, lib, depth, load)
+        looped = False
         for need in lib.needed:
             if need.kind is NeedKind.REEXPORT:
                 sub = self._follow(here, need.name, name, lib, depth, load)
-                if sub.state != "absent":
+                if sub.state == "loop":
+                    looped = True  # back to a dylib being searched: nothing new there
+                elif sub.state != "absent":
                     return sub  # a re-exported dylib that is not judged may provide it
-        return _Lookup("absent", here)
+        return _Lookup("loop" if looped else "absent", here)
 
     def _follow(
         self,
@@ -437,6 +472,17 @@ def bind_import(load: ImageLoad, importer: str, symbol: Symbol, binaries: Sequen
     return ImageBinder(binaries, [load]).bind(load, importer, symbol)
 
 
+def _beside(found: _Lookup) -> bool:
+    """True when the DLL a forwarder names (``found.library``) is a file beside the DLL that forwards
+    to it — found there by the search the Windows loader runs for it, though not among the inputs."""
+    holder = found.via[-1][0].path
+    directory = posixpath.dirname(holder)
+    try:
+        return any(n.lower() == found.library.lower() for n in os.listdir(directory or "."))
+    except OSError:
+        return False
+
+
 def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt: Format) -> list[UnboundImports]:
     """Every import of a ``fmt`` input (PE or Mach-O) that the library it names does not export.
 
@@ -454,17 +500,24 @@ def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt:
     for binary in binaries:
         if binary.format is not fmt:
             continue
-        missing: dict[tuple[str, str, bool], list[str]] = {}
+        missing: dict[tuple[str, str, bool, str, str], list[str]] = {}
         for sym in binary.symbols.iter_undefined():
             library = sym.version.file if sym.version is not None else None
             if not library:
                 continue  # a flat lookup
             provider = libraries.find(library, binary)
-            if provider is None or exports.has(provider, sym.name):
+            if provider is None:
                 continue
-            missing.setdefault((library, provider.path, sym.weak), []).append(sym.name)
-        for (library, provider_path, weak), names in missing.items():
-            out.append(UnboundImports(binary, library, provider_path, tuple(sorted(names)), weak))
+            found = exports.lookup(provider, sym.name)
+            if found.state in ("absent", "loop"):
+                reason, via = found.state, ""
+            elif fmt is Format.PE and found.state == _UNKNOWN and found.library and not _beside(found):
+                reason, via = "forward-missing", found.library  # Windows loads a forwarder's DLL to bind it
+            else:
+                continue
+            missing.setdefault((library, provider.path, sym.weak, reason, via), []).append(sym.name)
+        for (library, provider_path, weak, reason, via), names in missing.items():
+            out.append(UnboundImports(binary, library, provider_path, tuple(sorted(names)), weak, reason, via))
     return out
 
 

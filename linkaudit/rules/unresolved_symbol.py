@@ -201,6 +201,17 @@ missing-provider covers those of a known family.
                         f'the load: "Symbol not found: _{names[0]}, referenced from: '
                         f'{posixpath.basename(unbound.importer.path)}, expected in: {lib}"'
                     )
+                if unbound.reason == "loop":
+                    message += (
+                        " — its forwarders or re-exports lead back where they started "
+                        f"({'forwarder' if fmt is Format.PE else 'LC_REEXPORT_DYLIB'} loop), so nothing exports it"
+                    )
+                elif unbound.reason == "forward-missing":  # Windows loads the forwarder's DLL to bind it
+                    message = (
+                        f"{count} that it forwards to {unbound.via} ({preview(names)}), which is neither among "
+                        f"the inputs nor Windows' own: the load fails — \"The specified module could not be "
+                        f'found" ({unbound.via})'
+                    )
                 yield self.finding(
                     unbound.importer,
                     names[0] if len(names) == 1 else f"{len(names)} symbols",

@@ -1,0 +1,203 @@
+"""Hostile Mach-O and PE files built from the committed samples, each a kind a tester found: tables
+whose entries share one long name (gigabytes of names from a megabyte file), more DLLs than the
+model can number, @rpath bombs, re-export fan-outs and loops, forwarder loops and forwarders to a
+missing DLL, symlinked directories reaching one dylib twice, names lief cannot decode.  Each is
+refused with the reason, or audited with the finding it deserves — quickly, and nothing else lost."""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from linkaudit import audit, read
+from linkaudit.errors import InputError
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
+HEADER = (SAMPLES / "macho/fixed/libtorch_cuda.dylib").read_bytes()[:32]
+LOAD, ID, REEXPORT = 0xC, 0xD, 0x8000001F
+
+
+def _padded(text: str | bytes) -> bytes:
+    raw = (text.encode() if isinstance(text, str) else text) + b"\0"
+    return raw + b"\0" * (-len(raw) % 8)
+
+
+def _dylib_cmd(cmd: int, name: str | bytes) -> bytes:
+    raw = _padded(name)
+    return struct.pack("<6I", cmd, 24 + len(raw), 24, 2, 0x10000, 0x10000) + raw
+
+
+def _rpath_cmd(path: str) -> bytes:
+    raw = _padded(path) + b"\0" * 4
+    return struct.pack("<3I", 0x8000001C, 12 + len(raw), 12) + raw
+
+
+def _macho(path: Path, cmds: list[bytes], linkedit: bytes = b"") -> None:
+    header = bytearray(HEADER)
+    body = b"".join(cmds)
+    struct.pack_into("<III", header, 16, len(cmds), len(body), 0x85)  # ncmds, sizeofcmds, flags (TWOLEVEL)
+    data = bytes(header) + body
+    path.write_bytes(data + b"\0" * (-len(data) % 16) + linkedit)
+
+
+def _importer(path: Path, dependency: str) -> None:
+    """A dylib importing ``_nope`` (two-level, ordinal 1) from ``dependency``."""
+    cmds = [_dylib_cmd(ID, "@rpath/libuser.dylib"), _rpath_cmd("@loader_path"), _dylib_cmd(LOAD, dependency)]
+    size = 32 + sum(map(len, cmds)) + 24 + 80
+    at = size + (-size % 16)
+    names = b"\0_nope\0"
+    cmds += [
+        struct.pack("<6I", 2, 24, at, 1, at + 16, len(names)),  # LC_SYMTAB
+        struct.pack("<20I", 0xB, 80, 0, 0, 0, 0, 0, 1, *[0] * 12),  # LC_DYSYMTAB: one undefined
+    ]
+    _macho(path, cmds, struct.pack("<IBBHQ", 1, 1, 0, 1 << 8, 0) + names)
+
+
+def test_rpath_bomb_stops_its_search_and_says_so(tmp_path: Path) -> None:
+    """400 LC_RPATH entries times 300 @rpath dylibs: the load stops past 100,000 places tried."""
+    bomb = tmp_path / "bomb.dylib"
+    cmds = [_dylib_cmd(ID, "@rpath/bomb.dylib"), *(_rpath_cmd(f"/nonexistent/d{i:04d}") for i in range(400))]
+    _macho(bomb, cmds + [_dylib_cmd(LOAD, f"@rpath/libm{i:04d}.dylib") for i in range(300)])
+    found = [f for f in audit([str(bomb)]).findings if f.rule == "library-not-found"]
+    assert len(found) == 251  # 250 searched in full (400 places each), the 251st stopped by the budget
+    assert found[-1].evidence["attempts"][-1]["detail"] == "search stopped: more than 100000 places tried in this load"
+
+
+def test_reexport_fan_out_and_loops_end_with_the_finding(tmp_path: Path) -> None:
+    """L0 re-exports L1 300 times, L1 L2, L2 L3 (27 million paths unmemoised); A and B re-export
+    each other: an import neither exports is unresolved, and the loop is named."""
+    fan = tmp_path / "fan"
+    fan.mkdir()
+    for i in range(3):
+        cmds = [_dylib_cmd(ID, f"@rpath/libL{i}.dylib"), _rpath_cmd("@loader_path")]
+        _macho(fan / f"libL{i}.dylib", cmds + [_dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")] * 300)
+    _macho(fan / "libL3.dylib", [_dylib_cmd(ID, "@rpath/libL3.dylib")])
+    _importer(fan / "libuser.dylib", "@rpath/libL0.dylib")
+    (f,) = [f for f in audit([str(fan)]).findings if f.rule == "unresolved-symbol"]
+    assert f.subject == "nope" and f.file.endswith("libuser.dylib")
+    loop = tmp_path / "loop"
+    loop.mkdir()
+    for me, other in (("A", "B"), ("B", "A")):
+        cmds = [_dylib_cmd(ID, f"@rpath/lib{me}.dylib"), _rpath_cmd("@loader_path")]
+        _macho(loop / f"lib{me}.dylib", [*cmds, _dylib_cmd(REEXPORT, f"@rpath/lib{other}.dylib")])
+    _importer(loop / "libuser.dylib", "@rpath/libA.dylib")
+    (f,) = [f for f in audit([str(loop)]).findings if f.rule == "unresolved-symbol"]
+    assert "(LC_REEXPORT_DYLIB loop)" in f.message
+
+
+def test_one_dylib_reached_through_symlinked_directories_is_loaded_once(tmp_path: Path) -> None:
+    lib = tmp_path / "libS.dylib"
+    cmds = [_dylib_cmd(ID, "@rpath/libS.dylib"), _rpath_cmd("@loader_path")]
+    _macho(lib, [*cmds, _dylib_cmd(LOAD, "@rpath/x/libS.dylib"), _dylib_cmd(LOAD, "@rpath/y/libS.dylib")])
+    os.symlink(".", tmp_path / "x")
+    os.symlink(".", tmp_path / "y")
+    from linkaudit.loader.dyld import analyze_dyld
+
+    (load,) = analyze_dyld(read(str(lib)))
+    assert load.objects == [str(lib)]  # not 2**40 spellings of one file
+
+
+def test_mach_o_names_that_spell_gigabytes_are_refused(tmp_path: Path) -> None:
+    """Chained imports all naming one 255 MB zlib-compressed name (a 260 KB file)."""
+    names = zlib.compress(b"A" * (255 << 20), 9)
+    blob = struct.pack("<7I", 0, 0, 28, 28 + 32, 8, 1, 1) + struct.pack("<I", 1 | 1 << 9) * 8 + names
+    cmds = [_dylib_cmd(ID, "@rpath/z.dylib"), _dylib_cmd(LOAD, "@rpath/libnvrtc.12.dylib")]
+    at = 32 + sum(map(len, cmds)) + 16
+    at += -at % 16
+    bad = tmp_path / "z.dylib"
+    _macho(bad, [*cmds, struct.pack("<4I", 0x80000034, 16, at, len(blob))], blob)
+    with pytest.raises(InputError, match=r"inflate past|longer than 65536 bytes"):
+        read(str(bad))
+
+
+def test_verify_reports_a_file_lief_cannot_decode_and_goes_on(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("lief")
+    _macho(tmp_path / "bad.dylib", [_dylib_cmd(ID, "@rpath/b.dylib"), _dylib_cmd(LOAD, b"@rpath/lib\xff\xfe.dylib")])
+    r = run_cli("check", "--no-config", "--verify", str(tmp_path / "bad.dylib"), str(SAMPLES / "macho/fixed"))
+    assert r.exit_code == 1 and "lief failed: UnicodeDecodeError" in r.stdout and "3 files" in r.stdout
+
+
+def _pe(path: Path, build, sample: str = "pe/imports/app.dll") -> None:  # type: ignore[no-untyped-def]
+    """``sample`` with its last section grown by ``build(add)``'s tables; ``build`` returns
+    {data directory index: (rva, size)} to point the directories at them."""
+    pefile = pytest.importorskip("pefile")
+    data = bytearray((SAMPLES / sample).read_bytes())
+    pe = pefile.PE(data=bytes(data), fast_load=True)
+    last = pe.sections[-1]
+
+    def add(raw: bytes) -> int:
+        rva = last.VirtualAddress + len(data) - last.PointerToRawData
+        data.extend(raw)
+        return rva
+
+    for index, (rva, size) in build(add).items():
+        struct.pack_into("<II", data, pe.OPTIONAL_HEADER.DATA_DIRECTORY[index].get_file_offset(), rva, size)
+    data.extend(b"\0" * (-len(data) % 512))
+    grown = len(data) - last.PointerToRawData
+    struct.pack_into("<II", data, last.get_file_offset() + 8, grown, last.VirtualAddress)
+    struct.pack_into("<I", data, last.get_file_offset() + 16, grown)
+    path.write_bytes(bytes(data))
+
+
+def _imports(add, descriptors: int, entries: int, name: bytes) -> dict[int, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    hint_name, dll = add(b"\0\0" + name + b"\0"), add(b"helper.dll\0")
+    table = add(struct.pack("<Q", hint_name) * entries + b"\0" * 8)
+    return {1: (add(struct.pack("<5I", table, 0, 0, dll, table) * descriptors + b"\0" * 20), 20 * descriptors)}
+
+
+def _exports(add, n: int = 250_000) -> dict[int, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    name, function = add(b"E" * 4095 + b"\0"), add(struct.pack("<I", 0x1000))
+    names, ordinals, dll = add(struct.pack("<I", name) * n), add(b"\0\0" * n), add(b"helper.dll\0")
+    return {0: (add(struct.pack("<IIHHIIIIIII", 0, 0, 0, 0, dll, 1, 1, n, function, names, ordinals)), 40)}
+
+
+def _many_dlls(add, n: int = 20_000) -> dict[int, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    rows = []
+    for i in range(n):
+        hint_name, dll = add(b"\0\0fn_%d\0" % i), add(b"dll_%d.dll\0" % i)
+        rows.append(struct.pack("<5I", (t := add(struct.pack("<QQ", hint_name, 0))), 0, 0, dll, t))
+    return {1: (add(b"".join(rows) + b"\0" * 20), 20 * n)}
+
+
+@pytest.mark.parametrize(
+    ("build", "sample", "reason"),
+    [
+        (lambda add: _imports(add, 1, 250_000, b"A" * 4095), "pe/imports/app.dll", "names spell out more than"),
+        (lambda add: _imports(add, 100_000, 1000, b"fn"), "pe/imports/app.dll", "more than 1000000 imports"),
+        (_exports, "pe/imports/helper.dll", "names spell out more than"),
+        (_many_dlls, "pe/imports/app.dll", "names more than 16384 DLLs"),
+        (lambda add: _imports(add, 1, 3, b"fn"), "pe/imports/app.dll", None),  # the control: a sane table
+    ],
+)
+def test_pe_tables_that_spell_gigabytes_or_too_many_dlls_are_refused(tmp_path: Path, build, sample, reason) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.dll"
+    _pe(bad, build, sample)
+    if reason is None:
+        (b,) = read(str(bad))  # the same builder, a sane table: read
+        assert b.needed_names == ("helper.dll",)
+        return
+    with pytest.raises(InputError, match=reason):
+        read(str(bad))
+
+
+def test_pe_forwarder_loops_and_forwarders_to_a_missing_dll(tmp_path: Path) -> None:
+    helper = (SAMPLES / "pe/imports/helper.dll").read_bytes()
+    app = (SAMPLES / "pe/imports/app.dll").read_bytes()
+    (tmp_path / "loop").mkdir()
+    (tmp_path / "loop/helper.dll").write_bytes(
+        helper.replace(b"nvrtc64_120_0.nvrtcGetPTX", b"helper.forwarded_fn".ljust(25, b"\0"))
+    )
+    (tmp_path / "loop/app.dll").write_bytes(app)
+    found = {f.subject: f for f in audit([str(tmp_path / "loop")]).findings if f.rule == "unresolved-symbol"}
+    assert "(forwarder loop)" in found["forwarded_fn"].message and "loop" not in found["absent_fn"].message
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "gone/helper.dll").write_bytes(helper)
+    (tmp_path / "gone/app.dll").write_bytes(app)
+    found = [f for f in audit([str(tmp_path / "gone")]).findings if f.rule == "unresolved-symbol"]
+    assert any(
+        "forwards to nvrtc64_120_0.dll (forwarded_fn), which is neither among the inputs" in f.message for f in found
+    )
