@@ -94,6 +94,8 @@ STRUCTURED = LINKEDIT_COMMANDS | {
 FAT_MAGICS = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
 #: Slices of one fat file, and load commands of one slice, beyond which the file is refused.
 MAX_SLICES, MAX_COMMANDS = 64, 65_536
+#: Dylib load commands of one slice (the model numbers libraries in 15 bits; real files: tens).
+MAX_DYLIBS = 16_384
 
 
 class Slice(NamedTuple):
@@ -124,7 +126,7 @@ def _slices(buf: Buffer) -> list[Slice]:
     from macholib.ptypes import sizeof  # type: ignore[import-untyped]
 
     size = len(buf)
-    offsets: list[int] = []
+    offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
     if bytes(buf[:4]) in FAT_MAGICS:
         wide = buf[3] == 0xBF
         count = struct.unpack_from(">I", buf, 4)[0]
@@ -141,11 +143,14 @@ def _slices(buf: Buffer) -> list[Slice]:
                 raise linkedit.MalformedLinkedit(
                     f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
                 )
-            offsets.append(entry.offset)
+            for start, end, _cpu in offsets:
+                if entry.offset < end and start < entry.offset + entry.size:
+                    raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
+            offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
     else:
-        offsets.append(0)
+        offsets.append((0, size, None))
     out: list[Slice] = []
-    for base in offsets:
+    for base, slice_end, fat_cpu in offsets:
         magic = bytes(buf[base : base + 4])
         if magic not in THIN_MAGICS:
             raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
@@ -156,8 +161,12 @@ def _slices(buf: Buffer) -> list[Slice]:
         if at > size:
             raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
         header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
+        if fat_cpu is not None and header.cputype != fat_cpu:
+            raise linkedit.MalformedLinkedit(
+                f"the slice at offset {base} is for CPU type {header.cputype:#x}, its fat header says {fat_cpu:#x}"
+            )
         end = at + header.sizeofcmds
-        if end > size or header.ncmds > MAX_COMMANDS:
+        if end > slice_end or header.ncmds > MAX_COMMANDS:
             raise linkedit.MalformedLinkedit(
                 f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
             )
@@ -181,9 +190,10 @@ def _slices(buf: Buffer) -> list[Slice]:
     return out
 
 
-def _lc_str(raw: bytes, offset: int) -> str:
-    """An ``lc_str``: the NUL-terminated string at ``offset`` from the start of its load command."""
-    if not 0 < offset < len(raw):
+def _lc_str(raw: bytes, offset: int, fixed: int) -> str:
+    """An ``lc_str``: the NUL-terminated string at ``offset`` from the start of its load command,
+    after the command's ``fixed`` bytes of structure."""
+    if not fixed <= offset < len(raw):
         raise linkedit.MalformedLinkedit(f"a load command's string offset {offset} lies outside its {len(raw)} bytes")
     return raw[offset:].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
 
@@ -284,15 +294,17 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
             if cmd_id in LINKEDIT_COMMANDS:
                 tables.setdefault(cmd_id, cmd)
             if cmd_id in needs:
-                needed.append(NeededLibrary(_lc_str(raw, cmd.name), needs[cmd_id]))
+                needed.append(NeededLibrary(_lc_str(raw, cmd.name, 24), needs[cmd_id]))
             elif cmd_id == mach_o.LC_ID_DYLIB:
-                soname = _lc_str(raw, cmd.name)
+                soname = _lc_str(raw, cmd.name, 24)
             elif cmd_id == mach_o.LC_RPATH:
-                rpath.append(_lc_str(raw, cmd.path))
+                rpath.append(_lc_str(raw, cmd.path, 12))
             elif cmd_id == mach_o.LC_BUILD_VERSION:
                 min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
             elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
                 min_os, sdk = _version(cmd.version), _version(cmd.sdk)
+        if len(needed) > MAX_DYLIBS:
+            raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
         symbols, forwarders = _symbols(buf, header, needed, tables)
         filetype = header.filetype
         if filetype == MH_EXECUTE:

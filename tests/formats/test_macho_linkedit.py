@@ -256,3 +256,23 @@ def test_hostile_fat_headers(tmp_path: Path) -> None:
     bad.write_bytes(bytes(name))
     with pytest.raises(InputError, match="string offset 4096 lies outside"):
         read(str(bad))
+
+
+def test_fat_entries_that_overlap_or_lie_about_the_cpu_and_strings_inside_the_structure(tmp_path: Path) -> None:
+    data = (MACHO / "misc/universal.dylib").read_bytes()
+    bad = tmp_path / "fat.dylib"
+    twice = bytearray(data)
+    twice[28:48] = twice[8:28]  # the second fat_arch entry a copy of the first: one slice twice
+    bad.write_bytes(bytes(twice))
+    with pytest.raises(InputError, match="slice 1 overlaps another slice"):
+        read(str(bad))
+    lying = bytearray(data)
+    struct.pack_into(">I", lying, 8, 0x0100000C)  # the first entry says arm64; its slice is x86-64
+    bad.write_bytes(bytes(lying))
+    with pytest.raises(InputError, match="its fat header says 0x100000c"):
+        read(str(bad))
+    inside = bytearray((MACHO / "fixed/libtorch_cuda.dylib").read_bytes())
+    struct.pack_into("<I", inside, _load_command(bytes(inside), 0xD) + 8, 4)  # name offset inside the struct
+    bad.write_bytes(bytes(inside))
+    with pytest.raises(InputError, match="string offset 4 lies outside"):
+        read(str(bad))
