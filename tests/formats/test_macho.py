@@ -312,3 +312,26 @@ def test_weak_bound_imports_of_the_wrong_family_are_still_missing_providers() ->
     binary = dataclasses.replace(broken, symbols=SymbolTable.from_symbols(weak), needed=needed)
     (f,) = MissingProvider().check(AuditContext((binary,), AuditConfig()))
     assert f.subject == "libnvrtc*.dylib" and f.evidence["symbols"] == ["nvrtcCompileProgram", "nvrtcCreateProgram"]
+
+
+def test_symbols_re_exported_by_name_in_the_export_trie_are_followed() -> None:
+    """An umbrella with no LC_REEXPORT_DYLIB whose trie re-exports nvrtcCreateProgram by name
+    (EXPORT_SYMBOL_FLAGS_REEXPORT, forwarders ``"INSTALL_NAME:symbol"``): an import of it binds
+    through to libnvrtc; nvrtcCompileProgram, not re-exported, does not."""
+    from linkaudit.loader.image_binding import unbound_imports
+    from linkaudit.model import NeededLibrary, NeedKind
+
+    client, umbrella, nvrtc = (
+        read(str(MACHO / "misc/reexport" / n))[0]
+        for n in ("libtorch_cuda.dylib", "libcuda_umbrella.dylib", "libnvrtc.12.dylib")
+    )
+    by_name = dataclasses.replace(
+        umbrella,
+        needed=(NeededLibrary("@rpath/libnvrtc.12.dylib", NeedKind.PLAIN),),
+        forwarders=(("nvrtcCreateProgram", "@rpath/libnvrtc.12.dylib:nvrtcCreateProgram"),),
+    )
+    (unbound,) = unbound_imports([client, by_name, nvrtc], [], Format.MACHO)
+    assert unbound.symbols == ("nvrtcCompileProgram",) and unbound.reason == "absent"
+    renamed = dataclasses.replace(by_name, forwarders=(("nvrtcCreateProgram", "@rpath/libnvrtc.12.dylib:gone"),))
+    (unbound,) = unbound_imports([client, renamed, nvrtc], [], Format.MACHO)
+    assert unbound.symbols == ("nvrtcCompileProgram", "nvrtcCreateProgram")
