@@ -42,7 +42,9 @@ def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list
     if not roots:
         return [], None, False
     if not others and all(ld.kind == "dlopen" for ld in chosen) and any(ld.kind != "dlopen" for ld in loads):
-        return roots, None, True  # import roots exist and none reaches it: a plugin loaded on demand
+        for root in roots:  # import roots exist and none reaches it: a plugin, loaded on demand only
+            root["reached"] = False
+        return roots, None, True
     first = chosen[0]
     module = posixpath.basename(first.root).split(".", 1)[0]
     base = posixpath.basename(name)
@@ -192,8 +194,8 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                         severity = Severity.NOTE
                         message = (
                             f"{how} {needed.name}, the {lib.component}, but no import root's load reaches this "
-                            "file: it can only be loaded on demand (LoadLibrary, dlopen), which is how a plugin "
-                            "that needs the driver must be loaded (when a GPU is present)"
+                            f"file: it can only be loaded on demand ({'LoadLibrary' if binary.format is Format.PE else 'dlopen'}), "
+                            "which is how a plugin that needs the driver must be loaded (when a GPU is present)"
                         )
                 elif driverless and linkage is not None:
                     reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]

@@ -165,10 +165,12 @@ chain has one).
         nowhere (see ``explain``)."""
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
         dyld_roots = {load.root for load in context.dyld}
-        shipped: dict[str, set[str]] = {}  # base name (lower case) -> PE and Mach-O inputs so named
+        # base name (lower case) -> PE and Mach-O inputs so named -> their machines (slices)
+        shipped: dict[str, dict[str, set[str]]] = {}
         for b in context.binaries:
             if b.format in (Format.PE, Format.MACHO):
-                shipped.setdefault(posixpath.basename(b.path).lower(), set()).add(b.path)
+                by_path = shipped.setdefault(posixpath.basename(b.path).lower(), {})
+                by_path.setdefault(b.path, set()).add(b.machine)
         for load in (*context.windows, *context.dyld):
             for (requester, name), res in load.resolutions.items():
                 if res.path is not None or res.system or res.optional:
@@ -207,7 +209,10 @@ chain has one).
                     # the process never starts (STATUS_DLL_NOT_FOUND), in the words of Windows' dialog
                     failure = f"The code execution cannot proceed because {name} was not found ({first['root']})"
                 elif first["kind"] == "executable":
-                    failure = f"{first['root']} cannot start: {reason[:-1]} ({name}, STATUS_INVALID_IMAGE_FORMAT)"
+                    failure = (  # STATUS_INVALID_IMAGE_FORMAT, in the words of Windows' dialog
+                        f"{first['root']} cannot start: The application was unable to start correctly "
+                        f"(0xc000007b) ({name})"
+                    )
                 else:
                     failure = f"LoadLibrary({first['root']}) fails: {reason[:-1]} ({name})"
             if wrong and first["root"] not in dyld_roots:  # dyld's "tried:" list names them already
@@ -219,20 +224,35 @@ chain has one).
             ]
             chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
             message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
-            elsewhere = sorted(shipped.get(posixpath.basename(name).lower(), ()))
+            # A copy of that name elsewhere among the inputs, of the loader's machine and not a place
+            # already tried (one of another machine beside it is a wrong-machine attempt, above).
+            tried_paths = {a.path for a in res.attempts}
+            elsewhere = sorted(
+                path
+                for path, machines in shipped.get(posixpath.basename(name).lower(), {}).items()
+                if path not in tried_paths and str(first["machine"]) in machines
+            )
             if elsewhere:
                 where = posixpath.dirname(elsewhere[0])
+                base = posixpath.basename(name)
                 if first["root"] in dyld_roots:
                     message += (
-                        f"; {posixpath.basename(name)} is among the inputs at {elsewhere[0]}: an LC_RPATH of the "
-                        f"loading image leading there (install_name_tool -add_rpath), or --dyld-library-path {where}"
+                        f"; {base} is among the inputs at {elsewhere[0]}: an LC_RPATH of the loading image "
+                        f"leading there (install_name_tool -add_rpath), or --dyld-library-path {where}"
+                    )
+                elif first["kind"] == "executable":
+                    message += (
+                        f"; {base} is among the inputs at {elsewhere[0]}: an executable's imports are searched in "
+                        f"its own directory, System32 and PATH — ship the DLL beside it, or --path {where}"
                     )
                 else:
                     message += (
-                        f"; {posixpath.basename(name)} is among the inputs at {elsewhere[0]}: a .pyd import searches "
-                        f"only its own directory and the DLL directories — --dll-directory {where}, as the package's "
+                        f"; {base} is among the inputs at {elsewhere[0]}: a .pyd import searches only its own "
+                        f"directory and the DLL directories — --dll-directory {where}, as the package's "
                         "os.add_dll_directory call would add it, or ship the DLL beside the module"
                     )
+            elif wrong:
+                message += f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
             redistributable = first["root"] not in dyld_roots and is_redistributable(name)
             if redistributable:
                 message += (

@@ -231,7 +231,8 @@ What each tag needs:
 - ios_X_Y_ARCH_SDK (PEP 730): the Mach-O slice ARCH.
 
 A wheel with several platform tags (a compressed tag set, "macosx_10_9_x86_64.macosx_11_0_arm64")
-is judged per file: a file that fits any one of the tags passes. Judged are the files a loader
+is installed wherever any of them matches, so every file must fit every tag of its format (there:
+both slices). Judged are the files a loader
 opens — shared libraries, extension modules, executables; object files and static archives
 (.o, .a) are skipped: they are only read by a linker, which checks their machine itself. A
 file of another platform's format (a .dll in a manylinux wheel, a test fixture) and an ELF
@@ -280,9 +281,10 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
             machines = {b.machine for b in slices}
             if not needs or any(m.startswith("unknown(") or m == "bpf" for m in machines - {_PPC, _PPC64}):
                 continue  # no tag of this format, or no CPU (a GPU or eBPF object)
-            if any(self._fits(n, slices, machines) for n in needs):
-                continue
-            need = min(needs, key=lambda n: len(n.machines - machines))
+            unfit = [n for n in needs if not self._fits(n, slices, machines)]
+            if not unfit:
+                continue  # pip installs the wheel wherever any of its tags matches: each must hold
+            need = min(unfit, key=lambda n: len(n.machines - machines))
             yield self._report(need, tags, package or "", path, slices, machines)
 
     @staticmethod
@@ -324,7 +326,14 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
             consequence = where + _refusal(need, slices, missing[0])
         # The wheel's other tags that ask for something else (manylinux2014_aarch64 beside
         # manylinux_2_17_aarch64 asks for the same).
-        others = [t.tag for t in map(tag_machines, tags) if t is not None and t.machines != need.machines]
+        others = [
+            t.tag
+            for t in map(tag_machines, tags)
+            if t is not None
+            and t.format is need.format
+            and t.machines != need.machines
+            and not self._fits(t, slices, machines)
+        ]
         message = f"{what} but the wheel's tag {need.tag} needs {needs_text}: {consequence}" + (
             f" (nor does it fit the wheel's other tags {', '.join(others)})" if others else ""
         )

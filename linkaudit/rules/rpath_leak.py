@@ -62,8 +62,8 @@ CMAKE_INSTALL_RPATH / -Wl,-rpath,'$ORIGIN/...'.
 Mach-O: LC_RPATH entries under @loader_path or @executable_path are the
 image-relative form (dyld's $ORIGIN); absolute ones — a build machine's
 /Users/..., /opt/homebrew/... — are judged as above. So are the install name
-(LC_ID_DYLIB: every image linked against the dylib records it, and dyld looks
-there) and, when they point into a build machine's trees, the dylibs loaded by
+(LC_ID_DYLIB, a warning: not searched to load the dylib itself, but every image
+linked against it later records it, and dyld looks there) and, when they point into a build machine's trees, the dylibs loaded by
 path (LC_LOAD_DYLIB and the other dylib load commands; an installed framework
 such as /Library/Frameworks/Python.framework is library-not-found's to judge) —
 the official torch 2.9.1 macOS wheel ships a libomp.dylib whose install name is
@@ -117,10 +117,13 @@ Data: linkaudit/rules/data/rpath.toml.
                         f"user's machine the package does not own; use {origin}-relative paths"
                     )
                 if tag == "LC_ID_DYLIB" and reason != "relative":
+                    # The install name is not searched when this dylib is loaded; it is copied into every
+                    # image linked against it later (an extension built against the package): a warning.
+                    severity = Severity.WARNING
                     message += (
-                        ". Every image linked against this dylib records that install name and dyld "
-                        "looks for it there, not beside them: set it to @rpath/"
-                        f"{entry.rsplit('/', 1)[-1]} (install_name_tool -id)"
+                        ". An image linked against this dylib later (an extension built against the package) "
+                        "records that install name and dyld looks for it there, not in the package: set it "
+                        f"to @rpath/{entry.rsplit('/', 1)[-1]} (install_name_tool -id)"
                     )
                 elif tag == "LC_LOAD_DYLIB" and reason != "relative":
                     message += ": dyld loads the dylib from exactly that path (install_name_tool -change)"

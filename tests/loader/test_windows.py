@@ -195,7 +195,8 @@ def test_the_committed_executables_search_their_directory_and_skip_an_i386_dll()
     assert found == [("unresolved-symbol", "app.exe", "absent_fn")]
     (f,) = audit([str(PE / "machine")]).findings
     assert (f.rule, f.subject) == ("library-not-found", "helper.dll")
-    assert "%1 is not a valid Win32 application" in f.message and "(have i386, need x86-64)" in f.message
+    assert "The application was unable to start correctly (0xc000007b)" in f.message
+    assert "(have i386, need x86-64)" in f.message and f.message.endswith("ship a build of helper.dll for x86-64")
     assert [(a["source"], a["outcome"]) for a in f.evidence["attempts"]] == [
         ("application-directory", "wrong-machine"),
         ("system", "missing"),

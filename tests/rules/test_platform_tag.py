@@ -181,18 +181,24 @@ def test_intel_without_i386_on_an_old_tag(tmp_path: Path) -> None:
 # --- compressed tag sets ----------------------------------------------------------------------
 
 
-def test_a_compressed_tag_set_accepts_any_of_its_tags_per_file(tmp_path: Path) -> None:
+def test_every_tag_of_a_compressed_tag_set_must_hold_for_each_file(tmp_path: Path) -> None:
+    """pip installs a wheel wherever any tag of its compressed set matches: a thin x86_64 dylib in a
+    macosx_10_9_x86_64.macosx_11_0_arm64 wheel fails on Apple silicon; a universal file passes."""
     members = {
         "pkg/x86.dylib": "macho/fixed/libnvrtc.12.dylib",
         "pkg/arm.dylib": "macho/chained/libnvrtc.12.dylib",
         "pkg/universal.dylib": "macho/misc/universal.dylib",
     }
-    assert _findings(_wheel(tmp_path, "macosx_10_9_x86_64.macosx_11_0_arm64", members)) == {}
-    # Neither tag covers an x86 ELF file: reported against one, naming the other tags that ask otherwise.
+    found = _findings(_wheel(tmp_path, "macosx_10_9_x86_64.macosx_11_0_arm64", members))
+    assert {f.file.rsplit("!", 1)[-1]: f.evidence["tag"] for f in found.values()} == {
+        "pkg/x86.dylib": "macosx_11_0_arm64",
+        "pkg/arm.dylib": "macosx_10_9_x86_64",
+    }
+    # An x86 ELF file fits none of the tags: reported against one, naming the other tags it does not fit.
     linux = _wheel(
         tmp_path,
         "manylinux_2_17_x86_64.manylinux2014_x86_64.manylinux_2_17_aarch64",
-        {"pkg/lib32le.so": "arch/lib32le.so", "pkg/ok.so": "fixed/libnvrtc.so.12"},
+        {"pkg/lib32le.so": "arch/lib32le.so"},
     )
     (f,) = _findings(linux).values()
     assert f.evidence["tags"] == ["manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_17_aarch64"]
