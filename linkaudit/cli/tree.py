@@ -79,14 +79,15 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
     which object, LD_LIBRARY_PATH, ld.so.cache, system directory, LC_RPATH of which
     image, DYLD_LIBRARY_PATH, the DLL's directory, PATH, already loaded); missing
     ones with every path tried. Never executes or loads the inputs.
-    Exit status 1 when a root's load would fail, 2 when an input cannot be read.
+    Exit status 1 when a root's load would fail (with ``--bind``: also a PE or Mach-O import its
+    library does not export), 2 when an input cannot be read.
     """
     with read_inputs(paths) as inputs:
         return _tree(inputs, fmt, verbose, all_roots, bind, options)
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
-    from ..loader.image_binding import ImageBinder
+    from ..loader.image_binding import ImageBinder, ImportOutcome
     from ..output.imagetree import bind_summary, image_load_to_dict, render_image_bind_text, render_image_loads_text
     from ..output.tree import render_json, render_text
 
@@ -147,5 +148,11 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
         or any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
         or any(ld.errors for ld in loads)
         or any(root in shown for root, _f in analysis.version_failures)
+        # --bind: a plain import its library does not export stops the load (Windows, dyld)
+        or any(
+            b.outcome in (ImportOutcome.NOT_EXPORTED, ImportOutcome.FLAT_UNRESOLVED) and not b.weak
+            for bindings in image_bindings
+            for b in bindings
+        )
     )
     return status or (1 if failed else 0)

@@ -218,3 +218,12 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
         run_cli(*command, *options, str(torch), *(("libnvrtc.12.dylib",) if command == ("why",) else ()))
         assert ("dyld", ("/opt/py/bin/python3", ("/a", "/b"), ("/c",))) in seen, command
         assert ("windows", ("/w",)) in seen, command
+
+
+def test_tree_bind_exits_1_when_an_import_is_not_exported(run_cli, samples) -> None:  # type: ignore[no-untyped-def]
+    """Windows ("The procedure entry point ... could not be located") and dyld ("Symbol not found")
+    stop the load: tree --bind exits 1 for them, 0 for the fixed samples."""
+    assert run_cli("tree", "--bind", str(samples / "pe/imports")).exit_code == 1
+    assert run_cli("tree", "--bind", str(samples / "macho/misc/missing_symbol")).exit_code == 1
+    assert run_cli("tree", "--bind", str(samples / "macho/fixed")).exit_code == 0
+    assert run_cli("tree", "--bind", str(samples / "pe/fixed")).exit_code == 0
