@@ -318,8 +318,14 @@ def _audit_staged(
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
-    roots = tuple(RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots) if linkage is not None else ()
-    return files, findings, ran, roots, binaries
+    roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
+    for loads in (windows, dyld):  # PE and Mach-O roots as ELF's: a lone dlopen is reached only when no import root is
+        importing = any(ld.kind != "dlopen" for ld in loads)
+        for ld in loads:
+            info = RootInfo(ld.root, ld.kind, ld.kind != "dlopen" or not importing)
+            if info not in roots:  # each slice of a universal root is a load of its own
+                roots.append(info)
+    return files, findings, ran, tuple(roots), binaries
 
 
 def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:

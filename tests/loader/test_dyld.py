@@ -221,3 +221,13 @@ def test_no_lc_rpath_in_the_chain_is_said_in_dylds_words() -> None:
     """chain/torch/lib/libtorch_cuda.dylib given alone: no image of its load has an LC_RPATH."""
     (f,) = [f for f in audit([str(MACHO / "misc/chain/torch/lib/libtorch_cuda.dylib")]).findings]
     assert f.rule == "library-not-found" and "tried: no LC_RPATH's found" in f.message
+
+
+def test_the_report_names_the_mach_o_and_pe_import_roots(run_cli) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "misc/chain")).stdout)
+    assert doc["roots"] == [{"path": str(MACHO / "misc/chain/torch/_C.so"), "kind": "python-import", "reached": True}]
+    pe = MACHO.parent / "pe/imports/app.exe"
+    text = run_cli("check", "--no-config", str(pe)).stdout
+    assert f"import roots: {pe} [executable]" in text
