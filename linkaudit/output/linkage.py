@@ -69,8 +69,36 @@ def _ndx(section: int) -> str:
     return str(section)
 
 
+def _image_symbol_lines(b: Binary) -> list[str]:
+    """A PE or Mach-O file's imports and exports: no ELF binding, type or section to show — each
+    import with the library it names (or ``flat lookup``), each export with its address (an RVA for
+    PE), a forwarder or re-export with its target."""
+    width = 16 if (b.bits or 64) == 64 else 8
+    forwards = dict(b.forwarders)
+    shown = [s for s in b.symbols if not (s.defined and s.name in forwards)]  # a PE forwarder: below
+    imports = sum(1 for s in shown if not s.defined)
+    lines = [f"  {imports} imports, {len(shown) - imports} exports, {len(forwards)} forwarded or re-exported"]
+    lines.append(f"     Num: {'Kind':<12} {'Address':<{width}} Name")
+    num = 0
+    for s in shown:
+        num += 1
+        if s.defined:
+            kind, where = ("export" if not s.weak else "weak export"), f"{s.value:0{width}x}"
+            name = s.name
+        else:
+            kind, where = ("import" if not s.weak else "weak import"), " " * width
+            name = f"{s.name} (from {s.version.file})" if s.version is not None else f"{s.name} (flat lookup)"
+        lines.append(f"  {num:6d}: {kind:<12} {where} {text_safe(name)}")
+    for export, target in b.forwarders:
+        num += 1
+        lines.append(f"  {num:6d}: {'forwarder':<12} {' ' * width} {text_safe(f'{export} -> {target}')}")
+    return lines
+
+
 def _symbol_lines(b: Binary) -> list[str]:
     """The dynamic symbols in ``readelf -W --dyn-syms`` columns (entry 0, the null symbol, left out)."""
+    if b.format is not Format.ELF:
+        return _image_symbol_lines(b)
     wide = (b.bits or 64) == 64
     header = (
         "   Num:    Value          Size Type    Bind   Vis      Ndx Name"
@@ -78,14 +106,11 @@ def _symbol_lines(b: Binary) -> list[str]:
         else ("   Num:    Value  Size Type    Bind   Vis      Ndx Name")
     )
     width = 16 if wide else 8
-    elf = b.format is Format.ELF
-    title = f"{len(b.symbols)} entries after the null entry 0" if elf else f"{len(b.symbols)} imports and exports"
-    lines = [f"  symbol table ({title})", "  " + header]
+    lines = [f"  symbol table ({len(b.symbols)} entries after the null entry 0)", "  " + header]
     for num, s in enumerate(b.symbols, start=1):
         type_name = _TYPE_NAMES.get(int(s.type), f"<unknown>: {int(s.type)}")
         bind_name = _BIND_NAMES.get(int(s.binding), f"<unknown>: {int(s.binding)}")
-        # a PE or Mach-O import names its library, not an ELF version: "name (from LIB)"
-        name = s.display_name() if elf or s.version is None else f"{s.name} (from {s.version.file})"
+        name = s.display_name()
         lines.append(
             f"  {num:6d}: {s.value:0{width}x} {s.size:5d} {type_name:<7} {bind_name:<6} "
             f"{s.visibility.name:<7} {_ndx(s.section):>4} {text_safe(name)}"

@@ -142,7 +142,12 @@ def test_show_speaks_each_formats_terms(run_cli, samples) -> None:  # type: igno
     assert "  install name /Users/runner/work/pytorch/build/lib/libleaky.dylib" in mac
     assert mac[mac.index("  LC_RPATH     /Users/runner/work/pytorch/build/lib") + 1] == "               @loader_path"
     assert any(line.endswith("dyld_stub_binder (from /usr/lib/libSystem.B.dylib)") for line in mac)
-    assert not any("@@" in line or "null entry" in line for line in mac)
+    assert not any("@@" in line or "null entry" in line or "GLOBAL" in line for line in mac)
+    flat = run_cli("show", "--symbols", str(samples / "macho/misc/flat_lookup/libtorch_cuda.dylib")).stdout
+    assert "nvrtcCreateProgram (flat lookup)" in flat
+    helper = run_cli("show", "--symbols", str(samples / "pe/imports/helper.dll")).stdout.splitlines()
+    assert "  0 imports, 1 exports, 1 forwarded or re-exported" in helper
+    assert helper[-1].split()[1:] == ["forwarder", "forwarded_fn", "->", "nvrtc64_120_0.nvrtcGetPTX"]
     pe = run_cli("show", str(samples / "pe/imports/app.dll")).stdout.splitlines()
     assert "  DLL name     app.dll" in pe and "  DLLs         helper.dll" in pe
     elf = run_cli("show", str(samples / "fixed")).stdout
