@@ -44,6 +44,9 @@ from .images import ImageAttempt, ImageCache, ImageLoad, ImageLoader, ImageOutco
 #: Places one load may try before its search stops (a hostile file's thousands of LC_RPATH entries
 #: times thousands of @rpath dylibs would be millions of file checks).
 MAX_ATTEMPTS = 100_000
+#: Places all loads of one run may try together (each input is a root of its own: 20 such files
+#: would be two million checks).
+MAX_TOTAL_ATTEMPTS = 250_000
 
 
 class _OverBudget(Exception):
@@ -70,6 +73,8 @@ def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
         if not attempt.detail.startswith("fat file"):
             return f"mach-o file, but is an incompatible architecture (have '{have[0]}', need '{need}')"
         return f"fat file, but missing compatible architecture (have ({','.join(have)}), need ({need}))"
+    if attempt.source == "budget":
+        return attempt.detail  # linkaudit's own limit, not dyld's
     if attempt.outcome == ImageOutcome.FOUND:
         return "found"
     return "no such file"
@@ -136,7 +141,7 @@ def analyze_dyld(
         detail = f"{'fat file: ' if fat else ''}have {','.join(have)}, need {machine}"
         return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
 
-    budget = [0]  # places tried in the current load, against MAX_ATTEMPTS
+    budget = [0, 0]  # places tried in the current load (against MAX_ATTEMPTS), and in all (MAX_TOTAL_ATTEMPTS)
 
     def search(
         attempts: list[ImageAttempt], machine: str, candidates: list[tuple[str, str]]
@@ -148,8 +153,11 @@ def analyze_dyld(
         """
         for path, source in candidates:
             budget[0] += 1
+            budget[1] += 1
             if budget[0] > MAX_ATTEMPTS:
-                raise _OverBudget
+                raise _OverBudget(f"search stopped: more than {MAX_ATTEMPTS} places tried in this load")
+            if budget[1] > MAX_TOTAL_ATTEMPTS:
+                raise _OverBudget(f"search stopped: more than {MAX_TOTAL_ATTEMPTS} places tried by all loads")
             tried, found = attempt(path, source, machine)
             attempts.append(tried)
             if found is not None:
@@ -193,9 +201,8 @@ def analyze_dyld(
                 override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in library_path]
                 try:
                     hit = _resolve(name, leaf, current, attempts, override)
-                except _OverBudget:
-                    stop = f"search stopped: more than {MAX_ATTEMPTS} places tried in this load"
-                    attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, stop))
+                except _OverBudget as stop:
+                    attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
                     result.resolutions[key] = ImageResolution(name, current.path, None, None, tuple(attempts))
                     return result
                 if isinstance(hit, str):  # the dyld shared cache

@@ -220,6 +220,9 @@ class _Exports:
         # same dylibs stay linear; ``active``: the lookups in progress, to tell a loop
         self.memo: dict[tuple[int, str, int], _Lookup] = {}
         self.active: set[tuple[int, str, int]] = set()
+        # one flag per lookup in progress: set when a result under it met a loop or ran out of depth,
+        # which depend on where the walk started, so neither it nor anything above it is memoised
+        self.tainted: list[bool] = []
 
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
@@ -242,12 +245,21 @@ class _Exports:
         if done is not None:
             return done
         if key in self.active:
+            if self.tainted:
+                self.tainted[-1] = True
             return _Lookup("loop", ((lib, name),))
         self.active.add(key)
+        self.tainted.append(False)
         try:
-            result = self.memo[key] = self._lookup(lib, name, depth, load)
+            result = self._lookup(lib, name, depth, load)
         finally:
             self.active.discard(key)
+            tainted = self.tainted.pop()
+        if tainted or result.state in ("loop", "deep"):
+            if self.tainted:
+                self.tainted[-1] = True
+        else:
+            self.memo[key] = result
         return result
 
     def _lookup(self, lib: Binary, name: str, depth: int, load: ImageLoad | None) -> _Lookup:
@@ -374,7 +386,11 @@ class ImageBinder:
             reason = f"{stopped_at} was not found in this load: a weak dylib, allowed; its imports bind to NULL"
         elif state == "deep":
             outcome = ImportOutcome.NOT_JUDGED
-            reason = f"forwarders or re-exports deeper than {MAX_DEPTH} (a loop?): not judged"
+            reason = f"forwarders or re-exports deeper than {MAX_DEPTH}: not judged"
+        elif state == "loop":
+            outcome = ImportOutcome.NOT_EXPORTED
+            chain = " → ".join(posixpath.basename(path) for path, _n in via)
+            reason = f"its forwarders or re-exports only lead back where they started ({chain}): nothing exports it"
         elif weak and not dyld and not via:
             outcome = ImportOutcome.NOT_JUDGED
             reason = (

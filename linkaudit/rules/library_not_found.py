@@ -191,7 +191,12 @@ chain has one).
             wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
             if first["root"] in dyld_roots:
                 machine = str(first["machine"])
-                tried = ", ".join(f"'{a.path}' ({dyld_reason(a, machine)})" for a in res.attempts)
+                tried = ", ".join(
+                    dyld_reason(a, machine) if a.source == "budget" else f"'{a.path}' ({dyld_reason(a, machine)})"
+                    for a in res.attempts[:16]
+                ) + (f", … (+{len(res.attempts) - 16} more)" if len(res.attempts) > 16 else "")
+                if len(res.attempts) > 16 and res.attempts[-1].source == "budget":
+                    tried += f": {res.attempts[-1].detail}"
                 if not tried and name.startswith("@rpath/"):
                     tried = "no LC_RPATH's found"  # dyld's reason: no image in the chain has an LC_RPATH
                 elif not tried and name.startswith("@executable_path"):

@@ -201,3 +201,60 @@ def test_pe_forwarder_loops_and_forwarders_to_a_missing_dll(tmp_path: Path) -> N
     assert any(
         "forwards to nvrtc64_120_0.dll (forwarded_fn), which is neither among the inputs" in f.message for f in found
     )
+
+
+def _definer(path: Path, install_name: str, cmds: list[bytes], symbol: bytes | None) -> None:
+    """A dylib with ``cmds`` after its LC_ID_DYLIB and, when given, one defined external ``symbol``."""
+    cmds = [_dylib_cmd(ID, install_name), _rpath_cmd("@loader_path"), *cmds]
+    if symbol is None:
+        _macho(path, cmds)
+        return
+    size = 32 + sum(map(len, cmds)) + 24
+    at = size + (-size % 16)
+    names = b"\0" + symbol + b"\0"
+    cmds.append(struct.pack("<6I", 2, 24, at, 1, at + 16, len(names)))  # LC_SYMTAB, no LC_DYSYMTAB
+    _macho(path, cmds, struct.pack("<IBBHQ", 1, 0x0F, 1, 0, 0x1000) + names)
+
+
+def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(tmp_path: Path) -> None:
+    """A re-exports B and C, B re-exports A, C defines x: x imported from A and from B binds (through
+    B -> A -> C) — a lookup of B begun inside A's is not remembered as a loop.  A chain of 18
+    re-exports: an import from its 9th link still gets its finding when one from the 1st (too deep
+    to judge) is audited with it."""
+    one = tmp_path / "one"
+    one.mkdir()
+    _definer(
+        one / "libA.dylib",
+        "@rpath/libA.dylib",
+        [_dylib_cmd(REEXPORT, "@rpath/libB.dylib"), _dylib_cmd(REEXPORT, "@rpath/libC.dylib")],
+        None,
+    )
+    _definer(one / "libB.dylib", "@rpath/libB.dylib", [_dylib_cmd(REEXPORT, "@rpath/libA.dylib")], None)
+    _definer(one / "libC.dylib", "@rpath/libC.dylib", [], b"_nope")
+    _importer(one / "libu.dylib", "@rpath/libA.dylib")
+    _importer(one / "libv.dylib", "@rpath/libB.dylib")
+    assert [f for f in audit([str(one)]).findings if f.rule == "unresolved-symbol"] == []
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    for i in range(18):
+        more = [_dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")] if i < 17 else []
+        _definer(deep / f"libL{i}.dylib", f"@rpath/libL{i}.dylib", more, None)
+    _importer(deep / "libv.dylib", "@rpath/libL8.dylib")
+    alone = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
+    _importer(deep / "libu.dylib", "@rpath/libL0.dylib")
+    both = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
+    assert alone == both == [str(deep / "libv.dylib")]
+
+
+def test_all_loads_together_share_one_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many files each just under the per-load limit: the run stops searching past the total, and
+    the finding says which limit stopped it, in its text."""
+    from linkaudit.loader import dyld
+
+    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 500)
+    for n in range(3):
+        cmds = [_dylib_cmd(ID, f"@rpath/b{n}.dylib"), *(_rpath_cmd(f"/nonexistent/d{i:03d}") for i in range(20))]
+        _macho(tmp_path / f"b{n}.dylib", cmds + [_dylib_cmd(LOAD, f"@rpath/libm{i:03d}.dylib") for i in range(10)])
+    found = [f for f in audit([str(tmp_path)]).findings if f.rule == "library-not-found"]
+    stopped = [f for f in found if "more than 500 places tried by all loads" in f.message]
+    assert len(found) == 26 and len(stopped) == 1  # 25 searches of 20 places, then the 26th stops
