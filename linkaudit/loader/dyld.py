@@ -80,6 +80,14 @@ def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
     return "no such file"
 
 
+def dyld_failure(kind: str, root: str, install_name: str, context: str = "") -> str:
+    """What the user sees when dyld cannot load ``install_name`` for the import root ``root`` of
+    ``kind``: ``Library not loaded: NAME`` (with ``context``, e.g. ``" (referenced from ...; tried:
+    ...)"``), inside Python's ``ImportError: dlopen(...)`` for an extension module."""
+    failure = f"Library not loaded: {install_name}{context}"
+    return f"ImportError: dlopen({root}): {failure}" if kind == "python-import" else failure
+
+
 def _expand(entry: str, loader_dir: str, executable_dir: str | None) -> str | None:
     if entry.startswith("@loader_path"):
         return posixpath.normpath(loader_dir + entry[len("@loader_path") :])

@@ -66,6 +66,22 @@ def is_redistributable(name: str) -> bool:
     return name.lower() in _redistributable()
 
 
+def windows_failure(kind: str, root: str, dll: str, wrong_machine: bool = False) -> str:
+    """What the user sees when Windows cannot load ``dll`` for the import root ``root`` of ``kind``
+    (``python-import``, ``executable``, ``dlopen``): Python's ImportError, the dialog of an
+    executable that cannot start, or ``LoadLibrary``'s error — ERROR_MOD_NOT_FOUND, or
+    ERROR_BAD_EXE_FORMAT / STATUS_INVALID_IMAGE_FORMAT when only a DLL of another machine was found."""
+    reason = "%1 is not a valid Win32 application." if wrong_machine else "The specified module could not be found."
+    if kind == "python-import":
+        module = posixpath.basename(root).split(".", 1)[0]
+        return f"ImportError: DLL load failed while importing {module}: {reason}"
+    if kind == "executable" and wrong_machine:
+        return f"{root} cannot start: The application was unable to start correctly (0xc000007b) ({dll})"
+    if kind == "executable":
+        return f"The code execution cannot proceed because {dll} was not found ({root})"
+    return f"LoadLibrary({root}) fails: {reason[:-1]} ({dll})"
+
+
 def is_system_dll(name: str) -> bool:
     """True for a DLL every Windows process can load (``rules/data/windows.toml``)."""
     names, patterns = _system()

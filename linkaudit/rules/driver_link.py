@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
+from ..loader.dyld import dyld_failure
+from ..loader.windows import windows_failure
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -46,16 +48,10 @@ def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list
             root["reached"] = False
         return roots, None, True
     first = chosen[0]
-    module = posixpath.basename(first.root).split(".", 1)[0]
-    base = posixpath.basename(name)
     if binary.format is Format.PE:
-        failure = {
-            "python-import": f"ImportError: DLL load failed while importing {module}: The specified module could not be found.",
-            "executable": f"The code execution cannot proceed because {base} was not found ({first.root})",
-        }.get(first.kind, f"LoadLibrary({first.root}) fails: The specified module could not be found ({base})")
+        failure = windows_failure(first.kind, first.root, posixpath.basename(name))
     else:
-        failure = f"Library not loaded: {name}"
-        failure = f"ImportError: dlopen({first.root}): {failure}" if first.kind == "python-import" else failure
+        failure = dyld_failure(first.kind, first.root, name)
     return roots, failure, False
 
 

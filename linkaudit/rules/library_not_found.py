@@ -8,10 +8,10 @@ from typing import Any
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
-from ..loader.dyld import dyld_reason
+from ..loader.dyld import dyld_failure, dyld_reason
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
-from ..loader.windows import is_redistributable
+from ..loader.windows import is_redistributable, windows_failure
 from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
@@ -187,7 +187,6 @@ chain has one).
                 seen.setdefault((requester, name), (res, []))[1].append(root)
         for (requester, name), (res, roots) in seen.items():
             first = roots[0]
-            module = posixpath.basename(str(first["root"])).split(".", 1)[0]
             wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
             if first["root"] in dyld_roots:
                 machine = str(first["machine"])
@@ -201,25 +200,10 @@ chain has one).
                     tried = "no LC_RPATH's found"  # dyld's reason: no image in the chain has an LC_RPATH
                 elif not tried and name.startswith("@executable_path"):
                     tried = "nothing: @executable_path is unknown — pass --executable-path (for a Python extension, the interpreter)"
-                failure = f"Library not loaded: {name} (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
-                if first["kind"] == "python-import":
-                    failure = f"ImportError: dlopen({first['root']}): {failure}"
+                referenced = f" (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
+                failure = dyld_failure(str(first["kind"]), str(first["root"]), name, referenced)
             else:
-                # ERROR_BAD_EXE_FORMAT when the only file of that name was for another machine,
-                # else ERROR_MOD_NOT_FOUND.
-                reason = "%1 is not a valid Win32 application." if wrong else "The specified module could not be found."
-                if first["kind"] == "python-import":
-                    failure = f"ImportError: DLL load failed while importing {module}: {reason}"
-                elif first["kind"] == "executable" and not wrong:
-                    # the process never starts (STATUS_DLL_NOT_FOUND), in the words of Windows' dialog
-                    failure = f"The code execution cannot proceed because {name} was not found ({first['root']})"
-                elif first["kind"] == "executable":
-                    failure = (  # STATUS_INVALID_IMAGE_FORMAT, in the words of Windows' dialog
-                        f"{first['root']} cannot start: The application was unable to start correctly "
-                        f"(0xc000007b) ({name})"
-                    )
-                else:
-                    failure = f"LoadLibrary({first['root']}) fails: {reason[:-1]} ({name})"
+                failure = windows_failure(str(first["kind"]), str(first["root"]), name, bool(wrong))
             if wrong and first["root"] not in dyld_roots:  # dyld's "tried:" list names them already
                 skipped = "; ".join(f"{a.path} is for another machine ({a.detail})" for a in wrong)
                 failure = f"{failure} [{skipped}]"
