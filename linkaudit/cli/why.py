@@ -12,6 +12,7 @@ from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
+from ..rules.data import driver_libraries
 from .emit import emit
 from .options import loader_options
 from .reading import Inputs, read_inputs
@@ -173,7 +174,8 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "source": source,
                     "owner": None,
                     "tried": [a.path for a in ires.attempts] if ires.path is None and not ires.system else [],
-                    "driver_absent": False,
+                    # the GPU driver's library (nvcuda.dll, libcuda.dylib): never shipped, driver-link's finding
+                    "driver_absent": ires.path is None and any(d.matches(needed) for d in driver_libraries()),
                     "error": None,
                     "loader": image_load.loader.value,
                     "machine": image_load.machine,
@@ -238,7 +240,9 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                 lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]")
             else:
                 why_not = "error: " + c["error"] if c["error"] else "not found"
-                if c["driver_absent"]:
+                if c["driver_absent"] and c.get("loader"):
+                    why_not = "not found (GPU driver library: only the driver installs it, no package ships it)"
+                elif c["driver_absent"]:
                     why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
                 elif c.get("optional"):
                     why_not = "not found (a weak dylib: allowed)"

@@ -227,3 +227,9 @@ def test_tree_bind_exits_1_when_an_import_is_not_exported(run_cli, samples) -> N
     assert run_cli("tree", "--bind", str(samples / "macho/misc/missing_symbol")).exit_code == 1
     assert run_cli("tree", "--bind", str(samples / "macho/fixed")).exit_code == 0
     assert run_cli("tree", "--bind", str(samples / "pe/fixed")).exit_code == 0
+
+
+def test_why_says_a_missing_pe_or_mach_o_driver_library_is_the_drivers(run_cli, samples) -> None:  # type: ignore[no-untyped-def]
+    for path, name in (("macho/broken", "libcuda.dylib"), ("pe/broken", "nvcuda.dll")):
+        out = run_cli("why", str(samples / path), name).stdout
+        assert "not found (GPU driver library: only the driver installs it, no package ships it)" in out
