@@ -36,7 +36,7 @@ def _entries(binary: Binary) -> Iterator[tuple[str, int, str]]:
 class RpathLeak(Rule):
     id = "rpath-leak"
     severity = Severity.WARNING
-    summary = "search paths (DT_RPATH/DT_RUNPATH, LC_RPATH) and Mach-O install names that are absolute (warning) or point into a build tree (error)"
+    summary = "search paths (DT_RPATH/DT_RUNPATH, LC_RPATH) that are absolute (warning) or point into a build tree (error); Mach-O install names and dylib paths of the build machine"
     explain = """\
 A search path written into a library travels with it. Only entries relative to
 $ORIGIN (the directory of the library itself, ld.so(8)) stay right when the
