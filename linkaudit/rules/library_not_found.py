@@ -99,7 +99,7 @@ chain has one).
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        yield from self._windows(context)
+        yield from self._images(context)
         linkage = context.linkage
         if linkage is None:
             return
@@ -160,7 +160,7 @@ chain has one).
                 },
             )
 
-    def _windows(self, context: AuditContext) -> Iterator[Finding]:
+    def _images(self, context: AuditContext) -> Iterator[Finding]:
         """A PE import no directory of the Windows search order holds, or a Mach-O dylib dyld finds
         nowhere (see ``explain``)."""
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
@@ -187,62 +187,20 @@ chain has one).
                 seen.setdefault((requester, name), (res, []))[1].append(root)
         for (requester, name), (res, roots) in seen.items():
             first = roots[0]
-            wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
-            if first["root"] in dyld_roots:
-                machine = str(first["machine"])
-                tried = ", ".join(
-                    dyld_reason(a, machine) if a.source == "budget" else f"'{a.path}' ({dyld_reason(a, machine)})"
-                    for a in res.attempts[:16]
-                ) + (f", … (+{len(res.attempts) - 16} more)" if len(res.attempts) > 16 else "")
-                if len(res.attempts) > 16 and res.attempts[-1].source == "budget":
-                    tried += f": {res.attempts[-1].detail}"
-                if not tried and name.startswith("@rpath/"):
-                    tried = "no LC_RPATH's found"  # dyld's reason: no image in the chain has an LC_RPATH
-                elif not tried and name.startswith("@executable_path"):
-                    tried = "nothing: @executable_path is unknown — pass --executable-path (for a Python extension, the interpreter)"
-                referenced = f" (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
-                failure = dyld_failure(str(first["kind"]), str(first["root"]), name, referenced)
-            else:
-                failure = windows_failure(str(first["kind"]), str(first["root"]), name, bool(wrong))
-            if wrong and first["root"] not in dyld_roots:  # dyld's "tried:" list names them already
-                skipped = "; ".join(f"{a.path} is for another machine ({a.detail})" for a in wrong)
-                failure = f"{failure} [{skipped}]"
+            dyld = first["root"] in dyld_roots
+            wrong = any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts)
+            failure = _image_failure(first, requester, name, res, dyld)
             attempts = [
                 {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
                 for a in res.attempts
             ]
             chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
             message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
-            # A copy of that name elsewhere among the inputs, of the loader's machine and not a place
-            # already tried (one of another machine beside it is a wrong-machine attempt, above).
-            tried_paths = {a.path for a in res.attempts}
-            elsewhere = sorted(
-                path
-                for path, machines in shipped.get(posixpath.basename(name).lower(), {}).items()
-                if path not in tried_paths and str(first["machine"]) in machines
-            )
-            if elsewhere:
-                where = posixpath.dirname(elsewhere[0])
-                base = posixpath.basename(name)
-                if first["root"] in dyld_roots:
-                    message += (
-                        f"; {base} is among the inputs at {elsewhere[0]}: an LC_RPATH of the loading image "
-                        f"leading there (install_name_tool -add_rpath), or --dyld-library-path {where}"
-                    )
-                elif first["kind"] == "executable":
-                    message += (
-                        f"; {base} is among the inputs at {elsewhere[0]}: an executable's imports are searched in "
-                        f"its own directory, System32 and PATH — ship the DLL beside it, or --path {where}"
-                    )
-                else:
-                    message += (
-                        f"; {base} is among the inputs at {elsewhere[0]}: a .pyd import searches only its own "
-                        f"directory and the DLL directories — --dll-directory {where}, as the package's "
-                        "os.add_dll_directory call would add it, or ship the DLL beside the module"
-                    )
-            elif wrong:
-                message += f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
-            redistributable = first["root"] not in dyld_roots and is_redistributable(name)
+            hint = _shipped_elsewhere(first, name, res, dyld, shipped.get(posixpath.basename(name).lower(), {}))
+            if not hint and wrong:
+                hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
+            message += hint
+            redistributable = not dyld and is_redistributable(name)
             if redistributable:
                 message += (
                     f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
@@ -267,3 +225,52 @@ chain has one).
                 },
                 Severity.WARNING if redistributable else None,
             )
+
+
+def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageResolution, dyld: bool) -> str:
+    """What the first root of a failed PE or Mach-O load would see, in Windows' or dyld's words:
+    dyld's "tried:" list (the first 16 places, the budget that stopped the search, "no LC_RPATH's
+    found"), or Windows' error with the DLLs of another machine it skipped."""
+    kind, root, machine = str(first["kind"]), str(first["root"]), str(first["machine"])
+    if dyld:
+        tried = ", ".join(
+            dyld_reason(a, machine) if a.source == "budget" else f"'{a.path}' ({dyld_reason(a, machine)})"
+            for a in res.attempts[:16]
+        ) + (f", … (+{len(res.attempts) - 16} more)" if len(res.attempts) > 16 else "")
+        if len(res.attempts) > 16 and res.attempts[-1].source == "budget":
+            tried += f": {res.attempts[-1].detail}"
+        if not tried and name.startswith("@rpath/"):
+            tried = "no LC_RPATH's found"  # dyld's reason: no image in the chain has an LC_RPATH
+        elif not tried and name.startswith("@executable_path"):
+            tried = "nothing: @executable_path is unknown — pass --executable-path (for a Python extension, the interpreter)"
+        return dyld_failure(
+            kind, root, name, f" (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
+        )
+    wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
+    failure = windows_failure(kind, root, name, bool(wrong))
+    if wrong:  # dyld's "tried:" list names them already
+        failure += " [" + "; ".join(f"{a.path} is for another machine ({a.detail})" for a in wrong) + "]"
+    return failure
+
+
+def _shipped_elsewhere(
+    first: dict[str, Any], name: str, res: ImageResolution, dyld: bool, copies: dict[str, set[str]]
+) -> str:
+    """``"; X is among the inputs at P: ..."`` when a copy of the loader's machine that was not tried
+    is among the inputs (``copies``: path -> machines), with the option or fix that would reach it
+    for that loader and root kind; else ``""``."""
+    tried = {a.path for a in res.attempts}
+    elsewhere = sorted(p for p, machines in copies.items() if p not in tried and str(first["machine"]) in machines)
+    if not elsewhere:
+        return ""
+    where, base = posixpath.dirname(elsewhere[0]), posixpath.basename(name)
+    if dyld:
+        how = f"an LC_RPATH of the loading image leading there (install_name_tool -add_rpath), or --dyld-library-path {where}"
+    elif first["kind"] == "executable":
+        how = f"an executable's imports are searched in its own directory, System32 and PATH — ship the DLL beside it, or --path {where}"
+    else:
+        how = (
+            f"a .pyd import searches only its own directory and the DLL directories — --dll-directory {where}, "
+            "as the package's os.add_dll_directory call would add it, or ship the DLL beside the module"
+        )
+    return f"; {base} is among the inputs at {elsewhere[0]}: {how}"
