@@ -38,8 +38,9 @@ EXPORT_KIND_MASK, EXPORT_WEAK_DEFINITION, EXPORT_REEXPORT, EXPORT_STUB_AND_RESOL
 
 #: Caps against hostile files: entries in one table (libtorch_cpu.dylib: 36,523 external
 #: symbols), chained imports (each one a Python object), the bytes of names one table may spell
-#: out (a trie's names share prefixes, so it spells more than its size; libtorch_cpu.dylib's
-#: spells 2.7 MB) or inflate to, and the length of one name.
+#: out, whatever its size (entries sharing one long name; a trie's names share prefixes, so it
+#: spells more than its size — libtorch_cpu.dylib's external names spell 2.8 MB) or inflate to,
+#: and the length of one name.
 MAX_ENTRIES = 5_000_000
 MAX_CHAINED_IMPORTS = 1_000_000
 MAX_TRIE_NAME_BYTES = 64 * 1024 * 1024
@@ -120,7 +121,7 @@ def read_nlist(
             if first + count > nsyms:
                 raise MalformedLinkedit(f"LC_DYSYMTAB range {first}+{count} lies outside the {nsyms} symbols")
     out: list[Entry] = []
-    spelled, budget = 0, strsize + MAX_TRIE_NAME_BYTES
+    spelled, budget = 0, MAX_TRIE_NAME_BYTES
     for first, count in ranges:
         start = table_start + first * width
         for strx, n_type, _sect, desc, value in struct.iter_unpack(fmt, buf[start : start + count * width]):
@@ -177,7 +178,7 @@ def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) ->
     elif symbols_format != 0:
         raise MalformedLinkedit(f"unknown chained-fixups symbols format {symbols_format}")
     out: list[Entry] = []
-    spelled, budget = 0, len(symbols) + MAX_TRIE_NAME_BYTES
+    spelled, budget = 0, MAX_TRIE_NAME_BYTES
     for i in range(count):
         at = imports_offset + i * width
         if imports_format == 3:
