@@ -230,11 +230,6 @@ class _Exports:
             table = self.tables[id(lib)] = (frozenset(s.name for s in lib.symbols.iter_defined()), dict(lib.forwarders))
         return table
 
-    def has(self, lib: Binary, name: str, depth: int = 0) -> bool:
-        """True when ``lib`` exports ``name``, or what it leads to is not judged (the system's, unknown,
-        or ``depth`` ran out); False when it is not exported or the lookup only loops."""
-        return self.lookup(lib, name, depth).state not in ("absent", "loop")
-
     def lookup(self, lib: Binary, name: str, depth: int = 0, load: ImageLoad | None = None) -> _Lookup:
         """Follow ``name`` from ``lib``: PE forwarders; Mach-O definitions, re-exports by name, then the
         dylibs it re-exports whole in load-command order (the first that provides it, or that is not
