@@ -46,16 +46,9 @@ from .pe_directories import Image, Imports, MalformedDirectory, Section
 MACHINES = {0x14C: "i386", 0x8664: "x86-64", 0xAA64: "aarch64", 0x1C4: "arm", 0x5064: "riscv64"}
 IMAGE_FILE_DLL = 0x2000
 PE32_PLUS = 0x20B
-#: Imports or exports of one image beyond which the file is refused (no real DLL comes close:
-#: cublasLt64_13.dll exports about 3,000 functions).
-MAX_ENTRIES = 1_000_000
 
 #: Data directory indices (PE format specification, "Optional Header Data Directories").
 DIRECTORY_EXPORT, DIRECTORY_IMPORT, DIRECTORY_DELAY_IMPORT = 0, 1, 13
-
-
-def _text(value: bytes | None) -> str:
-    return value.decode("utf-8", "surrogateescape") if value else ""
 
 
 def _imports(tables: list[Imports], delay: bool, symbols: list[Symbol], needed: list[NeededLibrary]) -> None:
@@ -78,7 +71,7 @@ def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
 
     Raises:
         InputError: not a PE image (an MS-DOS executable, a truncated header), a malformed
-            import or export table, or more than ``MAX_ENTRIES`` imports or exports.
+            import or export table, or more than ``pe_directories.MAX_ENTRIES`` imports and exports.
     """
     import pefile  # type: ignore[import-untyped]
 
@@ -119,8 +112,6 @@ def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
     forwarders = [(e.name, e.forwarder) for e in exports if e.forwarder is not None]
     symbols.extend(linked_symbol(e.name, True, value=e.rva) for e in exports)
     soname = soname or None
-    if len(symbols) > MAX_ENTRIES:
-        raise InputError(path, f"{len(symbols)} imports and exports, more than {MAX_ENTRIES}: not a real image")
     is_dll = bool(pe.FILE_HEADER.Characteristics & IMAGE_FILE_DLL)
     if is_dll:
         kind = Kind.PYTHON_EXTENSION if os.path.basename(path).lower().endswith(".pyd") else Kind.SHARED_LIBRARY

@@ -20,12 +20,13 @@ as "malformed PE file: ...") for an RVA outside the file, an unterminated table,
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .elf import Buffer
 
-#: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports).
+#: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports;
+#: cublasLt64_13.dll about 3,000).
 MAX_ENTRIES = 1_000_000
 #: DLLs one image may import from (the model numbers them in 15 bits; real images: tens).
 MAX_DLLS = 16_384
@@ -138,38 +139,40 @@ class Image:
             self._count()
             at += width
 
+    def _rows(self, rva: int, size: int, fmt: str, what: str) -> Iterator[tuple[int, ...]]:
+        """The fixed-size rows of a descriptor table at ``rva`` (``fmt``: one row's ``struct``
+        format), until the caller stops at its null row; none when the directory is absent."""
+        if rva == 0 or size == 0:
+            return
+        width = struct.calcsize(fmt)
+        at = self.offset(rva, what)
+        while True:
+            if at + width > len(self.buf):
+                raise MalformedDirectory(f"{what} runs past the end of the file")
+            yield struct.unpack_from(fmt, self.buf, at)
+            at += width
+
     def imports(self, rva: int, size: int) -> list[Imports]:
         """The import directory table at ``rva``: one ``Imports`` per descriptor, in table order."""
         out: list[Imports] = []
-        if rva == 0 or size == 0:
-            return out
-        at = self.offset(rva, "the import directory")
-        while True:
-            if at + 20 > len(self.buf):
-                raise MalformedDirectory("the import directory runs past the end of the file")
-            lookup, _stamp, _chain, name_rva, iat = struct.unpack_from("<5I", self.buf, at)
+        for lookup, _stamp, _chain, name_rva, iat in self._rows(rva, size, "<5I", "the import directory"):
             if lookup == 0 and name_rva == 0 and iat == 0:
-                return out
+                break
             dll = self._dll_name(name_rva, len(out), "import")
             out.append(Imports(dll, self._lookup_table(lookup or iat, 0, dll)))
-            at += 20
+        return out
 
     def delay_imports(self, rva: int, size: int, image_base: int) -> list[Imports]:
         """The delay-load directory table at ``rva`` (attributes bit 0 clear: virtual addresses)."""
         out: list[Imports] = []
-        if rva == 0 or size == 0:
-            return out
-        at = self.offset(rva, "the delay-load import directory")
-        while True:
-            if at + 32 > len(self.buf):
-                raise MalformedDirectory("the delay-load import directory runs past the end of the file")
-            attributes, name, _handle, iat, names, _bound, _unload, _stamp = struct.unpack_from("<8I", self.buf, at)
+        rows = self._rows(rva, size, "<8I", "the delay-load import directory")
+        for attributes, name, _handle, iat, names, _bound, _unload, _stamp in rows:
             if name == 0 and iat == 0 and names == 0:
-                return out
+                break
             base = 0 if attributes & 1 else image_base
             dll = self._dll_name(name - base, len(out), "delay-load import")
             out.append(Imports(dll, self._lookup_table(names - base, base, dll) if names else ()))
-            at += 32
+        return out
 
     def exports(self, rva: int, size: int) -> tuple[str | None, list[Export]]:
         """The export directory at ``rva``: the DLL name it records, and every export — named ones
@@ -199,6 +202,7 @@ class Image:
         for index, function in enumerate(functions):
             if index not in named and function:
                 out.append(self._export(f"#{base + index}", function, rva, size))
+        self._count(len(out) - n_names)  # those exported by ordinal only: every entry counts once
         return dll, out
 
     def _dll_name(self, rva: int, index: int, table: str) -> str:
