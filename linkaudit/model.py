@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from operator import add, and_, lshift, not_, or_
 from types import MappingProxyType
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 
 class Format(enum.StrEnum):
@@ -744,3 +744,19 @@ class Binary:
         """``path``, or ``archive(member)`` for an archive member (``fat.dylib(arm64)`` for a slice of a
         universal Mach-O file)."""
         return f"{self.path}({self.member})" if self.member else self.path
+
+
+#: The ``Binary`` fields only ELF fills (interpreter, libc, DT_RUNPATH, DT_FLAGS, DT_FLAGS_1,
+#: BIND_NOW, symbol versions), empty: what the PE and Mach-O readers pass, ``Binary(**NOT_ELF, ...)``.
+NOT_ELF: Mapping[str, Any] = MappingProxyType(
+    {
+        "interpreter": None,
+        "libc": Libc.NONE,
+        "runpath": (),
+        "flags": 0,
+        "flags_1": 0,
+        "bind_now": False,
+        "version_needs": (),
+        "version_definitions": (),
+    }
+)

@@ -38,11 +38,11 @@ import struct
 from typing import Any, NamedTuple
 
 from ..model import (
+    NOT_ELF,
     Binary,
     Endian,
     Format,
     Kind,
-    Libc,
     NeededLibrary,
     NeedKind,
     Symbol,
@@ -319,24 +319,17 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
             kind = Kind.OTHER
         out.append(
             Binary(
+                **NOT_ELF,
                 path=path,
                 format=Format.MACHO,
                 machine=machine,
                 bits=64 if cputype & 0x01000000 else 32,
                 endian=Endian.LITTLE if header.little else Endian.BIG,
                 os_abi="Darwin",
-                interpreter=None,
-                libc=Libc.NONE,
                 kind=kind,
                 soname=soname,
                 needed=tuple(needed),
                 rpath=tuple(rpath),
-                runpath=(),
-                flags=0,
-                flags_1=0,
-                bind_now=False,
-                version_needs=(),
-                version_definitions=(),
                 symbols=SymbolTable.from_symbols(symbols),
                 forwarders=tuple(forwarders),
                 member=machine if fat else None,

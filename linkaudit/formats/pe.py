@@ -29,11 +29,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import (
+    NOT_ELF,
     Binary,
     Endian,
     Format,
     Kind,
-    Libc,
     NeededLibrary,
     NeedKind,
     Symbol,
@@ -118,24 +118,17 @@ def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
     else:
         kind = Kind.EXECUTABLE
     return Binary(
+        **NOT_ELF,
         path=path,
         format=Format.PE,
         machine=machine,
         bits=bits,
         endian=Endian.LITTLE,
         os_abi="Windows",
-        interpreter=None,
-        libc=Libc.NONE,
         kind=kind,
         soname=soname,
         needed=tuple(needed),
         rpath=(),
-        runpath=(),
-        flags=0,
-        flags_1=0,
-        bind_now=False,
-        version_needs=(),
-        version_definitions=(),
         symbols=SymbolTable.from_symbols(symbols),
         file_size=size,
         forwarders=tuple(forwarders),
