@@ -12,6 +12,7 @@ from linkaudit.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))
 from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torch_wheel, make_torch_site
+from tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bins"
@@ -85,6 +86,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
 
     if STATS:
         terminalreporter.write_line("ldd differential: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items())))
+    _summarise_tools(terminalreporter)
 
 
 NVRTC_WIN = "nvidia-cuda-nvrtc-cu12==12.9.86"
@@ -131,3 +133,35 @@ def torch_windows_wheel() -> Path:
     """The official torch 2.9.1 Windows wheel (a CPU build: PyPI's Windows torch has no CUDA);
     skips where it cannot be fetched."""
     return platform_wheel(TORCH_MAC_WIN, "win_amd64", "torch-2.9.1-*win_amd64.whl", "wheels-win")
+
+
+# --- which tool-dependent tests ran ----------------------------------------------------------------
+#: tool name -> {"ran": n, "skipped": n}, and the distinct skip reasons, for the end-of-run summary.
+_TOOL_RUNS: dict[str, dict[str, int]] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    names = [name for mark in item.iter_markers("tools") for name in mark.args]
+    if not names or not (report.when == "call" or report.skipped):
+        return
+    for name in names:
+        tally = _TOOL_RUNS.setdefault(name, {"ran": 0, "skipped": 0})
+        if report.skipped:
+            tally["skipped"] += 1
+        else:
+            tally["ran"] += 1
+
+
+def _summarise_tools(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """One line per outside tool: how many tests needing it ran and how many were skipped, and why."""
+    if not _TOOL_RUNS:
+        return
+    terminalreporter.section("tests that need outside tools (tests/tools.py)")
+    for name in sorted(_TOOL_RUNS):
+        tally = _TOOL_RUNS[name]
+        why = find_tool(name).reason if tally["skipped"] else ""
+        line = f"{name}: {tally['ran']} ran, {tally['skipped']} skipped"
+        terminalreporter.write_line(line + (f" ({why})" if why else ""))

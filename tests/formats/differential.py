@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
+
+from ..tools import find_tool
 
 _DYN = re.compile(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+[^\[]*\[(.*)\]$")
 
@@ -20,8 +21,10 @@ class Reading:
     defined: set[str] = field(default_factory=set)
 
 
-def have_binutils() -> bool:
-    return bool(shutil.which("readelf") and shutil.which("nm"))
+def _tool(name: str) -> str:
+    path = find_tool(name).path
+    assert path is not None, f"{name}: the test should have been skipped (tests/tools.py)"
+    return path
 
 
 def binutils(path: str, dynamic: bool = True) -> Reading:
@@ -31,7 +34,7 @@ def binutils(path: str, dynamic: bool = True) -> Reading:
         RuntimeError: a tool rejected the file (e.g. nm built without that target).
     """
     out = Reading()
-    dyn = subprocess.run(["readelf", "-dW", path], capture_output=True, text=True, check=True).stdout
+    dyn = subprocess.run([_tool("readelf"), "-dW", path], capture_output=True, text=True, check=True).stdout
     for line in dyn.splitlines():
         m = _DYN.search(line.strip())
         if not m:
@@ -48,7 +51,7 @@ def binutils(path: str, dynamic: bool = True) -> Reading:
     for flag, target in (("--undefined-only", out.undefined), ("--defined-only", out.defined)):
         # A relocatable object has no dynamic symbols: compare its .symtab's global symbols.
         mode = ["-D"] if dynamic else ["--extern-only"]
-        proc = subprocess.run(["nm", *mode, flag, path], capture_output=True, text=True)
+        proc = subprocess.run([_tool("nm"), *mode, flag, path], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.strip())
         for line in proc.stdout.splitlines():

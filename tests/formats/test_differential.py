@@ -13,13 +13,13 @@ import pytest
 from linkaudit import read
 from linkaudit.model import Binary
 
+from ..tools import needs
 from .differential import (
     BIND_NAMES,
     TYPE_NAMES,
     VIS_NAMES,
     binutils,
     has_section_headers,
-    have_binutils,
     pyelftools_reading,
 )
 
@@ -78,7 +78,7 @@ def check_against_pyelftools(path: str) -> None:
             assert ours.version_hidden == theirs.hidden, ours.name
 
 
-@pytest.mark.skipif(not have_binutils(), reason="readelf/nm not on PATH")
+@needs("readelf", "nm")
 @pytest.mark.parametrize("rel", GOOD)
 def test_samples_agree_with_binutils(rel: str) -> None:
     check_against_binutils(str(SAMPLES / rel))
@@ -94,7 +94,7 @@ def _wheel_files(lib: Path) -> list[str]:
 
 
 @pytest.mark.realwheel
-@pytest.mark.skipif(not have_binutils(), reason="readelf/nm not on PATH")
+@needs("readelf", "nm")
 def test_real_wheel_agrees_with_binutils(torch_lib: Path) -> None:
     files = _wheel_files(torch_lib)
     assert len(files) >= 12
@@ -120,7 +120,7 @@ SYSTEM_FILES = [
 ]
 
 
-@pytest.mark.skipif(not have_binutils(), reason="readelf/nm not on PATH")
+@needs("readelf", "nm")
 @pytest.mark.parametrize("path", SYSTEM_FILES)
 def test_system_binaries_agree_with_binutils(path: str) -> None:
     """nm -D's ``name@VER`` / ``name@@VER`` on the machine's own binaries, symlinks resolved."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,8 @@ import pytest
 from linkaudit import audit, read
 from linkaudit.errors import InputError
 from linkaudit.model import Format, Kind, SymbolTable
+
+from ..tools import find_tool, needs
 
 MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
 
@@ -84,11 +85,10 @@ def test_leaked_and_duplicate_lc_rpath() -> None:
     assert f.severity.value == "error" and "refuses to load this file" in f.message
 
 
-@pytest.mark.skipif(
-    shutil.which("llvm-otool-14") is None and shutil.which("llvm-otool") is None, reason="no llvm-otool"
-)
+@needs("llvm-otool")
 def test_install_names_and_rpaths_agree_with_llvm_otool() -> None:
-    otool = shutil.which("llvm-otool") or shutil.which("llvm-otool-14")
+    otool = find_tool("llvm-otool").path
+    assert otool is not None
     for path in sorted(MACHO.rglob("*.dylib")):
         for binary in read(str(path)):
             arch = ["-arch", "arm64" if binary.machine == "arm64" else "x86_64"]

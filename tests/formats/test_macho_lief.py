@@ -18,7 +18,6 @@ difference is spelled out below as a narrow exception, with its reason.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import zipfile
 from collections import Counter
@@ -32,6 +31,7 @@ from linkaudit import read
 from linkaudit.model import Binary, Binding
 
 from ..realsite import cache_root
+from ..tools import find_tool, needs
 
 lief = pytest.importorskip("lief")
 
@@ -169,11 +169,7 @@ def _lief_fields(x: Any) -> dict[str, Any]:
 # --- LLVM -------------------------------------------------------------------------------------
 
 
-def _llvm_tool(name: str) -> str | None:
-    return shutil.which(f"{name}-16") or shutil.which(name)
-
-
-OBJDUMP, NM = _llvm_tool("llvm-objdump"), _llvm_tool("llvm-nm")
+OBJDUMP, NM = find_tool("llvm-objdump").path, find_tool("llvm-nm").path
 _SLICE = re.compile(r"^(?P<file>.+?) \((?:for )?architecture (?P<arch>\S+)\):$")
 
 
@@ -404,7 +400,7 @@ def _report(request: pytest.FixtureRequest) -> Iterator[None]:
             print("\nMach-O differential: " + "; ".join(parts))
 
 
-needs_llvm = pytest.mark.skipif(OBJDUMP is None or NM is None, reason="llvm-objdump / llvm-nm not installed")
+needs_llvm = needs("llvm-objdump", "llvm-nm")
 IDS = [str(p.relative_to(MACHO)) for p in SAMPLES]
 
 

@@ -4,7 +4,6 @@ of every layout the headers define, and on hostile ones (loops, truncation, coun
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 import zlib
@@ -15,6 +14,8 @@ import pytest
 from linkaudit import read
 from linkaudit.errors import InputError
 from linkaudit.formats import macho_linkedit as L
+
+from ..tools import find_tool, needs
 
 MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
 
@@ -194,7 +195,7 @@ def test_hostile_linkedit_in_a_real_file_names_the_file(tmp_path: Path) -> None:
         read(str(bad))
 
 
-OBJDUMP = shutil.which("llvm-objdump-16") or shutil.which("llvm-objdump")
+OBJDUMP = find_tool("llvm-objdump").path
 
 
 def objdump_exports(path: Path, arch: str) -> set[str]:
@@ -210,7 +211,7 @@ def objdump_exports(path: Path, arch: str) -> set[str]:
     return names
 
 
-@pytest.mark.skipif(OBJDUMP is None, reason="no llvm-objdump")
+@needs("llvm-objdump")
 def test_exports_agree_with_llvm_objdump_on_every_sample() -> None:
     compared = 0
     for path in sorted(p for p in MACHO.rglob("*") if p.is_file()):

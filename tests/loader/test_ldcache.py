@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 import struct
 import subprocess
 import time
@@ -33,6 +32,8 @@ from linkaudit.loader.ldcache import (
     parse_ld_cache,
     read_ld_cache,
 )
+
+from ..tools import find_tool, needs
 
 X8664 = 0x0303
 PATH = "synthetic/ld.so.cache"
@@ -221,16 +222,9 @@ def render(entry: CacheEntry) -> str:
     return f"{text}) => {entry.path}"
 
 
-def _ldconfig() -> str | None:
-    for candidate in (shutil.which("ldconfig"), "/sbin/ldconfig", "/usr/sbin/ldconfig"):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def ldconfig_print(cache_file: str) -> tuple[str, list[str]] | None:
     """(first line, entry lines) of ``ldconfig -C cache_file -p``, or None when it cannot say."""
-    exe = _ldconfig()
+    exe = find_tool("ldconfig").path
     if exe is None:
         return None
     proc = subprocess.run(
@@ -249,12 +243,13 @@ def ldconfig_print(cache_file: str) -> tuple[str, list[str]] | None:
 # --- the system cache against ldconfig -p ----------------------------------------
 
 
+@needs("ldconfig")
 def test_system_cache_matches_ldconfig_p() -> None:
     if not os.path.exists(LD_SO_CACHE):
         pytest.skip(f"{LD_SO_CACHE} does not exist here")
     printed = ldconfig_print(LD_SO_CACHE)
     if printed is None:
-        pytest.skip("ldconfig -p is not available here")
+        pytest.skip(find_tool("ldconfig").reason or "ldconfig -p printed nothing here")
     header, lines = printed
     cache = read_ld_cache(LD_SO_CACHE)
     assert cache is not None
@@ -288,13 +283,14 @@ def test_system_cache_lookups_are_consistent() -> None:
     ],
     ids=["new", "old", "old+new", "new-hwcaps", "old+new-hwcaps"],
 )
+@needs("ldconfig")
 def test_synthetic_caches_match_ldconfig_p(tmp_path: Path, fmt: str, entries: list[E]) -> None:
     """glibc's own reader sees in the synthetic files what the parser sees: the builder is faithful."""
     f = tmp_path / "ld.so.cache"
     f.write_bytes(build(entries, fmt))
     printed = ldconfig_print(str(f))
     if printed is None:
-        pytest.skip("ldconfig -p is not available here")
+        pytest.skip(find_tool("ldconfig").reason or "ldconfig -p printed nothing here")
     cache = read_ld_cache(str(f))
     assert cache is not None and cache.format == fmt
     assert [render(x) for x in cache.entries] == printed[1]

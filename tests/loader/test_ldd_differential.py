@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,10 +27,11 @@ from linkaudit.loader.fs import FileSystemView
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Kind
 
+from ..tools import find_tool
 from . import STATS
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "sample_bins" / "loader"
-LDD = shutil.which("ldd")
+LDD = find_tool("ldd").path
 _LINE = re.compile(r"^\s*(\S+) => (not found|(\S+) \(0x[0-9a-f]+\))\s*$")
 _UNDEF = re.compile(r"^\s*undefined symbol: (\S+)\s+\((.+)\)\s*$")
 _VERSION = re.compile(r"version `([^']+)' not found \(required by (.+)\)")
@@ -169,9 +169,11 @@ def _elf_files(top: Path) -> list[str]:
     return out
 
 
-pytestmark = pytest.mark.skipif(
-    LDD is None or not os.path.exists("/lib64/ld-linux-x86-64.so.2"), reason="needs glibc's ldd on x86-64"
-)
+pytestmark = [
+    pytest.mark.tools("ldd"),
+    pytest.mark.skipif(LDD is None, reason=find_tool("ldd").reason),
+    pytest.mark.skipif(not os.path.exists("/lib64/ld-linux-x86-64.so.2"), reason="needs glibc's ldd on x86-64"),
+]
 
 
 def test_loader_scenarios_agree_with_ldd() -> None:

@@ -22,6 +22,8 @@ from linkaudit.loader.target import TargetEnvironment
 from linkaudit.loader.windows import analyze_windows
 from linkaudit.model import Kind
 
+from ..tools import find_tool, needs
+
 PE = Path(__file__).resolve().parents[2] / "sample_bins" / "pe"
 APP = PE / "imports/app.dll"  # x86-64, imports helper.dll
 HELPER = PE / "imports/helper.dll"  # x86-64, imports nothing
@@ -142,11 +144,11 @@ def test_check_path_option_reaches_the_windows_loader(run_cli, tmp_path: Path) -
     assert [f for f in audit([str(exe)], config).findings if f.rule == "library-not-found"] == []
 
 
-MINGW = shutil.which("x86_64-w64-mingw32-gcc")
+MINGW = find_tool("mingw-gcc").path
 
 
 @pytest.mark.toolchain
-@pytest.mark.skipif(MINGW is None, reason="needs x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64) to link an .exe")
+@needs("mingw-gcc")
 def test_a_real_mingw_executable_finds_its_dll_on_path(tmp_path: Path) -> None:
     """A real .exe (never run), linked by GNU ld straight against the committed helper.dll."""
     assert MINGW is not None

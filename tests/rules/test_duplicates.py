@@ -13,6 +13,10 @@ import pytest
 from linkaudit import AuditConfig, audit, read
 from linkaudit.linker import read_link_line
 
+from ..tools import find_tool, needs
+
+_GCC = find_tool("gcc").path or "gcc"  # the tests that run it are marked needs("gcc")
+
 OBJECTS = Path(__file__).resolve().parents[2] / "sample_bins" / "objects"
 LINK_LINES = sorted(OBJECTS.rglob("link_*.rsp"))
 
@@ -89,13 +93,13 @@ def test_thin_member_and_its_file_are_one_object() -> None:
     assert _findings(OBJECTS / "thin", rule="duplicate-definition") == []
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+@needs("gcc")
 @pytest.mark.parametrize("rsp", LINK_LINES, ids=[str(p.relative_to(OBJECTS)) for p in LINK_LINES])
 def test_linker_differential(rsp: Path, tmp_path: Path) -> None:
     """Link with gcc exactly as the link line says; it fails iff we report a duplicate at error."""
     ours = [f for f in _findings(rsp.parent, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
     proc = subprocess.run(
-        ["gcc", "-o", str(tmp_path / "a.out"), f"@{rsp.name}"], cwd=rsp.parent, capture_output=True, text=True
+        [_GCC, "-o", str(tmp_path / "a.out"), f"@{rsp.name}"], cwd=rsp.parent, capture_output=True, text=True
     )
     if proc.returncode != 0:
         assert "multiple definition" in proc.stderr, proc.stderr
@@ -151,7 +155,7 @@ def test_sym64_index_and_bsd_names_are_read(tmp_path: Path) -> None:
     assert {s.name for s in member.symbols.strong_definitions()} >= {"dup_fn", "dup_counter"}
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+@needs("gcc")
 @pytest.mark.parametrize(
     "line",
     [
@@ -168,19 +172,19 @@ def test_linker_differential_with_library_options(line: str, tmp_path: Path) -> 
     rsp.write_text(line + "\n")
     ours = [f for f in _findings(work, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
     proc = subprocess.run(
-        ["gcc", "-o", str(tmp_path / "a.out"), "@link_custom.rsp"], cwd=work, capture_output=True, text=True
+        [_GCC, "-o", str(tmp_path / "a.out"), "@link_custom.rsp"], cwd=work, capture_output=True, text=True
     )
     assert (proc.returncode != 0) == bool(ours), (line, proc.stderr, [f.message for f in ours])
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to link")
+@needs("gcc")
 def test_link_line_options_weak_references_shared_libraries_groups_and_muldefs(tmp_path: Path) -> None:
     work = tmp_path / "w"
     shutil.copytree(OBJECTS / "archive_two", work)
     (work / "weak.c").write_text(
         "extern int y_only(void) __attribute__((weak));\nint probe(void){return y_only ? 1 : 0;}\n"
     )
-    subprocess.run(["gcc", "-c", "weak.c", "-o", "weak.o"], cwd=work, check=True)
+    subprocess.run([_GCC, "-c", "weak.c", "-o", "weak.o"], cwd=work, check=True)
     cases = {
         # a weak reference pulls no member: only libx.a's x.o is linked (for x_only) — no clash
         "main_x.o weak.o libx.a liby.a": False,
@@ -194,7 +198,7 @@ def test_link_line_options_weak_references_shared_libraries_groups_and_muldefs(t
         rsp.write_text(line + "\n")
         errors = [f for f in _findings(work, rule="duplicate-definition", link_line=rsp) if f.severity.value == "error"]
         proc = subprocess.run(
-            ["gcc", "-o", str(tmp_path / "a.out"), "@link.rsp"], cwd=work, capture_output=True, text=True
+            [_GCC, "-o", str(tmp_path / "a.out"), "@link.rsp"], cwd=work, capture_output=True, text=True
         )
         assert (proc.returncode != 0) == fails == bool(errors), (line, proc.stderr, errors)
 
@@ -212,10 +216,10 @@ def test_compile_commands_json_link_entry(tmp_path: Path) -> None:
     assert {f.subject for f in errors} == {"dup_fn", "dup_counter"}  # a.o and b.o came from the link line
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to assemble")
+@needs("gcc")
 def test_object_without_gnu_stack_note_is_the_named_culprit(tmp_path: Path) -> None:
     src = Path(__file__).resolve().parents[2] / "sample_bins/src/execstack.s"
     obj = tmp_path / "execstack.o"
-    subprocess.run(["gcc", "-c", str(src), "-o", str(obj)], check=True)
+    subprocess.run([_GCC, "-c", str(src), "-o", str(obj)], check=True)
     (f,) = _findings(obj, rule="executable-stack")
     assert f.subject == ".note.GNU-stack" and f.severity.value == "warning"
