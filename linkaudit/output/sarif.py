@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..baseline import fingerprint
+from ..config.baseline import fingerprint
 from ..report import Finding, Report, Severity
 from ..rules import get_rule
 from . import utf8_safe, utf8_tree
