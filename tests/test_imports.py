@@ -101,3 +101,11 @@ def test_config_is_one_room_whose_imports_run_one_way() -> None:
             ), f"{module} imports {target}"
     sub = {m: graph[m] & config for m in config}
     assert find_cycle(sub) is None
+
+
+def test_linkaudit_has_no_import_circle() -> None:
+    """No module reaches itself through imports (formats once reached loader.fs and back; the
+    output package and its format modules imported each other)."""
+    graph = import_graph()
+    assert len(graph) > 50  # the whole package was read
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
