@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .config import AuditConfig
+from .config.profiles import get_profile, implied_by_wheel
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
@@ -24,7 +25,6 @@ from .loader.target import TargetEnvironment
 from .loader.windows import analyze_windows
 from .model import Binary
 from .packages import Progress, Staged, staged_inputs
-from .profiles import get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .sources import GeneratedSource
@@ -176,7 +176,7 @@ def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[st
 
 
 def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
-    from .baseline import BASELINED, fingerprint
+    from .config.baseline import BASELINED, fingerprint
 
     assert config.baseline is not None
     seen = set()

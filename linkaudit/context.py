@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .config import AuditConfig
+from .config.profiles import WheelPolicy
 from .model import Binary
-from .profiles import WheelPolicy
 
 if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .baseline import relative_file
 from .config import parse_version_name
+from .config.baseline import relative_file
 from .model import Binary
 
 

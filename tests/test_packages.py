@@ -16,7 +16,7 @@ import pytest
 import zstandard
 
 from linkaudit import AuditConfig, audit
-from linkaudit.baseline import dumps
+from linkaudit.config.baseline import dumps
 from linkaudit.packages import package_kind, staged_inputs
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
@@ -297,7 +297,7 @@ def test_a_wheels_platform_tag_implies_its_glibc_ceiling(tmp_path: Path) -> None
     ],
 )
 def test_platform_tags(name: str, tag: str | None, ceilings: tuple[str, ...]) -> None:
-    from linkaudit.profiles import implied_by_wheel
+    from linkaudit.config.profiles import implied_by_wheel
 
     got = implied_by_wheel(name)
     if tag is None:

@@ -79,9 +79,9 @@ def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file
     import zipfile
 
     from linkaudit import AuditConfig, VersionCeiling, audit
-    from linkaudit.baseline import dumps
+    from linkaudit.config.baseline import dumps
+    from linkaudit.config.profiles import get_profile
     from linkaudit.formats import SNIFF_BYTES, sniff
-    from linkaudit.profiles import get_profile
 
     tree = tmp_path / "unpacked"
     with zipfile.ZipFile(torch_wheel_file) as zf:

@@ -8,14 +8,13 @@ from typing import Any
 
 import click
 
-from .. import baseline
 from ..audit import audit
-from ..config import AuditConfig, VersionCeiling
-from ..configfile import FileSettings, find_config, load_config
+from ..config import AuditConfig, VersionCeiling, baseline
+from ..config.file import FileSettings, find_config, load_config
+from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
 from ..linker import read_link_line
 from ..output import OutputFormat, renderer, text_safe
-from ..profiles import DEFAULT, get_profile
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options

@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
-from .. import baseline
 from ..audit import audit_binaries
-from ..config import AuditConfig
+from ..config import AuditConfig, baseline
 from ..diff import BuildDiff, diff_builds
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..profiles import get_profile, profiles
+from ..config.profiles import get_profile, profiles
 from .emit import emit
 
 

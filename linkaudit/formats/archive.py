@@ -25,6 +25,7 @@ from dataclasses import replace
 from ..errors import InputError
 from ..model import Binary
 from .elf import Buffer, read_elf
+from .hostfile import read_regular_file
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
@@ -117,8 +118,6 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         member_path = None
         if thin:
             member_path = name if os.path.isabs(name) else os.path.join(base, name)
-            from ..loader.fs import read_regular_file  # non-blocking, regular files only
-
             try:
                 data = read_regular_file(member_path, 64 << 20)
             except OSError as exc:

@@ -404,7 +404,7 @@ def read_ld_cache(path: str = LD_SO_CACHE) -> LdCache | None:
     Raises:
         InputError: the file cannot be read, or is not a valid cache.
     """
-    from .fs import read_regular_file
+    from ..formats.hostfile import read_regular_file
 
     try:
         data = read_regular_file(path, MAX_CACHE_BYTES + 1)

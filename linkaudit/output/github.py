@@ -8,7 +8,7 @@ workflow-command syntax requires (``%``, CR, LF; and ``:``/``,`` inside properti
 from __future__ import annotations
 
 from ..report import Report, Severity
-from . import text_safe
+from .shared import text_safe
 from .text import summary_line
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}

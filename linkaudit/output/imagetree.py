@@ -15,7 +15,7 @@ from typing import Any
 
 from ..loader.image_binding import ImportBinding, ImportOutcome
 from ..loader.images import ImageAttempt, ImageLoad, ImageLoader, ImageOutcome, ImageResolution
-from . import text_safe
+from .shared import text_safe
 
 #: Outcomes whose import binds nowhere (``NOT_JUDGED`` and ``SYSTEM``: the exports are unknown).
 _UNRESOLVED = (ImportOutcome.NOT_EXPORTED, ImportOutcome.LIBRARY_NOT_FOUND, ImportOutcome.FLAT_UNRESOLVED)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import __version__
 from ..report import FileStatus, Finding, Report, Severity
-from . import SCHEMA_VERSION, utf8_tree
+from .shared import SCHEMA_VERSION, utf8_tree
 
 
 def finding_to_dict(f: Finding) -> dict[str, Any]:

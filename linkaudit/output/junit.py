@@ -12,7 +12,7 @@ import json
 from xml.etree import ElementTree as ET
 
 from ..report import FileStatus, Report, Severity
-from . import text_safe, utf8_tree
+from .shared import text_safe, utf8_tree
 
 #: Rules the driver emits about the run rather than about a file's linkage: a test case only
 #: where they found something (they would otherwise add a passing case to every file).

@@ -30,7 +30,7 @@ from ..model import (
     SymbolType,
     flag_names,
 )
-from . import SCHEMA_VERSION, text_safe, utf8_tree
+from .shared import SCHEMA_VERSION, text_safe, utf8_tree
 
 #: readelf's names of symbol types and bindings (binutils readelf.c get_symbol_type / get_symbol_binding).
 _TYPE_NAMES: dict[int, str] = {

@@ -33,10 +33,10 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..baseline import fingerprint
+from ..config.baseline import fingerprint
 from ..report import Finding, Report, Severity
 from ..rules import get_rule
-from . import utf8_safe, utf8_tree
+from .shared import utf8_safe, utf8_tree
 
 #: The ``$schema`` URI of SARIF 2.1.0 as OASIS publishes it.
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json"

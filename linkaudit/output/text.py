@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..report import FileResult, FileStatus, Finding, Report, Severity
-from . import text_safe
+from .shared import text_safe
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTE: "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"

@@ -16,7 +16,7 @@ from typing import Any
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import Load
 from ..loader.ldso import Resolution, Source
-from . import SCHEMA_VERSION, text_safe, utf8_tree
+from .shared import SCHEMA_VERSION, text_safe, utf8_tree
 
 
 def _why(res: Resolution) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from ..config.profiles import get_profile
 from ..context import AuditContext
-from ..profiles import get_profile
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_libraries

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
 from ..loader.dyld import DYLD_ARCH_NAMES
 from ..model import Binary, Endian, Format, Kind
-from ..profiles import wheel_platform_tags
 from ..report import Finding, Severity
 from .base import Rule
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from linkaudit.baseline import relative_file
+from linkaudit.config.baseline import relative_file
 
 from ..output.schema import validate_report
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit.config import VersionCeiling
-from linkaudit.profiles import profiles
+from linkaudit.config.profiles import profiles
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bins"
 NEWGLIBC = str(SAMPLES / "misc/libnewglibc.so")

@@ -15,9 +15,9 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
-_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data", "profiles.toml")
+_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "data", "profiles.toml")
 DEFAULT = "cuda"
 
 

@@ -34,7 +34,6 @@ matches nothing is a warning (``unused-suppression``): stale exceptions rot.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import stat
@@ -43,8 +42,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
-from .report import Severity
+from ..errors import ConfigError
+from ..report import Severity
+from .model import NeededPolicy, Suppression, VersionCeiling
 
 KNOWN_KEYS = frozenset(
     {"profile", "max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
@@ -53,66 +53,6 @@ KNOWN_KEYS = frozenset(
 MAX_CONFIG_BYTES = 1 << 20
 #: Rules whose findings no configuration can downgrade or hide.
 _NEVER_HIDDEN = frozenset({"unreadable-input", "unused-suppression"})
-
-
-@dataclass(frozen=True, slots=True)
-class Suppression:
-    """One justified exception.
-
-    Attributes:
-        rule: the rule id it applies to.
-        file: fnmatch glob over the finding's file (as reported).
-        subject: fnmatch glob over the finding's subject, or ``None`` for any.
-        reason: why the finding is accepted (mandatory).
-        where: ``"linkaudit.toml:14: suppress[2]"`` (file, line, entry), for messages.
-    """
-
-    rule: str
-    file: str
-    subject: str | None
-    reason: str
-    where: str
-
-    def matches(self, rule: str, file: str, subject: str) -> bool:
-        """True when the finding (rule, file, subject) is covered."""
-        if rule != self.rule or not file_matches(file, self.file):
-            return False
-        return self.subject is None or fnmatch.fnmatchcase(subject, self.subject)
-
-
-def file_matches(path: str, glob: str) -> bool:
-    """True when ``path`` (as reported) matches the fnmatch ``glob``, whole or as a trailing
-    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``; a package member
-    (``dist/x.whl!torch/lib/libtorch.so``) matches by its member path too."""
-    if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob):
-        return True
-    member = path.rpartition("!")[2]
-    return member != path and (fnmatch.fnmatchcase(member, glob) or fnmatch.fnmatchcase(member, "*/" + glob))
-
-
-@dataclass(frozen=True, slots=True)
-class NeededPolicy:
-    """One ``[[forbidden-needed]]`` or ``[[required-needed]]`` entry.
-
-    Attributes:
-        file: fnmatch glob over the files it applies to (``file_matches``).
-        needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
-        reason: why (mandatory), quoted in every finding.
-        where: ``"linkaudit.toml:20: forbidden-needed[0]"`` (file, line, entry), for messages.
-    """
-
-    file: str
-    needed: str
-    reason: str
-    where: str
-
-    def applies_to(self, path: str) -> bool:
-        """True when the entry covers the file ``path``."""
-        return file_matches(path, self.file)
-
-    def matching(self, needed: tuple[str, ...]) -> list[str]:
-        """The entries of ``needed`` the ``needed`` glob matches."""
-        return [n for n in needed if fnmatch.fnmatchcase(n, self.needed)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,8 +277,6 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
             raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
         if rule == "unreadable-input":
             raise ConfigError(f"{at('ignore')}: ignore: inputs that cannot be read are never hidden")
-    from .config import VersionCeiling  # config imports this module
-
     for text in _strings(data, "max_versions", at("max_versions")):
         try:
             VersionCeiling.parse(text)

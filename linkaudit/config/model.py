@@ -6,14 +6,14 @@ takes one.  Nothing here reads the environment or the host.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from .configfile import NeededPolicy, Suppression
-from .errors import ConfigError
-from .linker import LinkInput
-from .loader.target import TargetEnvironment
-from .report import Severity
+from ..errors import ConfigError
+from ..linker import LinkInput
+from ..loader.target import TargetEnvironment
+from ..report import Severity
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
 _VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")
@@ -102,6 +102,66 @@ class VersionCeiling:
             right = f"{prefix.upper()}_{'.'.join(map(str, numbers))}"
             raise ConfigError(f"--max-version {text!r}: version names are case-sensitive; did you mean {right}?")
         return cls(prefix, numbers)
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """One justified exception.
+
+    Attributes:
+        rule: the rule id it applies to.
+        file: fnmatch glob over the finding's file (as reported).
+        subject: fnmatch glob over the finding's subject, or ``None`` for any.
+        reason: why the finding is accepted (mandatory).
+        where: ``"linkaudit.toml:14: suppress[2]"`` (file, line, entry), for messages.
+    """
+
+    rule: str
+    file: str
+    subject: str | None
+    reason: str
+    where: str
+
+    def matches(self, rule: str, file: str, subject: str) -> bool:
+        """True when the finding (rule, file, subject) is covered."""
+        if rule != self.rule or not file_matches(file, self.file):
+            return False
+        return self.subject is None or fnmatch.fnmatchcase(subject, self.subject)
+
+
+def file_matches(path: str, glob: str) -> bool:
+    """True when ``path`` (as reported) matches the fnmatch ``glob``, whole or as a trailing
+    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``; a package member
+    (``dist/x.whl!torch/lib/libtorch.so``) matches by its member path too."""
+    if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob):
+        return True
+    member = path.rpartition("!")[2]
+    return member != path and (fnmatch.fnmatchcase(member, glob) or fnmatch.fnmatchcase(member, "*/" + glob))
+
+
+@dataclass(frozen=True, slots=True)
+class NeededPolicy:
+    """One ``[[forbidden-needed]]`` or ``[[required-needed]]`` entry.
+
+    Attributes:
+        file: fnmatch glob over the files it applies to (``file_matches``).
+        needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
+        reason: why (mandatory), quoted in every finding.
+        where: ``"linkaudit.toml:20: forbidden-needed[0]"`` (file, line, entry), for messages.
+    """
+
+    file: str
+    needed: str
+    reason: str
+    where: str
+
+    def applies_to(self, path: str) -> bool:
+        """True when the entry covers the file ``path``."""
+        return file_matches(path, self.file)
+
+    def matching(self, needed: tuple[str, ...]) -> list[str]:
+        """The entries of ``needed`` the ``needed`` glob matches."""
+        return [n for n in needed if fnmatch.fnmatchcase(n, self.needed)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 
-from .configfile import read_settings_file
-from .errors import ConfigError
-from .packages import PACKAGE_SUFFIXES
-from .report import Finding
+from ..errors import ConfigError
+from ..packages import PACKAGE_SUFFIXES
+from ..report import Finding
+from .file import read_settings_file
 
 SCHEMA = "linkaudit-baseline/1"
 
