@@ -248,14 +248,14 @@ def test_an_audit_config_sees_no_difference(tmp_path: Path) -> None:
 
 
 def test_parallel_decompression_gives_the_serial_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linkaudit import packages
+    from linkaudit.packages import limits
 
     members = {f"pkg/lib/lib{i}.so": data for i, data in enumerate([BROKEN, NVRTC, HELPER, MOD] * 3)}
     members["pkg/lib/zero.so"] = b"\x7fELF" + bytes(20 << 20)  # refused on whichever thread
     whl = _wheel(tmp_path / "many-1.0-py3-none-linux_x86_64.whl", members)
-    monkeypatch.setattr(packages, "WORKERS", 4)
+    monkeypatch.setattr(limits, "WORKERS", 4)
     parallel = audit([str(whl)])
-    monkeypatch.setattr(packages, "WORKERS", 1)
+    monkeypatch.setattr(limits, "WORKERS", 1)
     serial = audit([str(whl)])
     assert parallel.files == serial.files and parallel.findings == serial.findings
     assert (
@@ -544,12 +544,12 @@ def test_many_small_members_cannot_add_up_to_a_bomb(tmp_path: Path, monkeypatch:
     """Each member under the per-member ratio check (1 MiB), together far above the package's
     budget (MAX_RATIO x its size, at least PACKAGE_FLOOR — lowered here to 4 MiB): the members past
     the budget are refused, and the tree never holds more than it."""
-    from linkaudit import packages
+    from linkaudit.packages import limits
 
-    monkeypatch.setattr(packages, "PACKAGE_FLOOR", 4 << 20)
+    monkeypatch.setattr(limits, "PACKAGE_FLOOR", 4 << 20)
     members = {f"lib/lib{i}.so": b"\x7fELF" + bytes(900 << 10) for i in range(12)}
     whl = _wheel(tmp_path / "bomb-1.0-py3-none-any.whl", members)
-    assert whl.stat().st_size * packages.MAX_RATIO < 4 << 20
+    assert whl.stat().st_size * limits.MAX_RATIO < 4 << 20
     report = audit([str(whl)])
     refused = [k for k, v in _refusals(report).items() if "times its size" in v]
     assert len(refused) >= 7  # 12 x 0.9 MiB against 4 MiB
@@ -595,6 +595,7 @@ def test_hostile_archives_of_the_second_round(tmp_path: Path, monkeypatch: pytes
     names (installers keep the last), a corrupt header mid-stream, a name too long for the file
     system, a symlink with an empty target — every one named, the rest audited, exit 2 not 3."""
     from linkaudit import packages
+    from linkaudit.packages import limits
 
     # thin archive: refused, the host file it names is never read
     thin = b"!<thin>\n" + b"/etc/hostname/   0           0     0     644     10        `\n"
@@ -611,11 +612,11 @@ def test_hostile_archives_of_the_second_round(tmp_path: Path, monkeypatch: pytes
     assert any(f.rule == "driver-link" for f in audit([str(poly)]).findings)
 
     # a bomb in a non-binary member: capped on bytes decompressed, not written
-    monkeypatch.setattr(packages, "PACKAGE_FLOOR", 1 << 20)
+    monkeypatch.setattr(limits, "PACKAGE_FLOOR", 1 << 20)
     bomb = tmp_path / "bomb.tar.gz"
     bomb.write_bytes(_tar([("doc/zeros.txt", bytes(30 << 20)), ("lib/libhelper.so", HELPER)]))
     assert "decompresses to more than" in _refusals(audit([str(bomb)]))[str(bomb)]
-    monkeypatch.setattr(packages, "PACKAGE_FLOOR", 64 << 20)
+    monkeypatch.setattr(limits, "PACKAGE_FLOOR", 64 << 20)
 
     # duplicate names: the last copy is audited (as tar -x and pip keep it), and the duplicate named
     for dup in (tmp_path / "dup.tar.xz", tmp_path / "dup-1.0-py3-none-any.whl"):

@@ -1,0 +1,39 @@
+"""conda packages: ``.conda`` (an uncompressed zip of ``info-*.tar.zst`` and ``pkg-*.tar.zst``)
+and ``.tar.bz2`` (one bzip2 tarball, staged by ``tar``).  Members install at the root of the
+prefix.  Source: conda's package format (conda-package-handling, "The .conda file format").
+"""
+
+from __future__ import annotations
+
+import zipfile
+
+from .staging import CORRUPT, Stager, StagingRoot, safe_name, unsafe_reason
+from .tar import ZSTD, decompressed, stage_stream
+from .zipped import listed_members
+
+
+def is_conda_zip(zf: zipfile.ZipFile) -> bool:
+    """True for a zip holding ``pkg-*.tar.zst`` (conda's v2 format)."""
+    return any(n.startswith("pkg-") and n.endswith(".tar.zst") for n in zf.namelist())
+
+
+def stage_conda_zip(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, packed: int) -> None:
+    """Stage the ``pkg-*.tar.zst`` members of the ``.conda`` open as ``zf`` (``packed``: its size
+    on disk, bytes: the sizes its zip directory states are not trusted); ``info-*`` and
+    ``metadata.json`` hold no binary."""
+    infos = listed_members(stager, label, zf)
+    for info in infos:
+        if info.is_dir():
+            continue
+        name = safe_name(info.filename)
+        if name is None:
+            stager.refuse(label, info.filename or "(empty name)", unsafe_reason(info.filename))
+            continue
+        site.claim_dirs(name, label)
+        if not (name.startswith("pkg-") and name.endswith(".tar.zst")):
+            continue
+        try:
+            with zf.open(info) as raw:
+                stage_stream(stager, site, label, "conda", decompressed(raw, ZSTD, packed), label, packed)
+        except (*CORRUPT, NotImplementedError) as exc:
+            stager.refuse(label, name, f"cannot be decompressed: {exc}")

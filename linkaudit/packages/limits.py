@@ -1,0 +1,24 @@
+"""The budgets that keep a hostile package from filling the disk or the memory.
+
+Read as ``limits.NAME`` at the moment of use (tests lower them with ``monkeypatch``).
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Largest member written, bytes (libtorch_cuda.so is about 1.6 GB).
+MAX_MEMBER_BYTES = 8 << 30
+#: Largest total written for one audit, bytes.
+MAX_TOTAL_BYTES = 64 << 30
+#: Largest expansion of one zip member over its compressed size, for members above 1 MiB
+#: (ELF libraries compress 2-10x; a zip bomb expands 1000x and more).
+MAX_RATIO = 200
+#: Smallest per-package budget, bytes (a tiny package of a few small libraries is never a bomb).
+PACKAGE_FLOOR = 64 << 20
+#: Most members one package may list.
+MAX_MEMBERS = 1_000_000
+#: Threads that decompress a zip's binary members at once (bounded by the CPUs).
+WORKERS = min(4, os.cpu_count() or 1)
+#: Bytes read from or written to a stream at once.
+CHUNK = 1 << 20

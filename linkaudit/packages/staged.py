@@ -1,0 +1,117 @@
+"""The inputs after staging, and how a staged host path is written back as ``PACKAGE!member``."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from .staging import StagingRoot
+
+
+@dataclass
+class Staged:
+    """The inputs after staging.
+
+    Attributes:
+        paths: the inputs to audit: each package replaced by its staging root (once per root),
+            every other path unchanged, in the order given.
+        errors: members and packages refused or unreadable, each naming ``PACKAGE!member``.
+        packages: the packages staged, as given.
+    """
+
+    paths: list[str]
+    errors: list[InputError]
+    packages: list[str]
+    _sites: list[StagingRoot] = field(default_factory=list)
+    _pattern: re.Pattern[str] | None = None
+
+    def member_path(self, entry: str) -> str | None:
+        """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
+        with a package given, or a member path as installed (``torch/_C.cpython-311-x86_64-linux-gnu.so``)
+        that some package staged — else ``None``."""
+        package, sep, member = entry.partition("!")
+        for site in self._sites:
+            if sep and package not in site.labels:
+                continue
+            rel = posixpath.normpath(member if sep else entry)
+            if rel.startswith(("/", "../")) or rel == "..":
+                continue
+            if rel in site.owner and (not sep or site.owner[rel] == package):
+                return os.path.join(site.host, rel)
+        return None
+
+    def holds_packages(self, directory: str) -> bool:
+        """True when a package staged was found inside the directory given ``directory``."""
+        prefix = directory.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in self.packages)
+
+    def package_of(self, path: str) -> str | None:
+        """The package (as given) a staged host ``path`` was written from, or ``None``."""
+        for site in self._sites:
+            if path.startswith(site.host + "/"):
+                return site.owner_of(path[len(site.host) + 1 :])
+        return None
+
+    def site_of(self, path: str) -> tuple[str, str] | None:
+        """``(staging root, path relative to it)`` of a host ``path`` inside a staging root
+        (``"."`` for the root itself), or ``None`` when it is outside every one."""
+        normal = os.path.normpath(path)
+        for site in self._sites:
+            if normal == site.host or normal.startswith(site.host + "/"):
+                return site.host, os.path.relpath(normal, site.host)
+        return None
+
+    def directory_owners(self, path: str) -> list[str]:
+        """The packages that install files into the host directory ``path`` (or below it), in input order."""
+        where = self.site_of(path)
+        if where is None:
+            return []
+        site = next(s for s in self._sites if s.host == where[0])
+        return list(site.dirs.get(where[1], ()))
+
+    def label(self, text: str, quote: Callable[[str], str] | None = None) -> str:
+        """``text`` with every staged host path written ``PACKAGE!member`` (the staging root
+        alone as ``PACKAGE``); text without one is returned unchanged.  ``quote`` escapes each
+        replacement for the document it goes into (a rendered JSON or text report)."""
+        if not self._sites or not any(s.host in text for s in self._sites):
+            return text
+        if self._pattern is None:
+            roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
+            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}\\]*)?")
+        by_host = {s.host: s for s in self._sites}
+        out: list[str] = []
+        done = 0
+        for match in self._pattern.finditer(text):
+            if match.start() < done:
+                continue
+            site = by_host[match.group(1)]
+            end = _member_end(site, text, match.end(1), match.end())
+            rel = text[match.end(1) : end].strip("/")
+            if rel:
+                rel = posixpath.normpath(rel)  # torch/lib/../../nvidia/x -> nvidia/x, and its owner
+                rel = "" if rel == "." else rel
+            owner = site.owner_of(rel)
+            label = f"{owner}!{rel}" if rel else owner
+            out.append(text[done : match.start()])
+            out.append(quote(label) if quote is not None else label)
+            done = end
+        out.append(text[done:])
+        return "".join(out)
+
+
+def _member_end(site: StagingRoot, text: str, at: int, end: int) -> int:
+    """Where the member path that starts at ``text[at]`` (a ``/`` after the staging root) ends.
+
+    The pattern stops at characters a member name may hold (a space, a quote, brackets): the
+    longest path the package really installs wins over the pattern's guess ``end``."""
+    for known in site.known_paths():
+        stop = at + len(known) + 1
+        if stop <= end:
+            break  # longest first: the rest are no longer than the pattern's match
+        if text.startswith("/" + known, at) and (stop == len(text) or not text[stop].isalnum()):
+            return stop
+    return end

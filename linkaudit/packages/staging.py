@@ -1,0 +1,353 @@
+"""What every container kind shares: member names checked, members written under budgets into a
+staging root laid out as the package installs, symlinks between members made and checked.
+
+A member is written only when its first bytes say it is a binary (``formats.sniff``): Python
+sources, headers and data are never written.  Each refusal is an ``InputError`` naming
+``PACKAGE!member`` and the reason; every other member is still staged.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import posixpath
+import re
+import stat
+import threading
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from typing import IO, Protocol
+
+from ..errors import InputError
+from ..formats import SNIFF_BYTES, sniff
+from . import limits
+
+#: What a corrupt member raises while it is decompressed (bz2 raises OSError).
+CORRUPT = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
+#: How a second member of one name is reported.
+SECOND_COPY = "a second member of this name: installers keep the last copy, audited here"
+
+
+def safe_name(name: str) -> str | None:
+    """The member name as a relative POSIX path, or ``None`` when it may not be written.
+
+    Refused: empty, absolute (``/x``, ``C:/x``, ``\\\\x``), a ``..`` component (also with
+    backslashes), a NUL.
+    """
+    if not name or "\0" in name:
+        return None
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." or ".." in p.split("\\") for p in parts):
+        return None
+    return "/".join(parts)
+
+
+def unsafe_reason(name: str) -> str:
+    """Why ``safe_name`` refused ``name``, in words."""
+    if not name:
+        return "an empty member name"
+    if "\0" in name:
+        return "a member name holding a NUL byte"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
+        return "an absolute member name"
+    return "a member name that climbs out of the package with '..'"
+
+
+def install_path(kind: str, name: str) -> str | None:
+    """Where a member lands once installed: a wheel's ``X.data/purelib|platlib/...`` at the root,
+    its other ``.data`` schemes (scripts, headers, data) not at all; everything else as named.
+    Source: PEP 427 (the ``.data`` directory)."""
+    if kind == "wheel":
+        parts = name.split("/")
+        if len(parts) > 2 and parts[0].endswith(".data"):
+            return "/".join(parts[2:]) if parts[1] in ("purelib", "platlib") else None
+    return name
+
+
+@dataclass
+class StagingRoot:
+    """One staging root: a ``site-packages`` (wheels), a prefix (conda) or a tarball's own root.
+
+    Attributes:
+        host: the root's absolute path on this machine.
+        name: how a path no package installs is labelled (``site-packages``, ``prefix``, the tarball).
+        labels: the packages staged here, as given.
+        owner: member path (or a directory above one) -> the package that installs it.
+        dirs: every directory packages install into -> those packages, in input order.
+    """
+
+    host: str
+    name: str = ""
+    labels: list[str] = field(default_factory=list)
+    owner: dict[str, str] = field(default_factory=dict)
+    dirs: dict[str, list[str]] = field(default_factory=dict)
+    _known: list[str] | None = None
+
+    def known_paths(self) -> list[str]:
+        """Every path a package installs here (files and their directories), longest first."""
+        if self._known is None or len(self._known) != len(self.owner):
+            self._known = sorted(self.owner, key=len, reverse=True)
+        return self._known
+
+    def claim_dirs(self, rel: str | None, label: str) -> None:
+        """Record that ``label`` installs into the directories above the member ``rel``."""
+        parent = posixpath.dirname(rel) if rel else ""
+        while parent:
+            owners = self.dirs.setdefault(parent, [])
+            if label in owners:
+                break  # its parents are recorded already
+            owners.append(label)
+            parent = posixpath.dirname(parent)
+
+    def own(self, rel: str, label: str) -> None:
+        """Record that ``label`` installs ``rel`` (and, unless owned already, its directories)."""
+        self.owner.setdefault(rel, label)
+        parent = posixpath.dirname(rel)
+        while parent and parent not in self.owner:
+            self.owner[parent] = label
+            parent = posixpath.dirname(parent)
+
+    def disown(self, rel: str) -> None:
+        """Forget the member ``rel`` (refused after it was planned); its directories stay owned."""
+        self.owner.pop(rel, None)
+
+    def owner_of(self, rel: str) -> str:
+        """The package a staged path belongs to: the owner of the path or of its nearest directory;
+        a path no package installs (a search-path attempt into nvidia/cu13/lib when no nvidia wheel
+        was given) is labelled with the root itself (``site-packages``, ``prefix``)."""
+        probe = rel
+        while probe:
+            owner = self.owner.get(probe)
+            if owner is not None:
+                return owner
+            probe = posixpath.dirname(probe)
+        return self.name or "+".join(self.labels)
+
+
+class Progress(Protocol):
+    """Told how staging goes, for a progress bar: bytes of binary members expected, then written."""
+
+    def expect(self, nbytes: int) -> None:
+        """``nbytes`` more bytes are about to be written (a zip's sizes as its directory states them)."""
+
+    def advance(self, nbytes: int) -> None:
+        """``nbytes`` more bytes were written."""
+
+
+class Budget:
+    """Bytes written so far for one audit, against ``MAX_TOTAL_BYTES`` (members are written by
+    several threads at once); reported to ``progress`` as they are written."""
+
+    def __init__(self, progress: Progress | None = None) -> None:
+        self.total = 0
+        self.progress = progress
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> int:
+        """Count ``n`` more bytes; the new total."""
+        with self._lock:
+            self.total += n
+            if self.progress is not None:
+                self.progress.advance(n)
+            return self.total
+
+
+class Refused(Exception):
+    """A member that may not be written; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PackageBudget:
+    """Bytes written for one package, against ``MAX_RATIO`` times its size on disk (at least
+    ``PACKAGE_FLOOR``): overlapping zip members — many directory entries sharing one compressed
+    stream — each pass the per-member ratio, but not this."""
+
+    def __init__(self, packed: int) -> None:
+        self.limit = max(limits.MAX_RATIO * packed, limits.PACKAGE_FLOOR)
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> bool:
+        """Count ``n`` more bytes; False once the package is over its limit."""
+        with self._lock:
+            self.total += n
+            return self.total <= self.limit
+
+
+def write_member(
+    src: IO[bytes],
+    head: bytes,
+    dest: str,
+    budget: Budget,
+    limit_ratio: int | None,
+    package: PackageBudget | None = None,
+) -> None:
+    """Stream ``head`` + the rest of ``src`` to the new file ``dest`` (never through a symlink),
+    counting the bytes against the member, package and total caps; ``limit_ratio`` is the largest
+    size allowed (``None``: no ratio check).
+
+    Raises:
+        Refused: a cap was passed (``dest`` is removed).
+        OSError: ``dest`` cannot be created or written.
+    """
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            chunk = head or src.read(limits.CHUNK)
+            while chunk:
+                written += len(chunk)
+                total = budget.add(len(chunk))
+                if written > limits.MAX_MEMBER_BYTES:
+                    raise Refused(
+                        f"larger than {limits.MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)"
+                    )
+                if limit_ratio is not None and written > max(limit_ratio, 1 << 20):
+                    raise Refused(
+                        f"expands more than {limits.MAX_RATIO} times its compressed size (a decompression bomb?)"
+                    )
+                if total > limits.MAX_TOTAL_BYTES:
+                    raise Refused(f"the packages expand to more than {limits.MAX_TOTAL_BYTES} bytes in all")
+                if package is not None and not package.add(len(chunk)):
+                    raise Refused(
+                        f"the package expands to more than {limits.MAX_RATIO} times its size (a decompression bomb?)"
+                    )
+                out.write(chunk)
+                chunk = src.read(limits.CHUNK)
+    except BaseException:
+        os.unlink(dest)
+        raise
+
+
+def make_dirs(root: str, rel_dir: str) -> str:
+    """Create ``rel_dir`` under ``root`` as real directories; the host path made.
+
+    Raises:
+        Refused: a component exists and is not a directory (a file or a symlink of the package).
+    """
+    path = root
+    for part in [p for p in rel_dir.split("/") if p]:
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path, 0o755)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                raise Refused(f"{rel_dir}: a parent directory is a file or a symlink in the package") from None
+    return path
+
+
+class Stager:
+    """Writes members into staging roots and collects what it refused (``errors``)."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.errors: list[InputError] = []
+
+    def refuse(self, label: str, member: str, reason: str) -> None:
+        """Record the member ``member`` of ``label`` as refused for ``reason``."""
+        self.errors.append(InputError(f"{label}!{member}", reason))
+
+    def plan(self, site: StagingRoot, label: str, kind: str, name: str, head: bytes) -> tuple[str, str] | None:
+        """``(host destination, installed path)`` of a member whose first bytes are ``head``, with
+        its directories made; ``None`` when it is not a binary, not installed, or refused."""
+        if sniff(head) is None:
+            return None  # not a binary: never written
+        if head.startswith(b"!<thin>\n"):
+            self.refuse(label, name, "a thin archive: its members are files outside the package, never read from it")
+            return None
+        rel = install_path(kind, name)
+        if rel is None:
+            return None
+        if rel in site.owner and site.owner[rel] != label:
+            self.refuse(label, name, f"also installed by {site.owner[rel]}: two packages write {rel}")
+            return None
+        try:
+            directory = make_dirs(site.host, posixpath.dirname(rel))
+        except Refused as exc:
+            self.refuse(label, name, exc.reason)
+            return None
+        except OSError as exc:
+            self.refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
+            return None
+        dest = os.path.join(directory, posixpath.basename(rel))
+        if os.path.lexists(dest):
+            return None  # a second copy of one member name: the first one stays, as unzip keeps it
+        site.own(rel, label)  # claimed now: a later member of the same name is a duplicate
+        return dest, rel
+
+    def file(self, site: StagingRoot, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> bool:
+        """Plan and write one member read from the stream ``src`` (tar members, in order); True
+        when it was written."""
+        head = src.read(SNIFF_BYTES)
+        planned = self.plan(site, label, kind, name, head)
+        if planned is None:
+            return False
+        try:
+            write_member(src, head, planned[0], self.budget, ratio)
+        except Refused as exc:
+            self.refuse(label, name, exc.reason)
+        except OSError as exc:  # a name too long for this file system, and the like
+            self.refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
+        else:
+            return True
+        site.disown(planned[1])
+        return False
+
+    def links(self, site: StagingRoot, label: str, kind: str, links: list[tuple[str, str]]) -> None:
+        """Create the symlinks after every file, checked twice: the target, taken lexically from
+        the link's directory, stays inside the package; and the created link's real path too."""
+        for name, target in links:
+            rel = install_path(kind, name)
+            if rel is None:
+                continue
+            reason = _link_target_problem(rel, target)
+            if reason is not None:
+                self.refuse(label, name, reason)
+                continue
+            self._link(site, label, name, rel, target)
+
+    def _link(self, site: StagingRoot, label: str, name: str, rel: str, target: str) -> None:
+        """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks."""
+        try:
+            directory = make_dirs(site.host, posixpath.dirname(rel))
+        except Refused as exc:
+            self.refuse(label, name, exc.reason)
+            return
+        dest = os.path.join(directory, posixpath.basename(rel))
+        if os.path.lexists(dest):
+            return
+        if not target:
+            self.refuse(label, name, "a symlink with an empty target")
+            return
+        try:
+            os.symlink(target, dest)
+        except OSError as exc:
+            self.refuse(label, name, f"a symlink that cannot be made here: {exc.strerror or exc}")
+            return
+        real = os.path.realpath(dest)
+        if not (real == site.host or real.startswith(site.host + "/")):
+            os.unlink(dest)
+            self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
+            return
+        if os.path.exists(dest):
+            site.own(rel, label)
+        else:
+            os.unlink(dest)  # a link to a member that is not a binary (or missing): nothing to audit
+
+
+def _link_target_problem(rel: str, target: str) -> str | None:
+    """Why the symlink ``rel`` -> ``target`` may not be made, judged on the names alone, or ``None``."""
+    if "\0" in target:
+        return "a symlink whose target holds a NUL byte"
+    if target.startswith("/"):
+        return f"a symlink to the absolute path {target[:200]!r}, outside the package"
+    lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    if lexical == ".." or lexical.startswith("../"):
+        return f"a symlink to {target!r}, which leaves the package"
+    return None

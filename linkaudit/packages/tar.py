@@ -1,0 +1,173 @@
+"""Tarballs: plain, gzip, bzip2, xz or zstd (a conda ``.tar.bz2`` and a ``.conda``'s inner
+``pkg-*.tar.zst`` among them), read as a stream member by member under a cap on every byte
+decompressed.  Source: POSIX ``ustar`` (pax and GNU extensions as Python's ``tarfile`` reads them).
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import lzma
+import os
+import posixpath
+import tarfile
+from typing import IO, Any
+
+from ..errors import InputError
+from . import limits
+from .staging import CORRUPT, SECOND_COPY, Refused, Stager, StagingRoot, install_path, safe_name, unsafe_reason
+
+#: First bytes of the compressed streams a tarball may come in.
+COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+class Capped:
+    """A read-only stream over ``decompress``, refusing to hand out more than ``limit`` bytes in all
+    (every byte tarfile reads: members written or skipped, headers, long names)."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes (a chunk when ``n`` is negative).
+
+        Raises:
+            Refused: more than ``limit`` bytes were read in all.
+        """
+        want = limits.CHUNK if n is None or n < 0 else min(n, limits.CHUNK * 16)
+        data: bytes = self.stream.read(want)
+        self.count += len(data)
+        if self.count > self.limit:
+            raise Refused(f"decompresses to more than {self.limit} bytes (a decompression bomb?)")
+        return data
+
+    def drain(self) -> None:
+        """Read what follows the end of the archive: only zero blocks may (a corrupt header in the
+        middle stops tarfile quietly; the decompressor checks its CRC and length at the end).
+
+        Raises:
+            Refused: non-zero data follows the end of the archive.
+        """
+        while True:
+            data = self.read(limits.CHUNK)
+            if not data:
+                return
+            if data.strip(b"\0"):
+                raise Refused("data after the end of the archive: a corrupt member header in the middle of it?")
+
+
+def decompressed(fh: IO[bytes], head: bytes, packed: int) -> Capped:
+    """``fh`` decompressed by its magic bytes (gzip, bzip2, xz, zstd, or none), capped at
+    ``MAX_RATIO`` times ``packed`` (at least ``PACKAGE_FLOOR``) bytes."""
+    stream: Any
+    if head.startswith(b"\x1f\x8b"):
+        stream = gzip.GzipFile(fileobj=fh, mode="rb")
+    elif head.startswith(b"BZh"):
+        stream = bz2.BZ2File(fh)
+    elif head.startswith(b"\xfd7zXZ\x00"):
+        stream = lzma.LZMAFile(fh)  # noqa: SIM115
+    elif head.startswith(ZSTD):
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(fh, read_size=limits.CHUNK)
+    else:
+        stream = fh
+    return Capped(stream, max(limits.MAX_RATIO * max(packed, 1), limits.PACKAGE_FLOOR))
+
+
+def stage_tarball(stager: Stager, site: StagingRoot, label: str, path: str) -> None:
+    """Stage the tarball at ``path`` (given as ``label``) into ``site``; problems go to ``stager.errors``."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            fh.seek(0)
+            packed = os.fstat(fh.fileno()).st_size
+            stage_stream(stager, site, label, "tarball", decompressed(fh, head, packed), path, packed)
+    except OSError as exc:
+        stager.errors.append(InputError(path, exc.strerror or str(exc)))
+
+
+def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: Capped, where: str, packed: int) -> None:
+    """Read an uncompressed tar stream member by member (``r|``: no seeking), decompressed by
+    ``decompressed`` under a cap on every byte decompressed — skipped members and long-name
+    headers included —; then read the stream to its end, so that a bad header in the middle
+    (where tarfile stops quietly), trailing data, a failed gzip CRC or a truncation is an error.
+    A second member of the same name replaces the first, as ``tar -x`` does, and is reported.
+    ``where`` names the archive in errors of the whole stream; ``kind`` is how members install."""
+    links: list[tuple[str, str]] = []
+    start_total = stager.budget.total
+    written: set[str] = set()
+    try:
+        with tarfile.open(fileobj=fh, mode="r|") as tf:  # type: ignore[call-overload]
+            for members, member in enumerate(tf, 1):
+                if members > limits.MAX_MEMBERS:
+                    raise Refused(f"lists more than {limits.MAX_MEMBERS} members")
+                name = safe_name(member.name)
+                if name is None:
+                    stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
+                    continue
+                site.claim_dirs(install_path(kind, name), label)
+                if _is_link(stager, label, name, member, links):
+                    continue
+                limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
+                _member(stager, site, label, kind, name, tf, member, written, max(limit, 0))
+        fh.drain()
+    except Refused as exc:
+        stager.errors.append(InputError(where, exc.reason))
+    except (tarfile.TarError, *CORRUPT) as exc:
+        stager.errors.append(InputError(where, f"not a readable tar archive, or truncated: {exc}"))
+    except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
+        stager.errors.append(InputError(where, f"cannot be decompressed: {exc}"))
+    finally:
+        stager.links(site, label, kind, links)
+
+
+def _is_link(stager: Stager, label: str, name: str, member: tarfile.TarInfo, links: list[tuple[str, str]]) -> bool:
+    """True when ``member`` is a symlink or hard link (queued in ``links``: made after every file)
+    or a member never written (a device file, refused)."""
+    if member.issym():
+        links.append((name, member.linkname))
+        return True
+    if member.islnk():
+        target = safe_name(member.linkname)
+        if target is None:
+            stager.refuse(label, name, f"a hard link to {member.linkname!r}, outside the package")
+            return True
+        links.append((name, posixpath.relpath(target, posixpath.dirname(name) or ".")))
+        return True
+    if member.isdev():
+        stager.refuse(label, name, "a device file")
+        return True
+    return False
+
+
+def _member(
+    stager: Stager,
+    site: StagingRoot,
+    label: str,
+    kind: str,
+    name: str,
+    tf: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    written: set[str],
+    limit: int,
+) -> None:
+    """Stage one regular member (any other kind is passed over); a second member of a name
+    written before replaces it."""
+    if not member.isfile():
+        return
+    src = tf.extractfile(member)
+    if src is None:
+        return
+    rel = install_path(kind, name)
+    if rel is not None and rel in written and site.owner.get(rel) == label:
+        stager.refuse(label, name, SECOND_COPY)
+        site.disown(rel)
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(site.host, rel))
+    if stager.file(site, label, kind, name, src, limit) and rel is not None:
+        written.add(rel)

@@ -1,0 +1,104 @@
+"""Wheels (``.whl``): a zip whose members install at the root of a ``site-packages``, its
+``NAME.data/purelib`` and ``platlib`` merged into that root.  Binary members are inflated on a
+few threads (zlib releases the GIL).  Source: PEP 427 (binary distribution format).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+from ..formats import SNIFF_BYTES
+from . import limits
+from .staging import (
+    CORRUPT,
+    SECOND_COPY,
+    PackageBudget,
+    Refused,
+    Stager,
+    StagingRoot,
+    install_path,
+    safe_name,
+    unsafe_reason,
+    write_member,
+)
+from .zipped import listed_members
+
+#: One member to inflate: (its zip entry, its name, host destination, installed path).
+Job = tuple[zipfile.ZipInfo, str, str, str]
+
+
+def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, packed: int) -> None:
+    """Stage the binary members of the wheel open as ``zf`` (``packed``: its size on disk, bytes)
+    into ``site``; refusals go to ``stager.errors``."""
+    jobs: list[Job] = []
+    for info in listed_members(stager, label, zf):
+        if info.is_dir():
+            continue
+        name = safe_name(info.filename)
+        if name is None:
+            stager.refuse(label, info.filename or "(empty name)", unsafe_reason(info.filename))
+            continue
+        site.claim_dirs(install_path("wheel", name), label)
+        # A zip member whose mode says symlink is written by pip as a regular file holding the
+        # target text: it is sniffed like any other member, never made a link.
+        try:
+            _plan_member(stager, site, label, zf, info, name, jobs)
+        except (*CORRUPT, NotImplementedError) as exc:
+            stager.refuse(label, name, f"cannot be decompressed: {exc}")
+    _extract_all(stager, zf, site, label, jobs, PackageBudget(packed))
+
+
+def _plan_member(
+    stager: Stager,
+    site: StagingRoot,
+    label: str,
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    name: str,
+    jobs: list[Job],
+) -> None:
+    """Sniff one member and queue it in ``jobs`` when it is a binary to write."""
+    with zf.open(info) as src:
+        head = src.read(SNIFF_BYTES)
+    rel = install_path("wheel", name)
+    earlier = next((i for i, job in enumerate(jobs) if job[3] == rel), None) if rel else None
+    if earlier is not None:
+        # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
+        stager.refuse(label, name, SECOND_COPY)
+        jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3])
+        return
+    planned = stager.plan(site, label, "wheel", name, head)
+    if planned is not None:
+        jobs.append((info, name, *planned))
+
+
+def _extract_all(
+    stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job], package: PackageBudget
+) -> None:
+    """Decompress and write the planned zip members, on up to ``WORKERS`` threads; refusals are
+    recorded in member order, so the result is the same as a serial run."""
+
+    def one(job: Job) -> str | None:
+        info, _name, dest, _rel = job
+        try:
+            with zf.open(info) as src:
+                write_member(src, b"", dest, stager.budget, limits.MAX_RATIO * max(info.compress_size, 1), package)
+        except Refused as exc:
+            return exc.reason
+        except (*CORRUPT, NotImplementedError) as exc:
+            return f"cannot be decompressed: {exc}"
+        return None
+
+    if stager.budget.progress is not None:
+        stager.budget.progress.expect(sum(job[0].file_size for job in jobs))
+    workers = min(limits.WORKERS, len(jobs))
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            outcomes = list(pool.map(one, jobs))
+    else:
+        outcomes = [one(job) for job in jobs]
+    for (_info, name, _dest, rel), reason in zip(jobs, outcomes, strict=True):
+        if reason is not None:
+            stager.refuse(label, name, reason)
+            site.disown(rel)
