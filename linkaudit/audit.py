@@ -68,10 +68,9 @@ def analyze_inputs(
     from .loader.analysis import Root, analyze
     from .loader.closure import root_kind_of
     from .loader.fs import FileSystemView
-    from .rules.data import driver_libraries
+    from .rules.data import driver_index
 
     errors: list[InputError] = []
-    drivers = driver_libraries()
     fs = FileSystemView(target.sysroot)
     for binary in binaries:
         fs.remember(binary)
@@ -94,7 +93,7 @@ def analyze_inputs(
             target,
             roots,
             fs,
-            is_driver=lambda n: any(d.matches(n) for d in drivers),
+            is_driver=driver_index().is_driver,
             bind_all=bind_all,
             verify_all=verify_all,
         )

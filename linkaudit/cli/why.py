@@ -12,7 +12,7 @@ from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
-from ..rules.data import driver_libraries
+from ..rules.data import driver_index
 from .emit import emit
 from .options import loader_options
 from .reading import Inputs, read_inputs
@@ -175,7 +175,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "owner": None,
                     "tried": [a.path for a in ires.attempts] if ires.path is None and not ires.system else [],
                     # the GPU driver's library (nvcuda.dll, libcuda.dylib): never shipped, driver-link's finding
-                    "driver_absent": ires.path is None and any(d.matches(needed) for d in driver_libraries()),
+                    "driver_absent": ires.path is None and driver_index().is_driver(needed),
                     "error": None,
                     "loader": image_load.loader.value,
                     "machine": image_load.machine,

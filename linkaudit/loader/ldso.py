@@ -28,7 +28,7 @@ import posixpath
 import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..model import DF_1_NODEFLIB, Binary
@@ -198,12 +198,45 @@ def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, 
     return Outcome.FOUND, "", candidate
 
 
+#: Where a search looks, in order: (why, the object whose DT_RPATH/DT_RUNPATH supplied the
+#: directories or ``None``, the directories with ``$ORIGIN``/``$LIB``/``$PLATFORM`` expanded).
+SearchList = tuple[tuple[Source, str | None, tuple[str, ...]], ...]
+
+#: What a path search found, without the requester: (path, source, owner, the Binary found,
+#: error, attempts, attempts beyond ``MAX_ATTEMPTS``).
+_Outcome = tuple[str | None, Source | None, str | None, Binary | None, str | None, tuple[Attempt, ...], int]
+
+
+class SearchMemo:
+    """The path searches of one audit, each distinct search done once.
+
+    A path search is a function of the name, the expanded search list (which carries the
+    owners of DT_RPATH/DT_RUNPATH entries), DF_1_NODEFLIB, the requester's class, byte order
+    and machine, and the ``SearchContext`` (target, view, cache, system directories) this
+    memo belongs to; the requester itself only names the ``Resolution``.  What is already
+    loaded is the root's own state and is matched before the memo is asked.
+
+    Attributes:
+        searches: path searches done (memo misses).
+        lookups: path searches asked for (hits and misses).
+    """
+
+    __slots__ = ("_expanded", "_outcomes", "lookups", "searches")
+
+    def __init__(self) -> None:
+        self._outcomes: dict[tuple[object, ...], _Outcome] = {}
+        self._expanded: dict[tuple[tuple[str, ...], str, str], tuple[str, ...]] = {}
+        self.searches = 0
+        self.lookups = 0
+
+
 @dataclass(frozen=True, slots=True)
 class SearchContext:
     """The fixed inputs of every search in one load: target, view, cache, system directories.
 
     ``rtld`` is the dynamic linker's path (the program interpreter, ``PT_INTERP``): it is
     loaded in every process before anything else, so a DT_NEEDED naming it is reused.
+    ``memo`` holds the searches done with these inputs (``SearchMemo``).
     """
 
     env: TargetEnvironment
@@ -213,6 +246,7 @@ class SearchContext:
     lib: str
     is_driver: Callable[[str], bool]
     rtld: str | None = None
+    memo: SearchMemo = field(default_factory=SearchMemo, compare=False, repr=False)
 
 
 def search(
@@ -229,147 +263,179 @@ def search(
         requester: the object that needs it, with its loader chain.
         main: the main executable (for its DT_RPATH), or ``None``.
         loaded: names already loaded -> path (SONAMEs and the names they were loaded by).
-        ctx: target, file-system view, cache, system directories.
+        ctx: target, file-system view, cache, system directories (and the memo of searches).
 
     Returns:
         The ``Resolution`` (with every path tried) and the ``Binary`` found, if any.
+
+    An object already loaded under ``name`` is reused first (the root's own state); the
+    path search after it is memoised in ``ctx.memo`` by everything that decides it.
     """
-    want = requester.binary
-    machine = want.machine
-    platform = ctx.env.platform_for(machine)
-    attempts: list[Attempt] = []
-    skipped = [0]  # attempts beyond MAX_ATTEMPTS, counted, not kept
-
-    def expand(text: str, origin: str) -> str:
-        return expand_dst(text, origin, ctx.lib, platform)
-
-    def done(
-        path: str | None, source: Source | None, owner: str | None, found: Binary | None, error: str | None = None
-    ) -> tuple[Resolution, Binary | None]:
-        return Resolution(name, requester.path, path, source, owner, tuple(attempts), error, skipped[0]), found
-
     if name in loaded:
-        return done(loaded[name], Source.LOADED, None, None)
-
+        return Resolution(name, requester.path, loaded[name], Source.LOADED, None, ()), None
+    want = requester.binary
+    memo = ctx.memo
+    key: tuple[object, ...]
     if ctx.env.driverless and ctx.is_driver(name):
-        attempts.append(Attempt(name, Source.SYSTEM, None, Outcome.DRIVER_ABSENT, "GPU driver library (driverless)"))
-        return done(None, None, None, None)
+        key = ("driver", name)
+    elif "/" in name:
+        key = ("path", _expand(ctx, (name,), requester.origin, want.machine)[0], want.bits, want.endian, want.machine)
+    else:
+        nodeflib = bool(want.flags_1 & DF_1_NODEFLIB)
+        key = ("search", name, search_list(requester, main, ctx), nodeflib, want.bits, want.endian, want.machine)
+    memo.lookups += 1
+    outcome = memo._outcomes.get(key)
+    if outcome is None:
+        memo.searches += 1
+        outcome = memo._outcomes[key] = _path_search(name, key, want, ctx)
+    path, source, owner, found, error, attempts, more = outcome
+    return Resolution(name, requester.path, path, source, owner, attempts, error, more), found
 
-    if "/" in name:
-        path = expand(name, requester.origin)
+
+def _expand(ctx: SearchContext, dirs: tuple[str, ...], origin: str, machine: str) -> tuple[str, ...]:
+    """``dirs`` with the dynamic string tokens expanded for an object whose ``$ORIGIN`` is ``origin`` (memoised)."""
+    memo = ctx.memo._expanded
+    key = (dirs, origin, machine)
+    hit = memo.get(key)
+    if hit is None:
+        platform = ctx.env.platform_for(machine)
+        hit = memo[key] = tuple(expand_dst(d, origin, ctx.lib, platform) for d in dirs)
+    return hit
+
+
+def search_list(requester: Requester, main: Requester | None, ctx: SearchContext) -> SearchList:
+    """The directories ld.so tries for a name without a slash needed by ``requester``, before the cache.
+
+    Without a DT_RUNPATH of its own: the DT_RPATH of the requester, of the object that loaded
+    it, and so on up the loader chain, then of the main executable (objects with DT_RUNPATH
+    have no DT_RPATH); then LD_LIBRARY_PATH; then the requester's DT_RUNPATH.
+    """
+    binary = requester.binary
+    machine = binary.machine
+    out: list[tuple[Source, str | None, tuple[str, ...]]] = []
+    if not binary.runpath:
+        seen_main = False
+        chain: Requester | None = requester
+        while chain is not None:
+            if chain.binary.rpath and not chain.binary.runpath:
+                out.append((Source.RPATH, chain.path, _expand(ctx, chain.binary.rpath, chain.origin, machine)))
+            seen_main |= chain is main
+            chain = chain.loader
+        if main is not None and not seen_main and main.binary.rpath and not main.binary.runpath:
+            out.append((Source.RPATH, main.path, _expand(ctx, main.binary.rpath, main.origin, machine)))
+    if ctx.env.ld_library_path:
+        dirs = _expand(ctx, ctx.env.ld_library_path, requester.origin, machine)
+        out.append((Source.LD_LIBRARY_PATH, None, dirs))
+    if binary.runpath:
+        out.append((Source.RUNPATH, requester.path, _expand(ctx, binary.runpath, requester.origin, machine)))
+    return tuple(out)
+
+
+def _path_search(name: str, key: tuple[object, ...], want: Binary, ctx: SearchContext) -> _Outcome:
+    """The search ``key`` stands for (see ``search``), as ``dl-load.c`` makes it."""
+    attempts: list[Attempt] = []
+    if key[0] == "driver":
+        attempts.append(Attempt(name, Source.SYSTEM, None, Outcome.DRIVER_ABSENT, "GPU driver library (driverless)"))
+        return None, None, None, None, None, tuple(attempts), 0
+    if key[0] == "path":
+        path = str(key[1])
         outcome, detail, found = _verify(ctx.fs, path, want)
         attempts.append(Attempt(path, Source.PATH, None, outcome, detail))
         if outcome is Outcome.FOUND:
-            return done(path, Source.PATH, None, found)
-        return done(None, None, None, None, detail if outcome is Outcome.INVALID else None)
+            return path, Source.PATH, None, found, None, tuple(attempts), 0
+        return None, None, None, None, detail if outcome is Outcome.INVALID else None, tuple(attempts), 0
+    trial = _Trial(name, want, ctx)
+    for source, owner, dirs in key[2]:  # type: ignore[attr-defined]
+        hit = trial.try_dirs(dirs, source, owner)
+        if hit:
+            return trial.result(hit, source, owner)
+    return trial.defaults(bool(key[3]))
 
-    hwcaps = ctx.env.hwcaps_subdirs(machine)
 
-    def record(attempt: Attempt) -> None:
-        if len(attempts) < MAX_ATTEMPTS:
-            attempts.append(attempt)
+class _Trial:
+    """One path search under way: the attempts recorded so far (``MAX_ATTEMPTS`` kept, the rest counted)."""
+
+    __slots__ = ("attempts", "ctx", "hwcaps", "name", "skipped", "want")
+
+    def __init__(self, name: str, want: Binary, ctx: SearchContext) -> None:
+        self.name = name
+        self.want = want
+        self.ctx = ctx
+        self.hwcaps = ctx.env.hwcaps_subdirs(want.machine)
+        self.attempts: list[Attempt] = []
+        self.skipped = 0
+
+    def record(self, attempt: Attempt) -> None:
+        """Keep ``attempt`` (or count it beyond ``MAX_ATTEMPTS``)."""
+        if len(self.attempts) < MAX_ATTEMPTS:
+            self.attempts.append(attempt)
         else:
-            skipped[0] += 1
+            self.skipped += 1
+
+    def done(self, path: str | None, source: Source | None, owner: str | None, found: Binary | None,
+             error: str | None = None) -> _Outcome:  # fmt: skip
+        """The outcome with the attempts recorded."""
+        return path, source, owner, found, error, tuple(self.attempts), self.skipped
 
     def try_dirs(
-        dirs: Sequence[str], source: Source, owner: Requester | None
+        self, dirs: Sequence[str], source: Source, owner: str | None
     ) -> tuple[str, Binary | None, str | None] | None:
+        """Try ``name`` in each directory (glibc-hwcaps subdirectories first): (path, found, error) or ``None``."""
+        fs, name = self.ctx.fs, self.name
         for directory in dirs:
             if not directory:
                 directory = "."  # an empty entry is the current directory
-            if not ctx.fs.is_dir(directory):
+            if not fs.is_dir(directory):
                 # ld.so marks a directory that does not exist and never looks in it again.
-                record(
-                    Attempt(
-                        posixpath.join(directory, name),
-                        source,
-                        owner.path if owner else None,
-                        Outcome.MISSING,
-                        "no such directory",
-                    )
+                self.record(
+                    Attempt(posixpath.join(directory, name), source, owner, Outcome.MISSING, "no such directory")
                 )
                 continue
-            candidates = [posixpath.join(directory, "glibc-hwcaps", h, name) for h in hwcaps]
+            candidates = [posixpath.join(directory, "glibc-hwcaps", h, name) for h in self.hwcaps]
             candidates.append(posixpath.join(directory, name))
             for path in candidates:
-                outcome, detail, found = _verify(ctx.fs, path, want)
+                outcome, detail, found = _verify(fs, path, self.want)
                 if outcome is Outcome.MISSING and path != candidates[-1]:
                     continue  # absent hwcaps subdirectories are not worth listing
-                record(Attempt(path, source, owner.path if owner else None, outcome, detail))
+                self.record(Attempt(path, source, owner, outcome, detail))
                 if outcome is Outcome.FOUND:
                     return path, found, None
                 if outcome is Outcome.INVALID:
                     return path, None, detail
         return None
 
-    def result(
-        hit: tuple[str, Binary | None, str | None], source: Source, owner: Requester | None
-    ) -> tuple[Resolution, Binary | None]:
+    def result(self, hit: tuple[str, Binary | None, str | None], source: Source, owner: str | None) -> _Outcome:
+        """The outcome of a directory that held a candidate (found, or a load-stopping error)."""
         path, found, error = hit
         if error is not None:
-            return done(None, None, None, None, f"{path}: {error}")
-        return done(path, source, owner.path if owner else None, found)
+            return self.done(None, None, None, None, f"{path}: {error}")
+        return self.done(path, source, owner, found)
 
-    binary = requester.binary
-    if not binary.runpath:
-        seen_main = False
-        chain: Requester | None = requester
-        while chain is not None:
-            if chain.binary.rpath and not chain.binary.runpath:
-                hit = try_dirs([expand(d, chain.origin) for d in chain.binary.rpath], Source.RPATH, chain)
-                if hit:
-                    return result(hit, Source.RPATH, chain)
-            seen_main |= chain is main
-            chain = chain.loader
-        if main is not None and not seen_main and main.binary.rpath and not main.binary.runpath:
-            hit = try_dirs([expand(d, main.origin) for d in main.binary.rpath], Source.RPATH, main)
-            if hit:
-                return result(hit, Source.RPATH, main)
-
-    if ctx.env.ld_library_path:
-        hit = try_dirs([expand(d, requester.origin) for d in ctx.env.ld_library_path], Source.LD_LIBRARY_PATH, None)
+    def defaults(self, nodeflib: bool) -> _Outcome:
+        """The target's policy list, then ``ld.so.cache``, then the system directories."""
+        ctx, name, want = self.ctx, self.name, self.want
+        allowed = ctx.env.system_libraries
+        if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
+            why = f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})"
+            self.record(Attempt(name, Source.SYSTEM, None, Outcome.OUTSIDE_TARGET, why))
+            return self.done(None, None, None, None)
+        if ctx.cache is not None:
+            entry = ctx.cache.lookup(name, expected_cache_flags(want.machine, want.bits or 64), self.hwcaps)
+            if entry is not None:
+                if nodeflib and posixpath.dirname(entry.path) in ctx.system_dirs:
+                    self.record(Attempt(entry.path, Source.CACHE, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+                else:
+                    outcome, detail, found = _verify(ctx.fs, entry.path, want)
+                    self.record(Attempt(entry.path, Source.CACHE, None, outcome, detail))
+                    if outcome is Outcome.FOUND:
+                        return self.done(entry.path, Source.CACHE, None, found)
+                    if outcome is Outcome.INVALID:
+                        return self.done(None, None, None, None, f"{entry.path}: {detail}")
+        if nodeflib:
+            dirs = ":".join(ctx.system_dirs)
+            self.attempts.append(Attempt(dirs, Source.SYSTEM, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
+            return self.done(None, None, None, None)
+        hit = self.try_dirs(ctx.system_dirs, Source.SYSTEM, None)
         if hit:
-            return result(hit, Source.LD_LIBRARY_PATH, None)
-
-    if binary.runpath:
-        hit = try_dirs([expand(d, requester.origin) for d in binary.runpath], Source.RUNPATH, requester)
-        if hit:
-            return result(hit, Source.RUNPATH, requester)
-
-    allowed = ctx.env.system_libraries
-    if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
-        record(
-            Attempt(
-                name,
-                Source.SYSTEM,
-                None,
-                Outcome.OUTSIDE_TARGET,
-                f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})",
-            )
-        )
-        return done(None, None, None, None)
-
-    nodeflib = bool(binary.flags_1 & DF_1_NODEFLIB)
-    if ctx.cache is not None:
-        entry = ctx.cache.lookup(name, expected_cache_flags(machine, binary.bits or 64), hwcaps)
-        if entry is not None:
-            in_system = posixpath.dirname(entry.path) in ctx.system_dirs
-            if nodeflib and in_system:
-                record(Attempt(entry.path, Source.CACHE, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB"))
-            else:
-                outcome, detail, found = _verify(ctx.fs, entry.path, want)
-                record(Attempt(entry.path, Source.CACHE, None, outcome, detail))
-                if outcome is Outcome.FOUND:
-                    return done(entry.path, Source.CACHE, None, found)
-                if outcome is Outcome.INVALID:
-                    return done(None, None, None, None, f"{entry.path}: {detail}")
-
-    if nodeflib:
-        attempts.append(
-            Attempt(":".join(ctx.system_dirs), Source.SYSTEM, None, Outcome.SKIPPED_NODEFLIB, "DF_1_NODEFLIB")
-        )
-    else:
-        hit = try_dirs(ctx.system_dirs, Source.SYSTEM, None)
-        if hit:
-            return result(hit, Source.SYSTEM, None)
-    return done(None, None, None, None)
+            return self.result(hit, Source.SYSTEM, None)
+        return self.done(None, None, None, None)

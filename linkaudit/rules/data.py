@@ -199,6 +199,61 @@ def driver_libraries() -> tuple[DriverLibrary, ...]:
     return tuple(out)
 
 
+class DriverIndex:
+    """Tells which driver library a needed name is, each distinct name decided once.
+
+    The patterns compile into one regular expression (two: DLL names are matched
+    case-insensitively), so a name no pattern matches costs one match; a name that
+    matches is then given the first matching ``DriverLibrary`` in file order.  Answers
+    are memoised per name (at most ``MAX_MEMO`` names; then the memo starts again).
+
+    Attributes:
+        libraries: the driver libraries, in file order.
+        decided: how many names were decided (memo misses), for the counting tests.
+    """
+
+    MAX_MEMO = 1 << 16
+
+    __slots__ = ("_any", "_any_dll", "_memo", "decided", "libraries")
+
+    def __init__(self, libraries: tuple[DriverLibrary, ...]) -> None:
+        self.libraries = libraries
+        self._any = re.compile("|".join(fnmatch.translate(d.pattern) for d in libraries) or "(?!)")
+        self._any_dll = re.compile("|".join(fnmatch.translate(d.pattern.lower()) for d in libraries) or "(?!)")
+        self._memo: dict[str, DriverLibrary | None] = {}
+        self.decided = 0
+
+    def library_for(self, name: str) -> DriverLibrary | None:
+        """The first driver library whose pattern matches the needed ``name`` (``DriverLibrary.matches``), or ``None``."""
+        try:
+            return self._memo[name]
+        except KeyError:
+            pass
+        self.decided += 1
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        lowered = base.lower()
+        hit = self._any_dll.match(lowered) if lowered.endswith(".dll") else self._any.match(base)
+        found = next((d for d in self.libraries if d.matches(name)), None) if hit else None
+        if len(self._memo) >= self.MAX_MEMO:
+            self._memo.clear()
+        self._memo[name] = found
+        return found
+
+    def is_driver(self, name: str) -> bool:
+        """True when the needed ``name`` is a driver library's."""
+        return self.library_for(name) is not None
+
+
+@functools.cache
+def driver_index() -> DriverIndex:
+    """The ``DriverIndex`` over ``driver_libraries()`` (one per process).
+
+    Raises:
+        ConfigError: invalid data.
+    """
+    return DriverIndex(driver_libraries())
+
+
 @functools.cache
 def symbol_families() -> tuple[SymbolFamily, ...]:
     """The symbol families of ``cuda.toml``: exact-list families first, then by prefix length, longest first.

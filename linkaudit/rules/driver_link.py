@@ -12,7 +12,7 @@ from ..loader.windows import windows_failure
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
-from .data import driver_api, driver_libraries
+from .data import driver_api, driver_index
 
 #: The Mach-O load command behind each kind of needed dylib (Apple's mach-o/loader.h).
 MACHO_COMMANDS = {
@@ -100,7 +100,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        libraries = driver_libraries()
+        drivers = driver_index()
         linkage = context.linkage
         driverless = linkage is not None and linkage.env.driverless
         loaded_as: dict[str, list[str]] = {}
@@ -113,7 +113,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
             for needed in binary.needed:
                 if needed.name in reported:
                     continue  # a repeated DT_NEEDED entry: one finding per library
-                lib = next((d for d in libraries if d.matches(needed.name)), None)
+                lib = drivers.library_for(needed.name)
                 if lib is None:
                     continue
                 reported.add(needed.name)

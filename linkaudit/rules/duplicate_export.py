@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ..context import AuditContext
 from ..loader.ldso import Source
@@ -34,6 +34,80 @@ def exports(binary: Binary) -> frozenset[str]:
 def _runtime(name: str) -> bool:
     """A name of the C or C++ runtime (see ``RUNTIME_PREFIXES``)."""
     return name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext")
+
+
+#: Counts of the work ``duplicate_pairs`` did in this process (for the counting tests):
+#: ``libraries`` whose export set was read, ``pairs`` of exporters examined (each one shared
+#: name of two libraries, counted once per name and pair), ``memberships`` (pair, group) tests.
+WORK = {"libraries": 0, "pairs": 0, "memberships": 0}
+
+
+def duplicate_pairs(
+    groups: Sequence[tuple[str | None, Sequence[Binary]]],
+) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
+    """The pairs of libraries that share a strong export, and the groups holding both.
+
+    Args:
+        groups: (root path or ``None``, the libraries of its closure) per load; a library is
+            known by its path (the first ``Binary`` seen at a path stands for it).
+
+    Returns:
+        (first path, second path), sorted -> (the names both export, without runtime names;
+        the roots of the groups that hold both, ``None`` left out) for every pair some group
+        holds together.
+
+    One index of exported name -> libraries over the distinct libraries; only names two or
+    more libraries export are looked at, and for those pairs only the groups holding both
+    (cost: the exported names once, plus collisions times the groups of the two libraries).
+    """
+    libraries: dict[str, Binary] = {}
+    for _root, libs in groups:
+        for lib in libs:
+            libraries.setdefault(lib.path, lib)
+    names_of: dict[int, frozenset[str]] = {}
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for lib in libraries.values():
+        names = names_of.get(id(lib.symbols))
+        if names is None:
+            WORK["libraries"] += 1
+            names = names_of[id(lib.symbols)] = lib.symbols.strong_export_names()
+        repeated |= seen & names  # CPython walks the smaller set
+        seen |= names
+    repeated = {n for n in repeated if not _runtime(n)}
+    exporters: dict[str, list[str]] = {}
+    for path, lib in libraries.items():
+        for name in names_of[id(lib.symbols)] & repeated:
+            exporters.setdefault(name, []).append(path)
+    shared: dict[tuple[str, str], set[str]] = {}
+    for name, paths in exporters.items():
+        ordered = sorted(paths)
+        for i, first in enumerate(ordered):
+            for second in ordered[i + 1 :]:
+                WORK["pairs"] += 1
+                shared.setdefault((first, second), set()).add(name)
+    return _held_together(groups, shared)
+
+
+def _held_together(
+    groups: Sequence[tuple[str | None, Sequence[Binary]]], shared: dict[tuple[str, str], set[str]]
+) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
+    """``shared`` kept to the pairs some group holds together, each with those groups' roots."""
+    involved = {path for pair in shared for path in pair}
+    member_of: dict[str, set[int]] = {}
+    for index, (_root, libs) in enumerate(groups):
+        for lib in libs:
+            if lib.path in involved:
+                member_of.setdefault(lib.path, set()).add(index)
+    out: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+    for (first, second), names in shared.items():
+        a, b = member_of.get(first, set()), member_of.get(second, set())
+        together = a & b if len(a) < len(b) else b & a
+        WORK["memberships"] += min(len(a), len(b))
+        if together:
+            roots = {root for root in (groups[i][0] for i in together) if root is not None}
+            out[(first, second)] = (names, roots)
+    return out
 
 
 class DuplicateExport(Rule):
@@ -80,31 +154,7 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
             # ELF only: a PE import names its DLL (and Mach-O's two-level namespace its dylib), so a
             # second definition elsewhere interposes on nothing.
             groups.append((None, [b for b in context.binaries if b.kind in _KINDS and b.format is Format.ELF]))
-        pairs: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-        cache: dict[int, frozenset[str]] = {}
-
-        def names_of(lib: Binary) -> frozenset[str]:
-            found = cache.get(id(lib.symbols))
-            if found is None:
-                # unfiltered here: the runtime names are dropped from the (small) intersections
-                found = cache[id(lib.symbols)] = lib.symbols.strong_export_names()
-            return found
-
-        for root, libs in groups:
-            distinct = list({lib.path: lib for lib in libs}.values())
-            for i, first_lib in enumerate(distinct):
-                first_names = names_of(first_lib)
-                if not first_names:
-                    continue
-                for second_lib in distinct[i + 1 :]:
-                    shared = {n for n in first_names & names_of(second_lib) if not _runtime(n)}
-                    if not shared:
-                        continue
-                    first, second = sorted((first_lib.path, second_lib.path))
-                    symbols, roots = pairs.setdefault((first, second), (set(), set()))
-                    symbols |= shared
-                    if root is not None:
-                        roots.add(root)
+        pairs = duplicate_pairs(groups)
         for (first, second), (symbols, roots) in sorted(pairs.items()):
             exported = sorted(symbols)
             yield self.finding(

@@ -10,7 +10,7 @@ from ..config.profiles import get_profile
 from ..context import AuditContext
 from ..report import Finding, Severity
 from .base import Rule, preview
-from .data import driver_libraries
+from .data import driver_index
 
 #: The ELF interpreter (the dynamic loader) is part of every glibc system.
 _INTERPRETERS = ("ld-linux", "ld64.so", "ld.so")
@@ -54,7 +54,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
         if linkage is None:
             return
         configured = get_profile(context.config.profile) if context.config.profile else None
-        drivers = driver_libraries()
+        drivers = driver_index()
         inputs = {os.path.normpath(b.path) for b in context.binaries}
         resolved: dict[tuple[str, str], str] = {}
         for load in linkage.loads:
@@ -72,7 +72,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
             else:
                 continue
             for needed in (n.name for n in binary.needed):
-                if needed in allowed or needed.startswith(_INTERPRETERS) or any(d.matches(needed) for d in drivers):
+                if needed in allowed or needed.startswith(_INTERPRETERS) or drivers.is_driver(needed):
                     continue
                 where = resolved.get((binary.path, needed))
                 if where is None or os.path.normpath(where) in inputs or linkage.audited.get(where) in inputs:

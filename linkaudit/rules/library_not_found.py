@@ -15,7 +15,7 @@ from ..loader.windows import is_redistributable, windows_failure
 from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
-from .data import driver_libraries
+from .data import driver_index
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ chain has one).
             for (requester, name), res in load.resolutions.items():
                 if res.path is not None or res.system or res.optional:
                     continue
-                if any(d.matches(name) for d in driver_libraries()):
+                if driver_index().is_driver(name):
                     continue  # the GPU driver: driver-link reports it
                 root = {
                     "root": load.root,

@@ -9,7 +9,7 @@ from ..loader.image_binding import reexported_by
 from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
-from .data import SymbolFamily, driver_libraries, family_index, library_stem
+from .data import SymbolFamily, driver_index, family_index, library_stem
 
 
 def bound_imports(binary: Binary, names: list[str]) -> bool:
@@ -124,7 +124,7 @@ The family table is data: linkaudit/rules/data/cuda.toml.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        drivers = driver_libraries()
+        drivers = driver_index()
         linkage = context.linkage
         reexports = reexported_by(context.binaries)
         for binary in context.binaries:
@@ -134,7 +134,7 @@ The family table is data: linkaudit/rules/data/cuda.toml.
             missing = find_missing(binary, reexports)
             if not missing:
                 continue
-            linked_drivers = [n for n in needed if any(d.matches(n) for d in drivers)]
+            linked_drivers = [n for n in needed if drivers.is_driver(n)]
             for key, (expected, symbols, fam) in missing.items():
                 symbols.sort()
                 noun = "import" if binary.format in (Format.PE, Format.MACHO) else "undefined symbol"

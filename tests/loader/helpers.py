@@ -10,7 +10,7 @@ from linkaudit.loader.closure import root_kind_of
 from linkaudit.loader.fs import FileSystemView
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.report import Report
-from linkaudit.rules.data import driver_libraries
+from linkaudit.rules.data import driver_index
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "sample_bins" / "loader"
 
@@ -27,8 +27,7 @@ def analyze_paths(*paths: str, entries: tuple[str, ...] = (), env: TargetEnviron
     env = env or TargetEnvironment()
     fs = FileSystemView(env.sysroot)
     roots = [Root(e, root_kind_of(read(e)[0])) for e in entries] or None
-    drivers = driver_libraries()
-    return analyze(binaries, env, roots, fs, is_driver=lambda n: any(d.matches(n) for d in drivers))
+    return analyze(binaries, env, roots, fs, is_driver=driver_index().is_driver)
 
 
 def _safe_read(path: str) -> list:  # type: ignore[type-arg]
