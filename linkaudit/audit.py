@@ -23,7 +23,7 @@ from .loader.dyld import analyze_dyld
 from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
 from .loader.windows import analyze_windows
-from .model import Binary
+from .model import Binary, Format
 from .packages import Progress, Staged, staged_inputs
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
@@ -86,7 +86,8 @@ def analyze_inputs(
                 except InputError as error:
                     errors.append(error)
                     continue
-            roots.append(Root(entry, root_kind_of(root)))
+            if root.format is Format.ELF:  # a PE or Mach-O entry is its own loader's (analyze_windows, analyze_dyld)
+                roots.append(Root(entry, root_kind_of(root)))
     try:
         analysis = analyze(
             binaries,
@@ -285,7 +286,9 @@ def _audit_staged(
     dyld: tuple[ImageLoad, ...] = ()
     if config.target is not None:  # each empty without inputs of its format
         windows = tuple(
-            analyze_windows(binaries, config.dll_directories, config.preload_dlls, path=config.windows_path)
+            analyze_windows(
+                binaries, config.dll_directories, config.preload_dlls, path=config.windows_path, entries=config.entries
+            )
         )
         dyld = tuple(
             analyze_dyld(
@@ -293,6 +296,7 @@ def _audit_staged(
                 config.executable_path,
                 library_path=config.dyld_library_path,
                 fallback_library_path=config.dyld_fallback_library_path,
+                entries=config.entries,
             )
         )
     disagreements: tuple[Disagreement, ...] = ()
@@ -318,12 +322,10 @@ def _audit_staged(
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
     roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
-    for loads in (windows, dyld):  # PE and Mach-O roots as ELF's: a lone dlopen is reached only when no import root is
-        importing = any(ld.kind != "dlopen" for ld in loads)
-        for ld in loads:
-            info = RootInfo(ld.root, ld.kind, ld.kind != "dlopen" or not importing)
-            if info not in roots:  # each slice of a universal root is a load of its own
-                roots.append(info)
+    for ld in (*windows, *dyld):  # PE and Mach-O roots as ELF's
+        info = RootInfo(ld.root, ld.kind, ld.reached)
+        if info not in roots:  # each slice of a universal root is a load of its own
+            roots.append(info)
     return files, findings, ran, tuple(roots), binaries
 
 

@@ -73,7 +73,7 @@ def test_why_names_the_slice_of_a_universal_file(run_cli) -> None:  # type: igno
     lines = [line for line in r.stdout.splitlines() if not line.startswith(" ")]
     assert len(lines) == 2 and len(set(lines)) == 2
     assert any("universal.dylib(arm64) [dlopen]: " in line for line in lines)
-    assert any("universal.dylib(x86-64) [dlopen]: " in line for line in lines)
+    assert any("universal.dylib(x86_64) [dlopen]: " in line for line in lines)
     r = run_cli("why", str(MACHO / "misc/universal.dylib"), "nvrtcCreateProgram")
     lines = r.stdout.splitlines()
     assert len(lines) == 2 and len(set(lines)) == 2 and "universal.dylib(arm64)" in r.stdout
@@ -133,7 +133,7 @@ def test_summary_macho_directory_and_json_unchanged(run_cli) -> None:  # type: i
     assert doc["summary"]["files"] == len(doc["files"]) == len(files) + 1
     assert {f["path"] for f in doc["files"]} >= {
         f"{MACHO / 'misc/universal.dylib'}(arm64)",
-        f"{MACHO / 'misc/universal.dylib'}(x86-64)",
+        f"{MACHO / 'misc/universal.dylib'}(x86_64)",
     }
 
 

@@ -22,7 +22,7 @@ MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
 
 def test_thin_and_universal_files() -> None:
     (fixed,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
-    assert (fixed.format, fixed.machine, fixed.bits, fixed.kind) == (Format.MACHO, "x86-64", 64, Kind.SHARED_LIBRARY)
+    assert (fixed.format, fixed.machine, fixed.bits, fixed.kind) == (Format.MACHO, "x86_64", 64, Kind.SHARED_LIBRARY)
     assert fixed.soname == "@rpath/libtorch_cuda.dylib" and fixed.rpath == ("@loader_path",)
     assert [n.name for n in fixed.needed] == ["@rpath/libnvrtc.12.dylib", "/usr/lib/libSystem.B.dylib"]
     assert (fixed.min_os, fixed.sdk) == ("11.0", "11.0")
@@ -31,7 +31,7 @@ def test_thin_and_universal_files() -> None:
     assert [s.name for s in fixed.symbols if s.defined] == ["torch_cuda_compile"]
     slices = read(str(MACHO / "misc/universal.dylib"))
     assert [(b.machine, b.display_path.rsplit("(", 1)[-1]) for b in slices] == [
-        ("x86-64", "x86-64)"),
+        ("x86_64", "x86_64)"),
         ("arm64", "arm64)"),
     ]
     (broken,) = read(str(MACHO / "broken/libtorch_cuda.dylib"))
@@ -288,7 +288,7 @@ def test_each_slice_binds_to_the_copy_of_its_own_machine(tmp_path: Path) -> None
     found = audit([str(tmp_path)]).findings
     unresolved = [f for f in found if f.rule == "unresolved-symbol"]
     assert [(f.file, f.subject) for f in unresolved] == [
-        (str(tmp_path / "universal.dylib") + "(x86-64)", "nvrtcCompileProgram")
+        (str(tmp_path / "universal.dylib") + "(x86_64)", "nvrtcCompileProgram")
     ]
     (missing,) = [f for f in found if f.rule == "library-not-found"]
     assert missing.subject == "@rpath/libnvrtc.12.dylib"
