@@ -50,7 +50,7 @@ from ..model import (
     linked_symbol,
 )
 from . import macho_linkedit as linkedit
-from .elf import Buffer
+from .filebytes import Buffer
 
 #: cputype -> the architecture's name as Apple's tools (``lipo``, ``otool``, dyld's messages) and
 #: macOS wheel tags spell it (``mach/machine.h``; the names of ``mach-o/arch.h``).
@@ -170,7 +170,7 @@ def _slices(buf: Buffer) -> list[Slice]:
     offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
     if bytes(buf[:4]) in FAT_MAGICS:
         wide = buf[3] == 0xBF
-        count = struct.unpack_from(">I", buf, 4)[0]
+        count = struct.unpack(">I", buf[4:8])[0]
         if count > MAX_SLICES:
             raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
         arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
@@ -215,7 +215,7 @@ def _slices(buf: Buffer) -> list[Slice]:
         for i in range(header.ncmds):
             if at + 8 > end:
                 raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
-            cmd_id, cmdsize = struct.unpack_from(endian + "II", buf, at)
+            cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
             if cmdsize < 8 or at + cmdsize > end:
                 raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
             raw = bytes(buf[at : at + cmdsize])
@@ -303,7 +303,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
 
     Args:
         path: the file, as reported; macholib reads its fat header and load commands.
-        buf: the same file's bytes (an ``mmap``), which our own readers take the symbol tables from.
+        buf: the same file's bytes (``FileBytes``), which our own readers take the symbol tables from.
 
     Raises:
         InputError: not a Mach-O file macholib can read (truncated, malformed load commands).
