@@ -114,6 +114,12 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0.",
 )
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
+@click.option(
+    "--together",
+    is_flag=True,
+    help="Audit every input as one installation (a set installed side by side), not one installation per "
+    "target the wheels' tags name (wheels of one project are never installed together).",
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -133,6 +139,7 @@ def check(
     baseline_path: str | None,
     write_baseline: str | None,
     show_suppressed: bool,
+    together: bool,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -190,7 +197,7 @@ def check(
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     progress = stderr_progress(quiet)
     try:
-        report = audit(list(paths), config, progress)
+        report = audit(list(paths), config, progress, together=together)
     finally:
         if progress is not None:
             progress.close()

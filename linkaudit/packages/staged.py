@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from .staging import StagingRoot
+from .staging import Clash, StagingRoot
 
 
 @dataclass
@@ -21,6 +21,8 @@ class Staged:
             every other path unchanged, in the order given.
         errors: members and packages refused or unreadable, each naming ``PACKAGE!member``.
         packages: the packages staged, as given.
+        found: every package among the inputs (also those of other installations).
+        clashes: paths two packages staged together both install.
     """
 
     paths: list[str]
@@ -28,6 +30,8 @@ class Staged:
     packages: list[str]
     _sites: list[StagingRoot] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = None
+    found: list[str] = field(default_factory=list)
+    clashes: list[Clash] = field(default_factory=list)
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
@@ -47,7 +51,7 @@ class Staged:
     def holds_packages(self, directory: str) -> bool:
         """True when a package staged was found inside the directory given ``directory``."""
         prefix = directory.rstrip("/") + "/"
-        return any(p.startswith(prefix) for p in self.packages)
+        return any(p.startswith(prefix) for p in self.found or self.packages)
 
     def package_of(self, path: str) -> str | None:
         """The package (as given) a staged host ``path`` was written from, or ``None``."""

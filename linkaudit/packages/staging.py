@@ -84,6 +84,7 @@ class StagingRoot:
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)
     dirs: dict[str, list[str]] = field(default_factory=dict)
+    listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     _known: list[str] | None = None
 
     def known_paths(self) -> list[str]:
@@ -125,6 +126,26 @@ class StagingRoot:
                 return owner
             probe = posixpath.dirname(probe)
         return self.name or "+".join(self.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    """Two packages staged together install one path.
+
+    Attributes:
+        path: the path, as installed (relative to the staging root).
+        first: the package that installs it first (kept in the staged tree), as given.
+        second: the other package, as given.
+        member: the member's name in ``second``.
+        identical: True when both copies hold the same bytes (zip CRC-32 and size), False when
+            they differ, ``None`` when not compared.
+    """
+
+    path: str
+    first: str
+    second: str
+    member: str
+    identical: bool | None
 
 
 class Progress(Protocol):
@@ -248,6 +269,7 @@ class Stager:
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self.errors: list[InputError] = []
+        self.clashes: list[Clash] = []
 
     def refuse(self, label: str, member: str, reason: str) -> None:
         """Record the member ``member`` of ``label`` as refused for ``reason``."""
@@ -265,7 +287,8 @@ class Stager:
         if rel is None:
             return None
         if rel in site.owner and site.owner[rel] != label:
-            self.refuse(label, name, f"also installed by {site.owner[rel]}: two packages write {rel}")
+            if rel not in site.listed:  # a wheel's member was compared already (``listed``)
+                self.clashes.append(Clash(rel, site.owner[rel], label, name, None))
             return None
         try:
             directory = make_dirs(site.host, posixpath.dirname(rel))

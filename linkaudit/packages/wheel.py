@@ -13,6 +13,7 @@ from . import limits
 from .staging import (
     CORRUPT,
     SECOND_COPY,
+    Clash,
     PackageBudget,
     Refused,
     Stager,
@@ -39,7 +40,10 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         if name is None:
             stager.refuse(label, info.filename or "(empty name)", unsafe_reason(info.filename))
             continue
-        site.claim_dirs(install_path("wheel", name), label)
+        rel = install_path("wheel", name)
+        site.claim_dirs(rel, label)
+        if rel is not None:
+            _list(stager, site, label, info, name, rel)
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
@@ -47,6 +51,15 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
     _extract_all(stager, zf, site, label, jobs, PackageBudget(packed))
+
+
+def _list(stager: Stager, site: StagingRoot, label: str, info: zipfile.ZipInfo, name: str, rel: str) -> None:
+    """Record the member ``rel`` as installed by ``label``; a path another package of the
+    installation installs too is a clash (identical when CRC-32 and size agree)."""
+    mine = (label, info.CRC, info.file_size)
+    held = site.listed.setdefault(rel, mine)
+    if held[0] != label:
+        stager.clashes.append(Clash(rel, held[0], label, name, held[1:] == mine[1:]))
 
 
 def _plan_member(

@@ -15,6 +15,7 @@ from .duplicate_rpath import DuplicateRpath
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
+from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .library_not_found import LibraryNotFound
 from .min_os_version import MinOsVersion
@@ -58,6 +59,7 @@ RULES: tuple[type[Rule], ...] = (
     RequiredNeeded,
     ReaderDisagreement,
     UnreadableInput,
+    FileClash,
     NoBinaries,
     LoaderSkipped,
     UnusedSuppression,
