@@ -227,8 +227,13 @@ def analyze(
     python_process = Process()
     by_path = {b.path: b for b in elf}
 
+    noted: set[str] = set()
+
     def note_reached(load: Load | None) -> None:
         for obj in load.objects if load is not None else ():
+            if obj.path in noted:
+                continue
+            noted.add(obj.path)
             ident = _identity(fs.host_path(obj.path))
             if ident is not None:
                 reached.add(ident)

@@ -223,7 +223,7 @@ def load_root(
         while queue:
             path, binary, requester, depth = queue.popleft()
             assert requester is not None
-            for needed in binary.needed_names:
+            for needed in ctx.memo.needed_names(binary):
                 resolution, found = search(needed, requester, main, loaded, ctx)
                 load.resolutions.setdefault((path, needed), resolution)
                 if resolution.error is not None:

@@ -24,6 +24,7 @@ This module is pure: its inputs are the ``TargetEnvironment``, the
 from __future__ import annotations
 
 import enum
+import functools
 import posixpath
 import re
 import stat
@@ -131,6 +132,7 @@ class Requester:
         self.origin = origin
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def origin_of(path: str) -> str:
     """``$ORIGIN`` of an object found at ``path``: its directory, symlinks not resolved (``dl-object.c``)."""
     directory = posixpath.dirname(path)
@@ -221,13 +223,22 @@ class SearchMemo:
         lookups: path searches asked for (hits and misses).
     """
 
-    __slots__ = ("_expanded", "_outcomes", "lookups", "searches")
+    __slots__ = ("_direct", "_expanded", "_needed", "_outcomes", "lookups", "searches")
 
     def __init__(self) -> None:
         self._outcomes: dict[tuple[object, ...], _Outcome] = {}
+        self._direct: dict[tuple[str, str, str, int], tuple[Resolution, Binary | None, Binary]] = {}
+        self._needed: dict[int, tuple[tuple[str, ...], Binary]] = {}
         self._expanded: dict[tuple[tuple[str, ...], str, str], tuple[str, ...]] = {}
         self.searches = 0
         self.lookups = 0
+
+    def needed_names(self, binary: Binary) -> tuple[str, ...]:
+        """``binary.needed_names``, built once per binary."""
+        hit = self._needed.get(id(binary))
+        if hit is None or hit[1] is not binary:
+            hit = self._needed[id(binary)] = (binary.needed_names, binary)
+        return hit[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +284,24 @@ def search(
     """
     if name in loaded:
         return Resolution(name, requester.path, loaded[name], Source.LOADED, None, ()), None
+    memo = ctx.memo
+    want = requester.binary
+    if not want.runpath:
+        return _resolve(name, requester, search_list(requester, main, ctx), ctx)
+    # With a DT_RUNPATH of its own the search list depends on the requester alone (not on
+    # the loader chain or the executable): the whole resolution is kept per requester.
+    direct = (name, requester.path, requester.origin, id(want))
+    hit = memo._direct.get(direct)
+    if hit is not None and hit[2] is want:
+        memo.lookups += 1
+        return hit[0], hit[1]
+    resolution, found = _resolve(name, requester, search_list(requester, main, ctx), ctx)
+    memo._direct[direct] = (resolution, found, want)
+    return resolution, found
+
+
+def _resolve(name: str, requester: Requester, dirs: SearchList, ctx: SearchContext) -> tuple[Resolution, Binary | None]:
+    """``search`` after the already-loaded names: the memoised path search, named for ``requester``."""
     want = requester.binary
     memo = ctx.memo
     key: tuple[object, ...]
@@ -281,8 +310,7 @@ def search(
     elif "/" in name:
         key = ("path", _expand(ctx, (name,), requester.origin, want.machine)[0], want.bits, want.endian, want.machine)
     else:
-        nodeflib = bool(want.flags_1 & DF_1_NODEFLIB)
-        key = ("search", name, search_list(requester, main, ctx), nodeflib, want.bits, want.endian, want.machine)
+        key = ("search", name, dirs, bool(want.flags_1 & DF_1_NODEFLIB), want.bits, want.endian, want.machine)
     memo.lookups += 1
     outcome = memo._outcomes.get(key)
     if outcome is None:
