@@ -1,10 +1,16 @@
-"""Profiles: named target baselines shipped as data (``rules/data/profiles.toml``).
+"""Profiles: named target baselines shipped as data.
 
-A profile is what a packager targets — ``manylinux_2_28``, ``conda-forge:2.17`` — and sets the
-symbol-version ceilings (``GLIBC_2.28``, ``GLIBCXX_3.4.24``, ...) that ``symbol-version``
-enforces.  Each is dated and cites its source.  ``check --profile NAME`` (or ``profile = NAME``
-in ``linkaudit.toml``) starts from it; ``--max-version`` and the file's ``max_versions``
-replace a ceiling of the same prefix.
+A profile is what a packager targets — ``manylinux_2_28_aarch64``, ``musllinux_1_2_x86_64``,
+``conda-forge:2.17`` — and sets the symbol-version ceilings (``GLIBC_2.28``, ``GLIBCXX_3.4.24``,
+...) that ``symbol-version`` enforces.  Each is dated and cites its source.  ``check --profile
+NAME`` (or ``profile = NAME`` in ``linkaudit.toml``) starts from it; ``--max-version`` and the
+file's ``max_versions`` replace a ceiling of the same prefix.
+
+The manylinux and musllinux profiles are one per published policy and architecture, from
+auditwheel's data (``config.policies``); ``manylinux_2_17`` (no architecture) is
+``manylinux_2_17_x86_64``, the legacy aliases (``manylinux2014``, ``manylinux2014_aarch64``) and
+legal tags without a published policy (``manylinux_2_29_x86_64``, derived) are accepted too.
+The others (``cuda``, ``conda-forge:*``, ``macos-11``) are in ``rules/data/profiles.toml``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import tomllib
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from .policies import Policy, iter_policies, parse_tag, policy_for_tag
 
 _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "data", "profiles.toml")
 DEFAULT = "cuda"
@@ -33,6 +40,8 @@ class Profile:
         max_versions: the ceilings it sets, e.g. ``("GLIBC_2.28", "GLIBCXX_3.4.24")``.
         allowed_libraries: the libraries (SONAMEs) a system of the policy provides, which a
             package may NEED without shipping them (``external-library``); empty: no such list.
+        policy: for a manylinux or musllinux profile, the platform policy it is (architecture,
+            loader, system libraries); ``None`` for the others.
     """
 
     name: str
@@ -41,11 +50,13 @@ class Profile:
     source: str
     max_versions: tuple[str, ...]
     allowed_libraries: tuple[str, ...] = ()
+    policy: Policy | None = None
 
 
 @functools.cache
 def profiles() -> dict[str, Profile]:
-    """Every profile by name, in file order.
+    """Every profile by name: the data file's, then one per published platform policy and
+    architecture (and, for x86_64, under the policy's own name: ``manylinux_2_17``).
 
     Raises:
         ConfigError: the data file is unreadable or malformed (a packaging bug), naming the key.
@@ -68,24 +79,56 @@ def profiles() -> dict[str, Profile]:
         if not all(isinstance(v, str) for v in [*fields, *versions, *allowed]):
             raise ConfigError(f"{_PATH}: profiles.{name}: values must be strings")
         out[name] = Profile(name, fields[0], fields[1], fields[2], tuple(versions), tuple(allowed))
+    for policy in iter_policies():
+        if policy.arch == "x86_64" and policy.family == "manylinux":
+            out[policy.name] = _policy_profile(policy, policy.name)  # the names that were x86_64's alone
+        out[policy.tag] = _policy_profile(policy, policy.tag)
     return out
 
 
+def _policy_profile(policy: Policy, name: str) -> Profile:
+    """The profile of a platform policy, named ``name``."""
+    libc = "glibc" if policy.family == "manylinux" else "musl"
+    summary = f"{policy.tag}: {libc} {policy.version[0]}.{policy.version[1]} on {policy.arch}, loader {policy.loader}"
+    if policy.aliases:
+        summary += f" (alias {', '.join(policy.aliases)})"
+    if policy.derived_from:
+        summary += f" (derived: no published policy; GLIBC from the tag, the rest from {policy.derived_from})"
+    source, _, date = policy.source.rpartition(" (")
+    return Profile(
+        name,
+        summary,
+        date.rstrip(")"),
+        f"{'PEP 600' if policy.family == 'manylinux' else 'PEP 656'}; {source}, policy {policy.derived_from or policy.name}",
+        policy.ceilings,
+        policy.system_libraries,
+        policy,
+    )
+
+
 def get_profile(name: str) -> Profile:
-    """The profile ``name``.
+    """The profile ``name``: a shipped one, a platform tag with or without its architecture
+    (``manylinux_2_29`` is ``manylinux_2_29_x86_64``), or a legacy alias (``manylinux2014``,
+    ``manylinux2014_aarch64``).
 
     Raises:
-        ConfigError: no such profile (the message lists them).
+        ConfigError: no such profile (the message lists the shipped ones that are not per architecture).
     """
     known = profiles()
-    if name not in known:
-        raise ConfigError(f"--profile {name}: no such profile (known: {', '.join(known)})")
-    return known[name]
+    if name in known:
+        return known[name]
+    for candidate in (name, f"{name}_x86_64"):
+        if parse_tag(candidate) is not None:
+            policy = policy_for_tag(candidate)
+            if policy is not None:
+                return known.get(policy.tag) or _policy_profile(policy, policy.tag)
+    listed = [n for n, p in known.items() if p.policy is None or p.policy.arch == "x86_64"]
+    raise ConfigError(
+        f"--profile {name}: no such profile (known: {', '.join(listed)}, and every tag per architecture: "
+        "`linkaudit profiles`)"
+    )
 
 
-#: Legacy manylinux tags and the glibc they stand for (PEP 513, PEP 571, PEP 599).
-_LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_\w+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +140,16 @@ class WheelPolicy:
         tag: the platform tag they come from, e.g. ``"manylinux_2_17_x86_64"`` (the lowest glibc
             among a compressed tag set such as ``manylinux_2_17_x86_64.manylinux2014_x86_64``).
         package: the package file, as given.
-        ceilings: ``("GLIBC_2.17", "GLIBCXX_3.4.19", ...)``: the shipped ``manylinux_X_Y``
-            profile's when there is one and the tag is x86_64's (the profiles' libstdc++ and
-            libgcc ceilings are x86_64's), else ``GLIBC_X.Y`` alone.
-        allowed_libraries: the policy's list of system libraries: the shipped profile's of the
-            highest glibc not above the tag's, else the lowest one's (every manylinux policy lists
-            the same libraries, ``libmvec.so.1`` from 2.28 on).
-        policy: the profile the list comes from (``"manylinux_2_17"``), or ``None``.
+        ceilings: ``("GLIBC_2.17", "GLIBCXX_3.4.19", ...)``: the tag's policy's, for its
+            architecture (``config.policies``); ``GLIBC_X.Y`` alone for a tag no policy covers;
+            empty for musllinux (musl has no symbol versions).
+        allowed_libraries: the policy's list of system libraries.
+        policy: the published policy the data comes from (``"manylinux_2_17"``), or ``None``.
+        derived_from: for a tag without a published policy (``manylinux_2_29``), the one below it
+            its non-GLIBC data comes from; else ``None``.
+        policies: every policy the tags select — per libc family and architecture the lowest
+            version (a set spanning manylinux and musllinux selects one of each), the one
+            ``tag`` names first.
     """
 
     tag: str
@@ -111,6 +157,8 @@ class WheelPolicy:
     ceilings: tuple[str, ...]
     allowed_libraries: tuple[str, ...] = ()
     policy: str | None = None
+    derived_from: str | None = None
+    policies: tuple[Policy, ...] = ()
 
 
 def wheel_platform_tags(package: str) -> tuple[str, ...]:
@@ -126,16 +174,36 @@ def wheel_platform_tags(package: str) -> tuple[str, ...]:
     return tuple(t for t in parts[-1].split(".") if t)
 
 
+def select_policies(tags: tuple[str, ...]) -> tuple[tuple[str, tuple[int, int], str, str], ...]:
+    """The tags that decide, for a compressed tag set: per (libc family, architecture) the one of
+    lowest version, as ``(family, version, arch, tag)``, manylinux first, in the order written
+    otherwise.  A wheel must load on every system each of its tags names, so the oldest one of
+    each family and architecture binds it (PEP 425, PEP 600, PEP 656; pip's tag matching)."""
+    lowest: dict[tuple[str, str], tuple[tuple[int, int], str]] = {}
+    for tag in tags:
+        parsed = parse_tag(tag)
+        if parsed is None:
+            continue
+        family, version, arch = parsed
+        held = lowest.get((family, arch))
+        if held is None or version < held[0]:
+            lowest[(family, arch)] = (version, tag)
+    ordered = sorted(lowest.items(), key=lambda kv: kv[0][0] != "manylinux")
+    return tuple((family, version, arch, tag) for (family, arch), (version, tag) in ordered)
+
+
 def implied_by_wheel(package: str) -> WheelPolicy | None:
-    """The symbol-version ceilings a wheel's platform tag promises, or ``None`` (not a wheel name,
-    or no manylinux or macOS tag: ``linux_x86_64``, ``musllinux_1_2_x86_64``, ``any``).
+    """The policy a wheel's platform tags promise, or ``None`` (not a wheel name, or no
+    manylinux, musllinux or macOS tag: ``linux_x86_64``, ``any``).
 
     A ``macosx_X_Y_ARCH`` tag promises macOS X.Y: the ceiling ``macos=X.Y`` (rule min-os-version).
 
-    A wheel tagged ``manylinux_X_Y_ARCH`` claims to load with glibc X.Y (PEP 600); a wheel with
-    several platform tags (``a.b``, PEP 425's compressed tag set) claims every one, so the lowest
-    glibc applies — as ``auditwheel show`` and pip's tag matching read it.  Source: PEP 427 (the
-    file name ``{name}-{ver}(-{build})?-{python}-{abi}-{platform}.whl``), PEP 425, PEP 600.
+    A wheel tagged ``manylinux_X_Y_ARCH`` claims to load with glibc X.Y (PEP 600) and the system
+    libraries of that policy, ``musllinux_1_X_ARCH`` with musl 1.X (PEP 656); a wheel with several
+    platform tags (``a.b``, PEP 425's compressed tag set) claims every one, so per libc family and
+    architecture the lowest applies — as ``auditwheel show`` and pip's tag matching read it.
+    Source: PEP 427 (the file name ``{name}-{ver}(-{build})?-{python}-{abi}-{platform}.whl``),
+    PEP 425, PEP 600, PEP 656.
     """
     tags = wheel_platform_tags(package)
     macos = [m for m in (re.fullmatch(r"macosx_(\d+)_(\d+)_\w+", t) for t in tags) if m]
@@ -143,33 +211,21 @@ def implied_by_wheel(package: str) -> WheelPolicy | None:
         # A macOS wheel promises its lowest tagged release (delocate checks the same).
         lowest = min(macos, key=lambda m: (int(m.group(1)), int(m.group(2))))
         return WheelPolicy(lowest.group(0), package, (f"macos={int(lowest.group(1))}.{int(lowest.group(2))}",))
-    best: tuple[tuple[int, int], str] | None = None
-    for tag in tags:
-        match = _MANYLINUX.match(tag)
-        glibc = (int(match.group(1)), int(match.group(2))) if match else None
-        legacy = tag.split("_", 1)[0]
-        if glibc is None and legacy in _LEGACY_MANYLINUX and tag.startswith(legacy + "_"):
-            glibc = _LEGACY_MANYLINUX[legacy]
-        if glibc is not None and (best is None or glibc < best[0]):
-            best = (glibc, tag)
-    if best is None:
+    selected = select_policies(tags)
+    if not selected:
         return None
-    (major, minor), tag = best
-    # The shipped profiles' GLIBCXX/CXXABI/GCC ceilings are x86_64's; other machines get GLIBC alone.
-    profile = profiles().get(f"manylinux_{major}_{minor}") if tag.endswith("_x86_64") else None
-    ceilings = profile.max_versions if profile is not None else (f"GLIBC_{major}.{minor}",)
-    listings = []
-    for candidate in profiles().values():
-        match = re.fullmatch(r"manylinux_(\d+)_(\d+)", candidate.name)
-        if match and candidate.allowed_libraries:
-            listings.append(((int(match.group(1)), int(match.group(2))), candidate))
-    listings.sort(key=lambda t: t[0])
-    fitting = [c for glibc, c in listings if glibc <= (major, minor)]
-    listing = fitting[-1] if fitting else (listings[0][1] if listings else None)
+    family, (major, minor), _arch, tag = selected[0]
+    policies = tuple(p for p in (policy_for_tag(t) for *_rest, t in selected) if p is not None)
+    first = policies[0] if policies and policies[0].family == family and policies[0].version == (major, minor) else None
+    if first is None:  # an architecture no policy covers: the tag's glibc alone
+        ceilings = (f"GLIBC_{major}.{minor}",) if family == "manylinux" else ()
+        return WheelPolicy(tag, package, ceilings, policies=policies)
     return WheelPolicy(
         tag,
         package,
-        ceilings,
-        listing.allowed_libraries if listing is not None else (),
-        listing.name if listing is not None else None,
+        first.ceilings,
+        first.system_libraries,
+        first.name,
+        first.derived_from,
+        policies,
     )
