@@ -81,7 +81,7 @@ def test_leaked_and_duplicate_lc_rpath() -> None:
 
     new_sdk = dataclasses.replace(leaky, sdk="15.2")
     (f,) = DuplicateRpath().check(AuditContext((new_sdk,), AuditConfig()))
-    assert f.severity.value == "error" and "refuses to load this file" in f.message
+    assert f.severity.value == "error" and "dyld refuses to load it" in f.message
 
 
 @pytest.mark.skipif(
