@@ -60,7 +60,9 @@ def _message(binary: Binary, entry: str, count: int) -> str:
 class DuplicateRpath(Rule):
     id = "duplicate-rpath"
     severity = Severity.WARNING
-    summary = "the same LC_RPATH entry twice in a Mach-O slice (dyld refuses it by the slice's SDK, or when the SDK is 0)"
+    summary = (
+        "the same LC_RPATH entry twice in a Mach-O slice (dyld refuses it by the slice's SDK, or when the SDK is 0)"
+    )
     explain = """\
 dyld refuses to load a Mach-O image that carries the same LC_RPATH entry twice
 ("duplicate LC_RPATH '@loader_path'"), and the import or launch fails outright,
