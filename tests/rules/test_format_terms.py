@@ -56,3 +56,18 @@ def test_elf_keeps_its_own_words() -> None:
     report = audit([str(SAMPLES / "fixed/libtorch_cuda.so")], CONFIG)
     (f,) = [f for f in report.findings if f.rule == "required-needed"]
     assert "no DT_NEEDED entry matches libbackend*" in f.message and "-Wl,--as-needed" in f.message
+
+
+def test_rpath_leak_on_macho_entries_no_sample_has() -> None:
+    """An empty and a relative LC_RPATH (no sample carries them): dyld's terms, not ld.so's."""
+    from dataclasses import replace
+
+    from linkaudit import read
+    from linkaudit.context import AuditContext
+    from linkaudit.rules.rpath_leak import RpathLeak
+
+    (b,) = read(str(SAMPLES / "macho/fixed/libtorch_cuda.dylib"))
+    found = list(RpathLeak().check(AuditContext((replace(b, rpath=("", "lib")),), AuditConfig())))
+    assert [f.evidence["reason"] for f in found] == ["empty", "relative"]
+    assert all(not ELF_WORDS.search(f.message) for f in found), [f.message for f in found]
+    assert "@loader_path" in found[1].message
