@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..model import Kind
+from ..model import Format, Kind
 from ..report import Finding, Severity
 from .base import Rule
 from .terms import dropped_dependency, needed_entry
@@ -47,7 +47,7 @@ Fix the link line (or the CMake target) that names the library.
             for policy in policies:
                 if not policy.applies_to(binary.display_path):
                     continue
-                for needed in policy.matching(binary.needed_names):
+                for needed in policy.matching(binary.needed_names, fold_case=binary.format is Format.PE):
                     yield self.finding(
                         binary,
                         needed,
@@ -94,7 +94,8 @@ it with -Wl,--no-as-needed around it (or -Wl,--push-state,--no-as-needed); PE,
             if binary.kind in (Kind.RELOCATABLE, Kind.CORE, Kind.OTHER):
                 continue  # no dependencies to have
             for policy in policies:
-                if policy.applies_to(binary.display_path) and not policy.matching(binary.needed_names):
+                pe = binary.format is Format.PE
+                if policy.applies_to(binary.display_path) and not policy.matching(binary.needed_names, fold_case=pe):
                     yield self.finding(
                         binary,
                         policy.needed,

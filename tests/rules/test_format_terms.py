@@ -71,3 +71,18 @@ def test_rpath_leak_on_macho_entries_no_sample_has() -> None:
     assert [f.evidence["reason"] for f in found] == ["empty", "relative"]
     assert all(not ELF_WORDS.search(f.message) for f in found), [f.message for f in found]
     assert "@loader_path" in found[1].message
+
+
+def test_needed_globs_ignore_case_for_dlls_only() -> None:
+    """Windows compares DLL names without case: HELPER.DLL names pe/imports' helper.dll import; an
+    ELF DT_NEEDED entry is compared exactly."""
+    upper = AuditConfig(
+        forbidden_needed=(NeededPolicy("*", "HELPER.DLL", "r", "t.toml:1: forbidden-needed[0]"),),
+        required_needed=(NeededPolicy("*/app.dll", "Helper.*", "r", "t.toml:5: required-needed[0]"),),
+    )
+    pe = audit([str(SAMPLES / "pe/imports")], upper).findings
+    assert {f.file.rsplit("/", 1)[-1] for f in pe if f.rule == "forbidden-needed"} == {"app.dll", "app.exe"}
+    assert [f for f in pe if f.rule == "required-needed"] == []
+    for glob, hits in (("libnvrtc.so.12", 1), ("LIBNVRTC.SO.12", 0)):
+        elf = AuditConfig(forbidden_needed=(NeededPolicy("*", glob, "r", "t.toml:1"),))
+        assert len([f for f in audit([str(SAMPLES / "fixed")], elf).findings if f.rule == "forbidden-needed"]) == hits
