@@ -401,7 +401,8 @@ def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
 
 
 def read(path: str) -> list[Binary]:
-    """Read one file into ``Binary`` records (one per ELF file; never executes it).
+    """Read one file into ``Binary`` records, never executing it: one for an ELF or PE file, one
+    per slice of a universal Mach-O file, one per ELF member of an ``ar`` archive.
 
     Raises:
         InputError: the file cannot be read or is malformed.

@@ -145,7 +145,8 @@ class NeededPolicy:
 
     Attributes:
         file: fnmatch glob over the files it applies to (``file_matches``).
-        needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
+        needed: fnmatch glob over the file's dependencies (ELF DT_NEEDED entries, PE imported DLLs,
+            Mach-O dylib load commands), e.g. ``"libnvrtc-builtins.so*"``.
         reason: why (mandatory), quoted in every finding.
         where: ``"linkaudit.toml:20: forbidden-needed[0]"`` (file, line, entry), for messages.
     """
@@ -159,8 +160,12 @@ class NeededPolicy:
         """True when the entry covers the file ``path``."""
         return file_matches(path, self.file)
 
-    def matching(self, needed: tuple[str, ...]) -> list[str]:
-        """The entries of ``needed`` the ``needed`` glob matches."""
+    def matching(self, needed: tuple[str, ...], fold_case: bool = False) -> list[str]:
+        """The entries of ``needed`` the ``needed`` glob matches; with ``fold_case`` (PE: Windows
+        compares DLL names without case, ``KERNEL32.dll`` is ``kernel32.dll``) whatever their case."""
+        if fold_case:
+            glob = self.needed.lower()
+            return [n for n in needed if fnmatch.fnmatchcase(n.lower(), glob)]
         return [n for n in needed if fnmatch.fnmatchcase(n, self.needed)]
 
 
