@@ -225,6 +225,7 @@ def analyze(
                 analysis.problems.append(InputError(path, f"{option}: {exc.reason}", exc.offset))
     chosen = list(roots) if roots is not None else default_roots(elf)
     python_process = Process()
+    python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
     by_path = {b.path: b for b in elf}
 
     noted: set[str] = set()
@@ -247,7 +248,7 @@ def analyze(
                 analysis.problems.append(exc)
                 return None
         # A library dlopened inside a Python process has the interpreter in its global scope.
-        in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+        in_python = root.kind is RootKind.DLOPEN and python_roots
         # Imports share one process: libraries loaded by an earlier import are reused by
         # SONAME by later ones, in root order. An input no root reaches is loaded alone,
         # in a process of its own (when it is dlopened is unknown: nothing loaded by

@@ -210,8 +210,11 @@ def load_root(
     ) -> Requester:
         requester = Requester(path, binary, parent, origin_of(path))
         requesters[path] = requester
-        for name in _names_of(binary, path, requested):
-            loaded.setdefault(name, path)
+        loaded.setdefault(path, path)  # the names of _names_of, without a list per object
+        if requested:
+            loaded.setdefault(requested, path)
+        if binary.soname:
+            loaded.setdefault(binary.soname, path)
         load.add_object(LoadedObject(path, binary, parent.path if parent else None, source, depth))
         if scope is not None:
             scope.append(path)
@@ -223,9 +226,10 @@ def load_root(
         while queue:
             path, binary, requester, depth = queue.popleft()
             assert requester is not None
+            resolutions = load.resolutions
             for needed in ctx.memo.needed_names(binary):
                 resolution, found = search(needed, requester, main, loaded, ctx)
-                load.resolutions.setdefault((path, needed), resolution)
+                resolutions.setdefault((path, needed), resolution)
                 if resolution.error is not None:
                     load.errors.append((path, f"error while loading {needed}: {resolution.error}"))
                 if resolution.path is None:

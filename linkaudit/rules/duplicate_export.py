@@ -141,14 +141,15 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
         groups: list[tuple[str | None, list[Binary]]] = []
         linkage = context.linkage
         if linkage is not None and linkage.loads:
+            own: dict[str, bool] = {}  # path -> a library of the package's own, by kind and directory
             for load in linkage.loads:
-                libs = [
-                    o.binary
-                    for o in load.objects
-                    if o.binary.kind in _KINDS
-                    and o.source not in (Source.CACHE, Source.SYSTEM)
-                    and o.path.rsplit("/", 1)[0] not in linkage.system_dirs
-                ]
+                libs = []
+                for o in load.objects:
+                    mine = own.get(o.path)
+                    if mine is None:
+                        mine = own[o.path] = o.path.rsplit("/", 1)[0] not in linkage.system_dirs
+                    if mine and o.source not in (Source.CACHE, Source.SYSTEM) and o.binary.kind in _KINDS:
+                        libs.append(o.binary)
                 groups.append((load.root, libs))
         else:
             # ELF only: a PE import names its DLL (and Mach-O's two-level namespace its dylib), so a
