@@ -13,6 +13,7 @@ from ..audit import audit
 from ..config import AuditConfig, VersionCeiling
 from ..configfile import FileSettings, find_config, load_config
 from ..errors import ConfigError
+from ..jobs import available_cpus
 from ..linker import read_link_line
 from ..output import OutputFormat, renderer, text_safe
 from ..profiles import DEFAULT, get_profile
@@ -115,6 +116,15 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0.",
 )
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes that read the inputs (default: the CPUs available to linkaudit, cgroup quota included); "
+    "the report is the same for any N.",
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -134,6 +144,7 @@ def check(
     baseline_path: str | None,
     write_baseline: str | None,
     show_suppressed: bool,
+    jobs: int | None,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -181,6 +192,7 @@ def check(
         dyld_library_path=tuple(loader["dyld_library_path"]),
         dyld_fallback_library_path=tuple(loader["dyld_fallback_library_path"]),
         verify=verify,
+        jobs=jobs if jobs is not None else available_cpus(),
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:
