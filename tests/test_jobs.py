@@ -8,12 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from linkaudit import AuditConfig, audit
+from linkaudit import AuditConfig, audit, jobs
 from linkaudit.errors import InputError, UnsupportedFormat
 from linkaudit.jobs import MIN_POOL_FILES, available_cpus, read_paths
 from linkaudit.loader.target import TargetEnvironment
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
+
+
+@pytest.fixture(autouse=True)
+def _pool_for_small_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The samples are small: use the pool for them all the same (else these tests prove nothing)."""
+    monkeypatch.setattr(jobs, "MIN_POOL_BYTES", 0)
 
 
 def test_pool_report_equals_one_process(tmp_path: Path) -> None:
@@ -34,17 +40,17 @@ def test_pool_report_equals_one_process_with_the_loader(tmp_path: Path) -> None:
     for seed in range(3):
         base = tmp_path / str(seed)
         env = random_dag(base, seed)
-        reports = [audit([str(base)], AuditConfig(target=env, jobs=jobs)) for jobs in (1, 3)]
+        reports = [audit([str(base)], AuditConfig(target=env, jobs=n)) for n in (1, 3)]
         assert reports[0].findings == reports[1].findings
         assert reports[0].files == reports[1].files
 
 
 def test_cli_jobs_same_json(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     outputs = []
-    for jobs in ("1", "2"):
-        out = tmp_path / f"report-{jobs}.json"
+    for n in ("1", "2"):
+        out = tmp_path / f"report-{n}.json"
         run_cli(
-            "check", "--jobs", jobs, "--format", "json", "-o", str(out), str(SAMPLES / "corrupt"), str(SAMPLES / "pe")
+            "check", "--jobs", n, "--format", "json", "-o", str(out), str(SAMPLES / "corrupt"), str(SAMPLES / "pe")
         )
         document = json.loads(out.read_text())
         document["summary"].pop("seconds")
@@ -108,6 +114,29 @@ def test_unsupported_format_crosses_the_pool(tmp_path: Path) -> None:
     results = read_paths(paths, 2)
     assert all(isinstance(r.error, UnsupportedFormat) for r in results), [r.error for r in results]
     assert results[0].error.container == read_paths(paths[:1], 1)[0].error.container  # type: ignore[union-attr]
+
+
+def test_pool_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparisons above go through workers: a read in another process is seen here."""
+    pids: set[int] = set()
+    real = jobs._to_read
+
+    def spy(outcome):  # type: ignore[no-untyped-def]
+        pids.add(outcome[3])
+        return real(outcome[:3])
+
+    monkeypatch.setattr(jobs, "_read_one", _read_with_pid)
+    monkeypatch.setattr(jobs, "_to_read", spy)
+    read_paths(sorted(str(p) for p in (SAMPLES / "corrupt").iterdir() if p.is_file()) * 2, 2)
+    assert pids and os.getpid() not in pids
+
+
+_READ_ONE = jobs._read_one
+
+
+def _read_with_pid(path: str):  # type: ignore[no-untyped-def]
+    """``jobs._read_one``, also saying which process ran it."""
+    return (*_READ_ONE(path), os.getpid())
 
 
 def test_default_target_still_loads() -> None:
