@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
-from .closure import INTERPRETER, Load, Process, RootKind, load_root, root_kind_of
+from .closure import INTERPRETER, Load, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
@@ -226,6 +226,9 @@ def analyze(
     chosen = list(roots) if roots is not None else default_roots(elf)
     python_process = Process()
     python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+    # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
+    alone = not python_roots and not env.executable and not env.dlopen_global
+    alone_loads: dict[str, Load] = {}
     by_path = {b.path: b for b in elf}
 
     noted: set[str] = set()
@@ -254,7 +257,11 @@ def analyze(
         # in a process of its own (when it is dlopened is unknown: nothing loaded by
         # another unreached input may stand in for its own search).
         process = python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
-        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python, process)
+        target = _target_path(fs, root.path)
+        if root.kind is RootKind.DLOPEN and alone:
+            load = alone_load(target, binary, ctx, fs.read_binary, alone_loads)
+        else:
+            load = load_root(target, binary, root.kind, ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load
