@@ -18,6 +18,7 @@ from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
+from .jobs import read_paths
 from .loader.analysis import LinkageAnalysis
 from .loader.dyld import analyze_dyld
 from .loader.images import ImageLoad
@@ -222,11 +223,10 @@ def _audit_staged(
     for error in [*package_errors, *collected.errors]:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
-    escape_check = _sysroot_escape_check(config)
-    for path in collected.files:
+    reads = read_paths(collected.files, config.jobs, _sysroot_escape_check(config))
+    for path, outcome in zip(collected.files, reads, strict=True):
         try:
-            escape_check(path)
-            read_binaries = read_path(path)
+            read_binaries = outcome.get()
         except UnsupportedFormat as error:
             # a recognised format not read yet (Mach-O): listed, not an error
             files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))

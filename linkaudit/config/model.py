@@ -204,6 +204,8 @@ class AuditConfig:
         dyld_fallback_library_path: for Mach-O inputs, ``DYLD_FALLBACK_LIBRARY_PATH``
             (``--dyld-fallback-library-path``).
         verify: read every input again with lief and report disagreements (``--verify``).
+        jobs: processes that read the inputs (``--jobs``; ``jobs.read_paths``): the report is the
+            same whatever the number.
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -231,6 +233,7 @@ class AuditConfig:
     dyld_library_path: tuple[str, ...] = ()
     dyld_fallback_library_path: tuple[str, ...] = ()
     verify: bool = False
+    jobs: int = 1
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
