@@ -356,16 +356,20 @@ def policy_target(
     if target_env == "host":
         return target
     promised = [p for p in map(implied_by_wheel, packages) if p is not None and p.allowed_libraries]
+    glibc = [p.policies[0] for p in promised if p.policies and p.policies[0].family == "manylinux"]
     listing = get_profile(profile) if profile else None
-    if listing is not None and listing.allowed_libraries and (promised or target_env == "policy"):
-        allowed, name = frozenset(listing.allowed_libraries), listing.name  # the configured profile wins
-    elif promised:
-        allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
-        name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
+    if listing is not None and listing.allowed_libraries and (glibc or target_env == "policy"):
+        # the configured profile wins; its loader is a system library too
+        loader = (listing.policy.loader_name,) if listing.policy is not None else ()
+        allowed, name = frozenset((*listing.allowed_libraries, *loader)), listing.name
+    elif glibc:
+        allowed = frozenset.intersection(*(frozenset((*p.system_libraries, p.loader_name)) for p in glibc))
+        name = ", ".join(dict.fromkeys(p.tag for p in glibc))
     elif target_env == "policy":
         raise ConfigError(
             "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
-            "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
+            "or --profile manylinux_2_17 (any platform tag: manylinux_2_28_aarch64, musllinux_1_2_x86_64, ...; "
+            "`linkaudit profiles`)"
         )
     else:
         return target

@@ -395,7 +395,7 @@ def test_target_env_of_a_manylinux_wheel_is_its_policy(run_cli, tmp_path: Path) 
     (nf,) = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
     assert nf["subject"] == "libhelper.so" and nf["evidence"]["attempts"][-1]["outcome"] == "outside-target"
     assert "manylinux_2_28" in nf["evidence"]["attempts"][-1]["detail"]
-    assert "system_libraries=manylinux_2_28" in doc["config"]["loader"]
+    assert "system_libraries=manylinux_2_28_x86_64" in doc["config"]["loader"]
     assert not [f for f in doc["findings"] if f["rule"] == "external-library"]
     host = json.loads(run_cli(*base, "--target-env", "host", str(whl)).stdout)
     assert not [f for f in host["findings"] if f["rule"] == "library-not-found"]

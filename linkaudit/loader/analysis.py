@@ -311,6 +311,10 @@ def _default_interpreter(machine: str) -> str:
         "x86": "/lib/ld-linux.so.2",
         "ppc64le": "/lib64/ld64.so.2",
         "s390x": "/lib/ld64.so.1",
+        "ppc64": "/lib64/ld64.so.1",
+        "arm": "/lib/ld-linux-armhf.so.3",
+        "riscv64": "/lib/ld-linux-riscv64-lp64d.so.1",
+        "loongarch64": "/lib64/ld-linux-loongarch-lp64d.so.1",
     }.get(machine, "/lib/ld-linux.so.2")
 
 

@@ -146,7 +146,7 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
                     o.binary
                     for o in load.objects
                     if o.binary.kind in _KINDS
-                    and o.source not in (Source.CACHE, Source.SYSTEM)
+                    and o.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
                     and o.path.rsplit("/", 1)[0] not in linkage.system_dirs
                 ]
                 groups.append((load.root, libs))
