@@ -73,6 +73,7 @@ def bind_object(
     definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None = None,
     cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] | None = None,
     path: str = "",
+    match: Callable[[Symbol, Binary, tuple[Definition, ...]], bool] = matches,
 ) -> list[Bound]:
     """Bind every undefined symbol of ``binary`` in ``scope``.
 
@@ -89,6 +90,9 @@ def bind_object(
             at least one referenced name can change the result, so two loads whose
             scopes agree on those objects (in order) bind ``binary`` the same way.
         path: the path ``binary`` was loaded from (part of the cache key).
+        match: whether a reference binds to an object's definitions of its name (default
+            glibc's ``matches``; musl's is ``loader.musl.musl_matches``).  The cache must not be
+            shared between two matchers.
 
     Returns:
         One ``Bound`` per undefined symbol, in symbol-table order.
@@ -130,7 +134,7 @@ def bind_object(
                     break
                 continue
             found = defs.get(ref.name)
-            if found is not None and matches(ref, provider, found):
+            if found is not None and match(ref, provider, found):
                 where = entry
                 break
         if where is None and modelled:
