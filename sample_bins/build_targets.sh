@@ -36,3 +36,36 @@ if command -v clang >/dev/null && command -v ld.lld >/dev/null; then
 else
     echo "SKIP targets/aarch64: needs clang and lld (apt-get install clang lld); committed files kept"
 fi
+
+# targets/musl/ (musl-gcc, Debian musl-tools): where musl's loader and glibc's disagree.
+#   inherit/app          RUNPATH $ORIGIN/lib, NEEDs liba.so; lib/liba.so NEEDs libb.so, no rpath:
+#                        musl searches the rpath of the loader chain (app's), glibc does not
+#                        (RUNPATH is not inherited) -> glibc: libb.so not found; musl: found.
+#   version/vapp         NEEDs libprov.so with v_value@PROV_2; the libprov.so beside it defines
+#                        v_value@PROV_1 only: glibc: version `PROV_2' not found; musl binds by name.
+#   libtoken/app         RPATH $ORIGIN/lib:$LIB/none, NEEDs liba.so: musl voids the whole rpath
+#                        ($LIB is no token of musl's) -> not found; glibc expands it and finds it.
+#   (the same liba.so/libb.so beside each app)
+if command -v musl-gcc >/dev/null; then
+    echo "== targets/musl (musl-gcc)"
+    M=(musl-gcc -O1 -g0 -fPIC -Wl,--build-id=none -Wl,-s -Wl,--hash-style=gnu -Wl,--no-as-needed -Wl,-z,noseparate-code
+       "-ffile-prefix-map=$SRC=src")
+    MS="$SRC/musl"
+    W="$WORK/m"
+    mkdir -p "$W"/{inherit/lib,version,libtoken/lib,build}
+    "${M[@]}" -shared -Wl,-soname,libb.so "$MS/libb.c" -o "$W/inherit/lib/libb.so"
+    "${M[@]}" -shared -Wl,-soname,liba.so "$MS/liba.c" -o "$W/inherit/lib/liba.so" "$W/inherit/lib/libb.so"
+    "${M[@]}" "$MS/app.c" -o "$W/inherit/app" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib' \
+        "$W/inherit/lib/liba.so" -Wl,-rpath-link,"$W/inherit/lib"
+    cp "$W/inherit/lib/liba.so" "$W/inherit/lib/libb.so" "$W/libtoken/lib/"
+    "${M[@]}" "$MS/app.c" -o "$W/libtoken/app" -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/lib:$LIB/none' \
+        "$W/inherit/lib/liba.so" -Wl,-rpath-link,"$W/inherit/lib"
+    "${M[@]}" -shared -Wl,-soname,libprov.so -Wl,--version-script="$MS/prov_new.map" "$MS/prov.c" -o "$W/build/libprov.so"
+    "${M[@]}" "$MS/vapp.c" -o "$W/version/vapp" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN' "$W/build/libprov.so"
+    "${M[@]}" -shared -Wl,-soname,libprov.so -Wl,--version-script="$MS/prov_old.map" "$MS/prov.c" -o "$W/version/libprov.so"
+    rm -rf "$W/build"
+    rm -rf "$HERE/targets/musl"
+    cp -r "$W" "$HERE/targets/musl"
+else
+    echo "SKIP targets/musl: needs musl-gcc (apt-get install musl-tools); committed files kept"
+fi

@@ -44,3 +44,15 @@ def test_jax_plugin_gets_the_manylinux_2_27_ceilings(run_cli) -> None:  # type: 
     assert policy.endswith(
         "manylinux_2_27_x86_64: GLIBC_2.27 GLIBCXX_3.4.24 CXXABI_1.3.11 GCC_7.0.0 LIBATOMIC_1.2 ZLIB_1.2.9"
     )
+
+
+def test_numpy_musllinux_is_loaded_by_musl(run_cli) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel("numpy==2.3.5", "musllinux_1_2_x86_64")
+    code, doc = _check(run_cli, wheel)
+    findings = doc["findings"]
+    rules = {f["rule"] for f in findings}  # type: ignore[index]
+    assert "loader-skipped" not in rules and "library-not-found" not in rules and "external-library" not in rules
+    assert "musl_system_libraries=musllinux_1_2_x86_64" in doc["config"]["loader"]  # type: ignore[index]
+    assert code == 0
+    tree = run_cli("tree", str(wheel))
+    assert "libc.musl-x86_64.so.1 => " in tree.stdout and "ld-musl-x86_64.so.1" in tree.stdout
