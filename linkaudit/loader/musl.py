@@ -201,7 +201,7 @@ class _Search:
             why = f"not one of the system libraries of the target environment ({ctx.env.musl_policy or 'policy'})"
             self.attempts.append(Attempt(name, Source.SYSTEM, None, Outcome.OUTSIDE_TARGET, why))
             return None, None, None, None
-        hit = self.open_in(ctx.system_dirs, Source.SYSTEM, None)
+        hit = self.open_in(ctx.system_dirs, Source.SYSTEM, None, fitting=allowed is not None)
         if hit or allowed is None:
             return hit or (None, None, None, None)
         path = modelled_path(ctx.env.musl_policy or "musl", name)
@@ -209,14 +209,19 @@ class _Search:
         return path, Source.POLICY, None, None
 
     def open_in(
-        self, dirs: Sequence[str], source: Source, owner: str | None
+        self, dirs: Sequence[str], source: Source, owner: str | None, fitting: bool = False
     ) -> tuple[str, Source, str | None, str | None] | None:
-        """``path_open``: the first ``dir/name`` that exists opens; a missing one is passed over."""
+        """``path_open``: the first ``dir/name`` that exists opens; a missing one is passed over.
+        With ``fitting`` (the host's system path standing in for a policy's system), a file this
+        requester could not load is passed over too: it is the host's, not the target's."""
         for directory in dirs:
             path = f"{directory}/{self.name}"
             st = self.ctx.fs.stat(path)
             if st is None:
                 self.attempts.append(Attempt(path, source, owner, Outcome.MISSING))
+                continue
+            if fitting and _map(self.ctx, path, self.process.binaries[self.requester])[1] is None:
+                self.attempts.append(Attempt(path, source, owner, Outcome.WRONG_CLASS, "the host's, not the target's"))
                 continue
             self.attempts.append(Attempt(path, source, owner, Outcome.FOUND))
             return path, source, owner, None
@@ -263,11 +268,11 @@ class _Loading:
             path = self.loader_object(requester, depth + 1)
             load.resolutions[(requester, name)] = Resolution(name, requester, path, Source.LOADED, None, ())
             return
-        if "/" in name:
-            found: tuple[str | None, Source | None, str | None, str | None] = (name, Source.PATH, None, None)
-            attempts = [Attempt(name, Source.PATH, None, Outcome.FOUND if ctx.fs.stat(name) else Outcome.MISSING)]
-            if ctx.fs.stat(name) is None:
-                found = (None, None, None, None)
+        found: tuple[str | None, Source | None, str | None, str | None]
+        if "/" in name:  # opened as written: no $ORIGIN in DT_NEEDED
+            exists = ctx.fs.stat(name) is not None
+            attempts = [Attempt(name, Source.PATH, None, Outcome.FOUND if exists else Outcome.MISSING)]
+            found = (name, Source.PATH, None, None) if exists else (None, None, None, None)
         elif name in process.shortnames:
             load.resolutions[(requester, name)] = Resolution(
                 name, requester, process.shortnames[name], Source.LOADED, None, ()

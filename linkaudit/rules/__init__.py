@@ -16,7 +16,9 @@ from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCod
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
+from .linux_tag import LinuxTag
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
@@ -37,6 +39,8 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     MinOsVersion,
     WheelArchitecture,
+    LinuxTag,
+    LibpythonNeeded,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,
