@@ -10,6 +10,10 @@ from ..context import AuditContext
 from ..report import Finding, Severity
 from .base import Rule
 
+#: Where a wheel states its tags (PEP 427: ``{name}-{version}.dist-info/WHEEL``), spelled without
+#: the version.
+WHEEL_FILE = "*.dist-info/WHEEL"
+
 
 class LinuxTag(Rule):
     id = "linux-tag"
@@ -26,16 +30,19 @@ image with cibuildwheel). Source: PEP 600, PEP 656; PyPI's upload checks
 (warehouse: _valid_platform_tag).
 """
     evidence = {"package": "the wheel", "tags": "its platform tags"}
+    # Reported once per wheel, at WHEEL_FILE (a member path without the version: a baseline
+    # fingerprint stays the same from one release to the next).
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        if context.packages is None:
+        staged = context.packages
+        if staged is None:
             return
-        for package in context.packages.packages:
+        for package in staged.packages:
             tags = wheel_platform_tags(package)
             linux = [t for t in tags if t.startswith("linux_")]
             if linux and len(linux) == len([t for t in tags if "linux" in t]):
                 yield self.finding(
-                    package,
+                    f"{package}!{WHEEL_FILE}",
                     linux[0],
                     f"{os.path.basename(package)} is tagged {'.'.join(tags)}: PyPI rejects linux_* wheels and the "
                     "tag promises no system to load on — auditwheel repair retags it manylinux_X_Y / musllinux_X_Y "
