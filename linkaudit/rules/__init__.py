@@ -7,6 +7,7 @@ means adding a module and one line to ``RULES``.  Rule data lives in
 
 from __future__ import annotations
 
+from .abi3_symbol import Abi3Symbol
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
@@ -41,6 +42,7 @@ RULES: tuple[type[Rule], ...] = (
     WheelArchitecture,
     LinuxTag,
     LibpythonNeeded,
+    Abi3Symbol,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,
