@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import AuditConfig
-from .config.profiles import get_profile, implied_by_wheel
+from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
@@ -24,7 +24,7 @@ from .loader.dyld import analyze_dyld
 from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
 from .loader.windows import analyze_windows
-from .model import Binary, Format
+from .model import Binary, Format, Libc
 from .packages import PlannedInputs, Progress, Staged, plan_inputs, staged_inputs
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
@@ -272,6 +272,13 @@ def _audit_staged(
                 {"skipped": skipped},
             )
         )
+    implied = {}
+    for b in binaries if staged.packages else ():
+        package = staged.package_of(b.path)
+        promised = implied_by_wheel(package) if package is not None else None
+        if promised is not None:
+            implied[b.path] = promised
+    binaries = [_libc_from_tag(b, implied.get(b.path)) for b in binaries]
     linkage = None
     if config.target is not None:
         linkage = _analyze(binaries, config, findings)
@@ -280,12 +287,6 @@ def _audit_staged(
         from .sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
-    implied = {}
-    for b in binaries if staged.packages else ():
-        package = staged.package_of(b.path)
-        promised = implied_by_wheel(package) if package is not None else None
-        if promised is not None:
-            implied[b.path] = promised
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     if config.target is not None:  # each empty without inputs of its format
@@ -333,6 +334,16 @@ def _audit_staged(
     return files, findings, ran, tuple(roots), binaries
 
 
+def _libc_from_tag(binary: Binary, promised: WheelPolicy | None) -> Binary:
+    """``binary`` with the C library its wheel's tags name when its own file does not say (no
+    PT_INTERP, no libc in DT_NEEDED): a member of a wheel tagged only ``musllinux_*`` is loaded
+    by musl."""
+    if promised is None or binary.libc is not Libc.UNKNOWN or binary.format is not Format.ELF:
+        return binary
+    families = {p.family for p in promised.policies}
+    return replace(binary, libc=Libc.MUSL) if families == {"musllinux"} else binary
+
+
 def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:
     """``--entry`` / ``entries`` (and the loader's directories: ``--dll-directory torch/lib``) with
     each one that names a package member or member directory (``PACKAGE!member``, or a member path
@@ -350,32 +361,47 @@ def policy_target(
     target: TargetEnvironment, target_env: str, packages: Sequence[str], profile: str | None = None
 ) -> TargetEnvironment:
     """``target`` as ``target_env`` asks for it: under a policy, the loader finds on the system
-    only the libraries the policy lists (``TargetEnvironment.system_libraries``) — ``profile``'s
-    list when it has one (the configuration wins, as for ceilings), else the manylinux wheels'
-    tags among ``packages`` (the libraries every one of them allows); ``"auto"`` applies a policy
-    when a manylinux wheel is among the inputs and otherwise keeps the host; ``"host"`` keeps it.
+    only the libraries the policy lists (``TargetEnvironment.system_libraries`` for glibc's loader,
+    ``musl_system_libraries`` for musl's) and its loader — ``profile``'s when it is a platform
+    policy or has a list (the configuration wins, as for ceilings), else the wheels' tags among
+    ``packages`` (the libraries every one of them allows, per libc); ``"auto"`` applies a policy
+    when a manylinux or musllinux wheel is among the inputs and otherwise keeps the host;
+    ``"host"`` keeps it.
 
     Raises:
-        ConfigError: ``target_env`` is ``"policy"`` and neither a manylinux wheel nor a profile
-            with a list of system libraries gives one.
+        ConfigError: ``target_env`` is ``"policy"`` and neither a wheel nor a profile gives one.
     """
     if target_env == "host":
         return target
-    promised = [p for p in map(implied_by_wheel, packages) if p is not None and p.allowed_libraries]
+    promised = [p for p in map(implied_by_wheel, packages) if p is not None]
+    selected = [policy for p in promised for policy in p.policies]
     listing = get_profile(profile) if profile else None
-    if listing is not None and listing.allowed_libraries and (promised or target_env == "policy"):
-        allowed, name = frozenset(listing.allowed_libraries), listing.name  # the configured profile wins
-    elif promised:
-        allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
-        name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
-    elif target_env == "policy":
+    found = False
+    for family in ("manylinux", "musllinux"):
+        policies = [p for p in selected if p.family == family]
+        configured = listing is not None and (policies or target_env == "policy")
+        if configured and listing is not None and listing.policy is not None and listing.policy.family == family:
+            policies = [listing.policy]  # the configured profile wins
+        elif configured and listing is not None and listing.allowed_libraries and family == "manylinux":
+            allowed, name = frozenset(listing.allowed_libraries), listing.name
+            target, found = replace(target, system_libraries=allowed, system_policy=name), True
+            continue
+        if not policies:
+            continue
+        allowed = frozenset.intersection(*(frozenset((*p.system_libraries, p.loader_name)) for p in policies))
+        name = ", ".join(dict.fromkeys(p.tag for p in policies))
+        if family == "manylinux":
+            target = replace(target, system_libraries=allowed, system_policy=name)
+        else:
+            target = replace(target, musl_system_libraries=allowed, musl_policy=name)
+        found = True
+    if not found and target_env == "policy":
         raise ConfigError(
             "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
-            "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
+            "or --profile manylinux_2_17 (any platform tag: manylinux_2_28_aarch64, musllinux_1_2_x86_64, ...; "
+            "`linkaudit profiles`)"
         )
-    else:
-        return target
-    return replace(target, system_libraries=allowed, system_policy=name)
+    return target
 
 
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:

@@ -84,6 +84,9 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec("git", ("git",), "git"),
         ToolSpec("bash", ("bash",), "bash"),
         ToolSpec("ldconfig", ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"), "libc-bin"),
+        # musl's loader is its ldd: `/lib/ld-musl-x86_64.so.1 --list FILE` (run on our own samples only).
+        ToolSpec("musl-ldd", ("/lib/ld-musl-x86_64.so.1",), "musl-tools"),
+        ToolSpec("musl-gcc", ("musl-gcc",), "musl-tools"),
     )
 }
 

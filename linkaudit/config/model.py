@@ -261,6 +261,7 @@ class AuditConfig:
                 *([f"hwcaps_level={t.hwcaps_level}"] if t.hwcaps_level else []),
                 *([f"interpreter={t.interpreter}"] if t.interpreter else []),
                 *([f"system_libraries={t.system_policy}"] if t.system_libraries is not None else []),
+                *([f"musl_system_libraries={t.musl_policy}"] if t.musl_system_libraries is not None else []),
             ]
         return out
 

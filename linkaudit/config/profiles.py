@@ -129,8 +129,6 @@ def get_profile(name: str) -> Profile:
     )
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class WheelPolicy:
     """What a wheel's own name promises: symbol-version ceilings and the libraries it may need

@@ -88,6 +88,7 @@ class Load:
         errors: load-stopping errors ``(path, message)`` (an invalid candidate, an unreadable root).
         interpreter_virtual: True when the global scope starts with a generic
             interpreter that provides the ``Py*``/``_Py*`` API.
+        loader: the loader emulated: ``"glibc"`` (``loader.ldso``) or ``"musl"`` (``loader.musl``).
     """
 
     root: str
@@ -98,6 +99,7 @@ class Load:
     resolutions: dict[tuple[str, str], Resolution] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     interpreter_virtual: bool = False
+    loader: str = "glibc"
     _index: dict[str, LoadedObject] = field(default_factory=dict, repr=False)
 
     def add_object(self, obj: LoadedObject) -> None:

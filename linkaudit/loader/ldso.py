@@ -35,6 +35,7 @@ from ..errors import InputError
 from ..model import DF_1_NODEFLIB, Binary
 from .fs import FileSystemView
 from .ldcache import LdCache, expected_cache_flags
+from .modelled import modelled_library, modelled_path
 from .target import FALLBACK_SYSTEM_DIRS, TargetEnvironment, expand_dst
 
 
@@ -51,6 +52,7 @@ class Source(enum.StrEnum):
     SYSTEM = "system-directory"
     PRELOAD = "LD_PRELOAD"
     DLOPEN_GLOBAL = "dlopen-global"
+    POLICY = "target-policy"  # a system library of the target's policy, known by name (loader.modelled)
 
 
 #: Paths kept per resolution (a hostile file with 1,000 RPATH entries and 1,000 DT_NEEDED
@@ -466,4 +468,13 @@ class _Trial:
         hit = self.try_dirs(ctx.system_dirs, Source.SYSTEM, None)
         if hit:
             return self.result(hit, Source.SYSTEM, None)
+        if allowed is not None:
+            return self.modelled()
         return self.done(None, None, None, None)
+
+    def modelled(self) -> _Outcome:
+        """A system library of the target's policy the host has no file for (another machine's
+        ``libc.so.6``, say): found in the model of the target (``loader.modelled``)."""
+        path = modelled_path(self.ctx.env.system_policy or "policy", self.name)
+        self.record(Attempt(path, Source.POLICY, None, Outcome.FOUND, "a system library of the target policy"))
+        return self.done(path, Source.POLICY, None, modelled_library(path, self.want))

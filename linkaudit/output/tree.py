@@ -153,7 +153,7 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
             (o.path, n)
             for o in load.objects
             # the system's own (found in the cache or system directories) are not the package's business
-            if o.source not in (Source.CACHE, Source.SYSTEM)
+            if o.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
             and o.path.rsplit("/", 1)[0] not in analysis.system_dirs
             and o.binary.interpreter is None
             and not (o.binary.soname or "").startswith("ld-")

@@ -7,6 +7,7 @@ means adding a module and one line to ``RULES``.  Rule data lives in
 
 from __future__ import annotations
 
+from .abi3_symbol import Abi3Symbol
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
@@ -17,7 +18,9 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
+from .linux_tag import LinuxTag
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
@@ -38,6 +41,9 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     MinOsVersion,
     WheelArchitecture,
+    LinuxTag,
+    LibpythonNeeded,
+    Abi3Symbol,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,

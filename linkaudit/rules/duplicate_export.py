@@ -125,7 +125,7 @@ def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
                 libraries[path] = obj.binary
 
     def own(obj: LoadedObject) -> bool:
-        return obj.source not in (Source.CACHE, Source.SYSTEM)
+        return obj.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
 
     def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
         wanted = paths & libraries.keys()

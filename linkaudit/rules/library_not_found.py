@@ -11,6 +11,7 @@ from ..loader.analysis import would_fail
 from ..loader.dyld import dyld_failure, dyld_reason
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
+from ..loader.musl import musl_load_error
 from ..loader.windows import is_redistributable, windows_failure
 from ..model import Format
 from ..report import Finding, Severity
@@ -52,6 +53,14 @@ Common causes: a RUNPATH that does not reach a dependency of a dependency
 package that is not installed; a library that is only on the build machine.
 The GPU driver's libraries are reported by driver-link instead.
 
+musl binaries (PT_INTERP ld-musl-*, DT_NEEDED libc.musl-*.so.1 or libc.so, or a
+wheel tagged musllinux only) are loaded as musl's ldso/dynlink.c loads them
+(linkaudit/loader/musl.py): LD_LIBRARY_PATH, then the rpath (DT_RUNPATH, else
+DT_RPATH) of the requester and of each object that first loaded the one before,
+then etc/ld-musl-ARCH.path or /lib:/usr/local/lib:/usr/lib; no ld.so.cache; the
+first file that opens wins, even of another machine. In musl's words: "Error
+loading shared library libfoo.so.1: No such file or directory (needed by X)".
+
 PE inputs are loaded as Windows loads them (linkaudit/loader/windows.py): a .pyd
 searches its own directory (for the whole load), the --dll-directory
 directories, then System32, where Windows' own DLLs, the UCRT, the API sets and
@@ -90,7 +99,7 @@ chain has one).
         "requester": "the object that needs it",
         "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries "
         "(PE and Mach-O: also machine, the loader's)",
-        "would_fail": "what the user would see, in glibc's words",
+        "would_fail": "what the user would see, in the words of the loader (glibc's, or musl's for a musl load)",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
@@ -114,13 +123,17 @@ chain has one).
                 key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
                 entry = seen.get(key)
                 chain = [*load.chain(requester), needed]
-                message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+                if load.loader == "musl":
+                    detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
+                    message = musl_load_error(needed, requester, detail)
+                else:
+                    message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
                 root_info = {
                     "root": load.root,
                     "kind": load.kind.value,
                     "reached": root.reached,
                     "chain": chain,
-                    "would_fail": would_fail(load.kind, load.root, message),
+                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
                 }
                 if entry is None:
                     seen[key] = {"res": res, "roots": [root_info], "message": message}

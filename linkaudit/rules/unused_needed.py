@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..loader.modelled import is_modelled
 from ..report import Finding, Severity
 from .base import Rule
 
@@ -28,7 +29,9 @@ build-system target that drags it in.
 
 Not reported: libraries that glibc 2.34 merged into libc.so.6 (libpthread,
 libdl, librt, libutil, libanl), which binaries built for older glibc baselines
-must keep; GPU driver libraries (driver-link reports them). A library loaded
+must keep; GPU driver libraries (driver-link reports them); a system library of
+the target's platform policy known by name only (another machine's libc.so.6:
+what it defines is unknown, so it cannot be shown unused). A library loaded
 only for its static initialisers (a backend that registers itself) is
 legitimately "unused": declare it in a [[required-needed]] entry of
 linkaudit.toml, which also fails the build if an as-needed link drops it.
@@ -56,7 +59,7 @@ linkaudit.toml, which also fails the build if an as-needed link drops it.
             # every object of the load that was searched for has its DT_NEEDED resolutions here
             for (requester, needed), res in load.resolutions.items():
                 file = audited.get(requester)
-                if file is None or res.path is None or needed in GLIBC_MERGED_STUBS:
+                if file is None or res.path is None or needed in GLIBC_MERGED_STUBS or is_modelled(res.path):
                     continue
                 paths, roots = candidates.setdefault((file, needed), (set(), set()))
                 paths.add(res.path)
