@@ -49,9 +49,7 @@ def test_cli_jobs_same_json(run_cli, tmp_path: Path) -> None:  # type: ignore[no
     outputs = []
     for n in ("1", "2"):
         out = tmp_path / f"report-{n}.json"
-        run_cli(
-            "check", "--jobs", n, "--format", "json", "-o", str(out), str(SAMPLES / "corrupt"), str(SAMPLES / "pe")
-        )
+        run_cli("check", "--jobs", n, "--format", "json", "-o", str(out), str(SAMPLES / "corrupt"), str(SAMPLES / "pe"))
         document = json.loads(out.read_text())
         document["summary"].pop("seconds")
         outputs.append(document)
