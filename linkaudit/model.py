@@ -719,6 +719,8 @@ class Binary:
         sdk: Mach-O: the SDK version it was built against (``"15.0"``); ``None`` elsewhere.
         link_directives: COFF objects: the ``.drectve`` linker directives as ``/OPTION:argument``
             (``"/DEFAULTLIB:nvrtc.lib"``), in order; empty elsewhere.
+        referenced_from: COFF objects: ``(external symbol, function)`` for each reference made from
+            inside a function (found through the relocations); empty elsewhere.
     """
 
     path: str
@@ -752,6 +754,7 @@ class Binary:
     min_os: str | None = None
     sdk: str | None = None
     link_directives: tuple[str, ...] = ()
+    referenced_from: tuple[tuple[str, str], ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

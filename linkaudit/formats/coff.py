@@ -65,11 +65,13 @@ MAX_SECTIONS = 1 << 22
 MAX_SYMBOLS = 1 << 24
 MAX_NAME = 1 << 16
 MAX_DIRECTIVES = 1 << 16
+MAX_RELOCATIONS = 1 << 24
 
 #: Section characteristics (PE format specification, "Section Flags").
 IMAGE_SCN_LNK_INFO = 0x200
 IMAGE_SCN_LNK_REMOVE = 0x800
 IMAGE_SCN_LNK_COMDAT = 0x1000
+IMAGE_SCN_LNK_NRELOC_OVFL = 0x01000000
 #: Special section numbers of a symbol.
 IMAGE_SYM_UNDEFINED, IMAGE_SYM_ABSOLUTE, IMAGE_SYM_DEBUG = 0, -1, -2
 
@@ -137,6 +139,7 @@ class CoffSection:
         comdat: the COMDAT selection when the section is a COMDAT (``IMAGE_SCN_LNK_COMDAT``) and its
             section-definition aux record says one, else ``None``.
         associated: for ``ASSOCIATIVE``, the number of the section it goes with; else 0.
+        relocations: ``(offset in the section, symbol index)`` of each relocation, in order.
     """
 
     number: int
@@ -146,6 +149,7 @@ class CoffSection:
     offset: int
     comdat: ComdatSelection | int | None = None
     associated: int = 0
+    relocations: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +235,28 @@ class CoffObject:
     def iter_externals(self) -> Iterator[CoffSymbol]:
         """Yield the external symbols (definitions, references, common and weak ones), in order."""
         return (s for s in self.symbols if s.external)
+
+    def references(self) -> tuple[tuple[str, str], ...]:
+        """``(symbol, function)`` for each external reference a relocation makes from inside a function
+        (the function symbol — ``Type`` 0x20 — of the relocated section at the highest value not past
+        the relocation), each pair once, in section order: what link.exe's LNK2019 calls "referenced in
+        function".  References from outside any function (data, vtables) are left out."""
+        by_index = {s.index: s for s in self.symbols}
+        functions: dict[int, list[CoffSymbol]] = {}
+        for s in self.symbols:
+            if s.section > 0 and s.type >> 4 == 2:
+                functions.setdefault(s.section, []).append(s)
+        out: dict[tuple[str, str], None] = {}
+        for section in self.sections:
+            candidates = sorted(functions.get(section.number, []), key=lambda f: f.value)
+            for offset, index in section.relocations:
+                target = by_index.get(index)
+                if target is None or not (target.undefined or target.common):
+                    continue
+                inside = [f for f in candidates if f.value <= offset]
+                if inside:
+                    out[(target.name, inside[-1].name)] = None
+        return tuple(out)
 
 
 def is_coff_object(head: bytes) -> bool:
@@ -372,10 +398,30 @@ class _Reader:
         for i in range(count):
             at = i * SECTION_HEADER
             short = raw[at : at + 8].rstrip(b"\0")
-            size, offset = struct.unpack_from("<II", raw, at + 16)
+            size, offset, relocs_at = struct.unpack_from("<III", raw, at + 16)
+            nrelocs = struct.unpack_from("<H", raw, at + 32)[0]
             characteristics = struct.unpack_from("<I", raw, at + 36)[0]
-            out.append(CoffSection(i + 1, self.section_name(short, table + at), characteristics, size, offset))
+            name = self.section_name(short, table + at)
+            relocations = self.relocations(relocs_at, nrelocs, characteristics, table + at)
+            out.append(CoffSection(i + 1, name, characteristics, size, offset, relocations=relocations))
         return tuple(out)
+
+    def relocations(self, offset: int, count: int, characteristics: int, where: int) -> tuple[tuple[int, int], ...]:
+        """``(offset, symbol index)`` of a section's relocation records (10 bytes each); with
+        ``IMAGE_SCN_LNK_NRELOC_OVFL`` the count is the first record's ``VirtualAddress`` (that record
+        counts itself).
+
+        Raises:
+            InputError: the records leave the file, or more than ``MAX_RELOCATIONS`` of them.
+        """
+        if not count:
+            return ()
+        if characteristics & IMAGE_SCN_LNK_NRELOC_OVFL and count == 0xFFFF:
+            count = struct.unpack("<I", self.bytes_at(offset, 4, "relocation count"))[0]
+        if count > MAX_RELOCATIONS:
+            raise InputError(self.path, f"{count} relocations in one section: more than {MAX_RELOCATIONS}", where)
+        raw = self.bytes_at(offset, count * 10, f"{count} relocation records")
+        return tuple((at, index) for at, index, _type in struct.iter_unpack("<IIH", raw))
 
     def section_name(self, short: bytes, where: int) -> str:
         """A section header's name: inline, ``/N`` (decimal) or ``//B`` (base 64) into the string table."""
@@ -462,7 +508,14 @@ def _with_comdat(sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, in
             selection, number, _length = found
             associated = number if selection == ComdatSelection.ASSOCIATIVE else 0
             s = CoffSection(
-                s.number, s.name, s.characteristics, s.size, s.offset, _SELECTIONS.get(selection, selection), associated
+                s.number,
+                s.name,
+                s.characteristics,
+                s.size,
+                s.offset,
+                _SELECTIONS.get(selection, selection),
+                associated,
+                s.relocations,
             )
         out.append(s)
     return tuple(out)
@@ -594,8 +647,9 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
     """The format-neutral record of a COFF object: ``Kind.RELOCATABLE``, its external symbols
     (definitions in their section, common symbols as ``SymbolType.COMMON`` in ELF's ``SHN_COMMON``,
     absolute ones in ``SHN_ABS``, references undefined, weak externals ``Binding.WEAK``), its section
-    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error), and its
-    ``.drectve`` directives as ``/OPTION:argument``."""
+    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error), its
+    ``.drectve`` directives as ``/OPTION:argument``, and which function refers to which external
+    (``CoffObject.references``)."""
     symbols = [_model_symbol(s) for s in obj.iter_externals()]
     comdat = frozenset(s.number for s in obj.sections if s.comdat is not None and s.comdat != 1)
     return Binary(
@@ -615,6 +669,7 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
         section_names=("", *(s.name for s in obj.sections)),
         comdat_sections=comdat,
         link_directives=tuple(f"/{d.option}:{d.argument}" if d.argument else f"/{d.option}" for d in obj.directives),
+        referenced_from=obj.references(),
     )
 
 

@@ -29,6 +29,7 @@ from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
+from .unresolved_external import UnresolvedExternal
 from .unresolved_symbol import UnresolvedSymbol
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
@@ -57,6 +58,7 @@ RULES: tuple[type[Rule], ...] = (
     ExecutableStack,
     TextRelocations,
     DuplicateDefinition,
+    UnresolvedExternal,
     CommonSymbol,
     StackedCodegen,
     LtoObject,
