@@ -1,0 +1,115 @@
+"""Installed sites: a directory holding ``*.dist-info`` (a site-packages, ``pip install --target``,
+a venv's, an unzipped wheel).  Each distribution's ``RECORD`` says which files it owns, its
+``WHEEL`` the tags it was built for, its ``METADATA`` what it requires.
+
+A directory given that lies inside a site (``DIR/torch`` of ``pip install --target DIR torch``)
+belongs to that site: what else is installed there decides whether its libraries load.
+Source: PEP 376 / the "Recording installed projects" specification (``.dist-info``, ``RECORD``),
+PEP 427 (``WHEEL``), core metadata.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
+from .planner import glibc_of
+
+#: The ``.dist-info`` files read, with the most bytes read of each.
+_READ = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A directory with installed distributions.
+
+    Attributes:
+        root: the directory (absolute, normalised).
+        distributions: every ``*.dist-info`` in it, sorted by name.
+    """
+
+    root: str
+    distributions: tuple[Distribution, ...]
+    _owner: dict[str, Distribution] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for dist in self.distributions:
+            for rel in dist.files:
+                self._owner.setdefault(rel, dist)
+
+    def owner_of(self, path: str) -> Distribution | None:
+        """The distribution whose ``RECORD`` lists the host ``path`` (inside the site), or ``None``."""
+        rel = os.path.relpath(os.path.normpath(os.path.abspath(path)), self.root)
+        if rel.startswith(".."):
+            return None
+        return self._owner.get(rel.replace(os.sep, "/"))
+
+    def holds(self, path: str) -> bool:
+        """True when the host ``path`` lies inside the site."""
+        normal = os.path.normpath(os.path.abspath(path))
+        return normal == self.root or normal.startswith(self.root + os.sep)
+
+
+def _read(path: str, limit: int) -> str:
+    """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _dist_infos(directory: str) -> list[str]:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(n for n in names if n.endswith(".dist-info") and os.path.isdir(os.path.join(directory, n)))
+
+
+def read_site(root: str) -> Site | None:
+    """The site at the directory ``root``, or ``None`` when it holds no ``*.dist-info``."""
+    root = os.path.normpath(os.path.abspath(root))
+    infos = _dist_infos(root)
+    if not infos:
+        return None
+    dists = []
+    for name in infos:
+        where = os.path.join(root, name)
+        files = {f: _read(os.path.join(where, f), limit) for f, limit in _READ.items()}
+        dists.append(distribution(where, files))
+    return Site(root, tuple(sorted(dists, key=lambda d: d.name)))
+
+
+def find_site(path: str) -> Site | None:
+    """The site the directory ``path`` is or lies in (itself or its parent holds ``*.dist-info``:
+    ``DIR`` or ``DIR/torch``), or ``None``."""
+    if not os.path.isdir(path):
+        return None
+    here = os.path.normpath(os.path.abspath(path))
+    return read_site(here) or (read_site(os.path.dirname(here)) if _dist_infos(os.path.dirname(here)) else None)
+
+
+def claimed_glibc(dist: Distribution) -> tuple[int, int] | None:
+    """The glibc a distribution's wheel claims to load with: the lowest among its manylinux tags
+    (PEP 600; a compressed tag set claims every one), or ``None`` (no manylinux tag)."""
+    found = [g[0] for g in (glibc_of(t.platform) for t in dist.tags) if g is not None]
+    return min(found) if found else None
+
+
+def most_demanding(dists: tuple[Distribution, ...]) -> Distribution | None:
+    """The distribution whose tags ask the most of the system: the highest glibc claimed (the
+    machine must satisfy every distribution installed), or ``None`` when none names a manylinux
+    platform (pure ``any`` wheels: the target is unknown)."""
+    ranked = [(g, d.name, d) for d in dists if (g := claimed_glibc(d)) is not None]
+    return max(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
+
+
+def owner_in(site: Site, path: str) -> Distribution | None:
+    """The distribution owning ``path`` by its RECORD; in a site of one distribution (an unzipped
+    wheel) that one, RECORD or not."""
+    owner = site.owner_of(path)
+    if owner is None and len(site.distributions) == 1 and site.holds(path):
+        return site.distributions[0]
+    return owner
