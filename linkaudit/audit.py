@@ -34,6 +34,7 @@ from .packages import (
     plan_inputs,
     staged_inputs,
 )
+from .packages.installation import installation_model
 from .profiles import WheelPolicy, get_profile, implied_by_wheel
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
@@ -321,6 +322,7 @@ def _audit_staged(
         dyld=dyld,
         disagreements=disagreements,
         site_roots=tuple(s.root for s in sites),
+        installation=installation_model(staged, sites),
     )
     ran = []
     for rule_cls in RULES:

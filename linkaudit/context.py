@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
     from .loader.images import ImageLoad
     from .packages import Staged
+    from .packages.installation import InstallationModel
     from .sources import GeneratedSource
     from .verify import Disagreement
 
@@ -48,6 +49,8 @@ class AuditContext:
         site_roots: the installed sites the inputs lie in (``packages.find_site``: absolute,
             normalised): a library found inside one is installed with the inputs, not taken from
             the auditing machine.
+        installation: the distributions installed together, who owns each file and what each
+            declares (``packages.installation``), or ``None`` without metadata (a build tree).
     """
 
     binaries: tuple[Binary, ...]
@@ -60,6 +63,7 @@ class AuditContext:
     dyld: tuple[ImageLoad, ...] = ()
     disagreements: tuple[Disagreement, ...] = ()
     site_roots: tuple[str, ...] = ()
+    installation: InstallationModel | None = None
 
     def in_site(self, path: str) -> bool:
         """True when ``path`` lies inside one of ``site_roots``."""

@@ -91,6 +91,7 @@ class StagingRoot:
     listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
+    dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
     _past: dict[str, list[str]] = field(default_factory=dict)
     _past_size: int = -1
 

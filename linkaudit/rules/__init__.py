@@ -26,6 +26,7 @@ from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
+from .undeclared_dependency import UndeclaredDependency
 from .unresolved_symbol import UnresolvedSymbol
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
@@ -43,6 +44,7 @@ RULES: tuple[type[Rule], ...] = (
     DuplicateRpath,
     VerneedMismatch,
     LibraryNotFound,
+    UndeclaredDependency,
     ExternalLibrary,
     VersionNotFound,
     UnresolvedSymbol,
