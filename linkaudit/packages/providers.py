@@ -26,3 +26,19 @@ def providers() -> dict[str, tuple[str, ...]]:
             raise ValueError(f"packages/data/providers.json: {soname}: not a list of distribution names")
         out[soname] = tuple(dists)
     return out
+
+
+@cache
+def provider_requires() -> dict[str, tuple[str, ...]]:
+    """Distribution of the index -> its ``Requires-Dist`` lines (read from the same wheels).
+
+    Raises:
+        ValueError: the data file's ``requires`` is not a mapping of lists of strings.
+    """
+    text = resources.files("linkaudit.packages").joinpath("data/providers.json").read_text("utf-8")
+    requires = json.loads(text).get("requires", {})
+    if not isinstance(requires, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in requires.values()
+    ):
+        raise ValueError("packages/data/providers.json: requires: not a mapping of Requires-Dist lists")
+    return {name: tuple(lines) for name, lines in requires.items()}

@@ -126,7 +126,8 @@ def closure(
     root: str, dists: Mapping[str, Distribution], env: Mapping[str, str], extras: Iterable[str] = ()
 ) -> dict[str, Declared]:
     """Every distribution ``root`` declares, directly or through what its declared distributions
-    declare (installed ones by their metadata, meta-packages by ``meta_packages``), for ``env``:
+    declare (installed ones by their metadata, meta-packages by ``meta_packages``, the provider
+    index's distributions by the requirements it recorded), for ``env``:
     name -> the first ``Declared`` met on the way (breadth first, so the nearest)."""
     found: dict[str, Declared] = {}
     queue: list[tuple[str, tuple[str, ...], Declared | None]] = [(root, tuple(extras), None)]
@@ -152,7 +153,9 @@ def _requires_of(name: str, dists: Mapping[str, Distribution]) -> tuple[str, ...
     versions = meta_packages().get(name)
     if versions:
         return tuple(versions[max(versions, key=_version_key)])
-    return ()
+    from .providers import provider_requires
+
+    return provider_requires().get(name, ())
 
 
 def _version_key(version: str) -> tuple[int, ...]:

@@ -83,12 +83,18 @@ def read_site(root: str) -> Site | None:
 
 
 def find_site(path: str) -> Site | None:
-    """The site the directory ``path`` is or lies in (itself or its parent holds ``*.dist-info``:
-    ``DIR`` or ``DIR/torch``), or ``None``."""
+    """The site the directory ``path`` is or lies in: itself or its nearest ancestor holding
+    ``*.dist-info`` (``DIR``, ``DIR/torch``, ``DIR/torch/lib``), or ``None``."""
     if not os.path.isdir(path):
         return None
     here = os.path.normpath(os.path.abspath(path))
-    return read_site(here) or (read_site(os.path.dirname(here)) if _dist_infos(os.path.dirname(here)) else None)
+    while True:
+        if _dist_infos(here):
+            return read_site(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def claimed_glibc(dist: Distribution) -> tuple[int, int] | None:

@@ -27,14 +27,17 @@ class ProviderHint:
 
 
 def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint | None:
-    """The hint for ``needed`` missing for the binary ``file``, or ``None`` when no distribution
-    is known to ship it."""
+    """The hint for ``needed`` missing for the binary ``file``, or ``None`` when neither the
+    provider index nor the installation's metadata says anything of it."""
     shipped = providers().get(needed, ())
-    if not shipped:
-        return None
-    names = " or ".join(shipped)
     model = context.installation
     owner = model.owner(file) if model is not None else None
+    if not shipped:
+        if model is None or owner is None:
+            return None
+        text = f"; no distribution {owner} declares, with or without an extra, is known to ship {needed}"
+        return ProviderHint(text, (), None, None)
+    names = " or ".join(shipped)
     if model is None or owner is None:
         return ProviderHint(f"; {needed} is shipped by {names} (PyPI)", shipped, None, None)
     base, extras = model.declares(owner), model.declares_under_extra(owner)
