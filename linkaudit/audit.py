@@ -579,7 +579,7 @@ def _audit_installation(
         ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
     """
     with staged_inputs(list(planned.paths), progress=progress, only=planned.packages) as staged:
-        sites = _sites_among(staged)
+        sites = sites_among(staged)
         if config.target is not None:
             config = _installation_config(config, staged, sites)
         for directory in config.dll_directories:
@@ -598,14 +598,16 @@ def _audit_installation(
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _sites_among(staged: Staged) -> list[Site]:
-    """The installed sites the plain directories given are or lie in (``packages.find_site``), each once."""
+def sites_among(staged: Staged) -> list[Site]:
+    """The installed sites the plain files and directories given lie in (``packages.find_site``), each once."""
     sites: dict[str, Site] = {}
     for path in staged.paths:
-        if staged.site_of(path) is None and os.path.isdir(path):
-            site = find_site(path)
-            if site is not None:
-                sites.setdefault(site.root, site)
+        if staged.site_of(path) is not None:
+            continue
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        site = find_site(directory) if os.path.isdir(directory) else None
+        if site is not None:
+            sites.setdefault(site.root, site)
     return list(sites.values())
 
 

@@ -150,3 +150,20 @@ def test_an_import_root_needing_an_extras_library_stays_an_error(
     missing = [f for f in audit([str(site / "pkg")]).findings if f.rule == "library-not-found"]
     assert [f.severity.value for f in missing] == ["error"]  # `import pkg` fails: not a plugin
     assert read_site(str(site)) is not None
+
+
+def test_tree_and_why_name_the_distribution_that_installs_each_library(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from output.schema import validate_tree
+
+    site = _site(tmp_path, ["helper"])
+    module = str(site / "pkg/mod.cpython-311-x86_64-linux-gnu.so")
+    tree = run_cli("tree", module)
+    assert tree.exit_code == 0 and "libhelper.so => " in tree.stdout and "(installed by helper)" in tree.stdout
+    doc = json.loads(run_cli("tree", "--format", "json", module).stdout)
+    validate_tree(doc)
+    needed = {n["name"]: n for o in doc["roots"][0]["objects"] for n in o["needed"]}
+    assert needed["libhelper.so"]["distribution"] == "helper"
+    why = run_cli("why", module, "libhelper.so")
+    assert "(installed by helper)" in why.stdout
