@@ -167,3 +167,19 @@ def test_tree_and_why_name_the_distribution_that_installs_each_library(run_cli, 
     assert needed["libhelper.so"]["distribution"] == "helper"
     why = run_cli("why", module, "libhelper.so")
     assert "(installed by helper)" in why.stdout
+
+
+def test_a_declared_library_only_distribution_nothing_uses_is_a_note(tmp_path: Path) -> None:
+    site = _site(tmp_path, ["helper", "spare", "tools"])
+    (site / "spare").mkdir()
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "spare/libspare.so.1")
+    _dist_info(site, "spare", ["spare/__init__.py", "spare/libspare.so.1"])
+    _dist_info(site, "tools", ["tools/cli.py", "tools/libtools.so"])  # a Python module of its own: not judged
+    report = audit([str(site / "pkg")])
+    (note,) = [f for f in report.findings if f.rule == "unused-dependency"]
+    assert note.severity.value == "note" and note.subject == "spare" and note.evidence["libraries"] == ["libspare.so.1"]
+    # app's Python preloads it by name (as torch's __init__.py does with ctypes): a use
+    (site / "pkg/__init__.py").write_text("import ctypes\nctypes.CDLL('libspare.so.1')\n")
+    record = site / "app-1.0.dist-info/RECORD"
+    record.write_text(record.read_text() + "pkg/__init__.py,,\n")
+    assert "unused-dependency" not in {f.rule for f in audit([str(site / "pkg")]).findings}

@@ -28,6 +28,7 @@ from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
 from .undeclared_dependency import UndeclaredDependency
 from .unresolved_symbol import UnresolvedSymbol
+from .unused_dependency import UnusedDependency
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
 from .version_not_found import VersionNotFound
@@ -45,6 +46,7 @@ RULES: tuple[type[Rule], ...] = (
     VerneedMismatch,
     LibraryNotFound,
     UndeclaredDependency,
+    UnusedDependency,
     ExternalLibrary,
     VersionNotFound,
     UnresolvedSymbol,
