@@ -204,6 +204,7 @@ def select_policies(tags: tuple[str, ...]) -> tuple[tuple[str, tuple[int, int], 
     return tuple((family, version, arch, tag) for (family, arch), (version, tag) in ordered)
 
 
+@functools.lru_cache(maxsize=4096)
 def implied_by_wheel(package: str) -> WheelPolicy | None:
     """The policy a wheel's platform tags promise, or ``None`` (not a wheel name, or no
     manylinux, musllinux or macOS tag: ``linux_x86_64``, ``any``).
