@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import AuditConfig
 from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
@@ -18,19 +18,24 @@ from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
+from .jobs import read_paths
 from .loader.analysis import LinkageAnalysis
 from .loader.dyld import analyze_dyld
 from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
 from .loader.windows import analyze_windows
 from .model import Binary, Format, Libc
-from .packages import Progress, Staged, staged_inputs
+from .packages import PlannedInputs, Progress, Staged, plan_inputs, staged_inputs
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
+from .rules.file_clash import clash_finding
 from .sources import GeneratedSource
 
 if TYPE_CHECKING:
     from .verify import Disagreement
+
+
+_T = TypeVar("_T")
 
 
 def _unreadable(error: InputError) -> Finding:
@@ -86,7 +91,8 @@ def analyze_inputs(
                 except InputError as error:
                     errors.append(error)
                     continue
-            roots.append(Root(entry, root_kind_of(root)))
+            if root.format is Format.ELF:  # a PE or Mach-O entry is its own loader's (analyze_windows, analyze_dyld)
+                roots.append(Root(entry, root_kind_of(root)))
     try:
         analysis = analyze(
             binaries,
@@ -217,11 +223,10 @@ def _audit_staged(
     for error in [*package_errors, *collected.errors]:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
-    escape_check = _sysroot_escape_check(config)
-    for path in collected.files:
+    reads = read_paths(collected.files, config.jobs, _sysroot_escape_check(config))
+    for path, outcome in zip(collected.files, reads, strict=True):
         try:
-            escape_check(path)
-            read_binaries = read_path(path)
+            read_binaries = outcome.get()
         except UnsupportedFormat as error:
             # a recognised format not read yet (Mach-O): listed, not an error
             files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))
@@ -286,7 +291,9 @@ def _audit_staged(
     dyld: tuple[ImageLoad, ...] = ()
     if config.target is not None:  # each empty without inputs of its format
         windows = tuple(
-            analyze_windows(binaries, config.dll_directories, config.preload_dlls, path=config.windows_path)
+            analyze_windows(
+                binaries, config.dll_directories, config.preload_dlls, path=config.windows_path, entries=config.entries
+            )
         )
         dyld = tuple(
             analyze_dyld(
@@ -294,6 +301,7 @@ def _audit_staged(
                 config.executable_path,
                 library_path=config.dyld_library_path,
                 fallback_library_path=config.dyld_fallback_library_path,
+                entries=config.entries,
             )
         )
     disagreements: tuple[Disagreement, ...] = ()
@@ -319,12 +327,10 @@ def _audit_staged(
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
     roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
-    for loads in (windows, dyld):  # PE and Mach-O roots as ELF's: a lone dlopen is reached only when no import root is
-        importing = any(ld.kind != "dlopen" for ld in loads)
-        for ld in loads:
-            info = RootInfo(ld.root, ld.kind, ld.kind != "dlopen" or not importing)
-            if info not in roots:  # each slice of a universal root is a load of its own
-                roots.append(info)
+    for ld in (*windows, *dyld):  # PE and Mach-O roots as ELF's
+        info = RootInfo(ld.root, ld.kind, ld.reached)
+        if info not in roots:  # each slice of a universal root is a load of its own
+            roots.append(info)
     return files, findings, ran, tuple(roots), binaries
 
 
@@ -421,7 +427,8 @@ def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
 
 
 def read(path: str) -> list[Binary]:
-    """Read one file into ``Binary`` records (one per ELF file; never executes it).
+    """Read one file into ``Binary`` records, never executing it: one for an ELF or PE file, one
+    per slice of a universal Mach-O file, one per ELF member of an ``ar`` archive.
 
     Raises:
         InputError: the file cannot be read or is malformed.
@@ -429,7 +436,9 @@ def read(path: str) -> list[Binary]:
     return read_path(path)
 
 
-def audit(paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None) -> Report:
+def audit(
+    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None, together: bool = False
+) -> Report:
     """Audit files, directories and packages (wheels, conda packages, tarballs: ``packages``).
 
     Args:
@@ -447,16 +456,21 @@ def audit(paths: Sequence[str], config: AuditConfig | None = None, progress: Pro
             ``dll_directories`` entry is no directory (here or in a package given).
 
     ``progress`` is told the bytes of package members expected and written (``packages.Progress``).
+    ``together``: every input one installation (``--together``), not one per target of the wheels.
     """
-    return audit_binaries(paths, config, progress)[0]
+    return audit_binaries(paths, config, progress, together)[0]
 
 
 def audit_binaries(
-    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None
+    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None, together: bool = False
 ) -> tuple[Report, tuple[Binary, ...]]:
     """``audit``, also handing back the binaries it read (a package member's ``path`` written
     ``PACKAGE!member``, as in the report), for callers that compare the model itself
     (``linkaudit diff``) without reading every file a second time.
+
+    The inputs are audited once per installation they make (``packages.plan_inputs``: wheels
+    of one project for several Pythons apart); a file and a finding met in several installations
+    are reported once.  ``together`` makes every input one installation.
 
     Raises:
         ConfigError: as ``audit``.
@@ -471,39 +485,117 @@ def audit_binaries(
         given = {os.path.realpath(p) for p in paths}
         extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
         paths = [*paths, *dict.fromkeys(extra)]
-    with staged_inputs(list(paths), progress=progress) as staged:
-        packages = list(staged.packages)
+    plan = plan_inputs(list(paths), together)
+    merged = _Merged()
+    settings: dict[str, Any] | None = None
+    for planned in plan:
+        part, ran_config = _audit_installation(planned, config, progress)
+        merged.add(part)
+        settings = settings if settings is not None else ran_config.settings()
+    assert settings is not None
+    files, findings = (
+        merged.files,
+        _configure([f for f in merged.findings if f.rule not in config.ignore], config, paths),
+    )
+    order = {f.path: i for i, f in enumerate(files)}
+    findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
+    promised = [p for p in map(implied_by_wheel, merged.packages) if p is not None]
+    if promised:
+        # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
+        settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
+    if len(plan) > 1 or together:
+        settings["installations"] = [
+            {"packages": list(p.installation.packages), "targets": list(p.installation.targets),
+             "reason": p.installation.reason}
+            for p in plan
+        ]  # fmt: skip
+    report = Report(
+        tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
+    )
+    return report, tuple(merged.binaries)
+
+
+@dataclass
+class _Part:
+    """What one installation's audit gives, staged paths written ``PACKAGE!member``."""
+
+    files: list[FileResult]
+    findings: list[Finding]
+    ran: list[str]
+    roots: tuple[RootInfo, ...]
+    binaries: list[Binary]
+    packages: list[str]
+
+
+@dataclass
+class _Merged:
+    """The parts of every installation, each file, finding, root and binary once (first met wins)."""
+
+    files: list[FileResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    roots: list[RootInfo] = field(default_factory=list)
+    binaries: list[Binary] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)
+    _seen: set[tuple[object, ...]] = field(default_factory=set)
+
+    def add(self, part: _Part) -> None:
+        """Add one installation's results."""
+        self._once(self.files, part.files, lambda f: ("file", f.path))
+        self._once(self.roots, part.roots, lambda r: ("root", r.path, r.kind))
+        self._once(self.binaries, part.binaries, lambda b: ("binary", b.path))
+        self._once(self.packages, part.packages, lambda p: ("package", p))
+        self._once(self.ran, part.ran, lambda r: ("rule", r))
+        self._once(
+            self.findings, part.findings, lambda f: ("finding", f.rule, f.severity, f.file, f.subject, f.message)
+        )
+
+    def _once(self, out: list[_T], items: Iterable[_T], key: Callable[[_T], tuple[object, ...]]) -> None:
+        for item in items:
+            k = key(item)
+            if k not in self._seen:
+                self._seen.add(k)
+                out.append(item)
+
+
+def _audit_installation(
+    planned: PlannedInputs, config: AuditConfig, progress: Progress | None
+) -> tuple[_Part, AuditConfig]:
+    """Stage and audit one installation's inputs; its part of the report, staged paths written
+    ``PACKAGE!member``, and the configuration it ran with (its target's policy applied).
+
+    Raises:
+        ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
+    """
+    with staged_inputs(list(planned.paths), progress=progress, only=planned.packages) as staged:
         if config.target is not None:
-            target = policy_target(config.target, config.target_env, staged.packages, config.profile)
-            config = replace(
-                config,
-                target=target,
-                entries=staged_entries(config.entries, staged),
-                # loader directories and the main executable may name package members too
-                dll_directories=staged_entries(config.dll_directories, staged),
-                windows_path=staged_entries(config.windows_path, staged),
-                dyld_library_path=staged_entries(config.dyld_library_path, staged),
-                dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),
-                executable_path=(
-                    staged_entries((config.executable_path,), staged)[0] if config.executable_path else None
-                ),
-            )
+            config = _installation_config(config, staged)
         for directory in config.dll_directories:
             if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
                 raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
         files, findings, ran, roots, binaries = _audit_staged(staged, config)
+        findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]
             roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
             binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
-    findings = _configure([f for f in findings if f.rule not in config.ignore], config, paths)
-    order = {f.path: i for i, f in enumerate(files)}
-    findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
-    settings = config.settings()
-    promised = [p for p in map(implied_by_wheel, packages) if p is not None]
-    if promised:
-        # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
-        settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
-    report = Report(tuple(files), tuple(findings), time.perf_counter() - start, tuple(ran), settings, roots)
-    return report, tuple(binaries)
+        return _Part(files, findings, ran, roots, binaries, list(staged.packages)), config
+
+
+def _installation_config(config: AuditConfig, staged: Staged) -> AuditConfig:
+    """``config`` for one staged installation: its target's policy, and the entries and loader
+    directories that name package members at their staged paths."""
+    assert config.target is not None
+    target = policy_target(config.target, config.target_env, staged.packages, config.profile)
+    return replace(
+        config,
+        target=target,
+        entries=staged_entries(config.entries, staged),
+        # loader directories and the main executable may name package members too
+        dll_directories=staged_entries(config.dll_directories, staged),
+        windows_path=staged_entries(config.windows_path, staged),
+        dyld_library_path=staged_entries(config.dyld_library_path, staged),
+        dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),
+        executable_path=(staged_entries((config.executable_path,), staged)[0] if config.executable_path else None),
+    )

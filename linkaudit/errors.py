@@ -57,3 +57,23 @@ class OutputError(LinkauditError):
 
 class ConfigError(LinkauditError):
     """Invalid options, configuration or packaged rule data."""
+
+
+def shown(name: str) -> str:
+    """``name`` (a file, member, library or symbol name read from an input) as a message prints it.
+
+    Printable text is kept; anything else is escaped as Python escapes it — a NUL as ``\\x00``,
+    a newline as ``\\n``, a byte that is not UTF-8 (kept by the readers as a surrogate escape)
+    as ``\\xff`` — so a message is one line of text whatever bytes the input holds.
+    """
+    if name.isprintable():
+        return name
+    out = []
+    for c in name:
+        if c.isprintable():
+            out.append(c)
+        elif 0xDC80 <= ord(c) <= 0xDCFF:
+            out.append(f"\\x{ord(c) - 0xDC00:02x}")
+        else:
+            out.append(repr(c)[1:-1])
+    return "".join(out)

@@ -153,8 +153,27 @@ def _macho_fields(b: Binary) -> dict[str, Any]:
     }
 
 
-#: lief's ``CPU_TYPE`` names -> ours (``mach/machine.h``).
-_LIEF_MACHINES = {"X86_64": "x86-64", "ARM64": "arm64", "X86": "i386", "ARM": "arm", "ARM64_32": "arm64_32"}
+#: lief's ``CPU_TYPE`` names -> Apple's architecture names (``mach/machine.h``, ``mach-o/arch.h``).
+_LIEF_MACHINES = {
+    "X86_64": "x86_64",
+    "ARM64": "arm64",
+    "X86": "i386",
+    "ARM": "arm",
+    "ARM64_32": "arm64_32",
+    "POWERPC": "ppc",
+    "POWERPC64": "ppc64",
+}
+#: (Apple's name of the CPU type, ``cpusubtype`` without its capability byte) -> the subtype's own name.
+_LIEF_SUBTYPES = {("x86_64", 8): "x86_64h", ("arm64", 2): "arm64e"}
+
+
+def _lief_arch(x: Any) -> str:
+    """The architecture of lief's Mach-O binary ``x``, spelled as Apple spells it."""
+    name = _enum_name(x.header.cpu_type)
+    base = _LIEF_MACHINES.get(name, name)
+    return _LIEF_SUBTYPES.get((base, int(x.header.cpu_subtype) & 0x00FFFFFF), base)
+
+
 #: Library ordinals that name no dylib (``mach-o/loader.h``): self, weak lookup, flat lookup, main
 #: executable — as 8-bit values, and as lief gives bind opcodes' special ordinals (signed).
 _SPECIAL_ORDINALS = frozenset({0, 0xFD, 0xFE, 0xFF, -1, -2, -3})
@@ -226,7 +245,7 @@ def _lief_macho(x: Any) -> dict[str, Any]:
         else:
             exports.append(f"{_no_underscore(name)}{weak('WEAK_DEFINITION' in flags)}")
     return {
-        "machine": _LIEF_MACHINES.get(_enum_name(x.header.cpu_type), _enum_name(x.header.cpu_type)),
+        "machine": _lief_arch(x),
         "install name": next((name for name, kind in commands if kind == "ID_DYLIB"), None),
         "needed": [f"{name} ({kinds[kind]})" for name, kind in commands if kind in needs],
         "rpath": [r.path for r in x.rpaths],
@@ -298,9 +317,7 @@ def _verify_macho(lief: Any, ours_slices: list[Binary], host: str) -> list[Disag
         return [Disagreement(path, "readable", True, False)]
     theirs_slices = [fat.at(i) for i in range(len(fat))]
     if len(theirs_slices) != len(ours_slices):
-        machines = [
-            _LIEF_MACHINES.get(_enum_name(x.header.cpu_type), _enum_name(x.header.cpu_type)) for x in theirs_slices
-        ]
+        machines = [_lief_arch(x) for x in theirs_slices]
         return [Disagreement(path, "slices", [b.machine for b in ours_slices], machines)]
     out: list[Disagreement] = []
     for b, x in zip(ours_slices, theirs_slices, strict=True):

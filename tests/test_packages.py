@@ -218,11 +218,16 @@ def test_staging_tree_is_private_and_removed(tmp_path: Path) -> None:
     assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("linkaudit-") and p in root]
 
 
-def test_two_wheels_writing_one_file_is_reported(tmp_path: Path) -> None:
+def test_two_wheels_writing_one_file_is_a_clash_not_an_unreadable_input(tmp_path: Path) -> None:
+    """Same bytes: a note; other bytes: an error; the first copy is the one audited."""
     a = _wheel(tmp_path / "a-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
     b = _wheel(tmp_path / "b-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER})
-    refused = _refusals(audit([str(a), str(b)]))
-    assert f"also installed by {a}" in refused[f"{b}!lib/libhelper.so"]
+    c = _wheel(tmp_path / "c-1.0-py3-none-any.whl", {"lib/libhelper.so": MOD})
+    report = audit([str(a), str(b), str(c)])
+    assert not report.has_unreadable
+    clashes = {(f.file, f.severity.value) for f in report.findings if f.rule == "file-clash"}
+    assert clashes == {(f"{b}!lib/libhelper.so", "note"), (f"{c}!lib/libhelper.so", "error")}
+    assert [f.path for f in report.files] == [f"{a}!lib/libhelper.so"]
 
 
 def test_cli_check_a_wheel_and_a_baseline_of_it(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -171,6 +171,18 @@ def test_official_torch_macos_wheel(torch_macos_wheel: Path) -> None:
     assert sum(1 for s in bound if s.version is not None and s.version.file == "@rpath/libtorch_cpu.dylib") > 1000
 
 
+def test_entry_selects_the_dyld_root_in_the_torch_macos_wheel(run_cli, torch_macos_wheel: Path) -> None:  # type: ignore[no-untyped-def]
+    """``tree --entry torch/_C.cpython-311-darwin.so`` (a member path as installed) draws that one
+    root, as for ELF; without it, every extension module and executable of the wheel is a root."""
+    member = "torch/_C.cpython-311-darwin.so"
+    every = json.loads(run_cli("tree", "--format", "json", str(torch_macos_wheel)).stdout)["dyld_roots"]
+    assert len(every) > 1
+    doc = json.loads(run_cli("tree", "--format", "json", "--entry", member, str(torch_macos_wheel)).stdout)
+    assert [(d["root"].rsplit("!", 1)[-1], d["kind"], d["machine"]) for d in doc["dyld_roots"]] == [
+        (member, "python-import", "arm64")
+    ]
+
+
 def test_official_torch_windows_wheel(torch_windows_wheel: Path) -> None:
     """torch 2.9.1 win_amd64 (a CPU build): every import among torch/lib's DLLs is exported by the
     DLL it names (torch_python.dll imports 5,407 functions from torch_cpu.dll's 60,252 exports);

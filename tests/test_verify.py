@@ -76,7 +76,7 @@ def test_mach_o_slices_are_verified_each_and_a_doctored_slice_is_caught_field_by
     }
     assert arm.display_path.endswith("universal.dylib(arm64)")
     (lone,) = verify([arm])  # one slice of a universal file: lief reads two
-    assert (lone.path, lone.field, lone.ours, lone.theirs) == (arm.path, "slices", ["arm64"], ["x86-64", "arm64"])
+    assert (lone.path, lone.field, lone.ours, lone.theirs) == (arm.path, "slices", ["arm64"], ["x86_64", "arm64"])
     (d,) = [d for d in verify([x86, wrong_arm]) if d.field == "imports"]
     assert (
         "nvrtcVersion -> @rpath/libnvrtc.12.dylib" in d.ours

@@ -13,6 +13,7 @@ from ..config import AuditConfig, VersionCeiling, baseline
 from ..config.file import FileSettings, find_config, load_config
 from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
+from ..jobs import available_cpus
 from ..linker import read_link_line
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
@@ -114,6 +115,21 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0.",
 )
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
+@click.option(
+    "--together",
+    is_flag=True,
+    help="Audit every input as one installation (a set installed side by side), not one installation per "
+    "target the wheels' tags name (wheels of one project are never installed together).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes that read the inputs (default: the CPUs available to linkaudit, cgroup quota included); "
+    "the report is the same for any N.",
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -133,6 +149,8 @@ def check(
     baseline_path: str | None,
     write_baseline: str | None,
     show_suppressed: bool,
+    together: bool,
+    jobs: int | None,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -180,6 +198,7 @@ def check(
         dyld_library_path=tuple(loader["dyld_library_path"]),
         dyld_fallback_library_path=tuple(loader["dyld_fallback_library_path"]),
         verify=verify,
+        jobs=jobs if jobs is not None else available_cpus(),
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:
@@ -190,7 +209,7 @@ def check(
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     progress = stderr_progress(quiet)
     try:
-        report = audit(list(paths), config, progress)
+        report = audit(list(paths), config, progress, together=together)
     finally:
         if progress is not None:
             progress.close()

@@ -38,8 +38,9 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
 
 def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     """The image loads with the loader options given: the Windows loads of the PE inputs, then the
-    dyld loads of the Mach-O inputs (none without inputs of the format).  Loader directories and
-    ``--executable-path`` may name package members (``--dll-directory torch/lib``), as for ``check``."""
+    dyld loads of the Mach-O inputs (none without inputs of the format), from the roots ``--entry``
+    names as for ELF.  Entries, loader directories and ``--executable-path`` may name package
+    members (``--dll-directory torch/lib``), as for ``check``."""
 
     def staged(option: str) -> tuple[str, ...]:
         return staged_entries(options.get(option) or (), inputs.staged)
@@ -48,13 +49,18 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
         staged_entries((options["executable_path"],), inputs.staged)[0] if options.get("executable_path") else None
     )
     windows = analyze_windows(
-        inputs.binaries, staged("dll_directories"), options.get("preload_dlls", ()), path=staged("windows_path")
+        inputs.binaries,
+        staged("dll_directories"),
+        options.get("preload_dlls", ()),
+        path=staged("windows_path"),
+        entries=staged("entries"),
     )
     dyld = analyze_dyld(
         inputs.binaries,
         executable,
         library_path=staged("dyld_library_path"),
         fallback_library_path=staged("dyld_fallback_library_path"),
+        entries=staged("entries"),
     )
     return [*windows, *dyld]
 
@@ -93,7 +99,8 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
     loads = [ld for ld, root in zip(analysis.loads, analysis.roots, strict=True) if root.reached or all_roots]
-    images = run_images(inputs, options)
+    # as for ELF, an input no root reaches (loaded alone) is drawn with --all-roots only
+    images = [ld for ld in run_images(inputs, options) if ld.reached or all_roots]
     # --bind: every import of every image of each PE and Mach-O load, bound in that load
     binder = ImageBinder(inputs.binaries, images) if bind and images else None
     image_bindings = [binder.bind_load(ld) for ld in images] if binder is not None else []

@@ -168,7 +168,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                 {
                     "root": image_load.root,
                     "kind": image_load.kind,
-                    "reached": True,
+                    "reached": image_load.reached,
                     "chain": [*image_load.chain(requester), needed],
                     "path": ires.path or (needed if ires.system else None),
                     "source": source,

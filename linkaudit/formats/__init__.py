@@ -1,23 +1,21 @@
 """Format readers: one file's bytes -> ``Binary`` records.
 
 ``sniff`` names the container format from a file's first bytes (magic numbers,
-never file names); ``read_path`` opens one file read-only, maps it into memory
-and dispatches to the reader of its format.  Readers only parse: search paths,
+never file names); ``read_path`` opens one file read-only (reads through ``pread``,
+never a memory map) and dispatches to the reader of its format.  Readers only parse: search paths,
 symbol binding and rules live elsewhere and see only the model.
 """
 
 from __future__ import annotations
 
 import enum
-import errno
-import mmap
 import os
-import stat
 import struct
 
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
 from .elf import read_elf
+from .filebytes import FileBytes, file_bytes, open_file
 
 #: Bytes ``sniff`` needs to see.
 SNIFF_BYTES = 8
@@ -69,7 +67,8 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     """Read every binary one file holds (one for ELF and PE; the members of an ``ar`` archive;
     one per slice of a fat Mach-O, later).
 
-    The file is opened read-only and memory-mapped; it is never executed or loaded.
+    The file is opened read-only and read with ``pread`` (``filebytes``), never mapped: a file
+    that shrinks while it is read is an ``InputError``, not a SIGBUS.  It is never executed or loaded.
 
     Args:
         path: path to the file, reported as given.
@@ -85,52 +84,47 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
             loop, not a regular file), is empty, is not a binary, is malformed,
             or holds a table too large to read.
     """
+    fd, st = open_file(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise InputError(path, _os_reason(exc)) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(path, "not a regular file")
         size = st.st_size
         if size == 0:
             raise InputError(path, "empty file (0 bytes)")
+        buf = file_bytes(fd, path, size)
+        kind = sniff(buf.read(0, SNIFF_BYTES))
+        if kind is None:
+            raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
+        if kind not in SUPPORTED:
+            raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
         try:
-            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as exc:
-            raise InputError(path, f"cannot map the file: {exc}") from exc
-        with mm:
-            kind = sniff(mm[:SNIFF_BYTES])
-            if kind is None:
-                raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
-            if kind not in SUPPORTED:
-                raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
-            try:
-                if kind is Container.ARCHIVE:
-                    from .archive import read_archive
-
-                    return read_archive(path, mm, size)
-                if kind is Container.PE:
-                    from .pe import read_pe
-
-                    return [read_pe(path, mm, size)]
-                if kind is Container.MACHO:
-                    from .macho import read_macho
-
-                    return read_macho(path, mm)
-                return [read_elf(path, mm, size, soft_dependencies)]
-            except InputError:
-                raise
-            except MemoryError as exc:
-                raise InputError(
-                    path, f"too large to read: a table of this {size}-byte file does not fit in memory"
-                ) from exc
-            except (struct.error, IndexError, ValueError, OverflowError) as exc:
-                what = {Container.PE: "PE", Container.MACHO: "Mach-O"}.get(kind, "ELF")
-                raise InputError(path, f"malformed {what} file: {exc}") from exc
+            return _read(path, kind, buf, soft_dependencies)
+        except InputError:
+            raise
+        except MemoryError as exc:
+            raise InputError(
+                path, f"too large to read: a table of this {size}-byte file does not fit in memory"
+            ) from exc
+        except (struct.error, IndexError, ValueError, OverflowError) as exc:
+            what = {Container.PE: "PE", Container.MACHO: "Mach-O"}.get(kind, "ELF")
+            raise InputError(path, f"malformed {what} file: {exc}") from exc
     finally:
         os.close(fd)
+
+
+def _read(path: str, kind: Container, buf: FileBytes, soft_dependencies: bool) -> list[Binary]:
+    """Dispatch the open file ``buf`` of container ``kind`` to its reader."""
+    if kind is Container.ARCHIVE:
+        from .archive import read_archive
+
+        return read_archive(path, buf, buf.size)
+    if kind is Container.PE:
+        from .pe import read_pe
+
+        return [read_pe(path, buf, buf.size)]
+    if kind is Container.MACHO:
+        from .macho import read_macho
+
+        return read_macho(path, buf)
+    return [read_elf(path, buf, buf.size, soft_dependencies)]
 
 
 def unsupported_reason(kind: Container) -> str:
@@ -146,15 +140,3 @@ def unsupported_reason(kind: Container) -> str:
         Container.PE: "a PE/COFF file",
     }.get(kind, f"a {kind.value} file")
     return f"{what}: format not supported yet"
-
-
-def _os_reason(exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
-        return "symlink loop (too many levels of symbolic links)"
-    if exc.errno == errno.ENOENT:
-        return "no such file"
-    if exc.errno == errno.EACCES:
-        return "permission denied"
-    if exc.errno == errno.EISDIR:
-        return "is a directory"
-    return exc.strerror or str(exc)

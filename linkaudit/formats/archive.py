@@ -22,10 +22,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..model import Binary
-from .elf import Buffer, read_elf
-from .hostfile import read_regular_file
+from .elf import read_elf
+from .filebytes import Buffer, FileBytes, file_bytes, open_file
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
@@ -33,6 +33,10 @@ HEADER = 60
 #: No real archive has more members (libc.a has about 2,000).
 MAX_MEMBERS = 1 << 20
 #: Symbol-index member names: System V / GNU (32- and 64-bit offsets) and BSD.
+#: Budgets of one thin archive: members named, and bytes of the distinct member files read
+#: (each file once however often it is named; only the linkage tables of each are read).
+MAX_THIN_MEMBERS = 1 << 16
+MAX_THIN_BYTES = 4 << 30
 INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"})
 
 
@@ -105,30 +109,88 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     """Read every ELF member of the archive at ``path`` into a ``Binary`` (``member`` set).
 
     Members that are not ELF (LLVM bitcode, text) are left out; the reader never
-    writes a member to disk.
+    writes a member to disk.  A thin archive's members are read from their own files, each
+    distinct file once (a file named again shares the first reading), within the archive's
+    budgets ``MAX_THIN_MEMBERS`` and ``MAX_THIN_BYTES``.
 
     Raises:
-        InputError: a malformed container (see ``iter_members``) or a malformed ELF
-            member (the error names ``archive(member)``).
+        InputError: a malformed container (see ``iter_members``), a thin member that cannot be
+            read or breaks a budget, or a malformed ELF member (the error names ``archive(member)``).
     """
     out: list[Binary] = []
-    base = os.path.dirname(path)
-    for name, offset, data_size, thin in iter_members(path, buf, size):
-        label = f"{path}({name})"
-        member_path = None
-        if thin:
-            member_path = name if os.path.isabs(name) else os.path.join(base, name)
-            try:
-                data = read_regular_file(member_path, 64 << 20)
-            except OSError as exc:
-                raise InputError(path, f"thin archive member {name} cannot be read: {exc.strerror or exc}") from exc
+    thin = _ThinMembers(path)
+    for name, offset, data_size, is_thin in iter_members(path, buf, size):
+        if is_thin:
+            binary = thin.read(name)
         else:
-            data = bytes(buf[offset : offset + data_size])
-        if not data.startswith(b"\x7fELF"):
-            continue
-        try:
-            binary = read_elf(label, data, len(data))
-        except InputError as exc:
-            raise InputError(path, f"member {name}: {exc.reason}", exc.offset) from exc
-        out.append(replace(binary, path=path, member=name, member_file=member_path))
+            data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
+            binary = _read_member(path, name, f"{path}({name})", data) if data[:4] == b"\x7fELF" else None
+        if binary is not None:
+            out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
     return out
+
+
+def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary:
+    """The ELF member ``name`` of archive ``path`` (``label``: how the member is named while read).
+
+    Raises:
+        InputError: a malformed member, reported against the archive as ``member NAME: reason``.
+    """
+    try:
+        return read_elf(label, data, len(data))
+    except InputError as exc:
+        raise InputError(path, f"member {shown(name)}: {exc.reason}", exc.offset) from exc
+
+
+class _ThinMembers:
+    """The member files of one thin archive, each read once, within the archive's budgets.
+
+    A member's file is named relative to the archive's directory (GNU ``ar`` thin archives).
+    """
+
+    def __init__(self, archive: str) -> None:
+        self.archive = archive
+        self.base = os.path.dirname(archive)
+        self.count = 0
+        self.bytes = 0
+        self._by_file: dict[tuple[int, int], Binary | None] = {}  # (st_dev, st_ino) -> its reading
+
+    def file_of(self, name: str) -> str:
+        """The path of member ``name``'s file."""
+        return name if os.path.isabs(name) else os.path.join(self.base, name)
+
+    def read(self, name: str) -> Binary | None:
+        """The reading of member ``name`` (``None``: not an ELF file), its file read only the first time.
+
+        Raises:
+            InputError: a NUL in the name, the file missing, unreadable or not a regular file,
+                more than ``MAX_THIN_MEMBERS`` members, or distinct member files of more than
+                ``MAX_THIN_BYTES`` bytes together; a malformed member.
+        """
+        self.count += 1
+        if self.count > MAX_THIN_MEMBERS:
+            raise InputError(self.archive, f"thin archive names more than {MAX_THIN_MEMBERS} members")
+        if "\0" in name:
+            raise InputError(self.archive, f"thin archive member name {shown(name)} holds a NUL byte")
+        member_path = self.file_of(name)
+        try:
+            fd, st = open_file(member_path)
+        except InputError as exc:
+            raise InputError(self.archive, f"thin archive member {shown(name)} cannot be read: {exc.reason}") from exc
+        try:
+            key = (st.st_dev, st.st_ino)
+            if key in self._by_file:
+                return self._by_file[key]
+            self.bytes += st.st_size
+            if self.bytes > MAX_THIN_BYTES:
+                raise InputError(
+                    self.archive, f"thin archive members total more than {MAX_THIN_BYTES >> 30} GiB (distinct files)"
+                )
+            data = file_bytes(fd, member_path, st.st_size)
+            binary = None
+            if data[:4] == b"\x7fELF":
+                binary = _read_member(self.archive, name, f"{self.archive}({name})", data)
+            self._by_file[key] = binary
+            return binary
+        finally:
+            os.close(fd)

@@ -3,7 +3,7 @@
 This is linkaudit's hot path.  It reads only what a linkage audit needs — the
 ELF header, program and section headers, the dynamic section, ``.dynsym`` with
 its string table, and the GNU version sections (``.gnu.version``,
-``.gnu.version_r``, ``.gnu.version_d``) — straight from a memory map, in bulk:
+``.gnu.version_r``, ``.gnu.version_d``) — with ``pread`` (``filebytes``), in bulk:
 symbol columns are strided slices of ``array`` views over ``.dynsym``, and no
 name is decoded until someone asks for it.  On the PyTorch CUDA wheel that is
 about 1.3% of the bytes.
@@ -26,7 +26,7 @@ bound; every fault raises ``InputError`` with the path and the offset.
 
 Beyond the file size, counts and sizes that no real binary needs are refused
 before anything is allocated (``MAX_*`` below: a sparse 4 GiB file passes every
-file-size check), strings are read through the map one at a time (only those
+file-size check), strings are read from the file one at a time (only those
 used, each decoded once per string-table offset, at most ``MAX_STRING`` bytes),
 and of the string table ``.dynsym`` names index into only the prefix the names
 use is copied.
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import array
 import bisect
-import mmap
 import re
 import struct
 import sys
@@ -61,8 +60,8 @@ from ..model import (
     VersionNeed,
     VersionNeedEntry,
 )
+from .filebytes import Buffer
 
-Buffer = bytes | mmap.mmap
 ELF_MAGIC = b"\x7fELF"
 
 # e_type (gABI)
@@ -241,7 +240,11 @@ class _Reader:
 
     def unpack(self, st: struct.Struct, offset: int, what: str) -> tuple[int, ...]:
         self.check(offset, st.size, what)
-        return st.unpack_from(self.buf, offset)
+        return st.unpack(self.buf[offset : offset + st.size])
+
+    def at(self, st: struct.Struct, offset: int) -> tuple[int, ...]:
+        """One ``st`` record at ``offset``, whose bounds the caller checked (``struct.error`` when short)."""
+        return st.unpack(self.buf[offset : offset + st.size])
 
 
 class _Sections:
@@ -273,8 +276,8 @@ class _Sections:
             raise IndexError(index)
         sec = self._cache.get(index)
         if sec is None:
-            _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = self._r.L.shdr.unpack_from(
-                self._r.buf, self._offset + index * self._entsize
+            _n, sh_type, _fl, _addr, sh_offset, sh_size, sh_link, sh_info, _al, sh_entsize = self._r.at(
+                self._r.L.shdr, self._offset + index * self._entsize
             )
             sec = _Section(sh_type, sh_offset, sh_size, sh_link, sh_info, sh_entsize, index)
             self._cache[index] = sec
@@ -296,14 +299,18 @@ class _Sections:
             return None
         # The byte of sh_type (at offset 4 of every header) that varies most, one per header.
         lane = 4 + (0 if self._r.L.little else 3)
-        start = self._offset + lane
-        column = self._r.buf[start : start + (self._count - 1) * self._entsize + 1 : self._entsize]
         want = sh_type & 0xFF
-        i = column.find(want)
-        while i >= 0:
-            if self[i].type == sh_type:
-                return i
-            i = column.find(want, i + 1)
+        # A megabyte of headers per read: e_shentsize is the file's word, not a header's size.
+        step = max(1, (1 << 20) // self._entsize)
+        for first in range(0, self._count, step):
+            n = min(step, self._count - first)
+            start = self._offset + first * self._entsize + lane
+            column = self._r.buf[start : start + (n - 1) * self._entsize + 1 : self._entsize]
+            i = column.find(want)
+            while i >= 0:
+                if self[first + i].type == sh_type:
+                    return first + i
+                i = column.find(want, i + 1)
         return None
 
 
@@ -373,7 +380,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
 
     Args:
         path: the path to report (as the user gave it).
-        buf: the file's bytes: an ``mmap.mmap`` (read-only) or ``bytes``.
+        buf: the file's bytes: ``FileBytes`` (read on demand) or ``bytes``.
         size: length of ``buf`` in bytes.
         soft_dependencies: scan ``.rodata`` for library names (``Binary.dlopen_names``);
             the loader emulation, which reads every library of a closure, skips it.
@@ -499,13 +506,15 @@ _SO_TAIL = re.compile(rb"\.so(?:\.[0-9]+)*\x00")
 _LIBRARY_NAME = re.compile(r"(?:[A-Za-z0-9_+.@-]+/)*lib[A-Za-z0-9_+.-]*\.so(?:\.[0-9]+)*")
 #: .rodata larger than this is not scanned for names (libtorch_cuda.so's is 9.5 MB).
 MAX_RODATA = 64 * 1024 * 1024
+#: .rodata is scanned this many bytes at a time.
+_RODATA_CHUNK = 4 * 1024 * 1024
 
 
 def _dlopen_names(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[str, ...]:
     """Library names in ``.rodata``: the candidates a ``dlopen`` call may be given.
 
     Only ``.rodata`` is read (never the whole file: ``libtorch_cuda.so`` has 9.5 MB of
-    ``.rodata`` but 333 MB of ``.nv_fatbin``), through the map, without copying; a name
+    ``.rodata`` but 333 MB of ``.nv_fatbin``), 4 MiB at a time; a name
     is a NUL-terminated printable string ending in ``.so`` or ``.so.N...`` whose file
     name starts with ``lib``.  A file without section headers gives none.
     """
@@ -525,7 +534,7 @@ def _dlopen_names(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[str, 
         sec = sections[index]
         if sec.type == SHT_NOBITS or not sec.size:
             continue
-        name_offset = r.L.word.unpack_from(r.buf, sections.header_offset(index))[0]
+        name_offset = r.at(r.L.word, sections.header_offset(index))[0]
         try:
             if names.get(name_offset, "section name") == ".rodata":
                 rodata = sec
@@ -535,23 +544,35 @@ def _dlopen_names(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[str, 
     if rodata is None or rodata.size > MAX_RODATA:
         return ()
     r.check(rodata.offset, rodata.size, ".rodata section")
-    start, end = rodata.offset, rodata.offset + rodata.size
     found: dict[str, None] = {}
-    buf = r.buf
-    for m in _SO_TAIL.finditer(buf, start, end):
-        low = max(start, m.start() - 255)
-        nul = buf.rfind(b"\0", low, m.start())
-        if nul < 0 and low > start:
+    start, end = rodata.offset, rodata.offset + rodata.size
+    for first in range(start, end, _RODATA_CHUNK):
+        # Each chunk is read with the 255 bytes before it (a name's head) and a page after (its tail).
+        low = max(start, first - 255)
+        data = r.buf[low : min(end, first + _RODATA_CHUNK + 4096)]
+        _scan_names(data, first - low, min(end, first + _RODATA_CHUNK) - low, low == start, found)
+    return tuple(found)
+
+
+def _scan_names(data: bytes, begin: int, stop: int, at_start: bool, found: dict[str, None]) -> None:
+    """Add to ``found`` the library names of ``data`` whose ``.so`` tail starts in ``[begin, stop)``.
+
+    ``at_start``: ``data`` starts where ``.rodata`` does (a name may begin there without a NUL before it).
+    """
+    for m in _SO_TAIL.finditer(data, begin):
+        if m.start() >= stop:
+            break
+        low = max(0, m.start() - 255)
+        nul = data.rfind(b"\0", low, m.start())
+        if nul < 0 and (low > 0 or not at_start):
             continue  # longer than any library name
-        begin = nul + 1 if nul >= 0 else low
-        raw = bytes(buf[begin : m.end() - 1])
+        head = nul + 1 if nul >= 0 else low
         try:
-            text = raw.decode("ascii")
+            text = data[head : m.end() - 1].decode("ascii")
         except UnicodeDecodeError:
             continue
         if _LIBRARY_NAME.fullmatch(text):
             found.setdefault(text, None)
-    return tuple(found)
 
 
 # --- headers ---------------------------------------------------------------
@@ -566,7 +587,7 @@ def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[
     r.check(phoff, phentsize * phnum, "program header table")
     out = []
     for i in range(phnum):
-        f = st.unpack_from(r.buf, phoff + i * phentsize)
+        f = r.at(st, phoff + i * phentsize)
         if r.L.bits == 64:
             p_type, p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
         else:
@@ -821,7 +842,7 @@ def _object_sections(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[tu
         sec = sections[shstrndx]
         table = _Strings(r, sec.offset, sec.size, ".shstrtab")
     for index in range(len(sections)):
-        name_offset = r.L.word.unpack_from(r.buf, sections.header_offset(index))[0]
+        name_offset = r.at(r.L.word, sections.header_offset(index))[0]
         try:
             names.append(table.get(name_offset, "section name") if table is not None else "")
         except InputError:
@@ -833,13 +854,12 @@ def _object_sections(r: _Reader, sections: _Sections, shstrndx: int) -> tuple[tu
         if sec.type != SHT_GROUP or sec.size < 4:
             continue
         r.check(sec.offset, sec.size, "section group (SHT_GROUP)")
-        flags = word.unpack_from(r.buf, sec.offset)[0]
+        group = r.buf[sec.offset : sec.offset + sec.size // 4 * 4]
+        entries = word.iter_unpack(group)
+        (flags,) = next(entries)
         if not flags & GRP_COMDAT:
             continue
-        for k in range(1, sec.size // 4):
-            member = word.unpack_from(r.buf, sec.offset + 4 * k)[0]
-            if 0 < member < len(sections):
-                comdat.add(member)
+        comdat.update(member for (member,) in entries if 0 < member < len(sections))
     return tuple(names), frozenset(comdat)
 
 
@@ -919,13 +939,13 @@ def _count_from_hash(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment]) ->
     # the file size and by MAX_SYMBOLS.
     limit = min((r.size - chains_off) // 4, MAX_SYMBOLS - symoffset)
     i = last - symoffset
-    while True:
-        if i >= limit:
-            raise r.fail("DT_GNU_HASH chain runs past the end of the file or past the symbol limit", chains_off + i * 4)
-        (h,) = word.unpack_from(r.buf, chains_off + i * 4)
-        if h & 1:
-            return symoffset + i + 1
-        i += 1
+    while i < limit:
+        n = min(1024, limit - i)  # chain words read a page or so at a time
+        for k, (h,) in enumerate(word.iter_unpack(r.buf[chains_off + i * 4 : chains_off + (i + n) * 4])):
+            if h & 1:
+                return symoffset + i + k + 1
+        i += n
+    raise r.fail("DT_GNU_HASH chain runs past the end of the file or past the symbol limit", chains_off + i * 4)
 
 
 def _read_symbols(

@@ -50,10 +50,50 @@ from ..model import (
     linked_symbol,
 )
 from . import macho_linkedit as linkedit
-from .elf import Buffer
+from .filebytes import Buffer
 
-#: cputype -> the field's name for it (mach/machine.h).
-MACHINES = {7: "i386", 0x01000007: "x86-64", 12: "arm", 0x0100000C: "arm64", 0x0200000C: "arm64_32"}
+#: cputype -> the architecture's name as Apple's tools (``lipo``, ``otool``, dyld's messages) and
+#: macOS wheel tags spell it (``mach/machine.h``; the names of ``mach-o/arch.h``).
+MACHINES = {
+    7: "i386",
+    0x01000007: "x86_64",
+    12: "arm",
+    0x0100000C: "arm64",
+    0x0200000C: "arm64_32",
+    18: "ppc",
+    0x01000012: "ppc64",
+}
+#: (cputype, cpusubtype without its capability bits) -> the name of an architecture its subtype
+#: sets apart (``CPU_SUBTYPE_X86_64_H``, ``CPU_SUBTYPE_ARM64E``, the 32-bit ARM versions).
+SUBTYPE_NAMES = {
+    (0x01000007, 8): "x86_64h",
+    (0x0100000C, 2): "arm64e",
+    (12, 6): "armv6",
+    (12, 9): "armv7",
+    (12, 11): "armv7s",
+    (12, 12): "armv7k",
+}
+#: The high byte of ``cpusubtype``: capability bits (``CPU_SUBTYPE_LIB64``, arm64e's pointer
+#: authentication ABI version), not part of the subtype.
+CPU_SUBTYPE_MASK = 0xFF000000
+
+
+def cpu_family(arch: str) -> str:
+    """The architecture of ``arch``'s CPU type, its subtype set aside: ``"x86_64h"`` -> ``"x86_64"``,
+    ``"arm64e"`` -> ``"arm64"``, ``"armv7"`` -> ``"arm"``; any other name is its own."""
+    for (cputype, _subtype), name in SUBTYPE_NAMES.items():
+        if name == arch:
+            return MACHINES[cputype]
+    return arch
+
+
+def arch_name(cputype: int, cpusubtype: int) -> str:
+    """The architecture of a Mach-O header as Apple spells it: ``"x86_64"``, ``"x86_64h"``,
+    ``"arm64"``, ``"arm64e"``, ``"i386"``..., ``"unknown(0x…)"`` for a CPU type it does not name."""
+    named = SUBTYPE_NAMES.get((cputype, cpusubtype & ~CPU_SUBTYPE_MASK))
+    return named or MACHINES.get(cputype, f"unknown({cputype:#x})")
+
+
 MH_OBJECT, MH_EXECUTE, MH_DYLIB, MH_BUNDLE = 1, 2, 6, 8
 MH_TWOLEVEL = 0x80
 #: Library ordinals that bind to no one dylib: looked up in every image (flat), or in the image itself.
@@ -107,6 +147,7 @@ class Slice(NamedTuple):
     offset: int
     little: bool
     cputype: int
+    cpusubtype: int
     filetype: int
     flags: int
     commands: list[tuple[int, Any, bytes]]
@@ -129,7 +170,7 @@ def _slices(buf: Buffer) -> list[Slice]:
     offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
     if bytes(buf[:4]) in FAT_MAGICS:
         wide = buf[3] == 0xBF
-        count = struct.unpack_from(">I", buf, 4)[0]
+        count = struct.unpack(">I", buf[4:8])[0]
         if count > MAX_SLICES:
             raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
         arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
@@ -174,7 +215,7 @@ def _slices(buf: Buffer) -> list[Slice]:
         for i in range(header.ncmds):
             if at + 8 > end:
                 raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
-            cmd_id, cmdsize = struct.unpack_from(endian + "II", buf, at)
+            cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
             if cmdsize < 8 or at + cmdsize > end:
                 raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
             raw = bytes(buf[at : at + cmdsize])
@@ -186,7 +227,7 @@ def _slices(buf: Buffer) -> list[Slice]:
                 raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
             commands.append((cmd_id, cmd, raw))
             at += cmdsize
-        out.append(Slice(base, little, header.cputype, header.filetype, header.flags, commands))
+        out.append(Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands))
     return out
 
 
@@ -262,7 +303,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
 
     Args:
         path: the file, as reported; macholib reads its fat header and load commands.
-        buf: the same file's bytes (an ``mmap``), which our own readers take the symbol tables from.
+        buf: the same file's bytes (``FileBytes``), which our own readers take the symbol tables from.
 
     Raises:
         InputError: not a Mach-O file macholib can read (truncated, malformed load commands).
@@ -284,7 +325,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
     out: list[Binary] = []
     for header in slices:
         cputype = header.cputype
-        machine = MACHINES.get(cputype, f"unknown({cputype:#x})")
+        machine = arch_name(cputype, header.cpusubtype)
         needed: list[NeededLibrary] = []
         rpath: list[str] = []
         soname = None

@@ -4,8 +4,8 @@ imports and the export trie.
 macholib reads fat headers and load commands well but reads neither chained fixups nor the export
 trie, and its symbol-table reader builds a Python object per ``nlist`` entry (10 s on a 200 MB
 ``libtorch_cpu.dylib`` whose table holds 487,455 entries, 450,932 of them local).  These readers
-take the file's bytes (an ``mmap`` or ``bytes``) and the offsets of the load commands, read only
-the ranges they need, and check every offset against the buffer first.  All offsets are from the
+take the file's bytes (``FileBytes``, read on demand, or ``bytes``) and the offsets of the load
+commands, read only the ranges they need (each table once, in bulk), and check every offset against the buffer first.  All offsets are from the
 start of the slice (``base``, non-zero in a fat file).
 
 Sources: Apple's ``mach-o/nlist.h`` (``nlist``/``nlist_64``, ``N_STAB``, ``N_EXT``, ``N_TYPE``,
@@ -25,7 +25,7 @@ import struct
 import zlib
 from typing import NamedTuple
 
-from .elf import Buffer
+from .filebytes import Buffer
 
 N_STAB, N_TYPE, N_EXT, N_UNDF = 0xE0, 0x0E, 0x01, 0x0
 N_WEAK_REF, N_WEAK_DEF = 0x0040, 0x0080
@@ -122,20 +122,20 @@ def read_nlist(
                 raise MalformedLinkedit(f"LC_DYSYMTAB range {first}+{count} lies outside the {nsyms} symbols")
     out: list[Entry] = []
     spelled, budget = 0, MAX_TRIE_NAME_BYTES
+    strings = buf[str_start:str_end]
     for first, count in ranges:
         start = table_start + first * width
         for strx, n_type, _sect, desc, value in struct.iter_unpack(fmt, buf[start : start + count * width]):
             if n_type & N_STAB or not n_type & N_EXT:
                 continue
-            begin = str_start + strx
             if strx >= strsize:
                 raise MalformedLinkedit(f"symbol name offset {strx} lies outside the {strsize}-byte string table")
-            end = buf.find(b"\0", begin, min(str_end, begin + MAX_NAME + 1))
+            end = strings.find(b"\0", strx, strx + MAX_NAME + 1)
             if end < 0:
-                if begin + MAX_NAME < str_end:
+                if strx + MAX_NAME < strsize:
                     raise MalformedLinkedit(f"a symbol name at string offset {strx} is longer than {MAX_NAME} bytes")
-                end = str_end
-            name = bytes(buf[begin:end])
+                end = strsize
+            name = strings[strx:end]
             spelled += len(name)
             if spelled > budget:  # entries sharing one long name would spell gigabytes
                 raise MalformedLinkedit(f"LC_SYMTAB names spell out more than {budget} bytes")

@@ -25,7 +25,6 @@ pefile's documentation for the directory entries it builds.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ..errors import InputError
 from ..model import (
@@ -40,6 +39,7 @@ from ..model import (
     SymbolTable,
     linked_symbol,
 )
+from .filebytes import Buffer
 from .pe_directories import Image, Imports, MalformedDirectory, Section
 
 #: IMAGE_FILE_HEADER.Machine -> the field's name for it (PE format specification, "Machine Types").
@@ -58,12 +58,12 @@ def _imports(tables: list[Imports], delay: bool, symbols: list[Symbol], needed: 
         symbols.extend(linked_symbol(name, False, table.dll, weak=delay) for name in table.functions)
 
 
-def read_pe(path: str, buf: bytes | Any, size: int) -> Binary:
+def read_pe(path: str, buf: Buffer, size: int) -> Binary:
     """Parse one PE image.
 
     Args:
         path: the path to report (as the user gave it).
-        buf: the file's bytes (``bytes`` or a read-only ``mmap``).
+        buf: the file's bytes (``bytes``, or ``FileBytes`` read on demand: pefile reads the headers through it).
         size: the file size, bytes.
 
     Returns:

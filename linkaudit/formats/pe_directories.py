@@ -23,7 +23,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .elf import Buffer
+from .filebytes import Buffer
 
 #: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports;
 #: cublasLt64_13.dll about 3,000).
@@ -106,8 +106,12 @@ class Image:
         name = self._names.get(rva)
         if name is None:
             start = self.offset(rva, what)
-            end = self.buf.find(b"\0", start, start + MAX_NAME)
-            raw = bytes(self.buf[start : end if end >= 0 else min(start + MAX_NAME, len(self.buf))])
+            raw = self.buf[start : start + 256]  # most names end in the first read
+            end = raw.find(b"\0")
+            if end < 0:
+                raw = self.buf[start : start + MAX_NAME]
+                end = raw.find(b"\0")
+            raw = raw[:end] if end >= 0 else raw
             name = self._names[rva] = raw.decode("utf-8", "surrogateescape")
         self.spelled += len(name)  # every use counts: the model stores each entry's name
         if self.spelled > MAX_NAME_BYTES:
@@ -128,7 +132,7 @@ class Image:
         while True:
             if at + width > len(self.buf):
                 raise MalformedDirectory(f"the import lookup table of {dll} runs past the end of the file")
-            (entry,) = struct.unpack_from(fmt, self.buf, at)
+            (entry,) = struct.unpack(fmt, self.buf[at : at + width])
             if entry == 0:
                 return tuple(out)
             if entry & flag:
@@ -149,7 +153,7 @@ class Image:
         while True:
             if at + width > len(self.buf):
                 raise MalformedDirectory(f"{what} runs past the end of the file")
-            yield struct.unpack_from(fmt, self.buf, at)
+            yield struct.unpack(fmt, self.buf[at : at + width])
             at += width
 
     def imports(self, rva: int, size: int) -> list[Imports]:
@@ -182,8 +186,8 @@ class Image:
         at = self.offset(rva, "the export directory")
         if at + 40 > len(self.buf):
             raise MalformedDirectory("the export directory runs past the end of the file")
-        name_rva, base, n_functions, n_names, functions_rva, names_rva, ordinals_rva = struct.unpack_from(
-            "<7I", self.buf, at + 12
+        name_rva, base, n_functions, n_names, functions_rva, names_rva, ordinals_rva = struct.unpack(
+            "<7I", self.buf[at + 12 : at + 40]
         )
         if n_functions > MAX_ENTRIES or n_names > MAX_ENTRIES:
             raise MalformedDirectory(f"the export directory counts more than {MAX_ENTRIES} exports")
@@ -226,4 +230,4 @@ class Image:
         end = start + count * struct.calcsize(code)
         if end > len(self.buf):
             raise MalformedDirectory(f"{what} ({count} entries) runs past the end of the file")
-        return struct.unpack_from(f"<{count}{code}", self.buf, start)
+        return struct.unpack(f"<{count}{code}", self.buf[start:end])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
-from .closure import INTERPRETER, Load, Process, RootKind, load_root, root_kind_of
+from .closure import INTERPRETER, Load, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
@@ -232,10 +232,19 @@ def analyze(
                 analysis.problems.append(InputError(path, f"{option}: {exc.reason}", exc.offset))
     chosen = list(roots) if roots is not None else default_roots(elf)
     python_process = Process()
+    python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+    # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
+    alone = not python_roots and not env.executable and not env.dlopen_global
+    alone_loads: dict[str, Load] = {}
     by_path = {b.path: b for b in elf}
+
+    noted: set[str] = set()
 
     def note_reached(load: Load | None) -> None:
         for obj in load.objects if load is not None else ():
+            if obj.path in noted:
+                continue
+            noted.add(obj.path)
             ident = _identity(fs.host_path(obj.path))
             if ident is not None:
                 reached.add(ident)
@@ -249,13 +258,17 @@ def analyze(
                 analysis.problems.append(exc)
                 return None
         # A library dlopened inside a Python process has the interpreter in its global scope.
-        in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+        in_python = root.kind is RootKind.DLOPEN and python_roots
         # Imports share one process: libraries loaded by an earlier import are reused by
         # SONAME by later ones, in root order. An input no root reaches is loaded alone,
         # in a process of its own (when it is dlopened is unknown: nothing loaded by
         # another unreached input may stand in for its own search).
         process = python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
-        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python, process)
+        target = _target_path(fs, root.path)
+        if root.kind is RootKind.DLOPEN and alone:
+            load = alone_load(target, binary, ctx, fs.read_binary, alone_loads)
+        else:
+            load = load_root(target, binary, root.kind, ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load

@@ -99,6 +99,8 @@ def bind_object(
     """
     get_defs = definitions_of or (lambda b: b.symbols.definitions())
     undefined = binary.symbols.undefined()
+    if not undefined:
+        return []  # nothing to bind: the scope need not be walked
     wanted = {ref.name for ref in undefined}
     wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
     providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []

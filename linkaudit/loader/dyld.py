@@ -38,8 +38,18 @@ import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from ..formats.macho import cpu_family
 from ..model import Binary, Format, Kind, NeedKind
-from .images import ImageAttempt, ImageCache, ImageLoad, ImageLoader, ImageOutcome, ImageResolution, load_roots
+from .images import (
+    ImageAttempt,
+    ImageCache,
+    ImageLoad,
+    ImageLoader,
+    ImageOutcome,
+    ImageResolution,
+    entry_roots,
+    load_roots,
+)
 
 #: Places one load may try before its search stops (a hostile file's thousands of LC_RPATH entries
 #: times thousands of @rpath dylibs would be millions of file checks).
@@ -56,9 +66,6 @@ class _OverBudget(Exception):
 #: Directories the dyld shared cache covers on every macOS since 11: present, not on disk.
 SHARED_CACHE_PREFIXES = ("/usr/lib/", "/System/Library/")
 
-#: The model's machine names as dyld writes them in its messages (``mach-o/arch.h`` names).
-DYLD_ARCH_NAMES = {"x86-64": "x86_64", "i386": "i386", "arm64": "arm64", "arm": "arm", "arm64_32": "arm64_32"}
-
 
 def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
     """Why dyld rejected one place, in the words of its "tried:" list: ``"no such file"``,
@@ -68,8 +75,7 @@ def dyld_reason(attempt: ImageAttempt, machine: str) -> str:
     if attempt.outcome == ImageOutcome.INVALID:
         return "not a mach-o file"
     if attempt.outcome == ImageOutcome.WRONG_MACHINE:
-        have = [DYLD_ARCH_NAMES.get(m, m) for m in attempt.machines]
-        need = DYLD_ARCH_NAMES.get(machine, machine)
+        have, need = list(attempt.machines), machine  # the model spells them as dyld does
         if not attempt.detail.startswith("fat file"):
             return f"mach-o file, but is an incompatible architecture (have '{have[0]}', need '{need}')"
         return f"fat file, but missing compatible architecture (have ({','.join(have)}), need ({need}))"
@@ -104,6 +110,7 @@ def analyze_dyld(
     read: Callable[[str], list[Binary]] | None = None,
     library_path: Sequence[str] = (),
     fallback_library_path: Sequence[str] = (),
+    entries: Sequence[str] = (),
 ) -> list[ImageLoad]:
     """Load each Mach-O import root the way dyld would (the search order is the module's docstring,
     after Apple's ``man dyld``).
@@ -117,11 +124,14 @@ def analyze_dyld(
         library_path: ``DYLD_LIBRARY_PATH`` directories, in order (searched by leaf name first).
         fallback_library_path: ``DYLD_FALLBACK_LIBRARY_PATH`` directories, in order (searched by
             leaf name when the install name is not found).
+        entries: the import roots (``--entry``): paths of Mach-O files, every slice of each loaded;
+            empty: the defaults below.
 
     Returns:
         One ``ImageLoad`` (``loader`` ``ImageLoader.DYLD``, ``machine`` the root slice's) per root:
-        every bundle named ``*.so`` (a Python extension module) and executable, then every other
-        Mach-O input no root's load reaches (loaded alone, a ``dlopen``).  Each import's
+        the entries, by default every bundle named ``*.so`` (a Python extension module) and
+        executable; then every other Mach-O input no root's load reaches (loaded alone, a
+        ``dlopen``).  Each import's
         ``ImageResolution`` lists every place tried, with its source and outcome.  Never raises
         for a file it cannot read: such a candidate is ``invalid``.
     """
@@ -141,8 +151,11 @@ def analyze_dyld(
         slices = [b for b in image.slices(path) if b.format is Format.MACHO]
         if not slices:
             return ImageAttempt(path, source, ImageOutcome.INVALID, "not a Mach-O file"), None
-        for b in slices:
-            if b.machine == machine:
+        # the loader's own architecture first, then a slice of its CPU type under another subtype
+        # (x86_64h beside x86_64, arm64e beside arm64)
+        family = cpu_family(machine)
+        for b in sorted(slices, key=lambda b: b.machine != machine):
+            if b.machine == machine or cpu_family(b.machine) == family:
                 return ImageAttempt(path, source, ImageOutcome.FOUND), b
         have = tuple(b.machine for b in slices)
         fat = any(b.member is not None for b in slices)  # a universal file, even of one slice
@@ -237,7 +250,8 @@ def analyze_dyld(
                     queue.append(added)
         return result
 
-    return load_roots([b for slices in macho.values() for b in slices], load)
+    roots = entry_roots(image, entries, Format.MACHO)
+    return load_roots([b for slices in macho.values() for b in slices], load, roots)
 
 
 def _install_name_candidates(

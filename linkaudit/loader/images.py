@@ -75,7 +75,8 @@ class ImageLoad:
     (``LoadLibrary``); ``objects`` the images loaded, in load order; ``parents`` the image that
     first imported each one (for chains); ``images`` the images read, by path (for a universal
     Mach-O file, the slice loaded); ``machine`` the loader's (the root's) machine; ``loader``
-    which platform's loader this is."""
+    which platform's loader this is; ``reached`` False for an input no import root reaches, loaded
+    alone as a ``dlopen`` (drawn by ``tree`` only with ``--all-roots``, as ELF's)."""
 
     root: str
     kind: str
@@ -85,6 +86,7 @@ class ImageLoad:
     images: dict[str, Binary] = field(default_factory=dict)
     machine: str = ""
     loader: ImageLoader = ImageLoader.WINDOWS
+    reached: bool = True
 
     def add(self, path: str, parent: str, image: Binary | None, fmt: Format) -> Binary | None:
         """Record that ``parent`` loaded ``path``; the image (when it is of format ``fmt``) joins
@@ -141,19 +143,56 @@ class ImageCache:
         return found[0] if found else None
 
 
-def load_roots(images: Iterable[Binary], load: Callable[[Binary, str], ImageLoad]) -> list[ImageLoad]:
-    """Every import root loaded: each Python extension module and executable, then each other shared
-    library no root's load reaches, loaded alone (a ``dlopen``, ``LoadLibrary``).  Each binary given
-    is a root of its own: every slice of a universal Mach-O file is loaded (by a Mac of its CPU)."""
+def root_kind(binary: Binary) -> str:
+    """How an import root is loaded: ``"python-import"`` (an extension module), ``"executable"``,
+    else ``"dlopen"`` (``LoadLibrary``)."""
+    if binary.kind is Kind.PYTHON_EXTENSION:
+        return "python-import"
+    if binary.kind in (Kind.EXECUTABLE, Kind.PIE_EXECUTABLE):
+        return "executable"
+    return "dlopen"
+
+
+def entry_roots(image: ImageCache, entries: Sequence[str], fmt: Format) -> list[Binary] | None:
+    """The import roots ``--entry`` names among the files of format ``fmt``: every slice of each
+    entry's file (an input, or read), in entry order; ``None`` when no entry is given (the default
+    roots then).  An entry of another format is that format's loader's; one that cannot be read is
+    reported by the audit (``analyze_inputs``), not here."""
+    if not entries:
+        return None
+    out: list[Binary] = []
+    seen: set[int] = set()
+    for entry in entries:
+        for b in image.slices(entry):
+            if b.format is fmt and id(b) not in seen:
+                seen.add(id(b))
+                out.append(b)
+    return out
+
+
+def load_roots(
+    images: Iterable[Binary], load: Callable[[Binary, str], ImageLoad], roots: Sequence[Binary] | None = None
+) -> list[ImageLoad]:
+    """Every import root loaded, as ELF's (``loader.analysis.analyze``): the ``roots`` chosen
+    (``--entry``), by default each Python extension module and executable; then each other shared
+    library no root's load reaches, loaded alone (a ``dlopen``, ``LoadLibrary``), its load marked
+    ``reached=False`` when there were roots.  Each binary is a root of its own: every slice of a
+    universal Mach-O file is loaded (by a Mac of its CPU)."""
     inputs = list(images)
+    if roots is None:
+        roots = [b for b in inputs if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE)]
+        alone_reached = not roots  # no import root: every library is a root of its own
+    else:
+        alone_reached = False  # roots were chosen: the rest is reached by none of them
     loads: list[ImageLoad] = []
     reached: set[str] = set()
-    for b in inputs:
-        if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE):
-            done = load(b, "python-import" if b.kind is Kind.PYTHON_EXTENSION else "executable")
-            loads.append(done)
-            reached.update(done.objects)
+    for b in roots:
+        done = load(b, root_kind(b))
+        loads.append(done)
+        reached.update(done.objects)
     for b in inputs:
         if b.path not in reached and b.kind is Kind.SHARED_LIBRARY:
-            loads.append(load(b, "dlopen"))
+            done = load(b, "dlopen")
+            done.reached = alone_reached
+            loads.append(done)
     return loads

@@ -24,6 +24,7 @@ This module is pure: its inputs are the ``TargetEnvironment``, the
 from __future__ import annotations
 
 import enum
+import functools
 import posixpath
 import re
 import stat
@@ -36,6 +37,19 @@ from .fs import FileSystemView
 from .ldcache import LdCache, expected_cache_flags
 from .modelled import modelled_library, modelled_path
 from .target import FALLBACK_SYSTEM_DIRS, TargetEnvironment, expand_dst
+
+
+def _is_loader_name(name: str, rtld: str | None, machine: str) -> bool:
+    """Whether DT_NEEDED ``name`` is the dynamic loader itself — the target's ``rtld`` or the
+    loader of the requester's own machine (``ld-linux.so.2`` NEEDed by an i386 ``libc.so.6``):
+    glibc's ld.so is in every namespace before any search (``elf/rtld.c``), so a policy's list of
+    system libraries never has to name it."""
+    if rtld is not None and name == posixpath.basename(rtld):
+        return True
+    from ..config.policies import loader_for_machine  # the policy data, read only under a policy
+
+    loader = loader_for_machine(machine)
+    return loader is not None and name == posixpath.basename(loader)
 
 
 class Source(enum.StrEnum):
@@ -133,6 +147,7 @@ class Requester:
         self.origin = origin
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def origin_of(path: str) -> str:
     """``$ORIGIN`` of an object found at ``path``: its directory, symlinks not resolved (``dl-object.c``)."""
     directory = posixpath.dirname(path)
@@ -223,13 +238,22 @@ class SearchMemo:
         lookups: path searches asked for (hits and misses).
     """
 
-    __slots__ = ("_expanded", "_outcomes", "lookups", "searches")
+    __slots__ = ("_direct", "_expanded", "_needed", "_outcomes", "lookups", "searches")
 
     def __init__(self) -> None:
         self._outcomes: dict[tuple[object, ...], _Outcome] = {}
+        self._direct: dict[tuple[str, str, str, int], tuple[Resolution, Binary | None, Binary]] = {}
+        self._needed: dict[int, tuple[tuple[str, ...], Binary]] = {}
         self._expanded: dict[tuple[tuple[str, ...], str, str], tuple[str, ...]] = {}
         self.searches = 0
         self.lookups = 0
+
+    def needed_names(self, binary: Binary) -> tuple[str, ...]:
+        """``binary.needed_names``, built once per binary."""
+        hit = self._needed.get(id(binary))
+        if hit is None or hit[1] is not binary:
+            hit = self._needed[id(binary)] = (binary.needed_names, binary)
+        return hit[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +299,24 @@ def search(
     """
     if name in loaded:
         return Resolution(name, requester.path, loaded[name], Source.LOADED, None, ()), None
+    memo = ctx.memo
+    want = requester.binary
+    if not want.runpath:
+        return _resolve(name, requester, search_list(requester, main, ctx), ctx)
+    # With a DT_RUNPATH of its own the search list depends on the requester alone (not on
+    # the loader chain or the executable): the whole resolution is kept per requester.
+    direct = (name, requester.path, requester.origin, id(want))
+    hit = memo._direct.get(direct)
+    if hit is not None and hit[2] is want:
+        memo.lookups += 1
+        return hit[0], hit[1]
+    resolution, found = _resolve(name, requester, search_list(requester, main, ctx), ctx)
+    memo._direct[direct] = (resolution, found, want)
+    return resolution, found
+
+
+def _resolve(name: str, requester: Requester, dirs: SearchList, ctx: SearchContext) -> tuple[Resolution, Binary | None]:
+    """``search`` after the already-loaded names: the memoised path search, named for ``requester``."""
     want = requester.binary
     memo = ctx.memo
     key: tuple[object, ...]
@@ -283,8 +325,7 @@ def search(
     elif "/" in name:
         key = ("path", _expand(ctx, (name,), requester.origin, want.machine)[0], want.bits, want.endian, want.machine)
     else:
-        nodeflib = bool(want.flags_1 & DF_1_NODEFLIB)
-        key = ("search", name, search_list(requester, main, ctx), nodeflib, want.bits, want.endian, want.machine)
+        key = ("search", name, dirs, bool(want.flags_1 & DF_1_NODEFLIB), want.bits, want.endian, want.machine)
     memo.lookups += 1
     outcome = memo._outcomes.get(key)
     if outcome is None:
@@ -417,7 +458,7 @@ class _Trial:
         """The target's policy list, then ``ld.so.cache``, then the system directories."""
         ctx, name, want = self.ctx, self.name, self.want
         allowed = ctx.env.system_libraries
-        if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
+        if allowed is not None and name not in allowed and not _is_loader_name(name, ctx.rtld, want.machine):
             why = f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})"
             self.record(Attempt(name, Source.SYSTEM, None, Outcome.OUTSIDE_TARGET, why))
             return self.done(None, None, None, None)

@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from ..model import Binary, Format, NeedKind
-from .images import ImageAttempt, ImageCache, ImageLoad, ImageOutcome, ImageResolution, load_roots
+from .images import ImageAttempt, ImageCache, ImageLoad, ImageOutcome, ImageResolution, entry_roots, load_roots
 
 
 @functools.cache
@@ -109,6 +109,7 @@ def analyze_windows(
     preload: Sequence[str] = (),
     read: Callable[[str], list[Binary]] | None = None,
     path: Sequence[str] = (),
+    entries: Sequence[str] = (),
 ) -> list[ImageLoad]:
     """Load each PE import root the way Windows would (the search order is the module's docstring,
     after Microsoft's "Dynamic-link library search order").
@@ -120,10 +121,12 @@ def analyze_windows(
         read: reads a DLL found outside the inputs (default ``formats.read_path``).
         path: the ``PATH`` directories, in order (``--path``): searched for an executable's imports
             only, last (never for a ``.pyd``'s: ``LOAD_LIBRARY_SEARCH_DEFAULT_DIRS`` leaves it out).
+        entries: the import roots (``--entry``): paths of PE files; empty: the defaults below.
 
     Returns:
-        One ``ImageLoad`` (``machine`` the root's) per root: every ``.pyd`` and executable, then
-        every other DLL no root's load reaches (loaded alone, as a ``dlopen``).  Each import's
+        One ``ImageLoad`` (``machine`` the root's) per root: the entries, by default every ``.pyd``
+        and executable; then every other DLL no root's load reaches (loaded alone, as a
+        ``dlopen``).  Each import's
         ``ImageResolution`` lists every place tried; a DLL of another machine is ``wrong-machine``
         and the search goes on.  Never raises for a file it cannot read.
     """
@@ -195,4 +198,4 @@ def analyze_windows(
                     queue.append(added)
         return result
 
-    return load_roots(pe, load)
+    return load_roots(pe, load, entry_roots(image, entries, Format.PE))

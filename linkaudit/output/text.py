@@ -18,6 +18,7 @@ when writing to a terminal, or with ``--color``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -142,11 +143,28 @@ def render(report: Report, color: bool = False, show_suppressed: bool = False) -
             lines.append("      " + text_safe(f"suppressed: {f.suppressed}"))
     if lines:
         lines.append("")
+    lines.extend(_installation_lines(report))
     roots_line = _roots_line(report)
     if roots_line:
         lines.append(roots_line)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
+
+
+def _installation_lines(report: Report) -> list[str]:
+    """``"installations: 3 (...)"`` and one line per installation (its targets and packages), when
+    the inputs made more than one or ``--together`` made one."""
+    planned = report.config.get("installations") or []
+    if not planned:
+        return []
+    head = f"installations: {len(planned)}"
+    if len(planned) > 1:
+        head += " (wheels of one project are never installed together; --together audits the inputs as one)"
+    lines = [head]
+    for i, inst in enumerate(planned, 1):
+        names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
+        lines.append(text_safe(f"  {i}. {', '.join(inst['targets'][:2]) or 'together'}: {names}"))
+    return lines
 
 
 def _roots_line(report: Report) -> str:

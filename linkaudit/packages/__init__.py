@@ -36,8 +36,18 @@ package is staged where).  Data flows one way: planner -> kinds -> staging -> li
 
 from __future__ import annotations
 
-from .planner import PACKAGE_SUFFIXES, package_kind, staged_inputs
+from .planner import Installation
+from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_inputs, staged_inputs
 from .staged import Staged
 from .staging import Progress
 
-__all__ = ["PACKAGE_SUFFIXES", "Progress", "Staged", "package_kind", "staged_inputs"]
+__all__ = [
+    "PACKAGE_SUFFIXES",
+    "Installation",
+    "PlannedInputs",
+    "Progress",
+    "Staged",
+    "package_kind",
+    "plan_inputs",
+    "staged_inputs",
+]

@@ -1,175 +1,232 @@
-"""Which packages are staged where: the packages among the inputs recognised, each kind staged
-into its root (the wheels given together into one ``site-packages``, conda packages into one
-prefix, each tarball into its own), and the temporary tree removed afterwards."""
+"""The installation planner: which of the wheels given are installed together, for which target.
+
+Wheels of one project are never installed together.  As pip does for one interpreter, a target
+(an interpreter, an ABI and a platform: one ``(interpreter, abi, platform)`` triple that the
+inputs' tags name) ranks the tags it accepts (``packaging.tags``), and takes, for each project, the
+best-ranked wheel it accepts.  Targets that pick the same wheels are one installation; an
+installation whose wheels all belong to a larger one is dropped (the larger one audits them with
+everything else they are installed with); a wheel no target picks gets a target of its own, so
+every wheel is audited.
+
+The manylinux list of a target is generated here from its glibc (``manylinux_2_X`` downwards,
+with the legacy aliases ``manylinux2014`` = 2.17, ``manylinux2010`` = 2.12, ``manylinux1`` = 2.5):
+``packaging``'s own manylinux helpers read the running host.  Sources: PEP 425, PEP 600 (glibc
+tags), PEP 656 (musllinux), PEP 599 / 571 / 513 (the legacy aliases), pip's candidate ranking.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
-import stat
-import tempfile
-import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from ..errors import InputError
-from .conda import is_conda_zip, stage_conda_zip
-from .staged import Staged
-from .staging import CORRUPT, Budget, Progress, Stager, StagingRoot
-from .tar import COMPRESSED, stage_tarball
-from .wheel import stage_wheel
+from packaging.tags import Tag, compatible_tags, cpython_tags, generic_tags, mac_platforms
 
-_ZIP = b"PK\x03\x04"
+from .metadata import WheelName
 
-#: How paths of a shared staging root that no package installs are labelled.
-_SITE_NAMES = {"wheel": "site-packages", "conda": "prefix"}
-
-#: File names of packages picked up inside a directory given (a wheelhouse, a conda-bld output).
-PACKAGE_SUFFIXES = (".whl", ".conda", ".tar.bz2")
+#: The legacy manylinux tags: glibc they stand for, and the architectures each was defined for.
+_LEGACY: tuple[tuple[str, tuple[int, int], frozenset[str]], ...] = (
+    ("manylinux2014", (2, 17), frozenset({"x86_64", "i686", "aarch64", "armv7l", "ppc64", "ppc64le", "s390x"})),
+    ("manylinux2010", (2, 12), frozenset({"x86_64", "i686"})),
+    ("manylinux1", (2, 5), frozenset({"x86_64", "i686"})),
+)
 
 
-def package_kind(path: str) -> str | None:
-    """``"zip"`` (a wheel or a ``.conda``), ``"tarball"`` (plain or compressed: a conda
-    ``.tar.bz2`` among them) or ``None``: what the file at ``path`` is, by its first bytes — or,
-    for a file named ``*.whl`` / ``*.conda``, by the zip end-of-archive record that installers read.
-
-    Never raises: an unreadable file is ``None`` and is reported by the ordinary reader.
-    """
-    try:
-        # Non-blocking and checked to be a regular file: a FIFO named x.whl is never waited on.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        head = os.read(fd, 512)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if head.startswith(_ZIP):
-        return "zip"
-    if path.endswith((".whl", ".conda")) and zipfile.is_zipfile(path):
-        # Named as a package and a zip by its end-of-archive record: a zip behind a prefix (an ELF
-        # stub, a self-extractor) is what pip and conda read, whatever the first bytes say.
-        return "zip"
-    if head.startswith(COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
-        return "tarball"
+def _glibc(platform: str) -> tuple[tuple[int, int], str] | None:
+    """``((major, minor), arch)`` of a manylinux platform tag (PEP 600 or a legacy alias), else ``None``."""
+    match = re.fullmatch(r"manylinux_(\d+)_(\d+)_(\w+)", platform)
+    if match:
+        return (int(match.group(1)), int(match.group(2))), match.group(3)
+    for legacy, glibc, arches in _LEGACY:
+        if platform.startswith(legacy + "_") and platform[len(legacy) + 1 :] in arches:
+            return glibc, platform[len(legacy) + 1 :]
     return None
 
 
-def _packages_under(top: str) -> list[str]:
-    """The packages below the directory ``top``, by name (``PACKAGE_SUFFIXES``), sorted; symlinked
-    directories are not followed (the binary walk decides what a link may reach)."""
-    out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(PACKAGE_SUFFIXES))
+def manylinux_platforms(glibc: tuple[int, int], arch: str) -> list[str]:
+    """Every manylinux platform tag a system of glibc ``glibc`` on ``arch`` accepts, best first:
+    ``manylinux_2_Y_arch`` from its own minor downwards, each legacy alias where its glibc falls,
+    then ``linux_arch`` (what a local build is tagged)."""
+    major, minor = glibc
+    out = []
+    for m in range(minor, -1, -1):
+        out.append(f"manylinux_{major}_{m}_{arch}")
+        out.extend(f"{name}_{arch}" for name, (lm, ln), arches in _LEGACY if (lm, ln) == (major, m) and arch in arches)
+    out.append(f"linux_{arch}")
     return out
 
 
-def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tuple[dict[str, str], list[str]]:
-    """``(package path -> kind, the inputs in order)``: the packages among ``paths`` and inside
-    the directories given (a wheelhouse), each real file once (two spellings, a symlink)."""
-    kinds: dict[str, str] = {}
-    found: list[str] = []
-    real: set[str] = set()
-    dropped: set[str] = set()
-
-    def take(path: str, kind: str | None) -> bool:
-        if kind is None or path in kinds:
-            return False
-        key = os.path.realpath(path)
-        if key in real:
-            dropped.add(path)
-            return False
-        real.add(key)
-        kinds[path] = kind
-        return True
-
-    for p in paths:
+def platforms_for(platform: str) -> list[str]:
+    """The platform tags a target whose own platform tag is ``platform`` accepts, best first
+    (``[]`` for ``any``: only platform-independent wheels)."""
+    if platform == "any":
+        return []
+    glibc = _glibc(platform)
+    if glibc is not None:
+        return manylinux_platforms(*glibc)
+    musl = re.fullmatch(r"musllinux_(\d+)_(\d+)_(\w+)", platform)
+    if musl:
+        major, minor, arch = int(musl.group(1)), int(musl.group(2)), musl.group(3)
+        return [f"musllinux_{major}_{m}_{arch}" for m in range(minor, -1, -1)] + [f"linux_{arch}"]
+    mac = re.fullmatch(r"macosx_(\d+)_(\d+)_(\w+)", platform)
+    if mac:
         try:
-            mode = os.stat(p).st_mode
-        except OSError:
-            continue
-        if stat.S_ISREG(mode):
-            take(p, is_package(p))
-        elif stat.S_ISDIR(mode):
-            for candidate in _packages_under(p):
-                if candidate not in kinds and take(candidate, is_package(candidate)):
-                    found.append(candidate)
-    return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped))
+            return list(mac_platforms((int(mac.group(1)), int(mac.group(2))), mac.group(3)))
+        except (ValueError, KeyError):  # an architecture packaging does not know
+            return [platform]
+    return [platform]
 
 
-class _Roots:
-    """The staging roots made under one temporary directory, by key (``wheel``, ``conda``,
-    ``tarballN``), in the order first used."""
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One interpreter on one system, as a triple of tag parts (``cp311``, ``cp311``, ``manylinux_2_17_x86_64``)."""
 
-    def __init__(self, tmp: str) -> None:
-        self.tmp = os.path.realpath(tmp)
-        self.sites: dict[str, StagingRoot] = {}
-        self.paths: list[str] = []  # the inputs to audit, each root once
+    interpreter: str
+    abi: str
+    platform: str
 
-    def get(self, key: str, label: str) -> StagingRoot:
-        """The root of ``key`` (made on first use), with ``label`` recorded as staged into it."""
-        site = self.sites.get(key)
-        if site is None:
-            host = os.path.join(self.tmp, key)
-            os.mkdir(host, 0o700)
-            site = self.sites[key] = StagingRoot(host, _SITE_NAMES.get(key, label))
-            self.paths.append(host)
-        site.labels.append(label)
-        return site
+    @property
+    def spelled(self) -> str:
+        """The triple as a tag: ``cp311-cp311-manylinux_2_17_x86_64``."""
+        return f"{self.interpreter}-{self.abi}-{self.platform}"
 
-
-def _stage_zip(stager: Stager, roots: _Roots, path: str) -> None:
-    """Stage the zip at ``path``: a ``.conda`` or a wheel."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except (*CORRUPT, zipfile.LargeZipFile) as exc:
-        stager.errors.append(InputError(path, f"not a readable zip archive: {exc}"))
-        return
-    with zf:
-        packed = os.path.getsize(path)
-        if is_conda_zip(zf):
-            stage_conda_zip(stager, roots.get("conda", path), path, zf, packed)
+    def priorities(self) -> list[Tag]:
+        """Every tag this target accepts, best first (``packaging.tags``, from explicit inputs)."""
+        platforms = platforms_for(self.platform)
+        match = re.fullmatch(r"([a-z]+)(\d)(\d*)", self.interpreter)
+        if match is None:
+            return [Tag(self.interpreter, self.abi, p) for p in [*platforms, "any"]]
+        version = (int(match.group(2)), int(match.group(3))) if match.group(3) else (int(match.group(2)),)
+        if match.group(1) == "cp" and len(version) == 2:
+            abis = [self.abi] if self.abi not in ("abi3", "none") else []
+            head = list(cpython_tags(version, abis, platforms))
         else:
-            stage_wheel(stager, roots.get("wheel", path), path, zf, packed)
+            head = list(generic_tags(self.interpreter, [self.abi], platforms))
+        return head + list(compatible_tags(version, self.interpreter, platforms))
 
 
-@contextmanager
-def staged_inputs(
-    paths: list[str], is_package: Callable[[str], str | None] = package_kind, progress: Progress | None = None
-) -> Iterator[Staged]:
-    """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
+@dataclass
+class _Ranking:
+    """A target's ranks of tags (lower is better), computed once."""
 
-    Args:
-        paths: the inputs as given; a path that is a regular file and a package (``package_kind``)
-            is staged, every other path passes through unchanged.
-        is_package: what a path is (``package_kind``).
-        progress: told the bytes expected and written (a progress bar), or ``None``.
+    target: Target
+    rank: dict[Tag, int] = field(default_factory=dict)
 
-    Yields:
-        A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
-        paths back as ``PACKAGE!member``.
+    def __post_init__(self) -> None:
+        for i, tag in enumerate(self.target.priorities()):
+            self.rank.setdefault(tag, i)
+
+    def of(self, wheel: WheelName) -> int | None:
+        """The best rank of ``wheel``'s tags, or ``None`` when the target accepts none."""
+        ranks = [self.rank[t] for t in wheel.tags if t in self.rank]
+        return min(ranks) if ranks else None
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    """Packages installed together.
+
+    Attributes:
+        packages: the packages (paths as given), in input order.
+        targets: the targets it serves, spelled as tags; empty when not formed from wheel tags.
+        reason: why these packages, in words.
     """
-    kinds, ordered = _recognise(paths, is_package)
-    if not kinds:
-        yield Staged(list(paths), [], [])
-        return
-    tmp = tempfile.mkdtemp(prefix="linkaudit-")
-    try:
-        stager = Stager(Budget(progress))
-        roots = _Roots(tmp)
-        for p in ordered:
-            kind = kinds.get(p)
-            if kind is None:
-                roots.paths.append(p)
-            elif kind == "tarball":
-                stage_tarball(stager, roots.get(f"tarball{len(roots.sites)}", p), p, p)
-            else:
-                _stage_zip(stager, roots, p)
-        yield Staged(roots.paths, stager.errors, list(kinds), list(roots.sites.values()))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    packages: tuple[str, ...]
+    targets: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _candidate_targets(wheels: Sequence[WheelName]) -> list[Target]:
+    """The targets the wheels' tags name: triples with a platform and an interpreter version
+    first; failing those, with a platform; failing those, all (only pure wheels)."""
+    triples = list(
+        dict.fromkeys(Target(t.interpreter, t.abi, t.platform) for w in wheels for t in sorted(w.tags, key=str))
+    )
+    levels = (
+        [t for t in triples if t.platform != "any" and re.fullmatch(r"[a-z]+\d\d+", t.interpreter)],
+        [t for t in triples if t.platform != "any"],
+        triples,
+    )
+    return next((level for level in levels if level), [])
+
+
+def _pick(ranking: _Ranking, wheels: Sequence[WheelName]) -> tuple[str, ...]:
+    """For each project, the best-ranked wheel the target accepts (the first given on a tie)."""
+    best: dict[str, tuple[int, int, WheelName]] = {}
+    for order, wheel in enumerate(wheels):
+        rank = ranking.of(wheel)
+        if rank is None:
+            continue
+        held = best.get(wheel.project)
+        if held is None or (rank, order) < held[:2]:
+            best[wheel.project] = (rank, order, wheel)
+    return tuple(w.path for _r, _o, w in sorted(best.values(), key=lambda b: b[1]))
+
+
+def plan_installations(
+    wheels: Sequence[WheelName], others: Sequence[str] = (), together: bool = False
+) -> list[Installation]:
+    """The installations the wheels given make (``others``: packages that are no readable wheel
+    name, installed with every installation).
+
+    Returns one installation of everything when ``together`` or when no two wheels need telling
+    apart; otherwise one per distinct set of wheels the targets pick, in the order of their first
+    target, each holding ``others`` too.
+    """
+    projects = {w.project for w in wheels}
+    if together or len(wheels) <= 1:
+        reason = "--together: every package given, as one installation" if together else "one installation"
+        return [Installation(tuple(w.path for w in wheels) + tuple(others), (), reason)]
+    sets: dict[frozenset[str], list[Target]] = {}
+    for target in _candidate_targets(wheels):
+        chosen = _pick(_Ranking(target), wheels)
+        if chosen:
+            sets.setdefault(frozenset(chosen), []).append(target)
+    _cover(wheels, sets)
+    kept = [s for s in sets if not any(s < other for other in sets)]
+    if len(kept) == 1 and len(projects) == len(wheels):
+        only = kept[0]
+        return [Installation(_ordered(wheels, only, others), tuple(t.spelled for t in sets[only]), "one installation")]
+    return [_installation(wheels, s, sets, others) for s in kept]
+
+
+def _cover(wheels: Sequence[WheelName], sets: dict[frozenset[str], list[Target]]) -> None:
+    """Give each wheel no target picked a target of its own (its first tag), with the best wheel
+    of every other project for it."""
+    picked = set().union(*sets) if sets else set()
+    for wheel in wheels:
+        if wheel.path in picked or not wheel.tags:
+            continue
+        tag = sorted(wheel.tags, key=str)[0]
+        target = Target(tag.interpreter, tag.abi, tag.platform)
+        others = [w for w in wheels if w.project != wheel.project]
+        chosen = frozenset({wheel.path, *_pick(_Ranking(target), others)})
+        sets.setdefault(chosen, []).append(target)
+        picked |= chosen
+
+
+def _ordered(wheels: Sequence[WheelName], chosen: frozenset[str], others: Sequence[str]) -> tuple[str, ...]:
+    return tuple(w.path for w in wheels if w.path in chosen) + tuple(others)
+
+
+def _installation(
+    wheels: Sequence[WheelName], chosen: frozenset[str], sets: dict[frozenset[str], list[Target]], others: Sequence[str]
+) -> Installation:
+    """One installation of the plan, with the reason it was formed."""
+    targets = list(sets[chosen])
+    for other, more in sets.items():
+        if other < chosen:
+            targets.extend(t for t in more if t not in targets)
+    left = [
+        w for w in wheels if w.path not in chosen and any(c.project == w.project for c in wheels if c.path in chosen)
+    ]
+    reason = "the best-ranked wheel of each project for " + ", ".join(t.spelled for t in targets[:3])
+    if len(targets) > 3:
+        reason += f" and {len(targets) - 3} more targets"
+    if left:
+        reason += "; not installed with it (one wheel per project): " + ", ".join(
+            os.path.basename(w.path) for w in left
+        )
+    return Installation(_ordered(wheels, chosen, others), tuple(t.spelled for t in targets), reason)

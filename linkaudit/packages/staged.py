@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from .staging import StagingRoot
+from .staging import STOP_CHARS, Clash, StagingRoot
 
 
 @dataclass
@@ -21,6 +21,8 @@ class Staged:
             every other path unchanged, in the order given.
         errors: members and packages refused or unreadable, each naming ``PACKAGE!member``.
         packages: the packages staged, as given.
+        found: every package among the inputs (also those of other installations).
+        clashes: paths two packages staged together both install.
     """
 
     paths: list[str]
@@ -28,6 +30,8 @@ class Staged:
     packages: list[str]
     _sites: list[StagingRoot] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = None
+    found: list[str] = field(default_factory=list)
+    clashes: list[Clash] = field(default_factory=list)
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
@@ -47,7 +51,7 @@ class Staged:
     def holds_packages(self, directory: str) -> bool:
         """True when a package staged was found inside the directory given ``directory``."""
         prefix = directory.rstrip("/") + "/"
-        return any(p.startswith(prefix) for p in self.packages)
+        return any(p.startswith(prefix) for p in self.found or self.packages)
 
     def package_of(self, path: str) -> str | None:
         """The package (as given) a staged host ``path`` was written from, or ``None``."""
@@ -81,7 +85,7 @@ class Staged:
             return text
         if self._pattern is None:
             roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
-            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}\\]*)?")
+            self._pattern = re.compile(f"({roots})(/[^{STOP_CHARS}]*)?")
         by_host = {s.host: s for s in self._sites}
         out: list[str] = []
         done = 0
@@ -107,11 +111,10 @@ def _member_end(site: StagingRoot, text: str, at: int, end: int) -> int:
     """Where the member path that starts at ``text[at]`` (a ``/`` after the staging root) ends.
 
     The pattern stops at characters a member name may hold (a space, a quote, brackets): the
-    longest path the package really installs wins over the pattern's guess ``end``."""
-    for known in site.known_paths():
+    longest path the package really installs wins over the pattern's guess ``end``.  Such a
+    path spells the guess before its first stop character: looked up, not searched for."""
+    for known in site.paths_past_stop(text[at + 1 : end]):
         stop = at + len(known) + 1
-        if stop <= end:
-            break  # longest first: the rest are no longer than the pattern's match
         if text.startswith("/" + known, at) and (stop == len(text) or not text[stop].isalnum()):
             return stop
     return end

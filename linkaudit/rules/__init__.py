@@ -16,6 +16,7 @@ from .duplicate_rpath import DuplicateRpath
 from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCodegen
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
+from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
 from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
@@ -64,6 +65,7 @@ RULES: tuple[type[Rule], ...] = (
     RequiredNeeded,
     ReaderDisagreement,
     UnreadableInput,
+    FileClash,
     NoBinaries,
     LoaderSkipped,
     UnusedSuppression,

@@ -36,17 +36,15 @@ def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list
         {
             "root": ld.root,
             "kind": ld.kind,
-            "reached": True,
+            "reached": ld.reached,
             "chain": [posixpath.basename(p) for p in (*ld.chain(binary.path), name)],
         }
         for ld in chosen
     ]
     if not roots:
         return [], None, False
-    if not others and all(ld.kind == "dlopen" for ld in chosen) and any(ld.kind != "dlopen" for ld in loads):
-        for root in roots:  # import roots exist and none reaches it: a plugin, loaded on demand only
-            root["reached"] = False
-        return roots, None, True
+    if not others and not any(ld.reached for ld in chosen):
+        return roots, None, True  # import roots exist and none reaches it: a plugin, loaded on demand only
     first = chosen[0]
     if binary.format is Format.PE:
         failure = windows_failure(first.kind, first.root, posixpath.basename(name))

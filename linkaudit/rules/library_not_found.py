@@ -193,7 +193,7 @@ chain has one).
                 root = {
                     "root": load.root,
                     "kind": load.kind,
-                    "reached": True,
+                    "reached": load.reached,
                     "chain": [*load.chain(requester), name],
                     "machine": load.machine,
                 }

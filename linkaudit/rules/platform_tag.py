@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
-from ..loader.dyld import DYLD_ARCH_NAMES
+from ..formats.macho import cpu_family
 from ..model import Binary, Endian, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule
 
-# Model machine names (formats/*.py) per format.  Mach-O's ppc and ppc64 have no name there.
-_PPC, _PPC64 = "unknown(0x12)", "unknown(0x1000012)"
+# Mach-O's PowerPC architectures, as Apple spells them (formats/macho.py).
+_PPC, _PPC64 = "ppc", "ppc64"
 
 #: macOS binary formats (the tag's last part) -> the Mach-O slices a file needs, before the cut
 #: by release below.  CPython's Mac/README.rst and packaging's ``_mac_binary_formats``: ``intel`` is
@@ -31,17 +31,17 @@ _PPC, _PPC64 = "unknown(0x12)", "unknown(0x1000012)"
 #: ``universal`` all four, ``universal2`` x86_64 + arm64.
 _MAC_FORMATS: dict[str, frozenset[str]] = {
     "arm64": frozenset({"arm64"}),
-    "x86_64": frozenset({"x86-64"}),
+    "x86_64": frozenset({"x86_64"}),
     "i386": frozenset({"i386"}),
     "ppc": frozenset({_PPC}),
     "ppc64": frozenset({_PPC64}),
-    "intel": frozenset({"i386", "x86-64"}),
+    "intel": frozenset({"i386", "x86_64"}),
     "fat": frozenset({"i386", _PPC}),
     "fat32": frozenset({"i386", _PPC}),
-    "fat3": frozenset({"i386", _PPC, "x86-64"}),
-    "fat64": frozenset({_PPC64, "x86-64"}),
-    "universal": frozenset({"i386", _PPC, _PPC64, "x86-64"}),
-    "universal2": frozenset({"arm64", "x86-64"}),
+    "fat3": frozenset({"i386", _PPC, "x86_64"}),
+    "fat64": frozenset({_PPC64, "x86_64"}),
+    "universal": frozenset({"i386", _PPC, _PPC64, "x86_64"}),
+    "universal2": frozenset({"arm64", "x86_64"}),
 }
 
 #: Linux tag architectures (``uname -m``) -> (ELF machine as the model spells it, ELF class, byte order).
@@ -72,7 +72,6 @@ _ANDROID_TAG = re.compile(r"android_\d+_(?P<abi>arm64_v8a|armeabi_v7a|x86_64|x86
 
 #: How each platform names the model's machines in its own messages (dumpbin's names for PE).
 _PE_NAMES = {"x86-64": "x64", "i386": "x86", "aarch64": "ARM64", "arm": "ARMNT"}
-_MACHO_NAMES = {**DYLD_ARCH_NAMES, _PPC: "ppc", _PPC64: "ppc64"}
 
 #: Kinds a loader opens: objects and static archives are for the linker, which checks their
 #: machine itself; core files, dSYMs and kernel extensions are never loaded by the package.
@@ -83,7 +82,7 @@ _EXECUTABLES = frozenset({Kind.EXECUTABLE, Kind.PIE_EXECUTABLE})
 #: translation: Rosetta 2 on Apple silicon, WOW64 on 64-bit Windows, and Windows 11 on ARM's x64
 #: emulation.  Libraries are never translated into a native process.
 _EMULATED: dict[tuple[str, str], tuple[frozenset[str], str]] = {
-    ("macOS", "arm64"): (frozenset({"x86-64"}), "Rosetta 2"),
+    ("macOS", "arm64"): (frozenset({"x86_64"}), "Rosetta 2"),
     ("Windows", "x86-64"): (frozenset({"i386"}), "WOW64"),
     ("Windows", "aarch64"): (frozenset({"i386", "x86-64"}), "Windows on ARM's x86/x64 emulation"),
 }
@@ -138,7 +137,7 @@ def tag_machines(tag: str) -> TagMachines | None:
         machines = needed - gone
         return TagMachines(tag, "macOS", Format.MACHO, machines) if machines else None
     if match := _IOS_TAG.fullmatch(tag):
-        return TagMachines(tag, "iOS", Format.MACHO, frozenset({"arm64" if match["arch"] == "arm64" else "x86-64"}))
+        return TagMachines(tag, "iOS", Format.MACHO, frozenset({match["arch"]}))
     if tag in _WINDOWS:
         return TagMachines(tag, "Windows", Format.PE, frozenset({_WINDOWS[tag]}))
     if match := _ANDROID_TAG.fullmatch(tag):
@@ -153,8 +152,6 @@ def tag_machines(tag: str) -> TagMachines | None:
 
 
 def _spell(fmt: Format, machine: str) -> str:
-    if fmt is Format.MACHO:
-        return _MACHO_NAMES.get(machine, machine)
     if fmt is Format.PE:
         return _PE_NAMES.get(machine, machine)
     return machine
@@ -257,7 +254,7 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
         "tag": "the wheel's platform tag the finding judges by (of several, the one the file comes closest to)",
         "tags": "every platform tag of the wheel's file name (a compressed tag set has several)",
         "format": "the file's format: elf, macho or pe",
-        "machines": "the file's machines in linkaudit's spelling (x86-64, arm64, aarch64, i386...); "
+        "machines": "the file's machines, each format's spelling (Mach-O as Apple: x86_64, arm64e; ELF: x86-64, aarch64; PE: x86-64, i386); "
         "every slice of a universal Mach-O file",
         "needs": "the machines the tag needs of every file (both slices for universal2)",
         "missing": "the machines the tag needs that the file lacks",
@@ -278,7 +275,8 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
             tags = wheel_platform_tags(package) if package is not None else ()
             fmt = slices[0].format
             needs = [n for n in map(tag_machines, tags) if n is not None and n.format is fmt]
-            machines = {b.machine for b in slices}
+            # a slice's subtype does not change what the tag asks (x86_64h is an x86_64 slice)
+            machines = {cpu_family(b.machine) if fmt is Format.MACHO else b.machine for b in slices}
             if not needs or any(m.startswith("unknown(") or m == "bpf" for m in machines - {_PPC, _PPC64}):
                 continue  # no tag of this format, or no CPU (a GPU or eBPF object)
             unfit = [n for n in needs if not self._fits(n, slices, machines)]

@@ -78,6 +78,7 @@ Data: linkaudit/rules/data/rpath.toml.
         "reason": "absolute | build-tree | relative | empty",
         "marker": "the build-tree fragment matched (for build-tree)",
         "marker_what": "what that fragment is (for build-tree)",
+        "marker_at": "the fragment as it occurs in the entry: the path up to the end of the component it matched (for build-tree)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -97,7 +98,12 @@ Data: linkaudit/rules/data/rpath.toml.
                 origin = "@loader_path" if macho else "$ORIGIN"
                 if entry == "":
                     reason, severity = "empty", Severity.WARNING
-                    message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                    message = (
+                        f"{tag} has an empty entry, which dyld joins to the rest of an @rpath/ name: "
+                        "a directory of no package"
+                        if macho
+                        else f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                    )
                 elif not entry.startswith("/"):
                     reason, severity = "relative", Severity.WARNING
                     message = (
@@ -107,7 +113,7 @@ Data: linkaudit/rules/data/rpath.toml.
                 elif marker is not None:
                     reason, severity = "build-tree", Severity.ERROR
                     message = (
-                        f"{tag} entry {entry!r} points into {marker.what} ({marker.fragment}): "
+                        f"{tag} entry {entry!r} points into {marker.what} ({marker.occurrence(entry)}): "
                         "a path of the build machine that leaked into the package"
                     )
                 else:
@@ -137,6 +143,7 @@ Data: linkaudit/rules/data/rpath.toml.
                         "index": index,
                         "reason": reason,
                         "marker": marker.fragment if marker and reason == "build-tree" else None,
+                        "marker_at": marker.occurrence(entry) if marker and reason == "build-tree" else None,
                         "marker_what": marker.what if marker and reason == "build-tree" else None,
                     },
                     severity,

@@ -110,7 +110,7 @@ MACHO = SAMPLES / "macho"
 
 
 def _macho_layout(tmp_path: Path) -> Path:
-    """lib/libtorch_cuda.dylib (x86-64, @rpath/libnvrtc.12.dylib through LC_RPATH @loader_path)
+    """lib/libtorch_cuda.dylib (x86_64, @rpath/libnvrtc.12.dylib through LC_RPATH @loader_path)
     with its libnvrtc only in dlp/ — and an arm64 one, of the wrong architecture, beside it."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "dlp").mkdir()
@@ -125,25 +125,25 @@ def test_tree_draws_the_dyld_loads_with_the_places_tried(run_cli, tmp_path: Path
     torch = _macho_layout(tmp_path)
     r = run_cli("tree", str(torch))
     assert r.exit_code == 1
-    assert f"{torch} [dlopen] (dyld, x86-64)" in r.stdout
+    assert f"{torch} [dlopen] (dyld, x86_64)" in r.stdout
     assert "@rpath/libnvrtc.12.dylib => not found" in r.stdout
     assert (
         f"tried {tmp_path / 'lib/libnvrtc.12.dylib'} [LC_RPATH of libtorch_cuda.dylib] wrong-machine "
-        "(have arm64, need x86-64)" in r.stdout
+        "(have arm64, need x86_64)" in r.stdout
     )
     assert "/usr/lib/libSystem.B.dylib (dyld shared cache: present)" in r.stdout
     ok = run_cli("tree", "--dyld-fallback-library-path", str(tmp_path / "dlp"), str(torch))
     assert ok.exit_code == 0
     assert f"@rpath/libnvrtc.12.dylib => {tmp_path / 'dlp/libnvrtc.12.dylib'} [DYLD_FALLBACK_LIBRARY_PATH]" in ok.stdout
     # the skipped candidate is shown even without --verbose: it is why the fallback was needed
-    assert "wrong-machine (have arm64, need x86-64)" in ok.stdout
+    assert "wrong-machine (have arm64, need x86_64)" in ok.stdout
     doc = json.loads(
         run_cli("tree", "--format", "json", "--dyld-library-path", str(tmp_path / "dlp"), str(torch)).stdout
     )
     validate_tree(doc)
     assert "windows_roots" not in doc
     (load,) = doc["dyld_roots"]
-    assert (load["loader"], load["machine"], load["kind"]) == ("dyld", "x86-64", "dlopen")
+    assert (load["loader"], load["machine"], load["kind"]) == ("dyld", "x86_64", "dlopen")
     (nvrtc,) = [i for i in load["imports"] if i["name"] == "@rpath/libnvrtc.12.dylib"]
     assert nvrtc["source"] == "DYLD_LIBRARY_PATH" and nvrtc["attempts"] == [
         {
@@ -156,7 +156,7 @@ def test_tree_draws_the_dyld_loads_with_the_places_tried(run_cli, tmp_path: Path
 
 
 def test_tree_json_keeps_the_windows_roots_shape(run_cli) -> None:  # type: ignore[no-untyped-def]
-    doc = json.loads(run_cli("tree", "--format", "json", str(SAMPLES / "pe/imports")).stdout)
+    doc = json.loads(run_cli("tree", "--all-roots", "--format", "json", str(SAMPLES / "pe/imports")).stdout)
     validate_tree(doc)
     assert "dyld_roots" not in doc
     (app,) = [w for w in doc["windows_roots"] if w["root"].endswith("app.dll")]
@@ -176,37 +176,37 @@ def test_why_answers_for_a_dylib(run_cli, tmp_path: Path) -> None:  # type: igno
         )
     missing = run_cli("why", "--format", "json", str(torch), "libnvrtc.12.dylib")
     (chain,) = json.loads(missing.stdout)["library_chains"]
-    assert chain["path"] is None and chain["loader"] == "dyld" and chain["machine"] == "x86-64"
+    assert chain["path"] is None and chain["loader"] == "dyld" and chain["machine"] == "x86_64"
     assert chain["tried"] == [str(tmp_path / "lib/libnvrtc.12.dylib")]
     assert chain["skipped"] == [
         {
             "path": str(tmp_path / "lib/libnvrtc.12.dylib"),
             "outcome": "wrong-machine",
-            "detail": "have arm64, need x86-64",
+            "detail": "have arm64, need x86_64",
         }
     ]
     text = run_cli("why", str(torch), "libnvrtc.12.dylib").stdout
-    assert "=> not found" in text and "skipped " in text and "wrong-machine (have arm64, need x86-64)" in text
+    assert "=> not found" in text and "skipped " in text and "wrong-machine (have arm64, need x86_64)" in text
     assert run_cli("why", str(torch), "libSystem.B.dylib").exit_code == 0
     assert run_cli("why", str(torch), "libomp.dylib").exit_code == 1
 
 
 def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """--executable-path, --dyld-library-path, --dyld-fallback-library-path and --path are handed to
-    analyze_dyld / analyze_windows by check (through AuditConfig), tree and why alike."""
+    """--executable-path, --dyld-library-path, --dyld-fallback-library-path, --path and --entry are
+    handed to analyze_dyld / analyze_windows by check (through AuditConfig), tree and why alike."""
     import importlib
 
     from linkaudit.loader import dyld, windows
 
     seen: list[tuple[str, object]] = []
 
-    def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=()):  # type: ignore[no-untyped-def]
-        seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path))))
-        return dyld.analyze_dyld(binaries, executable, read, library_path, fallback_library_path)
+    def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=(), entries=()):  # type: ignore[no-untyped-def]
+        seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path), tuple(entries))))
+        return dyld.analyze_dyld(binaries, executable, read, library_path, fallback_library_path, entries)
 
-    def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=()):  # type: ignore[no-untyped-def]
-        seen.append(("windows", tuple(path)))
-        return windows.analyze_windows(binaries, dll_directories, preload, read, path)
+    def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=(), entries=()):  # type: ignore[no-untyped-def]
+        seen.append(("windows", (tuple(path), tuple(entries))))
+        return windows.analyze_windows(binaries, dll_directories, preload, read, path, entries)
 
     for module in map(importlib.import_module, ("linkaudit.audit", "linkaudit.cli.tree")):
         monkeypatch.setattr(module, "analyze_dyld", spy_dyld)
@@ -217,12 +217,13 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
         "--dyld-library-path", "/a", "--dyld-library-path", "/b",
         "--dyld-fallback-library-path", "/c",
         "--path", "/w",
+        "--entry", str(torch),
     )  # fmt: skip
     for command in (("check", "--no-config"), ("tree",), ("why",)):
         seen.clear()
         run_cli(*command, *options, str(torch), *(("libnvrtc.12.dylib",) if command == ("why",) else ()))
-        assert ("dyld", ("/opt/py/bin/python3", ("/a", "/b"), ("/c",))) in seen, command
-        assert ("windows", ("/w",)) in seen, command
+        assert ("dyld", ("/opt/py/bin/python3", ("/a", "/b"), ("/c",), (str(torch),))) in seen, command
+        assert ("windows", (("/w",), (str(torch),))) in seen, command
 
 
 def test_tree_bind_exits_1_when_an_import_is_not_exported(run_cli, samples) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
 
 def test_thin_and_universal_files() -> None:
     (fixed,) = read(str(MACHO / "fixed/libtorch_cuda.dylib"))
-    assert (fixed.format, fixed.machine, fixed.bits, fixed.kind) == (Format.MACHO, "x86-64", 64, Kind.SHARED_LIBRARY)
+    assert (fixed.format, fixed.machine, fixed.bits, fixed.kind) == (Format.MACHO, "x86_64", 64, Kind.SHARED_LIBRARY)
     assert fixed.soname == "@rpath/libtorch_cuda.dylib" and fixed.rpath == ("@loader_path",)
     assert [n.name for n in fixed.needed] == ["@rpath/libnvrtc.12.dylib", "/usr/lib/libSystem.B.dylib"]
     assert (fixed.min_os, fixed.sdk) == ("11.0", "11.0")
@@ -31,7 +31,7 @@ def test_thin_and_universal_files() -> None:
     assert [s.name for s in fixed.symbols if s.defined] == ["torch_cuda_compile"]
     slices = read(str(MACHO / "misc/universal.dylib"))
     assert [(b.machine, b.display_path.rsplit("(", 1)[-1]) for b in slices] == [
-        ("x86-64", "x86-64)"),
+        ("x86_64", "x86_64)"),
         ("arm64", "arm64)"),
     ]
     (broken,) = read(str(MACHO / "broken/libtorch_cuda.dylib"))
@@ -58,7 +58,7 @@ def test_the_seed_bug_in_mach_o_form_and_its_fix(run_cli) -> None:  # type: igno
     assert 'dyld stops the load: "Symbol not found: _nvrtcCompileProgram' in finding["message"]
     flat = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "misc/flat_lookup")).stdout)
     assert [(f["rule"], f["subject"]) for f in flat["findings"]] == [("missing-provider", "libnvrtc*.dylib")]
-    assert "and no LC_LOAD_DYLIB provides them" in flat["findings"][0]["message"]
+    assert "and no dylib load command (LC_LOAD_DYLIB) provides them" in flat["findings"][0]["message"]
     fixed = run_cli("check", "--no-config", str(MACHO / "fixed"))
     assert fixed.exit_code == 0 and "0 errors, 0 warnings, 0 notes" in fixed.stdout
 
@@ -82,7 +82,7 @@ def test_leaked_and_duplicate_lc_rpath() -> None:
 
     new_sdk = dataclasses.replace(leaky, sdk="15.2")
     (f,) = DuplicateRpath().check(AuditContext((new_sdk,), AuditConfig()))
-    assert f.severity.value == "error" and "refuses to load this file" in f.message
+    assert f.severity.value == "error" and "dyld refuses to load it" in f.message
 
 
 @needs("llvm-otool")
@@ -288,7 +288,7 @@ def test_each_slice_binds_to_the_copy_of_its_own_machine(tmp_path: Path) -> None
     found = audit([str(tmp_path)]).findings
     unresolved = [f for f in found if f.rule == "unresolved-symbol"]
     assert [(f.file, f.subject) for f in unresolved] == [
-        (str(tmp_path / "universal.dylib") + "(x86-64)", "nvrtcCompileProgram")
+        (str(tmp_path / "universal.dylib") + "(x86_64)", "nvrtcCompileProgram")
     ]
     (missing,) = [f for f in found if f.rule == "library-not-found"]
     assert missing.subject == "@rpath/libnvrtc.12.dylib"

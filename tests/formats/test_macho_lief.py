@@ -43,7 +43,7 @@ MAC_WHEEL = "torch-2.9.1-cp311-none-macosx_11_0_arm64.whl"
 TALLY: Counter[str] = Counter()
 
 #: ``mach/machine.h`` cputype, as lief and llvm-objdump spell it -> our machine name.
-MACHINES = {"X86_64": "x86-64", "x86_64": "x86-64", "ARM64": "arm64", "arm64": "arm64", "x86": "i386"}
+MACHINES = {"X86_64": "x86_64", "x86_64": "x86_64", "ARM64": "arm64", "arm64": "arm64", "x86": "i386"}
 MACHINES |= {"I386": "i386", "i386": "i386", "ARM": "arm", "arm": "arm", "ARM64_32": "arm64_32"}
 NEEDS = {
     "LOAD_DYLIB": "plain",
@@ -418,7 +418,7 @@ def test_samples_agree_with_llvm(path: Path) -> None:
 def test_the_samples_cover_what_is_compared() -> None:
     """Every kind of field this module compares has at least one sample that exercises it."""
     slices = [s for p in SAMPLES for s in _ours(p)]
-    assert {m for s in slices for m in [s["machine"]]} >= {"x86-64", "arm64"}
+    assert {m for s in slices for m in [s["machine"]]} >= {"x86_64", "arm64"}
     assert {k for s in slices for _n, k in s["needed"]} >= {"plain", "weak", "reexport"}
     assert any(lib is None for s in slices for _n, lib, _w in s["imports"])  # flat lookup
     assert any(weak for s in slices for _n, _lib, weak in s["imports"])

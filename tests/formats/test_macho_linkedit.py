@@ -268,7 +268,7 @@ def test_fat_entries_that_overlap_or_lie_about_the_cpu_and_strings_inside_the_st
     with pytest.raises(InputError, match="slice 1 overlaps another slice"):
         read(str(bad))
     lying = bytearray(data)
-    struct.pack_into(">I", lying, 8, 0x0100000C)  # the first entry says arm64; its slice is x86-64
+    struct.pack_into(">I", lying, 8, 0x0100000C)  # the first entry says arm64; its slice is x86_64
     bad.write_bytes(bytes(lying))
     with pytest.raises(InputError, match="its fat header says 0x100000c"):
         read(str(bad))

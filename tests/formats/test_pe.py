@@ -155,10 +155,12 @@ def test_system_dlls_and_api_sets_are_present() -> None:
 def test_tree_draws_the_windows_loads(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from ..output.schema import validate_tree
 
-    r = run_cli("tree", str(PE / "imports"))
+    # app.dll: an input app.exe does not reach, loaded alone; drawn with --all-roots, as ELF's
+    assert "app.dll [dlopen]" not in run_cli("tree", str(PE / "imports")).stdout
+    r = run_cli("tree", "--all-roots", str(PE / "imports"))
     assert r.exit_code == 0
     assert f"helper.dll => {PE / 'imports/helper.dll'} [dll-load-dir]" in r.stdout
-    doc = json.loads(run_cli("tree", "--format", "json", str(PE / "imports")).stdout)
+    doc = json.loads(run_cli("tree", "--all-roots", "--format", "json", str(PE / "imports")).stdout)
     validate_tree(doc)
     (app,) = [w for w in doc["windows_roots"] if w["root"].endswith("app.dll")]
     assert [(i["name"], i["source"]) for i in app["imports"]] == [("helper.dll", "dll-load-dir")]

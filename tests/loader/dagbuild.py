@@ -14,6 +14,7 @@ each exporting 200 names of its own, each NEEDing the previous, RUNPATH
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from tests.formats.elfbuild import DT_NEEDED, DT_RUNPATH, build, sym
 DT_SONAME, DT_RPATH, DT_FLAGS_1 = 14, 15, 0x6FFFFFFB
 DF_1_NODEFLIB = 0x800
 _STT_FUNC_GLOBAL = 0x12
+_ET_EXEC = 2
 _SHN_TEXT = 1  # any defined section index: the reader only asks "defined or not"
 
 
@@ -38,6 +40,7 @@ class Lib:
         nodeflib: set DF_1_NODEFLIB.
         exports: names of strong GLOBAL FUNC symbols it defines.
         imports: names of undefined symbols it references.
+        executable: an ET_EXEC file (an executable root) instead of a shared object.
     """
 
     file: str
@@ -48,6 +51,7 @@ class Lib:
     nodeflib: bool = False
     exports: tuple[str, ...] = ()
     imports: tuple[str, ...] = field(default=())
+    executable: bool = False
 
 
 def elf_bytes(lib: Lib) -> bytes:
@@ -74,7 +78,10 @@ def elf_bytes(lib: Lib) -> bytes:
         sym(intern(name), _STT_FUNC_GLOBAL, _SHN_TEXT, 0x1000 + 16 * i, 16) for i, name in enumerate(lib.exports)
     ]
     symbols += [sym(intern(name), _STT_FUNC_GLOBAL) for name in lib.imports]
-    return build(bytes(strtab), dynamic, b"".join(symbols))
+    image = build(bytes(strtab), dynamic, b"".join(symbols))
+    if lib.executable:
+        image = image[:16] + struct.pack("<H", _ET_EXEC) + image[18:]
+    return image
 
 
 def write(directory: str, libs: Sequence[Lib]) -> list[str]:

@@ -16,10 +16,10 @@ from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Kind
 
 MACHO = Path(__file__).resolve().parents[2] / "sample_bins" / "macho"
-TORCH = MACHO / "fixed/libtorch_cuda.dylib"  # x86-64; needs @rpath/libnvrtc.12.dylib, LC_RPATH @loader_path
-NVRTC = MACHO / "fixed/libnvrtc.12.dylib"  # x86-64
+TORCH = MACHO / "fixed/libtorch_cuda.dylib"  # x86_64; needs @rpath/libnvrtc.12.dylib, LC_RPATH @loader_path
+NVRTC = MACHO / "fixed/libnvrtc.12.dylib"  # x86_64
 ARM64 = MACHO / "misc/libleaky.dylib"  # arm64 only
-UNIVERSAL = MACHO / "misc/universal.dylib"  # x86-64 + arm64, needs @rpath/libnvrtc.12.dylib, LC_RPATH @loader_path
+UNIVERSAL = MACHO / "misc/universal.dylib"  # x86_64 + arm64, needs @rpath/libnvrtc.12.dylib, LC_RPATH @loader_path
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -102,7 +102,7 @@ def test_library_not_found_names_every_place_with_its_source(tmp_path: Path) -> 
 
 
 def test_a_dylib_of_another_architecture_is_skipped_and_named(tmp_path: Path) -> None:
-    """An arm64-only libnvrtc beside an x86-64 library: dyld skips it ("mach-o file, but is an
+    """An arm64-only libnvrtc beside an x86_64 library: dyld skips it ("mach-o file, but is an
     incompatible architecture") and searches on; nothing else: Library not loaded."""
     torch = _copy(TORCH, tmp_path / "lib/libtorch_cuda.dylib")
     wrong = _copy(ARM64, tmp_path / "lib/libnvrtc.12.dylib")
@@ -111,13 +111,13 @@ def test_a_dylib_of_another_architecture_is_skipped_and_named(tmp_path: Path) ->
     assert res.path is None
     (tried,) = res.attempts
     assert (tried.path, tried.outcome, tried.machines) == (str(wrong), ImageOutcome.WRONG_MACHINE, ("arm64",))
-    assert tried.detail == "have arm64, need x86-64"
+    assert tried.detail == "have arm64, need x86_64"
     (finding,) = [f for f in audit([str(torch)]).findings if f.rule == "library-not-found"]
     assert (
         f"'{wrong}' (mach-o file, but is an incompatible architecture (have 'arm64', need 'x86_64'))" in finding.message
     )
     assert finding.evidence["attempts"][0]["outcome"] == "wrong-machine"
-    assert finding.evidence["roots"][0]["machine"] == "x86-64"
+    assert finding.evidence["roots"][0]["machine"] == "x86_64"
     # the search goes on past it: a good one in the fallback directory is loaded
     good = _copy(NVRTC, tmp_path / "fb/libnvrtc.12.dylib")
     (load,) = _loads(torch, fallback_library_path=[str(tmp_path / "fb")])
@@ -132,26 +132,26 @@ def test_not_a_mach_o_file_is_skipped(tmp_path: Path) -> None:
     (load,) = _loads(torch, fallback_library_path=[str(tmp_path / "fb")])
     assert _nvrtc(load).path == str(good)
     assert [a.outcome for a in _nvrtc(load).attempts] == ["invalid", "found"]
-    assert dyld_reason(_nvrtc(load).attempts[0], "x86-64") == "not a mach-o file"
+    assert dyld_reason(_nvrtc(load).attempts[0], "x86_64") == "not a mach-o file"
 
 
 def test_the_slice_of_the_loaders_machine_is_loaded(tmp_path: Path) -> None:
-    """A universal libnvrtc beside an x86-64 library: its x86-64 slice is the image loaded."""
+    """A universal libnvrtc beside an x86_64 library: its x86_64 slice is the image loaded."""
     torch = _copy(TORCH, tmp_path / "lib/libtorch_cuda.dylib")
     fat = _copy(UNIVERSAL, tmp_path / "lib/libnvrtc.12.dylib")
     (load,) = _loads(torch)
     assert _nvrtc(load).path == str(fat)
-    assert load.images[str(fat)].machine == "x86-64" and load.images[str(fat)].member == "x86-64"
+    assert load.images[str(fat)].machine == "x86_64" and load.images[str(fat)].member == "x86_64"
 
 
 def test_every_slice_of_a_universal_root_is_loaded_by_its_own_machine(tmp_path: Path) -> None:
-    """universal.dylib (x86-64 + arm64) beside an x86-64-only libnvrtc: the x86-64 slice loads,
+    """universal.dylib (x86_64 + arm64) beside an x86_64-only libnvrtc: the x86_64 slice loads,
     the arm64 slice (an Apple silicon Mac) does not — and the finding says why."""
     root = _copy(UNIVERSAL, tmp_path / "universal.dylib")
     nvrtc = _copy(NVRTC, tmp_path / "libnvrtc.12.dylib")
     loads = {ld.machine: ld for ld in _loads(root)}
-    assert sorted(loads) == ["arm64", "x86-64"]
-    assert _nvrtc(loads["x86-64"]).path == str(nvrtc)
+    assert sorted(loads) == ["arm64", "x86_64"]
+    assert _nvrtc(loads["x86_64"]).path == str(nvrtc)
     (tried,) = _nvrtc(loads["arm64"]).attempts
     assert _nvrtc(loads["arm64"]).path is None and tried.outcome == "wrong-machine"
     (finding,) = [f for f in audit([str(root)]).findings if f.rule == "library-not-found"]
@@ -179,10 +179,10 @@ def test_dyld_reason_for_a_fat_file_without_the_slice(tmp_path: Path) -> None:
     assert "(mach-o file, but is an incompatible architecture (have 'arm64', need 'x86_64'))" in f.message
     tried = ImageAttempt("/x/libA.dylib", "install-name", ImageOutcome.WRONG_MACHINE, "fat file: ", ("arm64", "i386"))
     assert (
-        dyld_reason(tried, "x86-64")
+        dyld_reason(tried, "x86_64")
         == "fat file, but missing compatible architecture (have (arm64,i386), need (x86_64))"
     )
-    assert dyld_reason(ImageAttempt("/x/libA.dylib", "install-name", ImageOutcome.MISSING), "x86-64") == "no such file"
+    assert dyld_reason(ImageAttempt("/x/libA.dylib", "install-name", ImageOutcome.MISSING), "x86_64") == "no such file"
 
 
 def test_executable_path_is_the_given_executable_or_the_executable_root(tmp_path: Path) -> None:

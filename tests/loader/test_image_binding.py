@@ -108,7 +108,7 @@ def test_macho_shared_cache_and_weak_dylib() -> None:
     assert weak.outcome is ImportOutcome.LIBRARY_NOT_FOUND and "weak dylib" in weak.reason
 
 
-@pytest.mark.parametrize("machine", ["x86-64", "arm64"])
+@pytest.mark.parametrize("machine", ["x86_64", "arm64"])
 def test_each_slice_binds_in_its_own_load(machine: str) -> None:
     b = _bind("macho/misc/universal.dylib", "universal.dylib", "nvrtcCreateProgram", machine)
     assert b.outcome is ImportOutcome.LIBRARY_NOT_FOUND

@@ -1,0 +1,214 @@
+"""Reads that cannot fault: a file's bytes through ``os.pread``, never through a memory map.
+
+A page of a mapped file that lies past the file's end when touched raises SIGBUS, which Python
+cannot turn into an exception: a file truncated by another process while it is read (a build
+tree changing under a CI audit) would kill the whole run.  ``FileBytes`` looks like the bytes
+of the file to the readers (``len``, indexing, slicing, ``find``) but reads only the ranges
+asked for, with ``pread``.  A read that comes back short inside the size the file had when it
+was opened means that the file shrank: an ``InputError`` naming the file, which the audit turns
+into an ``unreadable-input`` finding before going on with the other inputs.
+
+Small reads (headers, single records, names) are served from a few cached 64 KiB blocks, so
+neighbouring fields cost one system call; large reads (a symbol table, a string table) go
+straight to ``pread`` and are not cached.  The readers read about 1.3% of the bytes of the torch
+wheel's libraries this way.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import overload
+
+from ..errors import InputError
+
+#: Bytes of one cached block (the unit of small reads).
+BLOCK = 64 * 1024
+#: Reads of at most this many bytes go through the block cache.
+SMALL = 4096
+#: Blocks kept per open file (the oldest is dropped first).
+CACHED_BLOCKS = 16
+
+
+class _OpenFile:
+    """What every view of one open file shares: the descriptor, the path, the size at open, the cache."""
+
+    __slots__ = ("blocks", "end", "fd", "path")
+
+    def __init__(self, fd: int, path: str, end: int) -> None:
+        self.fd = fd
+        self.path = path
+        self.end = end
+        self.blocks: dict[int, bytes] = {}
+
+    def pread(self, offset: int, length: int) -> bytes:
+        """Exactly ``length`` bytes at absolute ``offset`` (inside the size at open).
+
+        Raises:
+            InputError: the file now ends before ``offset + length`` (it shrank while being
+                read), or the read failed (an I/O error).
+        """
+        parts: list[bytes] = []
+        got = 0
+        while got < length:
+            try:
+                chunk = os.pread(self.fd, length - got, offset + got)
+            except OSError as exc:
+                raise InputError(self.path, f"read error: {exc.strerror or exc}", offset + got) from exc
+            if not chunk:
+                raise InputError(
+                    self.path,
+                    f"the file shrank while being read: it ends before byte {offset + got:#x} "
+                    f"of the {self.end} bytes it had when opened",
+                    offset + got,
+                )
+            parts.append(chunk)
+            got += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def block(self, index: int) -> bytes:
+        """Block ``index`` of the file (``BLOCK`` bytes, the last one shorter), cached."""
+        data = self.blocks.get(index)
+        if data is None:
+            start = index * BLOCK
+            data = self.pread(start, min(BLOCK, self.end - start))
+            if len(self.blocks) >= CACHED_BLOCKS:
+                del self.blocks[next(iter(self.blocks))]
+            self.blocks[index] = data
+        return data
+
+
+class FileBytes:
+    """A read-only window on a file's bytes, read on demand with ``pread``.
+
+    Behaves like ``bytes`` for what the readers use: ``len``, ``[i]`` (an ``int``), ``[a:b]`` and
+    ``[a:b:step]`` with a positive step (``bytes``, clipped to the window as slicing clips), ``find``.  Offsets are
+    relative to the window's start.
+
+    Attributes:
+        path: the file's path, as opened (named by every error).
+        size: the window's length in bytes (the file's size when opened, for the whole file).
+    """
+
+    __slots__ = ("_base", "_file", "path", "size")
+
+    def __init__(self, file: _OpenFile, base: int, size: int) -> None:
+        self._file = file
+        self._base = base
+        self.path = file.path
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> bytes: ...
+
+    def __getitem__(self, key: int | slice) -> bytes | int:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.size)
+            if step < 1:
+                raise ValueError("FileBytes slices step forwards")
+            data = self.read(start, stop - start)
+            return data if step == 1 else data[::step]
+        index = key + self.size if key < 0 else key
+        if not 0 <= index < self.size:
+            raise IndexError("index out of range")
+        return self.read(index, 1)[0]
+
+    def read(self, offset: int, length: int) -> bytes:
+        """The bytes at ``offset`` (window-relative), at most ``length``: fewer only at the window's end.
+
+        Raises:
+            InputError: the file shrank while being read, or an I/O error.
+        """
+        if offset < 0 or length <= 0 or offset >= self.size:
+            return b""
+        length = min(length, self.size - offset)
+        start = self._base + offset
+        if length > SMALL:
+            return self._file.pread(start, length)
+        first, last = start // BLOCK, (start + length - 1) // BLOCK
+        at = start - first * BLOCK
+        data = self._file.block(first)
+        if first == last:
+            return data[at : at + length]
+        return data[at:] + self._file.block(last)[: start + length - last * BLOCK]
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        """Lowest window offset of ``sub`` in ``[start, end)``, or -1 (as ``bytes.find``).
+
+        A one-byte ``sub`` is searched block by block (through the cache); a longer one reads the range.
+        """
+        start, end, _ = slice(start, end).indices(self.size)
+        if start >= end:
+            return -1 if sub else start
+        if len(sub) != 1:
+            found = self.read(start, end - start).find(sub)
+            return found if found < 0 else start + found
+        pos = start
+        while pos < end:
+            absolute = self._base + pos
+            index = absolute // BLOCK
+            at = absolute - index * BLOCK
+            block = self._file.block(index)
+            stop = min(len(block), at + (end - pos))
+            found = block.find(sub, at, stop)
+            if found >= 0:
+                return pos + found - at
+            pos += stop - at
+        return -1
+
+    def view(self, offset: int, length: int) -> FileBytes:
+        """The window of ``length`` bytes at ``offset`` of this one (an ``ar`` member), sharing the file."""
+        offset = max(0, min(offset, self.size))
+        return FileBytes(self._file, self._base + offset, max(0, min(length, self.size - offset)))
+
+
+#: What the readers take: a file's bytes, in memory or read on demand.
+Buffer = bytes | FileBytes
+
+
+def open_file(path: str) -> tuple[int, os.stat_result]:
+    """Open ``path`` read-only without blocking (a FIFO or device never blocks the run) and stat it.
+
+    The caller closes the descriptor.
+
+    Raises:
+        InputError: it cannot be opened (missing, unreadable, a symlink loop) or is not a regular file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(path, os_reason(exc)) from exc
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(path, os_reason(exc)) from exc
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InputError(path, "not a regular file")
+    return fd, st
+
+
+def file_bytes(fd: int, path: str, size: int) -> FileBytes:
+    """The whole of the open file ``fd`` (``size`` bytes when opened) as ``FileBytes``."""
+    return FileBytes(_OpenFile(fd, path, size), 0, size)
+
+
+def os_reason(exc: OSError) -> str:
+    """The sentence an ``InputError`` gives for an ``OSError`` of ``open``/``stat``."""
+    if exc.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links)"
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "is a directory"
+    return exc.strerror or str(exc)

@@ -1,0 +1,237 @@
+"""Which packages are staged where: the packages among the inputs recognised, each kind staged
+into its root (the wheels given together into one ``site-packages``, conda packages into one
+prefix, each tarball into its own), and the temporary tree removed afterwards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .conda import is_conda_zip, stage_conda_zip
+from .metadata import wheel_name
+from .planner import Installation, plan_installations
+from .staged import Staged
+from .staging import CORRUPT, Budget, Progress, Stager, StagingRoot
+from .tar import COMPRESSED, stage_tarball
+from .wheel import stage_wheel
+
+_ZIP = b"PK\x03\x04"
+
+#: How paths of a shared staging root that no package installs are labelled.
+_SITE_NAMES = {"wheel": "site-packages", "conda": "prefix"}
+
+#: File names of packages picked up inside a directory given (a wheelhouse, a conda-bld output).
+PACKAGE_SUFFIXES = (".whl", ".conda", ".tar.bz2")
+
+
+def package_kind(path: str) -> str | None:
+    """``"zip"`` (a wheel or a ``.conda``), ``"tarball"`` (plain or compressed: a conda
+    ``.tar.bz2`` among them) or ``None``: what the file at ``path`` is, by its first bytes — or,
+    for a file named ``*.whl`` / ``*.conda``, by the zip end-of-archive record that installers read.
+
+    Never raises: an unreadable file is ``None`` and is reported by the ordinary reader.
+    """
+    try:
+        # Non-blocking and checked to be a regular file: a FIFO named x.whl is never waited on.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, 512)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if head.startswith(_ZIP):
+        return "zip"
+    if path.endswith((".whl", ".conda")) and zipfile.is_zipfile(path):
+        # Named as a package and a zip by its end-of-archive record: a zip behind a prefix (an ELF
+        # stub, a self-extractor) is what pip and conda read, whatever the first bytes say.
+        return "zip"
+    if head.startswith(COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
+        return "tarball"
+    return None
+
+
+def _packages_under(top: str) -> list[str]:
+    """The packages below the directory ``top``, by name (``PACKAGE_SUFFIXES``), sorted; symlinked
+    directories are not followed (the binary walk decides what a link may reach)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(PACKAGE_SUFFIXES))
+    return out
+
+
+def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tuple[dict[str, str], list[str]]:
+    """``(package path -> kind, the inputs in order)``: the packages among ``paths`` and inside
+    the directories given (a wheelhouse), each real file once (two spellings, a symlink)."""
+    kinds: dict[str, str] = {}
+    found: list[str] = []
+    real: set[str] = set()
+    dropped: set[str] = set()
+
+    def take(path: str, kind: str | None) -> bool:
+        if kind is None or path in kinds:
+            return False
+        key = os.path.realpath(path)
+        if key in real:
+            dropped.add(path)
+            return False
+        real.add(key)
+        kinds[path] = kind
+        return True
+
+    for p in paths:
+        try:
+            mode = os.stat(p).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode):
+            take(p, is_package(p))
+        elif stat.S_ISDIR(mode):
+            for candidate in _packages_under(p):
+                if candidate not in kinds and take(candidate, is_package(candidate)):
+                    found.append(candidate)
+    return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped))
+
+
+class _Roots:
+    """The staging roots made under one temporary directory, by key (``wheel``, ``conda``,
+    ``tarballN``), in the order first used."""
+
+    def __init__(self, tmp: str) -> None:
+        self.tmp = os.path.realpath(tmp)
+        self.sites: dict[str, StagingRoot] = {}
+        self.paths: list[str] = []  # the inputs to audit, each root once
+
+    def get(self, key: str, label: str) -> StagingRoot:
+        """The root of ``key`` (made on first use), with ``label`` recorded as staged into it."""
+        site = self.sites.get(key)
+        if site is None:
+            host = os.path.join(self.tmp, key)
+            os.mkdir(host, 0o700)
+            site = self.sites[key] = StagingRoot(host, _SITE_NAMES.get(key, label))
+            self.paths.append(host)
+        site.labels.append(label)
+        return site
+
+
+def _stage_zip(stager: Stager, roots: _Roots, path: str) -> None:
+    """Stage the zip at ``path``: a ``.conda`` or a wheel."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (*CORRUPT, zipfile.LargeZipFile) as exc:
+        stager.errors.append(InputError(path, f"not a readable zip archive: {exc}"))
+        return
+    with zf:
+        packed = os.path.getsize(path)
+        if is_conda_zip(zf):
+            stage_conda_zip(stager, roots.get("conda", path), path, zf, packed)
+        else:
+            stage_wheel(stager, roots.get("wheel", path), path, zf, packed)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedInputs:
+    """The inputs of one installation's audit.
+
+    Attributes:
+        paths: what to hand ``staged_inputs`` (the first installation also takes every input that
+            is no package: files, directories).
+        packages: the packages staged for it; ``None``: every package among ``paths``.
+        installation: which packages, for which target, and why.
+    """
+
+    paths: tuple[str, ...]
+    packages: frozenset[str] | None
+    installation: Installation
+
+
+def plan_inputs(
+    paths: list[str], together: bool = False, is_package: Callable[[str], str | None] = package_kind
+) -> list[PlannedInputs]:
+    """The installations the inputs make (``planner.plan_installations``): wheels of one project
+    for several targets apart, each wheel with what it is installed with; conda packages, tarballs
+    and zips without a wheel name with the first.  One entry, of every input, when there is
+    nothing to tell apart."""
+    kinds, ordered = _recognise(paths, is_package)
+    wheels = []
+    others = []
+    for p in ordered:
+        if p not in kinds:
+            continue
+        name = wheel_name(p) if kinds[p] == "zip" and p.endswith(".whl") else None
+        if name is None:
+            others.append(p)
+        else:
+            wheels.append(name)
+    plan = plan_installations(wheels, others, together)
+    if len(plan) == 1:
+        return [PlannedInputs(tuple(paths), None, plan[0])]
+    out = []
+    for i, installation in enumerate(plan):
+        members = frozenset(installation.packages)
+        if i == 0:
+            inputs = tuple(p for p in ordered if p in members or p not in kinds)
+        else:
+            inputs = tuple(p for p in ordered if p in members)
+        out.append(PlannedInputs(inputs, members, installation))
+    return out
+
+
+@contextmanager
+def staged_inputs(
+    paths: list[str],
+    is_package: Callable[[str], str | None] = package_kind,
+    progress: Progress | None = None,
+    only: Collection[str] | None = None,
+) -> Iterator[Staged]:
+    """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
+
+    Args:
+        paths: the inputs as given; a path that is a regular file and a package (``package_kind``)
+            is staged, every other path passes through unchanged.
+        is_package: what a path is (``package_kind``).
+        progress: told the bytes expected and written (a progress bar), or ``None``.
+        only: the packages to stage (one installation's, ``plan_inputs``); the others found are
+            left out.  ``None``: every package found.
+
+    Yields:
+        A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
+        paths back as ``PACKAGE!member``.
+    """
+    kinds, ordered = _recognise(paths, is_package)
+    found = list(kinds)
+    if only is not None:
+        kinds = {p: k for p, k in kinds.items() if p in only}
+        ordered = [p for p in ordered if p in kinds or p not in found]
+    if not kinds:
+        yield Staged(list(paths) if only is None else ordered, [], [], found=found)
+        return
+    tmp = tempfile.mkdtemp(prefix="linkaudit-")
+    try:
+        stager = Stager(Budget(progress))
+        roots = _Roots(tmp)
+        for p in ordered:
+            kind = kinds.get(p)
+            if kind is None:
+                roots.paths.append(p)
+            elif kind == "tarball":
+                stage_tarball(stager, roots.get(f"tarball{len(roots.sites)}", p), p, p)
+            else:
+                _stage_zip(stager, roots, p)
+        yield Staged(
+            roots.paths, stager.errors, list(kinds), list(roots.sites.values()), found=found, clashes=stager.clashes
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,157 @@
+"""Installations from inputs: wheels of one project for several Pythons are audited apart, each
+with what it is installed with; ``--together`` makes one installation, where two packages writing
+one path is a ``file-clash`` (identical copies a note).  Fixtures: sample_bins/wheels/ (built by
+sample_bins/build_wheels.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+from output.schema import validate_report
+
+from linkaudit import audit
+from linkaudit.output import OutputFormat, renderer
+from linkaudit.packages.metadata import wheel_name
+from linkaudit.packages.planner import Target, manylinux_platforms, plan_installations
+from linkaudit.report import Finding
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+DIST = SAMPLES / "wheels/dist"
+WHEELS = sorted(DIST.glob("*.whl"))
+
+
+def _own(findings: tuple[Finding, ...], wheel: Path) -> list[tuple[str, str, str, str]]:
+    return sorted((f.rule, f.severity.value, f.file, f.message) for f in findings if f.file.startswith(f"{wheel}!"))
+
+
+def test_a_dist_of_one_projects_wheels_gives_per_wheel_what_it_alone_gives() -> None:
+    """The cp311, cp312 and abi3 wheels of one project share pkg.libs/libhelper.so (the abi3
+    copy is another build): audited as one site, two of them were unreadable ("two packages
+    write pkg.libs/libhelper.so"); as the installations pip makes, each is audited alone."""
+    assert len(WHEELS) == 3
+    report = audit([str(DIST)])
+    assert not report.has_unreadable
+    assert {f.rule for f in report.findings}.isdisjoint({"unreadable-input", "file-clash"})
+    assert sorted(f.path for f in report.files) == sorted(
+        f"{w}!{m}" for w in WHEELS for m in ("pkg.libs/libhelper.so", _module(w))
+    )
+    for wheel in WHEELS:
+        alone = audit([str(wheel)])
+        assert _own(report.findings, wheel) == _own(alone.findings, wheel)
+        assert {r.path for r in alone.roots} <= {r.path for r in report.roots}
+    planned = report.config["installations"]
+    assert [p["targets"] for p in planned] == [
+        ["cp311-abi3-manylinux_2_17_x86_64"],
+        ["cp311-cp311-manylinux_2_17_x86_64"],
+        ["cp312-cp312-manylinux_2_17_x86_64"],
+    ]
+    assert all(len(p["packages"]) == 1 and "one wheel per project" in p["reason"] for p in planned)
+    text = renderer(OutputFormat.TEXT)(report)
+    assert "installations: 3 (wheels of one project are never installed together" in text
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+
+
+def _module(wheel: Path) -> str:
+    with zipfile.ZipFile(wheel) as zf:
+        return next(n for n in zf.namelist() if n.startswith("pkg/mod."))
+
+
+def test_together_makes_one_installation_where_different_copies_clash() -> None:
+    report = audit([str(w) for w in WHEELS], together=True)
+    clashes = {
+        (f.subject, Path(f.file.split("!")[0]).name, f.severity.value)
+        for f in report.findings
+        if f.rule == "file-clash"
+    }
+    abi3, cp311, cp312 = (w.name for w in WHEELS)
+    # the abi3 wheel is staged first; its libhelper.so is another build: an error for each other wheel
+    assert ("pkg.libs/libhelper.so", cp311, "error") in clashes
+    assert ("pkg.libs/libhelper.so", cp312, "error") in clashes
+    # the same __init__.py in every wheel: a note
+    assert ("pkg/__init__.py", cp311, "note") in clashes
+    assert not report.has_unreadable
+    clash = next(f for f in report.findings if f.rule == "file-clash" and f.subject == "pkg.libs/libhelper.so")
+    assert clash.evidence["identical"] is False and clash.evidence["packages"][0].endswith(abi3)
+    assert report.config["installations"][0]["reason"].startswith("--together")
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+
+
+def test_identical_libraries_of_two_projects_are_a_note(tmp_path: Path) -> None:
+    """Two projects installed together (one installation: different projects, one target) that
+    both ship the same bytes at one path: a note, not an unreadable input."""
+    cp311 = next(w for w in WHEELS if "-cp311-cp311-" in w.name)
+    with (
+        zipfile.ZipFile(cp311) as src,
+        zipfile.ZipFile(tmp_path / "other-2.0-py3-none-manylinux2014_x86_64.whl", "w") as dst,
+    ):
+        dst.writestr("pkg.libs/libhelper.so", src.read("pkg.libs/libhelper.so"))
+    shutil.copy(cp311, tmp_path)
+    report = audit([str(tmp_path)])
+    found = [
+        (f.rule, f.severity.value, f.subject) for f in report.findings if f.rule in ("file-clash", "unreadable-input")
+    ]
+    assert found == [("file-clash", "note", "pkg.libs/libhelper.so")]
+    assert "installations" not in report.config  # one installation: nothing to tell apart
+
+
+def _names(*files: str) -> list:  # type: ignore[type-arg]
+    return [wheel_name(f) for f in files]
+
+
+def test_planner_one_wheel_per_project_per_target() -> None:
+    wheels = _names(
+        "d/jax_cuda12_plugin-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl",
+        "d/jax_cuda12_plugin-0.10.2-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "d/nvidia_cublas_cu12-12.9.1.4-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        "d/jax_cuda12_plugin-0.10.2-cp311-cp311-macosx_11_0_arm64.whl",
+    )
+    plan = plan_installations(wheels)
+    assert [[p.rsplit("/", 1)[1].split("-")[2] for p in i.packages] for i in plan] == [
+        ["cp311", "py3"],
+        ["cp312", "py3"],
+        ["cp311"],
+    ]
+    assert plan[2].targets == ("cp311-cp311-macosx_11_0_arm64",)
+    # the NVIDIA wheel (manylinux_2_17) installs where glibc 2.27 runs; never on macOS
+    assert "nvidia" not in " ".join(plan[2].packages)
+
+
+def test_planner_ranks_as_pip_does() -> None:
+    # an abi3 wheel beside a cp311 one: CPython 3.11 takes cp311; 3.12 takes abi3 when no cp312 is given
+    wheels = _names(
+        "d/p-1-cp311-cp311-linux_x86_64.whl", "d/p-1-cp311-abi3-linux_x86_64.whl", "d/q-1-cp312-cp312-linux_x86_64.whl"
+    )
+    plan = plan_installations(wheels)
+    got = {i.targets[0]: sorted(p.rsplit("/", 1)[1] for p in i.packages) for i in plan}
+    assert got["cp311-cp311-linux_x86_64"] == ["p-1-cp311-cp311-linux_x86_64.whl"]
+    assert got["cp312-cp312-linux_x86_64"] == ["p-1-cp311-abi3-linux_x86_64.whl", "q-1-cp312-cp312-linux_x86_64.whl"]
+    # every wheel is in some installation
+    assert {p for i in plan for p in i.packages} == {w.path for w in wheels}
+    # a manylinux_2_28 wheel does not install on a manylinux_2_17 target
+    wheels = _names("d/a-1-cp311-cp311-manylinux_2_28_x86_64.whl", "d/a-1-cp311-cp311-manylinux_2_17_x86_64.whl")
+    plan = plan_installations(wheels)
+    assert [len(i.packages) for i in plan] == [1, 1]
+
+
+def test_target_priorities_from_explicit_inputs_not_the_host() -> None:
+    assert manylinux_platforms((2, 17), "aarch64")[:3] == [
+        "manylinux_2_17_aarch64",
+        "manylinux2014_aarch64",
+        "manylinux_2_16_aarch64",
+    ]
+    x86 = manylinux_platforms((2, 28), "x86_64")
+    assert x86.index("manylinux2014_x86_64") < x86.index("manylinux2010_x86_64") < x86.index("manylinux1_x86_64")
+    assert x86[-1] == "linux_x86_64" and "manylinux_2_29_x86_64" not in x86
+    tags = [str(t) for t in Target("cp312", "cp312", "musllinux_1_2_x86_64").priorities()]
+    assert tags[0] == "cp312-cp312-musllinux_1_2_x86_64" and "cp312-abi3-musllinux_1_1_x86_64" in tags
+    assert "py3-none-any" in tags and not any("manylinux" in t for t in tags)
+
+
+def test_unparsable_wheel_names_and_single_wheels_keep_todays_behaviour() -> None:
+    assert wheel_name("dist/not-a-wheel.zip") is None
+    assert wheel_name("dist/pkg-1.0-py3-none-any.whl") is not None
+    plan = plan_installations(_names("d/a-1-py3-none-any.whl"), ["d/x.conda"])
+    assert len(plan) == 1 and plan[0].packages == ("d/a-1-py3-none-any.whl", "d/x.conda")
