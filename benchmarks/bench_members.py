@@ -3,12 +3,15 @@
 
 Generates (committed generator, here) a gzip tarball of N copies of
 ``sample_bins/loader/pyext/lib/libhelper.so`` (5.8 KB, SONAME libhelper.so) under 50 directories,
-and times, each in a new process, page cache warm:
+and times, page cache warm:
 
-* ``linkaudit check --no-config --no-loader --format json TARBALL``: staging, reading, the per-file
-  rules and labelling every path ``PACKAGE!member`` (the loader off: its cost with thousands of
-  libraries of one SONAME is another matter, the loader's);
-* the same with the loader on (``--with-loader``).
+* staging alone, in this process: ``packages.staged_inputs`` (every member sniffed and written)
+  and ``Staged.label`` of one text naming each member — what the packages room does;
+* ``linkaudit check --no-config --no-loader --ignore duplicate-export --format json TARBALL`` as a
+  new process: staging, reading, the per-file rules and labelling every path ``PACKAGE!member``.
+  duplicate-export is left out: N copies of one library export the same symbols, and it reports
+  every pair (N^2/2 findings: 499,500 at N = 1,000); the loader is off (``--with-loader`` turns it
+  on): thousands of libraries of one SONAME are the loader's matter, not staging's.
 
 Prints seconds per size and the growth exponent between successive sizes (1.0: linear).
 
@@ -26,6 +29,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,6 +49,18 @@ def make_tarball(path: Path, n: int) -> None:
             tf.addfile(info, io.BytesIO(data))
 
 
+def stage_and_label(tarball: Path, n: int) -> float:
+    """Seconds to stage ``tarball`` and label one text per member, in this process."""
+    from linkaudit.packages import staged_inputs
+
+    start = time.perf_counter()
+    with staged_inputs([str(tarball)]) as staged:
+        root = staged.paths[0]
+        for i in range(n):
+            staged.label(f"needs {root}/lib/d{i % 50}/lib{i}.so (a member)")
+    return time.perf_counter() - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="5000,10000,20000")
@@ -53,23 +69,29 @@ def main() -> int:
     args = parser.parse_args()
     linkaudit = shutil.which("linkaudit")
     base = [linkaudit] if linkaudit else [sys.executable, "-m", "linkaudit"]
-    flags = ["check", "--no-config", "--format", "json"] + ([] if args.with_loader else ["--no-loader"])
+    flags = ["check", "--no-config", "--format", "json", "--ignore", "duplicate-export"]
+    flags += [] if args.with_loader else ["--no-loader"]
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="linkaudit-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    previous: tuple[int, float] | None = None
+    previous: tuple[int, float, float] | None = None
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             tarball = workdir / f"many-{n}.tar.gz"
             if not tarball.exists():
                 make_tarball(tarball, n)
+            staging = stage_and_label(tarball, n)
             argv = [*base, *flags, str(tarball)]
-            timed(argv)  # warm
             seconds, rss = timed(argv)
             growth = ""
             if previous is not None:
-                growth = f"; exponent {math.log(seconds / previous[1]) / math.log(n / previous[0]):.2f}"
-            print(f"{n:>7} members: {seconds:6.2f} s, peak RSS {rss / 1024:.0f} MiB{growth}", flush=True)
-            previous = (n, seconds)
+                growth = f"; exponents {math.log(staging / previous[1]) / math.log(n / previous[0]):.2f}, "
+                growth += f"{math.log(seconds / previous[2]) / math.log(n / previous[0]):.2f}"
+            print(
+                f"{n:>7} members: staging+labels {staging:6.2f} s; check {seconds:6.2f} s, "
+                f"peak RSS {rss / 1024:.0f} MiB{growth}",
+                flush=True,
+            )
+            previous = (n, staging, seconds)
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -25,7 +25,18 @@ from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
 from .loader.windows import analyze_windows
 from .model import Binary, Format, Libc
-from .packages import PlannedInputs, Progress, Staged, plan_inputs, staged_inputs
+from .packages import (
+    PlannedInputs,
+    Progress,
+    Site,
+    Staged,
+    find_site,
+    most_demanding,
+    owner_in,
+    plan_inputs,
+    staged_inputs,
+)
+from .packages.installation import installation_model
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
@@ -210,11 +221,11 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
 
 
 def _audit_staged(
-    staged: Staged, config: AuditConfig
-) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...], list[Binary]]:
+    staged: Staged, config: AuditConfig, sites: Sequence[Site] = ()
+) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...], list[Binary], LinkageAnalysis | None]:
     """The body of ``audit`` over the inputs with packages already staged (``staged.errors``: their
-    refused members): files, findings before configuration, the rules that ran, the roots, the
-    binaries read."""
+    refused members) and the installed ``sites`` they lie in: files, findings before
+    configuration, the rules that ran, the roots, the binaries read, the loader emulation."""
     paths, package_errors = staged.paths, staged.errors
     collected = collect(paths)
     files: list[FileResult] = []
@@ -272,12 +283,7 @@ def _audit_staged(
                 {"skipped": skipped},
             )
         )
-    implied = {}
-    for b in binaries if staged.packages else ():
-        package = staged.package_of(b.path)
-        promised = implied_by_wheel(package) if package is not None else None
-        if promised is not None:
-            implied[b.path] = promised
+    implied = _wheel_policies(binaries, staged, sites)
     binaries = [_libc_from_tag(b, implied.get(b.path)) for b in binaries]
     linkage = None
     if config.target is not None:
@@ -319,6 +325,8 @@ def _audit_staged(
         windows=windows,
         dyld=dyld,
         disagreements=disagreements,
+        site_roots=tuple(s.root for s in sites),
+        installation=installation_model(staged, sites),
     )
     ran = []
     for rule_cls in RULES:
@@ -331,7 +339,27 @@ def _audit_staged(
         info = RootInfo(ld.root, ld.kind, ld.reached)
         if info not in roots:  # each slice of a universal root is a load of its own
             roots.append(info)
-    return files, findings, ran, tuple(roots), binaries
+    return files, findings, ran, tuple(roots), binaries, linkage
+
+
+def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site]) -> dict[str, WheelPolicy]:
+    """What each binary's wheel promises (``profiles.implied_by_wheel``): a package member's by
+    its package's name, an installed file's by the tags of the distribution that owns it."""
+    implied = {}
+    for b in binaries:
+        promised = None
+        package = staged.package_of(b.path) if staged.packages else None
+        if package is not None:
+            promised = implied_by_wheel(package)
+        else:
+            site = next((s for s in sites if s.holds(b.path)), None)
+            owner = owner_in(site, b.path) if site is not None else None
+            if owner is not None:
+                promised = implied_by_wheel(owner.wheel_name())
+                promised = replace(promised, package=owner.where) if promised is not None else None
+        if promised is not None:
+            implied[b.path] = promised
+    return implied
 
 
 def _libc_from_tag(binary: Binary, promised: WheelPolicy | None) -> Binary:
@@ -496,10 +524,13 @@ def audit_binaries(
     plan = plan_inputs(list(paths), together)
     merged = _Merged()
     settings: dict[str, Any] | None = None
+    formed = []
     for planned in plan:
         part, ran_config = _audit_installation(planned, config, progress)
         merged.add(part)
         settings = settings if settings is not None else ran_config.settings()
+        if planned.installation.packages or part.files:  # a wheelhouse's own directory: nothing of its own
+            formed.append(planned.installation)
     assert settings is not None
     files, findings = (
         merged.files,
@@ -511,12 +542,14 @@ def audit_binaries(
     if promised:
         # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
         settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
-    if len(plan) > 1 or together:
+    if merged.outside:
+        settings["outside_inputs"] = merged.outside
+    if merged.sites:
+        settings["sites"] = merged.sites
+    if len(formed) > 1 or together:
         settings["installations"] = [
-            {"packages": list(p.installation.packages), "targets": list(p.installation.targets),
-             "reason": p.installation.reason}
-            for p in plan
-        ]  # fmt: skip
+            {"packages": list(i.packages), "targets": list(i.targets), "reason": i.reason} for i in formed
+        ]
     report = Report(
         tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
     )
@@ -533,6 +566,8 @@ class _Part:
     roots: tuple[RootInfo, ...]
     binaries: list[Binary]
     packages: list[str]
+    outside: list[dict[str, str]] = field(default_factory=list)
+    sites: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -545,6 +580,8 @@ class _Merged:
     roots: list[RootInfo] = field(default_factory=list)
     binaries: list[Binary] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)
+    outside: list[dict[str, str]] = field(default_factory=list)
+    sites: list[dict[str, Any]] = field(default_factory=list)
     _seen: set[tuple[object, ...]] = field(default_factory=set)
 
     def add(self, part: _Part) -> None:
@@ -554,6 +591,8 @@ class _Merged:
         self._once(self.binaries, part.binaries, lambda b: ("binary", b.path))
         self._once(self.packages, part.packages, lambda p: ("package", p))
         self._once(self.ran, part.ran, lambda r: ("rule", r))
+        self._once(self.outside, part.outside, lambda o: ("outside", o["path"]))
+        self._once(self.sites, part.sites, lambda n: ("site", n["root"]))
         self._once(
             self.findings, part.findings, lambda f: ("finding", f.rule, f.severity, f.file, f.subject, f.message)
         )
@@ -576,26 +615,77 @@ def _audit_installation(
         ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
     """
     with staged_inputs(list(planned.paths), progress=progress, only=planned.packages) as staged:
+        sites = sites_among(staged)
         if config.target is not None:
-            config = _installation_config(config, staged)
+            config = _installation_config(config, staged, sites)
         for directory in config.dll_directories:
             if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
                 raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
-        files, findings, ran, roots, binaries = _audit_staged(staged, config)
+        files, findings, ran, roots, binaries, linkage = _audit_staged(staged, config, sites)
+        host = config.target is not None and config.target.system_libraries is None
+        outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
         findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]
             roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
             binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
-        return _Part(files, findings, ran, roots, binaries, list(staged.packages)), config
+        site_notes = [_site_note(site, config) for site in sites]
+        return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _installation_config(config: AuditConfig, staged: Staged) -> AuditConfig:
-    """``config`` for one staged installation: its target's policy, and the entries and loader
+def sites_among(staged: Staged) -> list[Site]:
+    """The installed sites the plain files and directories given lie in (``packages.find_site``), each once."""
+    sites: dict[str, Site] = {}
+    for path in staged.paths:
+        if staged.site_of(path) is not None:
+            continue
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        site = find_site(directory) if os.path.isdir(directory) else None
+        if site is not None:
+            sites.setdefault(site.root, site)
+    return list(sites.values())
+
+
+def _site_note(site: Site, config: AuditConfig) -> dict[str, Any]:
+    """What the report says of a site: its distributions, the tag that sets its target, the policy."""
+    demanding = most_demanding(site.distributions)
+    target = config.target
+    return {
+        "root": site.root,
+        "distributions": len(site.distributions),
+        "target_from": demanding.where if demanding is not None else None,
+        "target_tag": sorted(str(t) for t in demanding.tags)[0] if demanding is not None else None,
+        "policy": target.system_policy if target is not None and target.system_libraries is not None else None,
+    }
+
+
+def _outside_inputs(linkage: LinkageAnalysis, binaries: list[Binary], sites: Sequence[Site]) -> list[dict[str, str]]:
+    """Every library the loads found outside the inputs and the sites they lie in, once each: its
+    path and how it was found (``ld.so.cache``, ``LD_LIBRARY_PATH``, a system directory, an RPATH
+    pointing out)."""
+    from .loader.closure import INTERPRETER
+
+    inputs = {b.path for b in binaries} | set(linkage.audited)
+    seen: dict[str, dict[str, str]] = {}
+    for load in linkage.loads:
+        for obj in load.objects:
+            if obj.depth == 0 or obj.path in inputs or obj.path == INTERPRETER or obj.path in seen:
+                continue
+            if any(s.holds(obj.path) for s in sites):
+                continue
+            seen[obj.path] = {"path": obj.path, "source": str(obj.source.value)}
+    return list(seen.values())
+
+
+def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Site] = ()) -> AuditConfig:
+    """``config`` for one staged installation: its target's policy (from the wheels' tags, and
+    for an installed site the tag of its most demanding distribution), and the entries and loader
     directories that name package members at their staged paths."""
     assert config.target is not None
-    target = policy_target(config.target, config.target_env, staged.packages, config.profile)
+    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
+    tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
+    target = policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,
         target=target,

@@ -60,3 +60,23 @@ def test_tree_shows_the_policy_library(run_cli, tmp_path: Path) -> None:  # type
     )
     r = run_cli("tree", str(whl))
     assert "<manylinux_2_17_aarch64>/libc.so.6" in r.stdout, r.stdout
+
+
+def test_a_tag_without_a_published_policy_is_derived(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """manylinux_2_29 has no auditwheel policy: GLIBC_2.29 from the tag, the rest from manylinux_2_28,
+    and the evidence says so. libdlopens.so needs GLIBC_2.34."""
+    lib = (SAMPLES / "dlopen/libdlopens.so").read_bytes()
+    whl = _wheel(tmp_path / "d-1.0-py3-none-manylinux_2_29_x86_64.whl", {"d/libdlopens.so": lib})
+    _code, findings = _findings(run_cli, "--no-loader", str(whl))
+    (sv,) = [f for f in findings if f["rule"] == "symbol-version"]
+    assert sv["evidence"]["ceiling"] == "GLIBC_2.29"  # type: ignore[index]
+    assert "derived" in sv["evidence"]["ceiling_source"] and "manylinux_2_28" in sv["evidence"]["ceiling_source"]  # type: ignore[index, operator]
+
+
+def test_the_interface_for_installations() -> None:
+    """What the installations room calls: one function, one platform tag in, a Policy or None out."""
+    from linkaudit.config.profiles import policy_for_tag
+
+    policy = policy_for_tag("manylinux_2_28_aarch64")
+    assert policy is not None and policy.machine == "aarch64" and policy.loader_name == "ld-linux-aarch64.so.1"
+    assert "libc.so.6" in policy.system_libraries and policy_for_tag("linux_x86_64") is None

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from .metadata import Distribution, distribution
 from .staging import STOP_CHARS, Clash, StagingRoot
 
 
@@ -47,6 +48,15 @@ class Staged:
             if rel in site.owner and (not sep or site.owner[rel] == package):
                 return os.path.join(site.host, rel)
         return None
+
+    def distributions(self) -> dict[str, Distribution]:
+        """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
+        Requires-Dist); a wheel without one is left out."""
+        out = {}
+        for site in self._sites:
+            for label, files in site.dist_files.items():
+                out[label] = distribution(f"{label}!{files['where']}", files)
+        return out
 
     def holds_packages(self, directory: str) -> bool:
         """True when a package staged was found inside the directory given ``directory``."""

@@ -90,6 +90,8 @@ class StagingRoot:
     dirs: dict[str, list[str]] = field(default_factory=dict)
     listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
+    made: set[str] = field(default_factory=set)
+    dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
     _past: dict[str, list[str]] = field(default_factory=dict)
     _past_size: int = -1
 
@@ -290,12 +292,16 @@ def write_member(
         raise
 
 
-def make_dirs(root: str, rel_dir: str) -> str:
-    """Create ``rel_dir`` under ``root`` as real directories; the host path made.
+def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
+    """Create ``rel_dir`` under ``root`` as real directories; the host path made.  ``made``: the
+    directories made before (nothing replaces a directory made: files are created with
+    ``O_EXCL``, links beside existing names never), skipped without a system call.
 
     Raises:
         Refused: a component exists and is not a directory (a file or a symlink of the package).
     """
+    if made is not None and rel_dir in made:
+        return os.path.join(root, rel_dir) if rel_dir else root
     path = root
     for part in [p for p in rel_dir.split("/") if p]:
         path = os.path.join(path, part)
@@ -304,6 +310,8 @@ def make_dirs(root: str, rel_dir: str) -> str:
         except FileExistsError:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 raise Refused(f"{rel_dir}: a parent directory is a file or a symlink in the package") from None
+    if made is not None:
+        made.add(rel_dir)
     return path
 
 
@@ -339,7 +347,7 @@ class Stager:
             self.refuse(label, name, f"{above}: a parent directory is a file in the package")
             return None
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel))
+            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None
@@ -424,7 +432,7 @@ class Stager:
         """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks; its host
         path, or ``None`` when it was not made."""
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel))
+            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None

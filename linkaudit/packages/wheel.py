@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..formats import SNIFF_BYTES, sniff
 from . import limits
+from .metadata import MAX_METADATA, MAX_RECORD
 from .staging import (
     CORRUPT,
     SECOND_COPY,
@@ -24,6 +25,9 @@ from .staging import (
     write_member,
 )
 from .zipped import listed_members
+
+#: The ``.dist-info`` files kept, with the largest size read of each.
+_METADATA_LIMITS = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
 
 #: One member to inflate: (its zip entry, its name, host destination, installed path).
 Job = tuple[zipfile.ZipInfo, str, str, str]
@@ -46,6 +50,7 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         site.claim_dirs(rel, label)
         if rel is not None:
             _list(stager, site, label, info, name, rel)
+            _keep_metadata(site, label, zf, info, name)
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
@@ -53,6 +58,24 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
     _extract_all(stager, zf, site, label, jobs)
+
+
+def _keep_metadata(site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
+    """Keep the text of the wheel's own ``X.dist-info/METADATA``, ``WHEEL`` and ``RECORD`` (each
+    within its size limit) for what the wheel declares and owns."""
+    directory, _, base = name.partition("/")
+    if not directory.endswith(".dist-info") or base not in _METADATA_LIMITS or "/" in base:
+        return
+    if info.file_size > _METADATA_LIMITS[base]:
+        return
+    try:
+        text = zf.read(info).decode("utf-8", errors="replace")
+    except (*CORRUPT, NotImplementedError):
+        return
+    files = site.dist_files.setdefault(label, {})
+    files.setdefault("where", directory)
+    if files["where"] == directory:
+        files[base] = text
 
 
 def _list(stager: Stager, site: StagingRoot, label: str, info: zipfile.ZipInfo, name: str, rel: str) -> None:

@@ -29,8 +29,10 @@ from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
+from .undeclared_dependency import UndeclaredDependency
 from .unresolved_external import UnresolvedExternal
 from .unresolved_symbol import UnresolvedSymbol
+from .unused_dependency import UnusedDependency
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
 from .version_not_found import VersionNotFound
@@ -50,6 +52,8 @@ RULES: tuple[type[Rule], ...] = (
     DuplicateRpath,
     VerneedMismatch,
     LibraryNotFound,
+    UndeclaredDependency,
+    UnusedDependency,
     ExternalLibrary,
     VersionNotFound,
     UnresolvedSymbol,

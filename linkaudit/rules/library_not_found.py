@@ -17,6 +17,7 @@ from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
 from .data import driver_index
+from .provider_hint import provider_hint
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -105,6 +106,9 @@ chain has one).
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
         "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
         "redistributable": "PE: true for a DLL of the Visual C++ Redistributable (msvcp140.dll...): a warning",
+        "providers": "the PyPI distributions that ship a library of this SONAME (the provider index), when known",
+        "declared_by": "the Requires-Dist line through which the requester's distribution declares one, or null",
+        "extra": "the extra it is declared under (a warning when only unreached plugins need it), or null",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -157,11 +161,22 @@ chain has one).
             tried = len(res.attempts) + res.more_attempts
             how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
             message = f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
+            hint = provider_hint(context, file, needed)
+            severity = None
+            if hint is not None:
+                message += hint.text
+                if hint.extra is not None and not any(r["reached"] for r in roots):
+                    severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
             yield self.finding(
                 file,
                 needed,
                 message,
                 {
+                    **(
+                        {"providers": list(hint.providers), "declared_by": hint.declared_by, "extra": hint.extra}
+                        if hint is not None
+                        else {}
+                    ),
                     "needed": needed,
                     "requester": requester,
                     "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
@@ -171,6 +186,7 @@ chain has one).
                     "error": res.error,
                     "unresolved_symbols": consequences,
                 },
+                severity,
             )
 
     def _images(self, context: AuditContext) -> Iterator[Finding]:
