@@ -683,7 +683,8 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
         target=target,
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
-        dll_directories=staged_entries(config.dll_directories, staged),
+        # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
+        dll_directories=staged_entries(config.dll_directories, staged) + staged.delvewheel_dll_directories(),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),
