@@ -101,3 +101,23 @@ def build(
 def section_header_offset(data: bytes) -> int:
     """e_shoff of a file ``build`` made."""
     return int(struct.unpack_from("<Q", data, 0x28)[0])
+
+
+# --- amplification shapes: small files whose names spell out far more than their size ---------
+
+
+def needed_into_one_string(count: int = 20_000, length: int = 65_535) -> bytes:
+    """An ELF file whose ``count`` DT_NEEDED entries each name a different suffix of one ``length``-byte
+    string (20,000 into 64 KiB: a 390 KB file whose names spell 650 MB)."""
+    dynstr = b"\0" + b"n" * length + b"\0"
+    step = max(1, length // count)
+    return build(dynstr, [(DT_NEEDED, 1 + (i * step) % length) for i in range(count)])
+
+
+def symbols_into_one_string(count: int = 60_000, length: int = 65_535) -> bytes:
+    """An ELF file whose ``count`` ``.dynsym`` names are each a different suffix of one ``length``-byte
+    string (60,000 into 64 KiB: a 1.5 MB file whose names spell 2 GB), undefined FUNC symbols."""
+    dynstr = b"\0libc.so.6\0" + b"s" * length + b"\0"
+    step = max(1, length // count)
+    names = b"".join(sym(11 + (i * step) % length) for i in range(count))
+    return build(dynstr, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + names)
