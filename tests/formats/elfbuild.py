@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 5, 6, 10, 11
-DT_RUNPATH = 29
+DT_SONAME, DT_RUNPATH = 14, 29
 DT_VERSYM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFF
 SHT_STRTAB, SHT_DYNSYM, SHT_DYNAMIC = 3, 11, 6
 SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFE, 0x6FFFFFFF
@@ -121,3 +121,27 @@ def symbols_into_one_string(count: int = 60_000, length: int = 65_535) -> bytes:
     step = max(1, length // count)
     names = b"".join(sym(11 + (i * step) % length) for i in range(count))
     return build(dynstr, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + names)
+
+
+def shared_library(soname: str, needed: Sequence[str] = (), runpath: str = "$ORIGIN") -> bytes:
+    """A shared library with DT_SONAME ``soname``, DT_RUNPATH ``runpath`` and DT_NEEDED ``needed``."""
+    strings = b"\0"
+    at: dict[str, int] = {}
+    for s in (soname, runpath, *needed):
+        if s not in at:
+            at[s] = len(strings)
+            strings += s.encode() + b"\0"
+    dynamic = [(DT_SONAME, at[soname]), (DT_RUNPATH, at[runpath])] + [(DT_NEEDED, at[n]) for n in needed]
+    return build(strings, dynamic)
+
+
+def diamond_chain(levels: int) -> dict[str, bytes]:
+    """File name -> bytes of a diamond-shaped DAG: ``libroot.so`` needs ``lib0a.so`` and ``lib0b.so``,
+    each ``libNa/b.so`` needs both ``lib(N+1)a.so`` and ``lib(N+1)b.so``, down to level ``levels``:
+    2 ** (levels + 1) paths to each of the last two libraries."""
+    files = {"libroot.so": shared_library("libroot.so", ["lib0a.so", "lib0b.so"])}
+    for level in range(levels + 1):
+        below = [f"lib{level + 1}a.so", f"lib{level + 1}b.so"] if level < levels else []
+        for side in "ab":
+            files[f"lib{level}{side}.so"] = shared_library(f"lib{level}{side}.so", below)
+    return files
