@@ -151,9 +151,12 @@ MAX_NAME_BYTES = 64 * 1024 * 1024
 NAME_SLACK = 1024 * 1024
 NAME_RATIO = 2
 #: Of those, the bytes the dynamic section's own names (DT_NEEDED, DT_SONAME, DT_RPATH,
-#: DT_RUNPATH) may spell: each is searched for, joined to paths and quoted in findings; real ones
-#: spell at most a few KB (long Nix or conda RPATHs).
+#: DT_RUNPATH) may spell: each is searched for, joined to paths and quoted in findings (a byte of
+#: them costs a hundred downstream); at most ``MAX_DYNAMIC_NAME_BYTES``, and at most
+#: ``DYNAMIC_NAME_SLACK`` + ``NAME_RATIO`` times the dynamic string table.  Real ones spell less
+#: than their table, a few KB at most (long Nix or conda RPATHs).
 MAX_DYNAMIC_NAME_BYTES = 1024 * 1024
+DYNAMIC_NAME_SLACK = 16 * 1024
 
 _HOST_LITTLE = sys.byteorder == "little"
 _PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
@@ -824,7 +827,8 @@ def _dynamic_names(
 ) -> tuple[tuple[NeededLibrary, ...], str | None, tuple[str, ...], tuple[str, ...]]:
     """DT_NEEDED (in order), DT_SONAME, DT_RPATH and DT_RUNPATH (split), decoded.
 
-    The first names a file's reading decodes, within their own budget ``MAX_DYNAMIC_NAME_BYTES``.
+    The first names a file's reading decodes, within their own budget (``MAX_DYNAMIC_NAME_BYTES``,
+    ``DYNAMIC_NAME_SLACK`` + ``NAME_RATIO`` x the table).
     One ``NeededLibrary`` per distinct string offset: duplicates stay in the model (they are what
     the file says) but share one decoded record.
 
@@ -832,8 +836,10 @@ def _dynamic_names(
         InputError: a string outside the table or unterminated, or the budget spent.
     """
 
+    budget = min(MAX_DYNAMIC_NAME_BYTES, DYNAMIC_NAME_SLACK + NAME_RATIO * dynstr.size)
+
     def get(offset: int, what: str) -> str:
-        return dynstr.get(offset, what, MAX_DYNAMIC_NAME_BYTES)
+        return dynstr.get(offset, what, budget)
 
     by_offset: dict[int, NeededLibrary] = {}
     needed = tuple(

@@ -115,6 +115,16 @@ def test_dynamic_names_have_their_own_tighter_budget(tmp_path: Path, monkeypatch
         read(str(lib))
 
 
+def test_dynamic_names_are_bounded_by_their_string_table(tmp_path: Path) -> None:
+    """16 KiB + twice the table: 900 suffixes of a 1.2 KB string (540 KB of names) are refused, 24 read."""
+    with pytest.raises(
+        InputError, match=r"DT_NEEDED: the file's names spell out more than 18788 bytes"
+    ):  # 16,384 + 2 x 1,202
+        read(str(_write(tmp_path / "libbad.so", needed_into_one_string(900, 1_200))))
+    (b,) = read(str(_write(tmp_path / "libok.so", needed_into_one_string(24, 1_200))))
+    assert len(b.needed) == 24
+
+
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
