@@ -19,18 +19,16 @@ from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
 from .loader.analysis import LinkageAnalysis
-from .loader.dyld import analyze_dyld
-from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
-from .loader.windows import analyze_windows
 from .model import Binary, Format
 from .packages import PlannedInputs, Progress, Staged, plan_inputs, staged_inputs
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
-from .sources import GeneratedSource
 
 if TYPE_CHECKING:
+    from .loader.images import ImageLoad
+    from .sources import GeneratedSource
     from .verify import Disagreement
 
 
@@ -288,12 +286,18 @@ def _audit_staged(
             implied[b.path] = promised
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
-    if config.target is not None:  # each empty without inputs of its format
+    formats = {b.format for b in binaries}
+    if config.target is not None and Format.PE in formats:  # each loader imported for its inputs only
+        from .loader.windows import analyze_windows
+
         windows = tuple(
             analyze_windows(
                 binaries, config.dll_directories, config.preload_dlls, path=config.windows_path, entries=config.entries
             )
         )
+    if config.target is not None and Format.MACHO in formats:
+        from .loader.dyld import analyze_dyld
+
         dyld = tuple(
             analyze_dyld(
                 binaries,

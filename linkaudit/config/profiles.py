@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -61,11 +60,9 @@ def profiles() -> dict[str, Profile]:
     Raises:
         ConfigError: the data file is unreadable or malformed (a packaging bug), naming the key.
     """
-    try:
-        with open(_PATH, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{_PATH}: cannot read the profile data: {exc}") from exc
+    from ..ruledata import DATA  # profiles.toml, compiled: no TOML parse at run time
+
+    data = DATA.get("profiles", {})
     if data.get("schema") != 1:
         raise ConfigError(f"{_PATH}: schema {data.get('schema')!r}, expected 1")
     out = {}
@@ -127,8 +124,6 @@ def get_profile(name: str) -> Profile:
         f"--profile {name}: no such profile (known: {', '.join(listed)}, and every tag per architecture: "
         "`linkaudit profiles`)"
     )
-
-
 
 
 @dataclass(frozen=True, slots=True)
