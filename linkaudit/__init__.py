@@ -1,7 +1,9 @@
 """linkaudit: a static shared-library linkage auditor.
 
-Reads ELF and PE binaries (Mach-O to come) without executing them, works out
-what each needs at load time, and reports what is wrong, where and why.
+Reads ELF, PE and Mach-O binaries (and ar archives, COFF objects) without executing them, works
+out what each needs at load time — emulating glibc's ld.so, the Windows loader and dyld — and
+reports what is wrong, where and why.  The JSON output's schemas ship in the package
+(``linkaudit/output/schema/*.schema.json``, ``$id`` ``https://github.com/linkaudit-project/linkaudit/schema/NAME.schema.json``).
 
 Public API::
 

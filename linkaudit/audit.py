@@ -13,21 +13,33 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import AuditConfig
-from .config.profiles import get_profile, implied_by_wheel
+from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
+from .jobs import read_paths
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
-from .model import Binary, Format
-from .packages import PlannedInputs, Progress, Staged, plan_inputs, staged_inputs
+from .model import Binary, Format, Libc
+from .packages import (
+    PlannedInputs,
+    Progress,
+    Site,
+    Staged,
+    find_site,
+    most_demanding,
+    owner_in,
+    plan_inputs,
+    staged_inputs,
+)
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
     from .loader.images import ImageLoad
+    from .packages.installation import InstallationModel
     from .sources import GeneratedSource
     from .verify import Disagreement
 
@@ -207,11 +219,11 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
 
 
 def _audit_staged(
-    staged: Staged, config: AuditConfig
-) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...], list[Binary]]:
+    staged: Staged, config: AuditConfig, sites: Sequence[Site] = ()
+) -> tuple[list[FileResult], list[Finding], list[str], tuple[RootInfo, ...], list[Binary], LinkageAnalysis | None]:
     """The body of ``audit`` over the inputs with packages already staged (``staged.errors``: their
-    refused members): files, findings before configuration, the rules that ran, the roots, the
-    binaries read."""
+    refused members) and the installed ``sites`` they lie in: files, findings before
+    configuration, the rules that ran, the roots, the binaries read, the loader emulation."""
     paths, package_errors = staged.paths, staged.errors
     collected = collect(paths)
     files: list[FileResult] = []
@@ -220,11 +232,10 @@ def _audit_staged(
     for error in [*package_errors, *collected.errors]:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
-    escape_check = _sysroot_escape_check(config)
-    for path in collected.files:
+    reads = read_paths(collected.files, config.jobs, _sysroot_escape_check(config))
+    for path, outcome in zip(collected.files, reads, strict=True):
         try:
-            escape_check(path)
-            read_binaries = read_path(path)
+            read_binaries = outcome.get()
         except UnsupportedFormat as error:
             # a recognised format not read yet (Mach-O): listed, not an error
             files.append(FileResult(path, FileStatus.SKIPPED, format=error.container, reason=error.reason))
@@ -270,6 +281,8 @@ def _audit_staged(
                 {"skipped": skipped},
             )
         )
+    implied = _wheel_policies(binaries, staged, sites)
+    binaries = [_libc_from_tag(b, implied.get(b.path)) for b in binaries]
     linkage = None
     if config.target is not None:
         linkage = _analyze(binaries, config, findings)
@@ -278,12 +291,6 @@ def _audit_staged(
         from .sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
-    implied = {}
-    for b in binaries if staged.packages else ():
-        package = staged.package_of(b.path)
-        promised = implied_by_wheel(package) if package is not None else None
-        if promised is not None:
-            implied[b.path] = promised
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     formats = {b.format for b in binaries}
@@ -322,6 +329,8 @@ def _audit_staged(
         windows=windows,
         dyld=dyld,
         disagreements=disagreements,
+        site_roots=tuple(s.root for s in sites),
+        installation=_installation(staged, sites),
     )
     ran = []
     for rule_cls in RULES:
@@ -334,7 +343,47 @@ def _audit_staged(
         info = RootInfo(ld.root, ld.kind, ld.reached)
         if info not in roots:  # each slice of a universal root is a load of its own
             roots.append(info)
-    return files, findings, ran, tuple(roots), binaries
+    return files, findings, ran, tuple(roots), binaries, linkage
+
+
+def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site]) -> dict[str, WheelPolicy]:
+    """What each binary's wheel promises (``profiles.implied_by_wheel``): a package member's by
+    its package's name, an installed file's by the tags of the distribution that owns it."""
+    implied = {}
+    for b in binaries:
+        promised = None
+        package = staged.package_of(b.path) if staged.packages else None
+        if package is not None:
+            promised = implied_by_wheel(package)
+        else:
+            site = next((s for s in sites if s.holds(b.path)), None)
+            owner = owner_in(site, b.path) if site is not None else None
+            if owner is not None:
+                promised = implied_by_wheel(owner.wheel_name())
+                promised = replace(promised, package=owner.where) if promised is not None else None
+        if promised is not None:
+            implied[b.path] = promised
+    return implied
+
+
+def _libc_from_tag(binary: Binary, promised: WheelPolicy | None) -> Binary:
+    """``binary`` with the C library its wheel's tags name when its own file does not say (no
+    PT_INTERP, no libc in DT_NEEDED): a member of a wheel tagged only ``musllinux_*`` is loaded
+    by musl."""
+    if promised is None or binary.libc is not Libc.UNKNOWN or binary.format is not Format.ELF:
+        return binary
+    families = {p.family for p in promised.policies}
+    return replace(binary, libc=Libc.MUSL) if families == {"musllinux"} else binary
+
+
+def _installation(staged: Staged, sites: Sequence[Site]) -> InstallationModel | None:
+    """``packages.installation.installation_model``, imported (with ``packaging``) only when a
+    package or an installed site is among the inputs: ``None`` for a plain build tree."""
+    if not sites and not staged.packages:
+        return None
+    from .packages.installation import installation_model
+
+    return installation_model(staged, sites)
 
 
 def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:
@@ -354,32 +403,47 @@ def policy_target(
     target: TargetEnvironment, target_env: str, packages: Sequence[str], profile: str | None = None
 ) -> TargetEnvironment:
     """``target`` as ``target_env`` asks for it: under a policy, the loader finds on the system
-    only the libraries the policy lists (``TargetEnvironment.system_libraries``) — ``profile``'s
-    list when it has one (the configuration wins, as for ceilings), else the manylinux wheels'
-    tags among ``packages`` (the libraries every one of them allows); ``"auto"`` applies a policy
-    when a manylinux wheel is among the inputs and otherwise keeps the host; ``"host"`` keeps it.
+    only the libraries the policy lists (``TargetEnvironment.system_libraries`` for glibc's loader,
+    ``musl_system_libraries`` for musl's) and its loader — ``profile``'s when it is a platform
+    policy or has a list (the configuration wins, as for ceilings), else the wheels' tags among
+    ``packages`` (the libraries every one of them allows, per libc); ``"auto"`` applies a policy
+    when a manylinux or musllinux wheel is among the inputs and otherwise keeps the host;
+    ``"host"`` keeps it.
 
     Raises:
-        ConfigError: ``target_env`` is ``"policy"`` and neither a manylinux wheel nor a profile
-            with a list of system libraries gives one.
+        ConfigError: ``target_env`` is ``"policy"`` and neither a wheel nor a profile gives one.
     """
     if target_env == "host":
         return target
-    promised = [p for p in map(implied_by_wheel, packages) if p is not None and p.allowed_libraries]
+    promised = [p for p in map(implied_by_wheel, packages) if p is not None]
+    selected = [policy for p in promised for policy in p.policies]
     listing = get_profile(profile) if profile else None
-    if listing is not None and listing.allowed_libraries and (promised or target_env == "policy"):
-        allowed, name = frozenset(listing.allowed_libraries), listing.name  # the configured profile wins
-    elif promised:
-        allowed = frozenset.intersection(*(frozenset(p.allowed_libraries) for p in promised))
-        name = ", ".join(dict.fromkeys(p.policy or p.tag for p in promised))
-    elif target_env == "policy":
+    found = False
+    for family in ("manylinux", "musllinux"):
+        policies = [p for p in selected if p.family == family]
+        configured = listing is not None and (policies or target_env == "policy")
+        if configured and listing is not None and listing.policy is not None and listing.policy.family == family:
+            policies = [listing.policy]  # the configured profile wins
+        elif configured and listing is not None and listing.allowed_libraries and family == "manylinux":
+            allowed, name = frozenset(listing.allowed_libraries), listing.name
+            target, found = replace(target, system_libraries=allowed, system_policy=name), True
+            continue
+        if not policies:
+            continue
+        allowed = frozenset.intersection(*(frozenset((*p.system_libraries, p.loader_name)) for p in policies))
+        name = ", ".join(dict.fromkeys(p.tag for p in policies))
+        if family == "manylinux":
+            target = replace(target, system_libraries=allowed, system_policy=name)
+        else:
+            target = replace(target, musl_system_libraries=allowed, musl_policy=name)
+        found = True
+    if not found and target_env == "policy":
         raise ConfigError(
             "--target-env policy: no policy to take the system libraries from: give a manylinux wheel "
-            "or --profile manylinux_2_17 / manylinux_2_28 / manylinux_2_34"
+            "or --profile manylinux_2_17 (any platform tag: manylinux_2_28_aarch64, musllinux_1_2_x86_64, ...; "
+            "`linkaudit profiles`)"
         )
-    else:
-        return target
-    return replace(target, system_libraries=allowed, system_policy=name)
+    return target
 
 
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
@@ -405,7 +469,8 @@ def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
 
 
 def read(path: str) -> list[Binary]:
-    """Read one file into ``Binary`` records (one per ELF file; never executes it).
+    """Read one file into ``Binary`` records, never executing it: one for an ELF or PE file, one
+    per slice of a universal Mach-O file, one per ELF member of an ``ar`` archive.
 
     Raises:
         InputError: the file cannot be read or is malformed.
@@ -465,10 +530,13 @@ def audit_binaries(
     plan = plan_inputs(list(paths), together)
     merged = _Merged()
     settings: dict[str, Any] | None = None
+    formed = []
     for planned in plan:
         part, ran_config = _audit_installation(planned, config, progress)
         merged.add(part)
         settings = settings if settings is not None else ran_config.settings()
+        if planned.installation.packages or part.files:  # a wheelhouse's own directory: nothing of its own
+            formed.append(planned.installation)
     assert settings is not None
     files, findings = (
         merged.files,
@@ -480,12 +548,14 @@ def audit_binaries(
     if promised:
         # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
         settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
-    if len(plan) > 1 or together:
+    if merged.outside:
+        settings["outside_inputs"] = merged.outside
+    if merged.sites:
+        settings["sites"] = merged.sites
+    if len(formed) > 1 or together:
         settings["installations"] = [
-            {"packages": list(p.installation.packages), "targets": list(p.installation.targets),
-             "reason": p.installation.reason}
-            for p in plan
-        ]  # fmt: skip
+            {"packages": list(i.packages), "targets": list(i.targets), "reason": i.reason} for i in formed
+        ]
     report = Report(
         tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
     )
@@ -502,6 +572,8 @@ class _Part:
     roots: tuple[RootInfo, ...]
     binaries: list[Binary]
     packages: list[str]
+    outside: list[dict[str, str]] = field(default_factory=list)
+    sites: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -514,6 +586,8 @@ class _Merged:
     roots: list[RootInfo] = field(default_factory=list)
     binaries: list[Binary] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)
+    outside: list[dict[str, str]] = field(default_factory=list)
+    sites: list[dict[str, Any]] = field(default_factory=list)
     _seen: set[tuple[object, ...]] = field(default_factory=set)
 
     def add(self, part: _Part) -> None:
@@ -523,6 +597,8 @@ class _Merged:
         self._once(self.binaries, part.binaries, lambda b: ("binary", b.path))
         self._once(self.packages, part.packages, lambda p: ("package", p))
         self._once(self.ran, part.ran, lambda r: ("rule", r))
+        self._once(self.outside, part.outside, lambda o: ("outside", o["path"]))
+        self._once(self.sites, part.sites, lambda n: ("site", n["root"]))
         self._once(
             self.findings, part.findings, lambda f: ("finding", f.rule, f.severity, f.file, f.subject, f.message)
         )
@@ -545,26 +621,77 @@ def _audit_installation(
         ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
     """
     with staged_inputs(list(planned.paths), progress=progress, only=planned.packages) as staged:
+        sites = sites_among(staged)
         if config.target is not None:
-            config = _installation_config(config, staged)
+            config = _installation_config(config, staged, sites)
         for directory in config.dll_directories:
             if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
                 raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
-        files, findings, ran, roots, binaries = _audit_staged(staged, config)
+        files, findings, ran, roots, binaries, linkage = _audit_staged(staged, config, sites)
+        host = config.target is not None and config.target.system_libraries is None
+        outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
         findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)
         if staged.packages:
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]
             roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
             binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
-        return _Part(files, findings, ran, roots, binaries, list(staged.packages)), config
+        site_notes = [_site_note(site, config) for site in sites]
+        return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _installation_config(config: AuditConfig, staged: Staged) -> AuditConfig:
-    """``config`` for one staged installation: its target's policy, and the entries and loader
+def sites_among(staged: Staged) -> list[Site]:
+    """The installed sites the plain files and directories given lie in (``packages.find_site``), each once."""
+    sites: dict[str, Site] = {}
+    for path in staged.paths:
+        if staged.site_of(path) is not None:
+            continue
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        site = find_site(directory) if os.path.isdir(directory) else None
+        if site is not None:
+            sites.setdefault(site.root, site)
+    return list(sites.values())
+
+
+def _site_note(site: Site, config: AuditConfig) -> dict[str, Any]:
+    """What the report says of a site: its distributions, the tag that sets its target, the policy."""
+    demanding = most_demanding(site.distributions)
+    target = config.target
+    return {
+        "root": site.root,
+        "distributions": len(site.distributions),
+        "target_from": demanding.where if demanding is not None else None,
+        "target_tag": sorted(str(t) for t in demanding.tags)[0] if demanding is not None else None,
+        "policy": target.system_policy if target is not None and target.system_libraries is not None else None,
+    }
+
+
+def _outside_inputs(linkage: LinkageAnalysis, binaries: list[Binary], sites: Sequence[Site]) -> list[dict[str, str]]:
+    """Every library the loads found outside the inputs and the sites they lie in, once each: its
+    path and how it was found (``ld.so.cache``, ``LD_LIBRARY_PATH``, a system directory, an RPATH
+    pointing out)."""
+    from .loader.closure import INTERPRETER
+
+    inputs = {b.path for b in binaries} | set(linkage.audited)
+    seen: dict[str, dict[str, str]] = {}
+    for load in linkage.loads:
+        for obj in load.objects:
+            if obj.depth == 0 or obj.path in inputs or obj.path == INTERPRETER or obj.path in seen:
+                continue
+            if any(s.holds(obj.path) for s in sites):
+                continue
+            seen[obj.path] = {"path": obj.path, "source": str(obj.source.value)}
+    return list(seen.values())
+
+
+def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Site] = ()) -> AuditConfig:
+    """``config`` for one staged installation: its target's policy (from the wheels' tags, and
+    for an installed site the tag of its most demanding distribution), and the entries and loader
     directories that name package members at their staged paths."""
     assert config.target is not None
-    target = policy_target(config.target, config.target_env, staged.packages, config.profile)
+    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
+    tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
+    target = policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,
         target=target,

@@ -7,6 +7,7 @@ paths tried), bindings and closures per import root.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from .loader.analysis import LinkageAnalysis
     from .loader.images import ImageLoad
     from .packages import Staged
+    from .packages.installation import InstallationModel
     from .sources import GeneratedSource
     from .verify import Disagreement
 
@@ -44,6 +46,11 @@ class AuditContext:
         disagreements: with ``--verify``, where lief's reading of an input differs from ours.
         packages: the packages staged for this audit (which package each staged path and
             directory belongs to), or ``None`` when no package is among the inputs.
+        site_roots: the installed sites the inputs lie in (``packages.find_site``: absolute,
+            normalised): a library found inside one is installed with the inputs, not taken from
+            the auditing machine.
+        installation: the distributions installed together, who owns each file and what each
+            declares (``packages.installation``), or ``None`` without metadata (a build tree).
     """
 
     binaries: tuple[Binary, ...]
@@ -55,3 +62,10 @@ class AuditContext:
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     disagreements: tuple[Disagreement, ...] = ()
+    site_roots: tuple[str, ...] = ()
+    installation: InstallationModel | None = None
+
+    def in_site(self, path: str) -> bool:
+        """True when ``path`` lies inside one of ``site_roots``."""
+        normal = os.path.normpath(os.path.abspath(path))
+        return any(normal.startswith(root + os.sep) for root in self.site_roots)

@@ -424,6 +424,11 @@ class SymbolTable:
     def __getitem__(self, index: int) -> Symbol:
         return self._view(index)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (between the processes of ``--jobs``) without the memo, ``versions`` as a dict."""
+        columns = (self.strtab, self.name_offsets, self.info, self.other, self.section, self.values, self.sizes)
+        return (_unpickle_table, (*columns, self.versym, dict(self.versions)))
+
     def __iter__(self) -> Iterator[Symbol]:
         return self._views(range(len(self.name_offsets)))
 
@@ -652,6 +657,15 @@ _WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
 _STRONG_INFO = bytes(1 if (i >> 4) in (1, 10) else 0 for i in range(256))
 _GLOBAL_FUNC_OR_OBJECT = bytes(1 if (i >> 4) == 1 and (i & 0xF) in (1, 2) else 0 for i in range(256))
 _DEFAULT_VISIBILITY = bytes(1 if (i & 3) == 0 else 0 for i in range(256))
+
+
+def _unpickle_table(
+    strtab: bytes, offsets: array.array[int], info: array.array[int], other: array.array[int],
+    section: array.array[int], values: array.array[int], sizes: array.array[int], versym: array.array[int],
+    versions: dict[int, SymbolVersion],
+) -> SymbolTable:  # fmt: skip
+    """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave."""
+    return SymbolTable(strtab, offsets, info, other, section, values, sizes, versym, MappingProxyType(versions))
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ if ! command -v clang >/dev/null || [ -z "$LIPO" ]; then
     exit 0
 fi
 mkdir -p "$WORK"/out/{broken,fixed,misc,chained} "$WORK"/out/misc/{flat_lookup,flat_namespace,weak,reexport} \
-    "$WORK"/out/misc/{missing_symbol,chain/torch/lib,exe/bin,exe/lib} "$WORK"/sdk/usr/lib
+    "$WORK"/out/misc/{missing_symbol,chain/torch/lib,exe/bin,exe/lib} "$WORK"/out/sdk0 "$WORK"/sdk/usr/lib
 cd "$WORK"
 cp "$SRC/libSystem.tbd" sdk/usr/lib/libSystem.B.tbd  # -flat_namespace looks up libSystem by its install name
 CF=(-nostdlib -shared -fuse-ld=lld -O1 -g0 "-ffile-prefix-map=$SRC=src/macho")
@@ -72,6 +72,14 @@ clang -target x86_64-apple-macos11 -nostdlib -bundle -fuse-ld=lld -O1 -g0 "-ffil
 cc arm64 -o out/misc/libleaky.dylib -install_name /Users/runner/work/pytorch/build/lib/libleaky.dylib \
     "$SRC/nvrtc_stub.c" -Wl,-rpath,/Users/runner/work/pytorch/build/lib -Wl,-rpath,@loader_path \
     -Wl,-rpath,@loader_path
+# sdk0/: @loader_path twice with the SDK field 0, as GCC-driven links leave it (-platform_version
+# macos 11.0 0.0, the later -platform_version overriding the driver's): dyld refuses such a slice
+# whatever its release.  libdup_sdk0.dylib is thin x86_64; libdup_universal.dylib pairs that slice
+# with an arm64 one built against SDK 11.0 (the same duplicate, only a warning there).
+DUP=(-install_name @rpath/libdup.dylib "$SRC/nvrtc_stub.c" -Wl,-rpath,@loader_path -Wl,-rpath,@loader_path)
+cc x86_64 -o out/sdk0/libdup_sdk0.dylib "${DUP[@]}" -Wl,-platform_version,macos,11.0,0.0
+cc arm64 -o dup_arm64_sdk11.dylib "${DUP[@]}"
+"$LIPO" -create out/sdk0/libdup_sdk0.dylib dup_arm64_sdk11.dylib -output out/sdk0/libdup_universal.dylib
 # misc/universal.dylib: x86_64 and arm64 slices of the fixed libtorch_cuda.
 cc arm64 -o arm64.dylib -install_name @rpath/libtorch_cuda.dylib "$SRC/torch_cuda.c" \
     out/fixed/libnvrtc.12.dylib -Wl,-rpath,@loader_path

@@ -30,7 +30,9 @@ import sys
 import tempfile
 import zipfile
 
-OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "linkaudit", "rules", "data", "policies.json")
+OUT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "linkaudit", "rules", "data", "policies.json"
+)
 
 #: The glibc dynamic loader per architecture (its PT_INTERP path as the toolchains write it):
 #: glibc ``sysdeps/unix/sysv/linux/*/ldconfig.h`` and ``shlib-versions`` of each port.

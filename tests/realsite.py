@@ -177,3 +177,30 @@ if __name__ == "__main__":
     if site is None:
         sys.exit(1)
     print(site)
+
+
+def download_wheel(target: Path, requirement: str, platform: str, *, timeout: float | None = 600) -> tuple[Path | None, str]:
+    """One wheel for ``platform`` (``pip download --no-deps --only-binary=:all: --platform PLATFORM
+    --python-version 3.11 REQUIREMENT``), kept in ``target``, once.
+
+    Returns:
+        (the ``.whl`` path, "") or (``None``, the reason pip gave) when it cannot be had offline.
+    """
+    name, _, version = requirement.partition("==")
+    pattern = f"{name.replace('-', '_')}-{version}-*{platform}*.whl"
+    found = sorted(target.glob(pattern)) if target.exists() else []
+    if found:
+        return found[0], ""
+    target.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), requirement,
+        "--only-binary=:all:", "--platform", platform, "--python-version", "3.11",
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    found = sorted(target.glob(pattern))
+    if proc.returncode != 0 or not found:
+        return None, proc.stderr.strip()[-300:]
+    return found[0], ""

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from .tools import require
+
 yaml = pytest.importorskip("yaml", reason="needs PyYAML (pip install '.[test]')")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +43,7 @@ def _step(step_id: str) -> dict[str, Any]:
 
 
 def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+    subprocess.run([require("git"), *args], cwd=cwd, check=True, capture_output=True)
 
 
 def _scratch_repo(path: Path, files: dict[str, Path | bytes]) -> Path:
@@ -91,9 +93,7 @@ def test_the_hook_manifest_is_valid_and_selects_loadable_binaries() -> None:
 def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """Run ``pre-commit try-repo ROOT linkaudit`` in a scratch repository; one pre-commit home per module."""
     pytest.importorskip("pre_commit", reason="needs pre-commit (pip install '.[test]')")
-    if shutil.which("git") is None:
-        pytest.skip("needs git (apt-get install git)")
-    if subprocess.run(["git", "-C", str(ROOT), "rev-parse"], capture_output=True).returncode != 0:
+    if subprocess.run([require("git"), "-C", str(ROOT), "rev-parse"], capture_output=True).returncode != 0:
         pytest.skip(f"{ROOT} is not a git checkout: pre-commit try-repo clones it")
     home = tmp_path_factory.mktemp("pre-commit-home")
 
@@ -198,7 +198,7 @@ def _run_step(step_id: str, env: dict[str, str], cwd: Path) -> subprocess.Comple
     script = cwd / f"{step_id}.sh"
     script.write_text(_step(step_id)["run"], encoding="utf-8")
     return subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        [require("bash"), "--noprofile", "--norc", "-eo", "pipefail", str(script)],
         cwd=cwd,
         env={**os.environ, **env},
         capture_output=True,
@@ -214,8 +214,7 @@ def _outputs(path: Path) -> dict[str, str]:
 @pytest.fixture
 def audit_step(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Run the action's audit step in TMP_PATH (samples copied in) with the given inputs."""
-    if shutil.which("bash") is None:
-        pytest.skip("needs bash (apt-get install bash)")
+    require("bash")
     linkaudit = Path(sys.executable).with_name("linkaudit")
     if not linkaudit.exists():
         pytest.skip(f"no linkaudit script beside {sys.executable} (pip install '.[test]')")
@@ -269,8 +268,7 @@ def test_the_audit_step_formats_for_the_log(audit_step) -> None:  # type: ignore
 
 def test_the_install_step_installs_this_project(tmp_path: Path) -> None:
     """The install step, as a runner runs it, on a copy of this checkout (pip builds in the tree it gets)."""
-    if shutil.which("bash") is None:
-        pytest.skip("needs bash (apt-get install bash)")
+    require("bash")
     src = tmp_path / "action"
     shutil.copytree(
         ROOT,

@@ -81,7 +81,12 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec("gcc", ("gcc",), "gcc"),
         ToolSpec("mingw-gcc", ("x86_64-w64-mingw32-gcc",), "gcc-mingw-w64-x86-64"),
         ToolSpec("ldd", ("ldd",), "libc-bin"),
+        ToolSpec("git", ("git",), "git"),
+        ToolSpec("bash", ("bash",), "bash"),
         ToolSpec("ldconfig", ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"), "libc-bin"),
+        # musl's loader is its ldd: `/lib/ld-musl-x86_64.so.1 --list FILE` (run on our own samples only).
+        ToolSpec("musl-ldd", ("/lib/ld-musl-x86_64.so.1",), "musl-tools"),
+        ToolSpec("musl-gcc", ("musl-gcc",), "musl-tools"),
     )
 }
 

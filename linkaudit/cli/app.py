@@ -62,10 +62,12 @@ class _LazyGroup(click.Group):
 def cli() -> None:
     """Audit the linkage of shared libraries and executables without running them.
 
-    linkaudit reads ELF files (DT_NEEDED, SONAME, RPATH/RUNPATH, symbol versions,
-    undefined symbols) and reports GPU-driver links, undefined symbols with no
-    provider, symbol versions above a target baseline, leaked build paths and
-    broken version needs.
+    linkaudit reads ELF, PE and Mach-O files, given alone, in directories, wheels or
+    conda packages: their dependencies, search paths, symbol versions, imports and
+    exports. It emulates each platform's loader (glibc's ld.so, Windows, dyld) and
+    reports GPU-driver links, libraries not found, undefined symbols with no provider,
+    symbol versions and minimum OS versions above a target baseline, leaked build
+    paths and broken version needs.
     """
 
 

@@ -13,6 +13,7 @@ from ..config import AuditConfig, VersionCeiling
 from ..config.file import FileSettings, find_config
 from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
+from ..jobs import available_cpus
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
@@ -123,6 +124,15 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Audit every input as one installation (a set installed side by side), not one installation per "
     "target the wheels' tags name (wheels of one project are never installed together).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes that read the inputs (default: the CPUs available to linkaudit, cgroup quota included); "
+    "the report is the same for any N.",
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -143,6 +153,7 @@ def check(
     write_baseline: str | None,
     show_suppressed: bool,
     together: bool,
+    jobs: int | None,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -190,6 +201,7 @@ def check(
         dyld_library_path=tuple(loader["dyld_library_path"]),
         dyld_fallback_library_path=tuple(loader["dyld_fallback_library_path"]),
         verify=verify,
+        jobs=jobs if jobs is not None else available_cpus(),
     )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:

@@ -42,8 +42,8 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default="auto",
             show_default=True,
             help="What counts as present outside the inputs: the host (or --sysroot), or only the system libraries "
-            "of the policy (a manylinux wheel's tag, else check's --profile), as on users' machines; auto: policy "
-            "for manylinux wheels.",
+            "and loader of the policy (a manylinux or musllinux wheel's tags, else check's --profile), as on users' "
+            "machines of any architecture; auto: policy for manylinux and musllinux wheels.",
         ),
         click.option(
             "--sysroot",

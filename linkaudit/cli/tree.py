@@ -4,27 +4,40 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from ..audit import analyze_inputs, policy_target, staged_entries
+from ..audit import analyze_inputs, policy_target, sites_among, staged_entries
 from ..errors import ConfigError
 from ..loader.dyld import analyze_dyld
 from ..loader.images import ImageLoad, ImageLoader
 from ..loader.windows import analyze_windows
 from ..output import text_safe, utf8_tree
+from ..packages import most_demanding
+from ..packages.installation import installation_model
 from .emit import emit
 from .options import loader_options, target_from_options
 from .reading import Inputs, read_inputs
 
 
+def owners_of(inputs: Inputs) -> Callable[[str], str | None] | None:
+    """Who installs each path, for naming it (``packages.installation``): ``None`` without metadata."""
+    model = installation_model(inputs.staged, sites_among(inputs.staged))
+    return model.owner if model is not None else None
+
+
 def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
     """Emulate the loader over the inputs read with the options given; returns (analysis, exit status).
 
-    Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.
+    Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.  An
+    installed site among the inputs is loaded against its most demanding tag's policy, as by ``check``.
     """
-    env = policy_target(target_from_options(**options), options["target_env"], inputs.staged.packages)
+    sites = sites_among(inputs.staged)
+    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
+    tagged = [*inputs.staged.packages, *(d.wheel_name() for d in demanding)]
+    env = policy_target(target_from_options(**options), options["target_env"], tagged)
     errors = list(inputs.errors)
     entries = staged_entries(options.get("entries", ()), inputs.staged)
     analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
@@ -105,7 +118,7 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
     binder = ImageBinder(inputs.binaries, images) if bind and images else None
     image_bindings = [binder.bind_load(ld) for ld in images] if binder is not None else []
     if fmt == "json":
-        doc = json.loads(render_json(analysis, loads, verbose))
+        doc = json.loads(render_json(analysis, loads, verbose, owners_of(inputs)))
         for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
             mine = []
             for i, ld in enumerate(images):
@@ -118,7 +131,7 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
                 doc[key] = mine
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
     else:
-        text = render_text(analysis, loads, verbose) if loads else ""
+        text = render_text(analysis, loads, verbose, owners_of(inputs)) if loads else ""
         emit(inputs.relabel(text + (render_image_loads_text(images, verbose) if images else ""), fmt))
     if bind and fmt == "text":
         hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")

@@ -16,7 +16,7 @@ from ..rules.data import driver_index
 from .emit import emit
 from .options import loader_options
 from .reading import Inputs, read_inputs
-from .tree import run_analysis, run_images
+from .tree import owners_of, run_analysis, run_images
 
 
 def _base(path: str | None) -> str:
@@ -130,6 +130,7 @@ def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
 
 def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, Any]) -> int:
     analysis, status = run_analysis(inputs, options)
+    owners = owners_of(inputs)
     chains: list[dict[str, Any]] = []
     for load, root in zip(analysis.loads, analysis.roots, strict=True):
         for (requester, needed), res in load.resolutions.items():
@@ -148,6 +149,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "path": res.path,
                     "source": res.source.value if res.source else None,
                     "owner": res.owner,
+                    "distribution": owners(res.path) if owners is not None and res.path else None,
                     "tried": [a.path for a in res.attempts if a.outcome.value != "driver-absent"]
                     if not res.found
                     else [],
@@ -237,7 +239,8 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
             root = c.get("root_display", c["root"])
             if c["path"]:
                 how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
-                lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]")
+                owned = f" (installed by {c['distribution']})" if c.get("distribution") else ""
+                lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]{owned}")
             else:
                 why_not = "error: " + c["error"] if c["error"] else "not found"
                 if c["driver_absent"] and c.get("loader"):

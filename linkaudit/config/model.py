@@ -148,7 +148,8 @@ class NeededPolicy:
 
     Attributes:
         file: fnmatch glob over the files it applies to (``file_matches``).
-        needed: fnmatch glob over DT_NEEDED entries, e.g. ``"libnvrtc-builtins.so*"``.
+        needed: fnmatch glob over the file's dependencies (ELF DT_NEEDED entries, PE imported DLLs,
+            Mach-O dylib load commands), e.g. ``"libnvrtc-builtins.so*"``.
         reason: why (mandatory), quoted in every finding.
         where: ``"linkaudit.toml:20: forbidden-needed[0]"`` (file, line, entry), for messages.
     """
@@ -162,8 +163,12 @@ class NeededPolicy:
         """True when the entry covers the file ``path``."""
         return file_matches(path, self.file)
 
-    def matching(self, needed: tuple[str, ...]) -> list[str]:
-        """The entries of ``needed`` the ``needed`` glob matches."""
+    def matching(self, needed: tuple[str, ...], fold_case: bool = False) -> list[str]:
+        """The entries of ``needed`` the ``needed`` glob matches; with ``fold_case`` (PE: Windows
+        compares DLL names without case, ``KERNEL32.dll`` is ``kernel32.dll``) whatever their case."""
+        if fold_case:
+            glob = self.needed.lower()
+            return [n for n in needed if fnmatch.fnmatchcase(n.lower(), glob)]
         return [n for n in needed if fnmatch.fnmatchcase(n, self.needed)]
 
 
@@ -202,6 +207,8 @@ class AuditConfig:
         dyld_fallback_library_path: for Mach-O inputs, ``DYLD_FALLBACK_LIBRARY_PATH``
             (``--dyld-fallback-library-path``).
         verify: read every input again with lief and report disagreements (``--verify``).
+        jobs: processes that read the inputs (``--jobs``; ``jobs.read_paths``): the report is the
+            same whatever the number.
         forbidden_needed: ``[[forbidden-needed]]`` entries (rule ``forbidden-needed``).
         required_needed: ``[[required-needed]]`` entries (rule ``required-needed``; the
             libraries they require are never ``unused-needed``).
@@ -229,6 +236,7 @@ class AuditConfig:
     dyld_library_path: tuple[str, ...] = ()
     dyld_fallback_library_path: tuple[str, ...] = ()
     verify: bool = False
+    jobs: int = 1
 
     def settings(self) -> dict[str, list[str]]:
         """The settings a report records, JSON-ready: ``{"max_versions": ["GLIBC_2.17"], "ignore": ["rpath-leak"]}``."""
@@ -256,6 +264,7 @@ class AuditConfig:
                 *([f"hwcaps_level={t.hwcaps_level}"] if t.hwcaps_level else []),
                 *([f"interpreter={t.interpreter}"] if t.interpreter else []),
                 *([f"system_libraries={t.system_policy}"] if t.system_libraries is not None else []),
+                *([f"musl_system_libraries={t.musl_policy}"] if t.musl_system_libraries is not None else []),
             ]
         return out
 

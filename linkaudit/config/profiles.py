@@ -23,6 +23,20 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from .policies import Policy, iter_policies, parse_tag, policy_for_tag
 
+#: ``policy_for_tag`` is re-exported here: the one call other rooms (installations) make to
+#: turn a platform tag into its policy.
+__all__ = [
+    "DEFAULT",
+    "Profile",
+    "WheelPolicy",
+    "get_profile",
+    "implied_by_wheel",
+    "policy_for_tag",
+    "profiles",
+    "select_policies",
+    "wheel_platform_tags",
+]
+
 _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "data", "profiles.toml")
 DEFAULT = "cuda"
 
@@ -187,6 +201,7 @@ def select_policies(tags: tuple[str, ...]) -> tuple[tuple[str, tuple[int, int], 
     return tuple((family, version, arch, tag) for (family, arch), (version, tag) in ordered)
 
 
+@functools.lru_cache(maxsize=4096)
 def implied_by_wheel(package: str) -> WheelPolicy | None:
     """The policy a wheel's platform tags promise, or ``None`` (not a wheel name, or no
     manylinux, musllinux or macOS tag: ``linux_x86_64``, ``any``).

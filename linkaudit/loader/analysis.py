@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
-from .closure import INTERPRETER, Load, Process, RootKind, load_root, root_kind_of
+from .closure import INTERPRETER, Load, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
+from .musl import MuslContext, MuslProcess, load_root_musl, musl_context, musl_loader, musl_matches
 from .target import TargetEnvironment
 
 
@@ -118,12 +119,13 @@ class Reach:
         return {"root": self.root, "kind": self.kind.value, "reached": self.reached, "chain": [*self.chain, *extra]}
 
 
-def would_fail(kind: RootKind, root: str, message: str) -> str:
-    """What the user would see when loading ``root`` fails with ``message`` (glibc's wording)."""
+def would_fail(kind: RootKind, root: str, message: str, loader: str = "glibc") -> str:
+    """What the user would see when loading ``root`` fails with ``message`` (glibc's wording;
+    musl's loader prints its message as it is when a program cannot start)."""
     if kind is RootKind.PYTHON_IMPORT:
         return f"ImportError: {message}"
     if kind is RootKind.EXECUTABLE:
-        return f"{root}: error while loading shared libraries: {message}"
+        return message if loader == "musl" else f"{root}: error while loading shared libraries: {message}"
     return f"dlopen({root}) fails: {message}"
 
 
@@ -179,15 +181,20 @@ def analyze(
     """
     fs = fs or FileSystemView(env.sysroot)
     analysis = LinkageAnalysis(env)
-    elf = []
+    elf: list[Binary] = []
+    musl: list[Binary] = []
     for b in binaries:
         if b.format.value != "elf" or b.kind is Kind.RELOCATABLE:
             continue
-        if b.libc is Libc.MUSL:
-            # musl's loader has its own rules (its path file, no cache, no hwcaps): never glibc's.
-            analysis.skipped.append((b.path, "built for musl: loader emulation follows glibc's ld.so only"))
-            continue
-        elf.append(b)
+        # musl's loader has its own rules (its path file, no cache, no hwcaps): loader.musl, never glibc's.
+        (musl if b.libc is Libc.MUSL else elf).append(b)
+    if musl:
+        musl_paths = {b.path for b in musl}
+        _analyze_musl(
+            musl, env, fs, [r for r in roots if r.path in musl_paths] if roots is not None else None, analysis, bind_all
+        )
+        if roots is not None:
+            roots = [r for r in roots if r.path not in musl_paths]
     if not elf:
         return analysis
     if cache is None and env.use_cache:
@@ -225,6 +232,10 @@ def analyze(
                 analysis.problems.append(InputError(path, f"{option}: {exc.reason}", exc.offset))
     chosen = list(roots) if roots is not None else default_roots(elf)
     python_process = Process()
+    python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+    # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
+    alone = not python_roots and not env.executable and not env.dlopen_global
+    alone_loads: dict[str, Load] = {}
     by_path = {b.path: b for b in elf}
 
     noted: set[str] = set()
@@ -247,13 +258,17 @@ def analyze(
                 analysis.problems.append(exc)
                 return None
         # A library dlopened inside a Python process has the interpreter in its global scope.
-        in_python = root.kind is RootKind.DLOPEN and any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+        in_python = root.kind is RootKind.DLOPEN and python_roots
         # Imports share one process: libraries loaded by an earlier import are reused by
         # SONAME by later ones, in root order. An input no root reaches is loaded alone,
         # in a process of its own (when it is dlopened is unknown: nothing loaded by
         # another unreached input may stand in for its own search).
         process = python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
-        load = load_root(_target_path(fs, root.path), binary, root.kind, ctx, fs.read_binary, in_python, process)
+        target = _target_path(fs, root.path)
+        if root.kind is RootKind.DLOPEN and alone:
+            load = alone_load(target, binary, ctx, fs.read_binary, alone_loads)
+        else:
+            load = load_root(target, binary, root.kind, ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load
@@ -309,6 +324,67 @@ def analyze(
     return analysis
 
 
+def _analyze_musl(
+    musl: Sequence[Binary], env: TargetEnvironment, fs: FileSystemView, roots: Sequence[Root] | None,
+    analysis: LinkageAnalysis, bind_all: bool,
+) -> None:  # fmt: skip
+    """The musl inputs, loaded as musl's ``ldso/dynlink.c`` loads them (``loader.musl``): each root,
+    then each input no root reached on its own; their bindings by name (``musl_matches``)."""
+    loader = next((b.interpreter for b in musl if b.interpreter and "ld-musl" in b.interpreter), None)
+    ctx = musl_context(env, fs, loader or musl_loader(musl[0].machine), musl[0])
+    by_identity: dict[tuple[int, int], Binary] = {}
+    for b in musl:
+        ident = _identity(fs.host_path(_target_path(fs, b.path)))
+        if ident is not None:
+            by_identity.setdefault(ident, b)
+    by_path = {b.path: b for b in musl}
+    process, reached = MuslProcess(), set[tuple[int, int]]()
+    for root in list(roots) if roots is not None else default_roots(musl):
+        binary = by_path.get(root.path)
+        if binary is None:
+            try:
+                binary = fs.read_binary(_target_path(fs, root.path))
+            except InputError as exc:
+                analysis.problems.append(exc)
+                continue
+        shared = process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
+        _run_musl(root, binary, ctx, fs, analysis, shared, reached)
+    for ident, b in by_identity.items():  # the inputs no root reaches, each on its own
+        if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
+            _run_musl(Root(b.path, RootKind.DLOPEN, False), b, ctx, fs, analysis, None, reached)
+    for load in analysis.loads:
+        if load.loader != "musl":
+            continue
+        objects = {o.path: o.binary for o in load.objects}
+        for obj in load.objects:
+            ident = _identity(fs.host_path(obj.path))
+            source = by_identity.get(ident) if ident is not None else None
+            if (source is None and not bind_all) or (
+                load.kind is RootKind.DLOPEN and obj.path != load.root and not bind_all
+            ):
+                continue
+            if source is not None:
+                analysis.audited.setdefault(obj.path, source.path)
+            interpreter = INTERPRETER if load.interpreter_virtual else None
+            analysis.bindings[(load.root, obj.path)] = bind_object(
+                obj.binary, load.scope_for(obj.path), objects, interpreter, path=obj.path, match=musl_matches
+            )
+
+
+def _run_musl(
+    root: Root, binary: Binary, ctx: MuslContext, fs: FileSystemView, analysis: LinkageAnalysis,
+    process: MuslProcess | None, reached: set[tuple[int, int]],
+) -> None:  # fmt: skip
+    """Load one musl root into ``analysis``; note the inputs it reached (device, inode)."""
+    load = load_root_musl(_target_path(fs, root.path), binary, root.kind, ctx, process)
+    analysis.loads.append(load)
+    analysis.roots.append(root)
+    for obj in load.objects:
+        ident = _identity(fs.host_path(obj.path)) if not obj.path.startswith("<") else None
+        if ident is not None:
+            reached.add(ident)
+
+
 def _default_interpreter(machine: str) -> str:
     return {
         "x86-64": "/lib64/ld-linux-x86-64.so.2",
@@ -316,6 +392,10 @@ def _default_interpreter(machine: str) -> str:
         "x86": "/lib/ld-linux.so.2",
         "ppc64le": "/lib64/ld64.so.2",
         "s390x": "/lib/ld64.so.1",
+        "ppc64": "/lib64/ld64.so.1",
+        "arm": "/lib/ld-linux-armhf.so.3",
+        "riscv64": "/lib/ld-linux-riscv64-lp64d.so.1",
+        "loongarch64": "/lib64/ld-linux-loongarch-lp64d.so.1",
     }.get(machine, "/lib/ld-linux.so.2")
 
 

@@ -13,6 +13,11 @@ acceptability:
 * only GLOBAL, WEAK and GNU_UNIQUE definitions of type NOTYPE, OBJECT, FUNC, COMMON,
   TLS or IFUNC with a non-zero value (TLS excepted) count (``SymbolTable.definitions``).
 
+A library of the target system known by name only (``loader.modelled``: another
+machine's ``libc.so.6`` under a platform policy) has unknown definitions: a reference
+no real object in scope defines binds to the modelled library its version need names
+(``vn_file``), or, unversioned, to the first modelled library in scope.
+
 A weak undefined reference may stay unbound.  Under ``RTLD_NOW`` — every Python
 import — all references are bound at load time; for an executable bound lazily an
 unbound function reference fails only when called, which the finding says.
@@ -24,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model import Binary, Definition, Symbol
+from .modelled import is_modelled
 
 #: Prefixes of the C API a CPython interpreter exports to extension modules.
 INTERPRETER_PREFIXES = ("Py", "_Py")
@@ -67,6 +73,7 @@ def bind_object(
     definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None = None,
     cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] | None = None,
     path: str = "",
+    match: Callable[[Symbol, Binary, tuple[Definition, ...]], bool] = matches,
 ) -> list[Bound]:
     """Bind every undefined symbol of ``binary`` in ``scope``.
 
@@ -83,15 +90,21 @@ def bind_object(
             at least one referenced name can change the result, so two loads whose
             scopes agree on those objects (in order) bind ``binary`` the same way.
         path: the path ``binary`` was loaded from (part of the cache key).
+        match: whether a reference binds to an object's definitions of its name (default
+            glibc's ``matches``; musl's is ``loader.musl.musl_matches``).  The cache must not be
+            shared between two matchers.
 
     Returns:
         One ``Bound`` per undefined symbol, in symbol-table order.
     """
     get_defs = definitions_of or (lambda b: b.symbols.definitions())
     undefined = binary.symbols.undefined()
+    if not undefined:
+        return []  # nothing to bind: the scope need not be walked
     wanted = {ref.name for ref in undefined}
     wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
     providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
+    modelled: dict[str, str] = {}  # file name -> path of each modelled library in scope, first kept
     for entry in scope:
         if entry == interpreter:
             if wants_interpreter:
@@ -100,10 +113,13 @@ def bind_object(
         provider = objects.get(entry)
         if provider is None:
             continue
+        if is_modelled(entry):
+            modelled.setdefault(provider.soname or entry, entry)
+            continue
         defs = get_defs(provider)
         if wanted & defs.keys():  # only objects defining a referenced name can matter
             providers.append((entry, provider, defs))
-    key = (path, id(binary.symbols), tuple(p for p, _b, _d in providers))
+    key = (path, id(binary.symbols), tuple(p for p, _b, _d in providers) + tuple(modelled.values()))
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
@@ -120,9 +136,13 @@ def bind_object(
                     break
                 continue
             found = defs.get(ref.name)
-            if found is not None and matches(ref, provider, found):
+            if found is not None and match(ref, provider, found):
                 where = entry
                 break
+        if where is None and modelled:
+            # versioned: only the library its version need names can define it
+            first = next(iter(modelled.values()))
+            where = modelled.get(ref.version.file or "") if ref.version is not None else first
         out.append(Bound(ref, where))
     if cache is not None:
         cache[key] = out

@@ -23,8 +23,9 @@ from __future__ import annotations
 import contextlib
 import enum
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import InputError
 from ..model import Binary, Kind
@@ -48,9 +49,8 @@ def root_kind_of(binary: Binary) -> RootKind:
     return RootKind.DLOPEN
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedObject:
-    """One object in a root's load.
+class LoadedObject(NamedTuple):
+    """One object in a root's load (a named tuple: a load of n objects makes n of them per root).
 
     Attributes:
         path: the path it was found by (``$ORIGIN`` is its directory).
@@ -88,6 +88,7 @@ class Load:
         errors: load-stopping errors ``(path, message)`` (an invalid candidate, an unreadable root).
         interpreter_virtual: True when the global scope starts with a generic
             interpreter that provides the ``Py*``/``_Py*`` API.
+        loader: the loader emulated: ``"glibc"`` (``loader.ldso``) or ``"musl"`` (``loader.musl``).
     """
 
     root: str
@@ -98,12 +99,17 @@ class Load:
     resolutions: dict[tuple[str, str], Resolution] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     interpreter_virtual: bool = False
+    loader: str = "glibc"
     _index: dict[str, LoadedObject] = field(default_factory=dict, repr=False)
 
     def add_object(self, obj: LoadedObject) -> None:
         """Append ``obj`` to the load order."""
         self.objects.append(obj)
         self._index.setdefault(obj.path, obj)
+
+    def distinct(self) -> Mapping[str, LoadedObject]:
+        """Path -> the first object loaded at that path, in load order (do not modify)."""
+        return self._index
 
     def object(self, path: str) -> LoadedObject | None:
         """The loaded object at ``path``, or ``None``."""
@@ -210,8 +216,11 @@ def load_root(
     ) -> Requester:
         requester = Requester(path, binary, parent, origin_of(path))
         requesters[path] = requester
-        for name in _names_of(binary, path, requested):
-            loaded.setdefault(name, path)
+        loaded.setdefault(path, path)  # the names of _names_of, without a list per object
+        if requested:
+            loaded.setdefault(requested, path)
+        if binary.soname:
+            loaded.setdefault(binary.soname, path)
         load.add_object(LoadedObject(path, binary, parent.path if parent else None, source, depth))
         if scope is not None:
             scope.append(path)
@@ -223,9 +232,10 @@ def load_root(
         while queue:
             path, binary, requester, depth = queue.popleft()
             assert requester is not None
+            resolutions = load.resolutions
             for needed in ctx.memo.needed_names(binary):
                 resolution, found = search(needed, requester, main, loaded, ctx)
-                load.resolutions.setdefault((path, needed), resolution)
+                resolutions.setdefault((path, needed), resolution)
                 if resolution.error is not None:
                     load.errors.append((path, f"error while loading {needed}: {resolution.error}"))
                 if resolution.path is None:
@@ -323,4 +333,91 @@ def load_root(
         return load
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
     drain(load.local_scope)
+    return load
+
+
+def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Callable[[str], Binary],
+               loads: dict[str, Load]) -> Load:  # fmt: skip
+    """``load_root(root_path, root, RootKind.DLOPEN, ctx, read_global)`` for a library dlopened in a
+    process of its own with an empty global scope (no interpreter, executable or ``--dlopen-global``:
+    the caller's to check), sharing the loads of single dependencies.
+
+    A library with one DT_NEEDED, no DT_RPATH its dependencies would inherit, whose need is
+    searched (not already loaded) and found, loads exactly as: itself, then the load of that
+    dependency dlopened alone, one level deeper — when no name that dependency's load looks up
+    is one the library adds (its path, its SONAME, the name it needs by).  Then the dependency's
+    load is taken from ``loads`` (path -> load of that path dlopened alone, filled here) instead
+    of searched again; otherwise ``load_root`` builds it.  Closures do not compose in general
+    (the first object loaded under a name wins): nothing else is shared.
+    """
+    rtld_names = _rtld_names(ctx, read_global)
+    pending: list[tuple[str, Binary, Resolution]] = []
+    seen: set[str] = set()
+    path, binary = root_path, root
+    while True:
+        hit = loads.get(path)
+        if hit is not None and hit.objects and hit.objects[0].binary is binary:
+            load = hit
+            break
+        step = None if path in seen else _single_dependency(path, binary, ctx, rtld_names)
+        seen.add(path)
+        if step is None:
+            load = loads[path] = load_root(path, binary, RootKind.DLOPEN, ctx, read_global)
+            break
+        resolution, found = step
+        pending.append((path, binary, resolution))
+        assert resolution.path is not None
+        path, binary = resolution.path, found
+    while pending:
+        path, binary, resolution = pending.pop()
+        shared = _on_top_of(path, binary, resolution, load)
+        load = loads[path] = shared or load_root(path, binary, RootKind.DLOPEN, ctx, read_global)
+    return load
+
+
+def _rtld_names(ctx: SearchContext, read_global: Callable[[str], Binary]) -> dict[str, str]:
+    """The names the dynamic linker is loaded under in a process of a plain dlopen (see ``load_root``)."""
+    loaded: dict[str, str] = {}
+    if ctx.rtld:
+        with contextlib.suppress(InputError):
+            for name in _names_of(read_global(ctx.rtld), ctx.rtld, None):
+                loaded.setdefault(name, ctx.rtld)
+    return loaded
+
+
+def _single_dependency(
+    path: str, binary: Binary, ctx: SearchContext, rtld_names: dict[str, str]
+) -> tuple[Resolution, Binary] | None:
+    """Where the one DT_NEEDED of ``path`` is found when it is dlopened alone, if its load may be shared."""
+    needed = ctx.memo.needed_names(binary)
+    if len(needed) != 1 or (binary.rpath and not binary.runpath) or path in rtld_names:
+        return None
+    loaded = dict(rtld_names)
+    for name in _names_of(binary, path, None):
+        loaded.setdefault(name, path)
+    resolution, found = search(needed[0], Requester(path, binary, None, origin_of(path)), None, loaded, ctx)
+    if resolution.path is None or resolution.error is not None or found is None or resolution.source is Source.LOADED:
+        return None
+    return resolution, found
+
+
+def _on_top_of(path: str, binary: Binary, resolution: Resolution, below: Load) -> Load | None:
+    """The load of ``path`` (needing one library, found by ``resolution``) made of ``below``, that
+    library's own load, one level deeper; ``None`` when a name ``below`` looks up is one ``path``'s
+    load adds (its path, SONAME, or the name it needs by), so the loads would differ."""
+    added = {path, resolution.name, *([binary.soname] if binary.soname else [])}
+    if any(name in added for _requester, name in below.resolutions) or path in below._index:
+        return None
+    load = Load(path, RootKind.DLOPEN)
+    first = below.objects[0]
+    objects = [
+        LoadedObject(path, binary, None, Source.ROOT, 0),
+        LoadedObject(first.path, first.binary, path, resolution.source or Source.SYSTEM, 1),
+    ]
+    objects += [LoadedObject(o.path, o.binary, o.parent, o.source, o.depth + 1) for o in below.objects[1:]]
+    load.objects = objects
+    load._index = {o.path: o for o in reversed(objects)}  # the first object at a path, as add_object keeps
+    load.local_scope = [path, *below.local_scope]
+    load.resolutions = {(path, resolution.name): resolution, **below.resolutions}
+    load.errors = list(below.errors)
     return load

@@ -35,7 +35,21 @@ from ..errors import InputError
 from ..model import DF_1_NODEFLIB, Binary
 from .fs import FileSystemView
 from .ldcache import LdCache, expected_cache_flags
+from .modelled import modelled_library, modelled_path
 from .target import FALLBACK_SYSTEM_DIRS, TargetEnvironment, expand_dst
+
+
+def _is_loader_name(name: str, rtld: str | None, machine: str) -> bool:
+    """Whether DT_NEEDED ``name`` is the dynamic loader itself — the target's ``rtld`` or the
+    loader of the requester's own machine (``ld-linux.so.2`` NEEDed by an i386 ``libc.so.6``):
+    glibc's ld.so is in every namespace before any search (``elf/rtld.c``), so a policy's list of
+    system libraries never has to name it."""
+    if rtld is not None and name == posixpath.basename(rtld):
+        return True
+    from ..config.policies import loader_for_machine  # the policy data, read only under a policy
+
+    loader = loader_for_machine(machine)
+    return loader is not None and name == posixpath.basename(loader)
 
 
 class Source(enum.StrEnum):
@@ -51,6 +65,7 @@ class Source(enum.StrEnum):
     SYSTEM = "system-directory"
     PRELOAD = "LD_PRELOAD"
     DLOPEN_GLOBAL = "dlopen-global"
+    POLICY = "target-policy"  # a system library of the target's policy, known by name (loader.modelled)
 
 
 #: Paths kept per resolution (a hostile file with 1,000 RPATH entries and 1,000 DT_NEEDED
@@ -443,7 +458,7 @@ class _Trial:
         """The target's policy list, then ``ld.so.cache``, then the system directories."""
         ctx, name, want = self.ctx, self.name, self.want
         allowed = ctx.env.system_libraries
-        if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
+        if allowed is not None and name not in allowed and not _is_loader_name(name, ctx.rtld, want.machine):
             why = f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})"
             self.record(Attempt(name, Source.SYSTEM, None, Outcome.OUTSIDE_TARGET, why))
             return self.done(None, None, None, None)
@@ -466,4 +481,13 @@ class _Trial:
         hit = self.try_dirs(ctx.system_dirs, Source.SYSTEM, None)
         if hit:
             return self.result(hit, Source.SYSTEM, None)
+        if allowed is not None:
+            return self.modelled()
         return self.done(None, None, None, None)
+
+    def modelled(self) -> _Outcome:
+        """A system library of the target's policy the host has no file for (another machine's
+        ``libc.so.6``, say): found in the model of the target (``loader.modelled``)."""
+        path = modelled_path(self.ctx.env.system_policy or "policy", self.name)
+        self.record(Attempt(path, Source.POLICY, None, Outcome.FOUND, "a system library of the target policy"))
+        return self.done(path, Source.POLICY, None, modelled_library(path, self.want))

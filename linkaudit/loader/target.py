@@ -85,7 +85,10 @@ class TargetEnvironment:
             directories are searched for those only, every other name resolves only through
             RPATH/RUNPATH/LD_LIBRARY_PATH.  ``None``: the system is the host (or ``sysroot``)
             as it is.
-        system_policy: the name of that policy (``"manylinux_2_28"``), for messages.
+        system_policy: the name of that policy (``"manylinux_2_28_x86_64"``), for messages.
+        musl_system_libraries: as ``system_libraries``, for the objects musl loads (a musllinux
+            wheel's policy: ``libc.so``, ``libz.so.1``); ``None``: the host's (or sysroot's).
+        musl_policy: the name of that policy (``"musllinux_1_2_x86_64"``), for messages.
     """
 
     sysroot: str = "/"
@@ -102,6 +105,8 @@ class TargetEnvironment:
     executable: str | None = None
     system_libraries: frozenset[str] | None = None
     system_policy: str | None = None
+    musl_system_libraries: frozenset[str] | None = None
+    musl_policy: str | None = None
 
     def hwcaps_subdirs(self, machine: str) -> tuple[str, ...]:
         """The glibc-hwcaps subdirectories tried for ``machine``, most capable first.

@@ -144,6 +144,7 @@ def render(report: Report, color: bool = False, show_suppressed: bool = False) -
     if lines:
         lines.append("")
     lines.extend(_installation_lines(report))
+    lines.extend(_site_lines(report))
     roots_line = _roots_line(report)
     if roots_line:
         lines.append(roots_line)
@@ -164,6 +165,40 @@ def _installation_lines(report: Report) -> list[str]:
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
         lines.append(text_safe(f"  {i}. {', '.join(inst['targets'][:2]) or 'together'}: {names}"))
+    return lines
+
+
+def _site_lines(report: Report) -> list[str]:
+    """What each installed site was audited against, and the libraries found outside the inputs
+    on the auditing host: counted for a build tree, listed for a site."""
+    lines = []
+    sites = report.config.get("sites") or []
+    for site in sites:
+        text = f"site {site['root']}: {site['distributions']} distributions; "
+        if site["target_tag"] is None:
+            text += (
+                "no distribution names a platform: the target is unknown (give --profile, or --target-env host "
+                "to take this machine as the target)"
+            )
+        elif site["policy"]:
+            text += (
+                f"target {site['target_tag']} (the most demanding, {os.path.basename(site['target_from'])}): "
+                f"outside the site only the system libraries of {site['policy']} count"
+            )
+        else:
+            text += f"target {site['target_tag']}, but the libraries of this machine count (--target-env host)"
+        lines.append(text_safe(text))
+    outside = report.config.get("outside_inputs") or []
+    if outside:
+        by_source: dict[str, int] = {}
+        for lib in outside:
+            by_source[lib["source"]] = by_source.get(lib["source"], 0) + 1
+        counts = ", ".join(f"{source}: {n}" for source, n in by_source.items())
+        lines.append(
+            f"{len(outside)} librar{'y' if len(outside) == 1 else 'ies'} resolved outside the inputs, on this machine ({counts})"
+        )
+        if sites:
+            lines.extend(text_safe(f"  {lib['path']} ({lib['source']})") for lib in outside)
     return lines
 
 

@@ -10,7 +10,7 @@ resolves nowhere is marked with the paths tried.  JSON: ``{"schema":
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..loader.analysis import LinkageAnalysis
@@ -27,7 +27,11 @@ def _why(res: Resolution) -> str:
     return res.source.value
 
 
-def _resolution_dict(res: Resolution, verbose: bool) -> dict[str, Any]:
+#: Who installs a path: the distribution's name, or ``None`` (``packages.installation``).
+Owners = Callable[[str], "str | None"]
+
+
+def _resolution_dict(res: Resolution, verbose: bool, owners: Owners | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": res.name,
         "path": res.path,
@@ -36,6 +40,8 @@ def _resolution_dict(res: Resolution, verbose: bool) -> dict[str, Any]:
         "owner": res.owner,
         "error": res.error,
     }
+    if owners is not None:
+        out["distribution"] = owners(res.path) if res.path else None
     if verbose or not res.found:
         out["attempts"] = [
             {"path": a.path, "source": a.source.value, "owner": a.owner, "outcome": a.outcome.value, "detail": a.detail}
@@ -44,8 +50,10 @@ def _resolution_dict(res: Resolution, verbose: bool) -> dict[str, Any]:
     return out
 
 
-def load_to_dict(load: Load, verbose: bool = False, analysis: LinkageAnalysis | None = None) -> dict[str, Any]:
-    """One root's load as a JSON-ready dict."""
+def load_to_dict(
+    load: Load, verbose: bool = False, analysis: LinkageAnalysis | None = None, owners: Owners | None = None
+) -> dict[str, Any]:
+    """One root's load as a JSON-ready dict (``owners``: each resolution's ``distribution`` too)."""
     return {
         "root": load.root,
         "kind": load.kind.value,
@@ -60,7 +68,7 @@ def load_to_dict(load: Load, verbose: bool = False, analysis: LinkageAnalysis | 
                 "soname": o.binary.soname,
                 "dlopen_names": list(o.binary.dlopen_names),
                 "needed": [
-                    _resolution_dict(load.resolutions[(o.path, n)], verbose)
+                    _resolution_dict(load.resolutions[(o.path, n)], verbose, owners)
                     for n in o.binary.needed_names
                     if (o.path, n) in load.resolutions
                 ],
@@ -76,14 +84,16 @@ def load_to_dict(load: Load, verbose: bool = False, analysis: LinkageAnalysis | 
     }
 
 
-def render_json(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False) -> str:
+def render_json(
+    analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False, owners: Owners | None = None
+) -> str:
     """``{"schema": "linkaudit/1", "system_dirs": [...], "roots": [...]}``."""
     doc = {
         "schema": SCHEMA_VERSION,
         "system_dirs": list(analysis.system_dirs),
         "ld_cache": analysis.cache_path,
         "driverless": analysis.env.driverless,
-        "roots": [load_to_dict(ld, verbose, analysis) for ld in loads],
+        "roots": [load_to_dict(ld, verbose, analysis, owners) for ld in loads],
     }
     return json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n"
 
@@ -97,7 +107,7 @@ def _attempt_lines(res: Resolution, prefix: str) -> list[str]:
     return out
 
 
-def _walk(load: Load, start: str, prefix: str, verbose: bool, lines: list[str]) -> None:
+def _walk(load: Load, start: str, prefix: str, verbose: bool, lines: list[str], owners: Owners | None = None) -> None:
     """Draw the DT_NEEDED entries of ``start`` and, depth first, of what they loaded.
 
     Iterative pre-order walk (no recursion: a chain of libraries can be long); each
@@ -124,7 +134,9 @@ def _walk(load: Load, start: str, prefix: str, verbose: bool, lines: list[str]) 
         if res.found and res.source is Source.LOADED:
             lines.append(f"{prefix}{branch}{needed} => {res.path} (already loaded)")
         elif res.found:
-            lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]")
+            dist = owners(res.path) if owners is not None and res.path else None
+            owned = f" (installed by {dist})" if dist else ""
+            lines.append(f"{prefix}{branch}{needed} => {res.path} [{_why(res)}]{owned}")
             if verbose:
                 lines.extend(_attempt_lines(res, inner))
             if res.path and res.path not in expanded:
@@ -137,8 +149,11 @@ def _walk(load: Load, start: str, prefix: str, verbose: bool, lines: list[str]) 
             lines.extend(_attempt_lines(res, inner))
 
 
-def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False) -> str:
-    """The trees, one per root, drawn with box characters."""
+def render_text(
+    analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool = False, owners: Owners | None = None
+) -> str:
+    """The trees, one per root, drawn with box characters; ``owners``: each library found is
+    followed by the distribution that installs it."""
     lines: list[str] = []
     for load in loads:
         if lines:
@@ -148,12 +163,12 @@ def render_text(analysis: LinkageAnalysis, loads: Sequence[Load], verbose: bool 
             names = ", ".join(p.rsplit("/", 1)[-1] for p in load.global_scope)
             lines.append(f"  global scope: {names}")
         start = load.root if load.object(load.root) else (load.local_scope or load.global_scope or [""])[0]
-        _walk(load, start, "  ", verbose, lines)
+        _walk(load, start, "  ", verbose, lines, owners)
         soft = [
             (o.path, n)
             for o in load.objects
             # the system's own (found in the cache or system directories) are not the package's business
-            if o.source not in (Source.CACHE, Source.SYSTEM)
+            if o.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
             and o.path.rsplit("/", 1)[0] not in analysis.system_dirs
             and o.binary.interpreter is None
             and not (o.binary.soname or "").startswith("ld-")

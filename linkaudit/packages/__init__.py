@@ -36,17 +36,24 @@ package is staged where).  Data flows one way: planner -> kinds -> staging -> li
 
 from __future__ import annotations
 
+from .metadata import Distribution
 from .planner import Installation
 from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_inputs, staged_inputs
+from .site import Site, find_site, most_demanding, owner_in
 from .staged import Staged
 from .staging import Progress
 
 __all__ = [
     "PACKAGE_SUFFIXES",
+    "Distribution",
     "Installation",
     "PlannedInputs",
     "Progress",
+    "Site",
     "Staged",
+    "find_site",
+    "most_demanding",
+    "owner_in",
     "package_kind",
     "plan_inputs",
     "staged_inputs",

@@ -44,3 +44,110 @@ def wheel_name(path: str) -> WheelName | None:
     except InvalidWheelFilename:
         return None
     return WheelName(path, str(project), str(version), frozenset(tags))
+
+
+#: Largest metadata file read (METADATA, WHEEL; a RECORD may be larger: ``MAX_RECORD``), bytes.
+MAX_METADATA = 4 << 20
+#: Largest RECORD read, bytes (torch's lists ~20,000 files in ~2.5 MB).
+MAX_RECORD = 64 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """What one installed (or packed) distribution says about itself: its ``.dist-info``.
+
+    Attributes:
+        name: the project's normalised name (``nvidia-cuda-runtime``).
+        version: as written.
+        where: the ``.dist-info`` directory (a host path, or ``WHEEL!x.dist-info``).
+        tags: the tags its ``WHEEL`` file lists (empty when it has none).
+        files: the paths its ``RECORD`` lists, relative to the site, normalised.
+        requires: its ``Requires-Dist`` lines, as written (markers evaluated later).
+        extras: its ``Provides-Extra`` names, normalised.
+    """
+
+    name: str
+    version: str
+    where: str
+    tags: frozenset[Tag] = frozenset()
+    files: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
+
+    def wheel_name(self) -> str:
+        """A wheel file name with this distribution's compressed tag set, for what reads tags
+        from names (``profiles.implied_by_wheel``); ``py3-none-any`` when it lists no tag."""
+        tags = sorted(self.tags, key=str)
+        parts = [
+            ".".join(dict.fromkeys(getattr(t, part) for t in tags)) or default
+            for part, default in (("interpreter", "py3"), ("abi", "none"), ("platform", "any"))
+        ]
+        return f"{self.name.replace('-', '_')}-{self.version}-{'-'.join(parts)}.whl"
+
+
+def wheel_tags(text: str) -> frozenset[Tag]:
+    """The tags of a ``WHEEL`` file's ``Tag:`` lines (PEP 427; each may be compressed)."""
+    from packaging.tags import parse_tag
+
+    out: set[Tag] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "tag" and value.strip():
+            try:
+                out |= parse_tag(value.strip())
+            except ValueError:
+                continue
+    return frozenset(out)
+
+
+def record_paths(text: str) -> tuple[str, ...]:
+    """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
+    absolute ones and those leaving the site (``../../bin/x``: scripts) left out."""
+    import csv
+    import posixpath
+
+    out = []
+    for row in csv.reader(text.splitlines()):
+        if not row or not row[0]:
+            continue
+        path = posixpath.normpath(row[0].replace("\\", "/"))
+        if path.startswith(("/", "../")) or path == "..":
+            continue
+        out.append(path)
+    return tuple(out)
+
+
+def read_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """``(name, version, Requires-Dist lines, Provides-Extra names)`` of a ``METADATA`` file
+    (core metadata: RFC 822 headers; the body, the description, is not read)."""
+    from email.parser import HeaderParser
+
+    from packaging.utils import canonicalize_name
+
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    name = str(canonicalize_name(headers.get("Name", "") or ""))
+    extras = tuple(str(canonicalize_name(e)) for e in headers.get_all("Provides-Extra") or ())
+    return name, headers.get("Version", "") or "", tuple(headers.get_all("Requires-Dist") or ()), extras
+
+
+def distribution(where: str, files: dict[str, str]) -> Distribution:
+    """A ``Distribution`` from the texts of its ``.dist-info`` files (``METADATA``, ``WHEEL``,
+    ``RECORD``: any may be missing), found at ``where``; the name and version fall back to the
+    directory's (``torch-2.14.1.dist-info``)."""
+    from packaging.utils import canonicalize_name
+
+    name, version, requires, extras = read_metadata(files.get("METADATA", ""))
+    if not name or not version:
+        stem = os.path.basename(where.rstrip("/"))[: -len(".dist-info")]
+        dir_name, _, dir_version = stem.partition("-")
+        name = name or str(canonicalize_name(dir_name))
+        version = version or dir_version
+    return Distribution(
+        name,
+        version,
+        where,
+        wheel_tags(files.get("WHEEL", "")),
+        record_paths(files.get("RECORD", "")),
+        requires,
+        extras,
+    )

@@ -35,7 +35,7 @@ _LEGACY: tuple[tuple[str, tuple[int, int], frozenset[str]], ...] = (
 )
 
 
-def _glibc(platform: str) -> tuple[tuple[int, int], str] | None:
+def glibc_of(platform: str) -> tuple[tuple[int, int], str] | None:
     """``((major, minor), arch)`` of a manylinux platform tag (PEP 600 or a legacy alias), else ``None``."""
     match = re.fullmatch(r"manylinux_(\d+)_(\d+)_(\w+)", platform)
     if match:
@@ -64,7 +64,7 @@ def platforms_for(platform: str) -> list[str]:
     (``[]`` for ``any``: only platform-independent wheels)."""
     if platform == "any":
         return []
-    glibc = _glibc(platform)
+    glibc = glibc_of(platform)
     if glibc is not None:
         return manylinux_platforms(*glibc)
     musl = re.fullmatch(r"musllinux_(\d+)_(\d+)_(\w+)", platform)

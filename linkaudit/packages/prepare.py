@@ -182,16 +182,19 @@ def plan_inputs(
             others.append(p)
         else:
             wheels.append(name)
-    plan = plan_installations(wheels, others, together)
+    loose = [p for p in ordered if p not in kinds]
+    if together or not wheels or (len(wheels) == 1 and not loose and not others):
+        return [PlannedInputs(tuple(paths), None, plan_installations(wheels, others, together)[0])]
+    plan = [(installation, frozenset(installation.packages)) for installation in plan_installations(wheels)]
+    if loose or others:
+        # Files, directories, conda packages and tarballs are never installed with a wheel: on their own.
+        rest = Installation(tuple(others), (), "the inputs that are no wheel (files, directories, other packages)")
+        plan.append((rest, frozenset(others)))
     if len(plan) == 1:
-        return [PlannedInputs(tuple(paths), None, plan[0])]
+        return [PlannedInputs(tuple(paths), None, plan[0][0])]
     out = []
-    for i, installation in enumerate(plan):
-        members = frozenset(installation.packages)
-        if i == 0:
-            inputs = tuple(p for p in ordered if p in members or p not in kinds)
-        else:
-            inputs = tuple(p for p in ordered if p in members)
+    for installation, members in plan:
+        inputs = tuple(p for p in ordered if p in members or (not installation.targets and p not in kinds))
         out.append(PlannedInputs(inputs, members, installation))
     return out
 

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from .staging import Clash, StagingRoot
+from .metadata import Distribution, distribution
+from .staging import STOP_CHARS, Clash, StagingRoot
 
 
 @dataclass
@@ -48,6 +49,15 @@ class Staged:
                 return os.path.join(site.host, rel)
         return None
 
+    def distributions(self) -> dict[str, Distribution]:
+        """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
+        Requires-Dist); a wheel without one is left out."""
+        out = {}
+        for site in self._sites:
+            for label, files in site.dist_files.items():
+                out[label] = distribution(f"{label}!{files['where']}", files)
+        return out
+
     def holds_packages(self, directory: str) -> bool:
         """True when a package staged was found inside the directory given ``directory``."""
         prefix = directory.rstrip("/") + "/"
@@ -85,7 +95,7 @@ class Staged:
             return text
         if self._pattern is None:
             roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
-            self._pattern = re.compile(rf"({roots})(/[^\s'\"(),;:\[\]{{}}\\]*)?")
+            self._pattern = re.compile(f"({roots})(/[^{STOP_CHARS}]*)?")
         by_host = {s.host: s for s in self._sites}
         out: list[str] = []
         done = 0
@@ -111,11 +121,10 @@ def _member_end(site: StagingRoot, text: str, at: int, end: int) -> int:
     """Where the member path that starts at ``text[at]`` (a ``/`` after the staging root) ends.
 
     The pattern stops at characters a member name may hold (a space, a quote, brackets): the
-    longest path the package really installs wins over the pattern's guess ``end``."""
-    for known in site.known_paths():
+    longest path the package really installs wins over the pattern's guess ``end``.  Such a
+    path spells the guess before its first stop character: looked up, not searched for."""
+    for known in site.paths_past_stop(text[at + 1 : end]):
         stop = at + len(known) + 1
-        if stop <= end:
-            break  # longest first: the rest are no longer than the pattern's match
         if text.startswith("/" + known, at) and (stop == len(text) or not text[stop].isalnum()):
             return stop
     return end

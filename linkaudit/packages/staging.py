@@ -8,6 +8,7 @@ sources, headers and data are never written.  Each refusal is an ``InputError`` 
 
 from __future__ import annotations
 
+import errno
 import lzma
 import os
 import posixpath
@@ -25,6 +26,9 @@ from . import limits
 
 #: What a corrupt member raises while it is decompressed (bz2 raises OSError).
 CORRUPT = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
+#: The characters where a staged path in a text is taken to end (a regular-expression class body).
+STOP_CHARS = r"\s'\"(),;:\[\]{}\\"
+_STOP = re.compile(f"[{STOP_CHARS}]")
 #: How a second member of one name is reported.
 SECOND_COPY = "a second member of this name: installers keep the last copy, audited here"
 
@@ -85,13 +89,27 @@ class StagingRoot:
     owner: dict[str, str] = field(default_factory=dict)
     dirs: dict[str, list[str]] = field(default_factory=dict)
     listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-    _known: list[str] | None = None
+    files: set[str] = field(default_factory=set)
+    made: set[str] = field(default_factory=set)
+    dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    _past: dict[str, list[str]] = field(default_factory=dict)
+    _past_size: int = -1
 
-    def known_paths(self) -> list[str]:
-        """Every path a package installs here (files and their directories), longest first."""
-        if self._known is None or len(self._known) != len(self.owner):
-            self._known = sorted(self.owner, key=len, reverse=True)
-        return self._known
+    def paths_past_stop(self, prefix: str) -> list[str]:
+        """The paths a package installs here (files and directories) that hold a character the
+        label pattern stops at (``STOP_CHARS``: a space, a quote, a bracket...) and spell
+        ``prefix`` before the first one, longest first.  Indexed once (again only after more
+        paths were owned): a lookup, not a scan of every path."""
+        if self._past_size != len(self.owner):
+            index: dict[str, list[str]] = {}
+            for known in self.owner:
+                stop = _STOP.search(known)
+                if stop is not None:
+                    index.setdefault(known[: stop.start()], []).append(known)
+            for paths in index.values():
+                paths.sort(key=len, reverse=True)
+            self._past, self._past_size = index, len(self.owner)
+        return self._past.get(prefix, [])
 
     def claim_dirs(self, rel: str | None, label: str) -> None:
         """Record that ``label`` installs into the directories above the member ``rel``."""
@@ -111,9 +129,19 @@ class StagingRoot:
             self.owner[parent] = label
             parent = posixpath.dirname(parent)
 
+    def file_above(self, rel: str) -> str | None:
+        """The nearest directory above ``rel`` that is a file planned or written here, or ``None``."""
+        parent = posixpath.dirname(rel)
+        while parent:
+            if parent in self.files:
+                return parent
+            parent = posixpath.dirname(parent)
+        return None
+
     def disown(self, rel: str) -> None:
         """Forget the member ``rel`` (refused after it was planned); its directories stay owned."""
         self.owner.pop(rel, None)
+        self.files.discard(rel)
 
     def owner_of(self, rel: str) -> str:
         """The package a staged path belongs to: the owner of the path or of its nearest directory;
@@ -185,9 +213,10 @@ class Refused(Exception):
 
 
 class PackageBudget:
-    """Bytes written for one package, against ``MAX_RATIO`` times its size on disk (at least
-    ``PACKAGE_FLOOR``): overlapping zip members — many directory entries sharing one compressed
-    stream — each pass the per-member ratio, but not this."""
+    """Bytes staged for one package, against ``MAX_RATIO`` times its size on disk (at least
+    ``PACKAGE_FLOOR``): many members, each under the per-member ratio, do not add up to a bomb.
+    A zip member's declared size is reserved before it is inflated (``reserve``), so a bomb is
+    refused before a byte of it is written."""
 
     def __init__(self, packed: int) -> None:
         self.limit = max(limits.MAX_RATIO * packed, limits.PACKAGE_FLOOR)
@@ -200,6 +229,19 @@ class PackageBudget:
             self.total += n
             return self.total <= self.limit
 
+    def reserve(self, n: int) -> bool:
+        """Count ``n`` bytes about to be written, unless that passes the limit (then False, nothing counted)."""
+        with self._lock:
+            if self.total + n > self.limit:
+                return False
+            self.total += n
+            return True
+
+    @property
+    def left(self) -> int:
+        """Bytes still allowed."""
+        return max(self.limit - self.total, 0)
+
 
 def write_member(
     src: IO[bytes],
@@ -208,10 +250,12 @@ def write_member(
     budget: Budget,
     limit_ratio: int | None,
     package: PackageBudget | None = None,
+    cap: int | None = None,
 ) -> None:
     """Stream ``head`` + the rest of ``src`` to the new file ``dest`` (never through a symlink),
     counting the bytes against the member, package and total caps; ``limit_ratio`` is the largest
-    size allowed (``None``: no ratio check).
+    size allowed (``None``: no ratio check); ``cap``: the size reserved for it (a zip member's
+    declared size): not a byte more is inflated.
 
     Raises:
         Refused: a cap was passed (``dest`` is removed).
@@ -229,6 +273,8 @@ def write_member(
                     raise Refused(
                         f"larger than {limits.MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)"
                     )
+                if cap is not None and written > cap:
+                    raise Refused(f"inflates past the {cap} bytes its zip entry declares (a decompression bomb?)")
                 if limit_ratio is not None and written > max(limit_ratio, 1 << 20):
                     raise Refused(
                         f"expands more than {limits.MAX_RATIO} times its compressed size (a decompression bomb?)"
@@ -240,18 +286,22 @@ def write_member(
                         f"the package expands to more than {limits.MAX_RATIO} times its size (a decompression bomb?)"
                     )
                 out.write(chunk)
-                chunk = src.read(limits.CHUNK)
+                chunk = src.read(limits.CHUNK if cap is None else max(min(limits.CHUNK, cap - written + 1), 1))
     except BaseException:
         os.unlink(dest)
         raise
 
 
-def make_dirs(root: str, rel_dir: str) -> str:
-    """Create ``rel_dir`` under ``root`` as real directories; the host path made.
+def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
+    """Create ``rel_dir`` under ``root`` as real directories; the host path made.  ``made``: the
+    directories made before (nothing replaces a directory made: files are created with
+    ``O_EXCL``, links beside existing names never), skipped without a system call.
 
     Raises:
         Refused: a component exists and is not a directory (a file or a symlink of the package).
     """
+    if made is not None and rel_dir in made:
+        return os.path.join(root, rel_dir) if rel_dir else root
     path = root
     for part in [p for p in rel_dir.split("/") if p]:
         path = os.path.join(path, part)
@@ -260,6 +310,8 @@ def make_dirs(root: str, rel_dir: str) -> str:
         except FileExistsError:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 raise Refused(f"{rel_dir}: a parent directory is a file or a symlink in the package") from None
+    if made is not None:
+        made.add(rel_dir)
     return path
 
 
@@ -290,8 +342,12 @@ class Stager:
             if rel not in site.listed:  # a wheel's member was compared already (``listed``)
                 self.clashes.append(Clash(rel, site.owner[rel], label, name, None))
             return None
+        above = site.file_above(rel)
+        if above is not None:  # as make_dirs says it once the file is written (tar members)
+            self.refuse(label, name, f"{above}: a parent directory is a file in the package")
+            return None
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel))
+            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None
@@ -300,8 +356,13 @@ class Stager:
             return None
         dest = os.path.join(directory, posixpath.basename(rel))
         if os.path.lexists(dest):
+            if rel not in site.files and os.path.isdir(dest):
+                self.refuse(
+                    label, name, f"a file where the package installs a directory: other members are below {rel}/"
+                )
             return None  # a second copy of one member name: the first one stays, as unzip keeps it
         site.own(rel, label)  # claimed now: a later member of the same name is a duplicate
+        site.files.add(rel)
         return dest, rel
 
     def file(self, site: StagingRoot, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> bool:
@@ -323,8 +384,11 @@ class Stager:
         return False
 
     def links(self, site: StagingRoot, label: str, kind: str, links: list[tuple[str, str]]) -> None:
-        """Create the symlinks after every file, checked twice: the target, taken lexically from
-        the link's directory, stays inside the package; and the created link's real path too."""
+        """Create the symlinks after every file, then check them: the target, taken lexically from
+        the link's directory, stays inside the package; once every link is made, each one's real
+        path too; a link that resolves to nothing is dropped (its target is not a binary, so never
+        written), a symlink loop refused."""
+        made: list[tuple[str, str, str, str]] = []
         for name, target in links:
             rel = install_path(kind, name)
             if rel is None:
@@ -333,35 +397,57 @@ class Stager:
             if reason is not None:
                 self.refuse(label, name, reason)
                 continue
-            self._link(site, label, name, rel, target)
+            dest = self._link(label, site, name, rel, target)
+            if dest is not None:
+                made.append((name, rel, target, dest))
+        inside = []
+        for name, rel, target, dest in made:
+            real = os.path.realpath(dest)
+            if real == site.host or real.startswith(site.host + "/"):
+                inside.append((name, rel, target, dest))
+            else:
+                os.unlink(dest)
+                self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
+        self._resolve(site, label, inside)
 
-    def _link(self, site: StagingRoot, label: str, name: str, rel: str, target: str) -> None:
-        """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks."""
+    def _resolve(self, site: StagingRoot, label: str, made: list[tuple[str, str, str, str]]) -> None:
+        """Own each link that leads to a file; refuse the symlink loops; drop the rest."""
+        outcomes = []
+        for *_, dest in made:
+            try:
+                os.stat(dest)
+                outcomes.append(0)
+            except OSError as exc:
+                outcomes.append(exc.errno or -1)
+        for (name, rel, target, dest), errno_ in zip(made, outcomes, strict=True):
+            if errno_ == 0:
+                site.own(rel, label)
+                continue
+            os.unlink(dest)
+            if errno_ == errno.ELOOP:
+                self.refuse(label, name, f"a symlink loop: {rel} -> {target!r} never reaches a file (ELOOP)")
+            # else: a link to a member that is not a binary (never written): nothing to audit
+
+    def _link(self, label: str, site: StagingRoot, name: str, rel: str, target: str) -> str | None:
+        """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks; its host
+        path, or ``None`` when it was not made."""
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel))
+            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
-            return
+            return None
         dest = os.path.join(directory, posixpath.basename(rel))
         if os.path.lexists(dest):
-            return
+            return None
         if not target:
             self.refuse(label, name, "a symlink with an empty target")
-            return
+            return None
         try:
             os.symlink(target, dest)
         except OSError as exc:
             self.refuse(label, name, f"a symlink that cannot be made here: {exc.strerror or exc}")
-            return
-        real = os.path.realpath(dest)
-        if not (real == site.host or real.startswith(site.host + "/")):
-            os.unlink(dest)
-            self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
-            return
-        if os.path.exists(dest):
-            site.own(rel, label)
-        else:
-            os.unlink(dest)  # a link to a member that is not a binary (or missing): nothing to audit
+            return None
+        return dest
 
 
 def _link_target_problem(rel: str, target: str) -> str | None:

@@ -12,12 +12,13 @@ import lzma
 import os
 import posixpath
 import tarfile
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..errors import InputError
 from . import limits
 from .magic import ZSTD
 from .staging import CORRUPT, SECOND_COPY, Refused, Stager, StagingRoot, install_path, safe_name, unsafe_reason
+from .zstdframes import CheckedStream
 
 
 class Capped:
@@ -70,7 +71,8 @@ def decompressed(fh: IO[bytes], head: bytes, packed: int) -> Capped:
     elif head.startswith(ZSTD):
         import zstandard
 
-        stream = zstandard.ZstdDecompressor().stream_reader(fh, read_size=limits.CHUNK)
+        # zstandard ends a truncated frame with an empty read: the frame walker says it is truncated.
+        stream = zstandard.ZstdDecompressor().stream_reader(cast(IO[bytes], CheckedStream(fh)), read_size=limits.CHUNK)
     else:
         stream = fh
     return Capped(stream, max(limits.MAX_RATIO * max(packed, 1), limits.PACKAGE_FLOOR))
@@ -98,6 +100,7 @@ def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: C
     links: list[tuple[str, str]] = []
     start_total = stager.budget.total
     written: set[str] = set()
+    seen: set[str] = set()  # the member names listed so far (a hard link names an earlier one)
     try:
         with tarfile.open(fileobj=fh, mode="r|") as tf:  # type: ignore[call-overload]
             for members, member in enumerate(tf, 1):
@@ -108,7 +111,9 @@ def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: C
                     stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
                     continue
                 site.claim_dirs(install_path(kind, name), label)
-                if _is_link(stager, label, name, member, links):
+                linked = _is_link(stager, label, name, member, links, seen)
+                seen.add(name)
+                if linked:
                     continue
                 limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
                 _member(stager, site, label, kind, name, tf, member, written, max(limit, 0))
@@ -123,9 +128,12 @@ def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: C
         stager.links(site, label, kind, links)
 
 
-def _is_link(stager: Stager, label: str, name: str, member: tarfile.TarInfo, links: list[tuple[str, str]]) -> bool:
+def _is_link(
+    stager: Stager, label: str, name: str, member: tarfile.TarInfo, links: list[tuple[str, str]], seen: set[str]
+) -> bool:
     """True when ``member`` is a symlink or hard link (queued in ``links``: made after every file)
-    or a member never written (a device file, refused)."""
+    or a member never written (a device file or a FIFO, refused; a hard link to no member listed
+    before it, refused: ``seen``)."""
     if member.issym():
         links.append((name, member.linkname))
         return True
@@ -134,7 +142,13 @@ def _is_link(stager: Stager, label: str, name: str, member: tarfile.TarInfo, lin
         if target is None:
             stager.refuse(label, name, f"a hard link to {member.linkname!r}, outside the package")
             return True
+        if target not in seen:
+            stager.refuse(label, name, f"a hard link to {member.linkname!r}, which no member listed before it is")
+            return True
         links.append((name, posixpath.relpath(target, posixpath.dirname(name) or ".")))
+        return True
+    if member.isfifo():
+        stager.refuse(label, name, "a FIFO (named pipe): never read from a package")
         return True
     if member.isdev():
         stager.refuse(label, name, "a device file")

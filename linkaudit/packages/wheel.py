@@ -8,8 +8,9 @@ from __future__ import annotations
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
-from ..formats import SNIFF_BYTES
+from ..formats import SNIFF_BYTES, sniff
 from . import limits
+from .metadata import MAX_METADATA, MAX_RECORD
 from .staging import (
     CORRUPT,
     SECOND_COPY,
@@ -25,6 +26,9 @@ from .staging import (
 )
 from .zipped import listed_members
 
+#: The ``.dist-info`` files kept, with the largest size read of each.
+_METADATA_LIMITS = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
+
 #: One member to inflate: (its zip entry, its name, host destination, installed path).
 Job = tuple[zipfile.ZipInfo, str, str, str]
 
@@ -33,6 +37,8 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
     """Stage the binary members of the wheel open as ``zf`` (``packed``: its size on disk, bytes)
     into ``site``; refusals go to ``stager.errors``."""
     jobs: list[Job] = []
+    planned: dict[str, int] = {}  # installed path -> its index in jobs
+    package = PackageBudget(packed)
     for info in listed_members(stager, label, zf):
         if info.is_dir():
             continue
@@ -44,13 +50,32 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         site.claim_dirs(rel, label)
         if rel is not None:
             _list(stager, site, label, info, name, rel)
+            _keep_metadata(site, label, zf, info, name)
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
-            _plan_member(stager, site, label, zf, info, name, jobs)
+            _plan_member(stager, site, label, zf, info, name, jobs, planned, package)
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
-    _extract_all(stager, zf, site, label, jobs, PackageBudget(packed))
+    _extract_all(stager, zf, site, label, jobs)
+
+
+def _keep_metadata(site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
+    """Keep the text of the wheel's own ``X.dist-info/METADATA``, ``WHEEL`` and ``RECORD`` (each
+    within its size limit) for what the wheel declares and owns."""
+    directory, _, base = name.partition("/")
+    if not directory.endswith(".dist-info") or base not in _METADATA_LIMITS or "/" in base:
+        return
+    if info.file_size > _METADATA_LIMITS[base]:
+        return
+    try:
+        text = zf.read(info).decode("utf-8", errors="replace")
+    except (*CORRUPT, NotImplementedError):
+        return
+    files = site.dist_files.setdefault(label, {})
+    files.setdefault("where", directory)
+    if files["where"] == directory:
+        files[base] = text
 
 
 def _list(stager: Stager, site: StagingRoot, label: str, info: zipfile.ZipInfo, name: str, rel: str) -> None:
@@ -70,25 +95,51 @@ def _plan_member(
     info: zipfile.ZipInfo,
     name: str,
     jobs: list[Job],
+    planned: dict[str, int],
+    package: PackageBudget,
 ) -> None:
-    """Sniff one member and queue it in ``jobs`` when it is a binary to write."""
+    """Sniff one member and queue it in ``jobs`` when it is a binary to write, its declared size
+    reserved against ``package`` (``planned``: installed path -> index of its job)."""
     with zf.open(info) as src:
         head = src.read(SNIFF_BYTES)
     rel = install_path("wheel", name)
-    earlier = next((i for i, job in enumerate(jobs) if job[3] == rel), None) if rel else None
+    if rel is not None and sniff(head) is not None:
+        reason = _declared_too_large(info, package)
+        if reason is not None:
+            stager.refuse(label, name, reason)
+            return
+    earlier = planned.get(rel) if rel else None
     if earlier is not None:
         # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
         stager.refuse(label, name, SECOND_COPY)
         jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3])
         return
-    planned = stager.plan(site, label, "wheel", name, head)
-    if planned is not None:
-        jobs.append((info, name, *planned))
+    destination = stager.plan(site, label, "wheel", name, head)
+    if destination is not None:
+        planned[destination[1]] = len(jobs)
+        jobs.append((info, name, *destination))
 
 
-def _extract_all(
-    stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job], package: PackageBudget
-) -> None:
+def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | None:
+    """Why a binary member may not be inflated at all, judged on the size its entry declares
+    (zipfile inflates no more than that), or ``None`` with that size reserved in ``package``."""
+    declared = info.file_size
+    if declared > limits.MAX_MEMBER_BYTES:
+        return f"declares {declared} bytes, more than {limits.MAX_MEMBER_BYTES}: refused before inflating it"
+    if declared > max(limits.MAX_RATIO * max(info.compress_size, 1), 1 << 20):
+        return (
+            f"declares {declared} bytes from {info.compress_size} compressed, more than {limits.MAX_RATIO} times "
+            "its compressed size (a decompression bomb?): refused before inflating it"
+        )
+    if not package.reserve(declared):
+        return (
+            f"declares {declared} bytes: the package would expand to more than {limits.MAX_RATIO} times its size "
+            f"({package.left} bytes left; a decompression bomb?): refused before inflating it"
+        )
+    return None
+
+
+def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job]) -> None:
     """Decompress and write the planned zip members, on up to ``WORKERS`` threads; refusals are
     recorded in member order, so the result is the same as a serial run."""
 
@@ -96,7 +147,7 @@ def _extract_all(
         info, _name, dest, _rel = job
         try:
             with zf.open(info) as src:
-                write_member(src, b"", dest, stager.budget, limits.MAX_RATIO * max(info.compress_size, 1), package)
+                write_member(src, b"", dest, stager.budget, None, cap=info.file_size)
         except Refused as exc:
             return exc.reason
         except (*CORRUPT, NotImplementedError) as exc:

@@ -7,6 +7,7 @@ means adding a module and one line to ``RULES``.  Rule data lives in
 
 from __future__ import annotations
 
+from .abi3_symbol import Abi3Symbol
 from .base import Rule
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
@@ -17,7 +18,9 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
+from .linux_tag import LinuxTag
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
@@ -26,7 +29,9 @@ from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
+from .undeclared_dependency import UndeclaredDependency
 from .unresolved_symbol import UnresolvedSymbol
+from .unused_dependency import UnusedDependency
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
 from .version_not_found import VersionNotFound
@@ -38,11 +43,16 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     MinOsVersion,
     WheelArchitecture,
+    LinuxTag,
+    LibpythonNeeded,
+    Abi3Symbol,
     RpathLeak,
     RpathOutsidePackage,
     DuplicateRpath,
     VerneedMismatch,
     LibraryNotFound,
+    UndeclaredDependency,
+    UnusedDependency,
     ExternalLibrary,
     VersionNotFound,
     UnresolvedSymbol,

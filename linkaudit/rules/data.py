@@ -99,6 +99,19 @@ class PathFragment:
         """True when the path ``entry`` contains the fragment at a component boundary."""
         return self.fragment in entry + "/"
 
+    def occurrence(self, entry: str) -> str:
+        """The fragment as it occurs in the path ``entry`` (which it ``matches``): the path up to the
+        end of the component it matched, e.g. ``"/data/tmp/"`` for ``"/tmp/"`` in
+        ``/data/tmp/openmpi_install/lib``, ``"/tmp/pip-req-build-1a2b/"`` for ``"/pip-req-build-"``
+        in ``/tmp/pip-req-build-1a2b/lib``, ``"/usr/local/cuda/lib64/stubs"`` for ``"/stubs/"``;
+        ``""`` when it does not match."""
+        path = entry + "/"
+        at = path.find(self.fragment)
+        if at < 0:
+            return ""
+        end = path.find("/", at + len(self.fragment) - 1 if self.fragment.endswith("/") else at + 1)
+        return entry[: end + 1]  # the component's closing "/" when the entry has one
+
 
 @dataclass(frozen=True, slots=True)
 class RpathData:

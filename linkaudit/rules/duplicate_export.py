@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
 from ..loader.ldso import Source
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+
+if TYPE_CHECKING:
+    from ..loader.analysis import LinkageAnalysis
+    from ..loader.closure import LoadedObject
 
 _KINDS = (Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION)
 #: The C and C++ runtimes' names (statically linked libstdc++/libgcc pieces appear in many
@@ -42,14 +47,19 @@ def _runtime(name: str) -> bool:
 WORK = {"libraries": 0, "pairs": 0, "memberships": 0}
 
 
+#: The libraries of each group that are among the paths given: (root or ``None``, those paths).
+Groups = Callable[[Set[str]], Iterable[tuple[str | None, Set[str]]]]
+
+
 def duplicate_pairs(
-    groups: Sequence[tuple[str | None, Sequence[Binary]]],
+    libraries: Mapping[str, Binary], groups: Groups
 ) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
     """The pairs of libraries that share a strong export, and the groups holding both.
 
     Args:
-        groups: (root path or ``None``, the libraries of its closure) per load; a library is
-            known by its path (the first ``Binary`` seen at a path stands for it).
+        libraries: path -> every library that may be in a group (more is harmless).
+        groups: gives, for a set of paths, which of them each group (a load's closure, or all
+            the inputs) holds, with the group's root.
 
     Returns:
         (first path, second path), sorted -> (the names both export, without runtime names;
@@ -57,13 +67,9 @@ def duplicate_pairs(
         holds together.
 
     One index of exported name -> libraries over the distinct libraries; only names two or
-    more libraries export are looked at, and for those pairs only the groups holding both
-    (cost: the exported names once, plus collisions times the groups of the two libraries).
+    more libraries export are looked at, and only for the libraries of those pairs are the
+    groups asked (cost: the exported names once, plus collisions times the groups).
     """
-    libraries: dict[str, Binary] = {}
-    for _root, libs in groups:
-        for lib in libs:
-            libraries.setdefault(lib.path, lib)
     names_of: dict[int, frozenset[str]] = {}
     seen: set[str] = set()
     repeated: set[str] = set()
@@ -86,28 +92,53 @@ def duplicate_pairs(
             for second in ordered[i + 1 :]:
                 WORK["pairs"] += 1
                 shared.setdefault((first, second), set()).add(name)
-    return _held_together(groups, shared)
-
-
-def _held_together(
-    groups: Sequence[tuple[str | None, Sequence[Binary]]], shared: dict[tuple[str, str], set[str]]
-) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
-    """``shared`` kept to the pairs some group holds together, each with those groups' roots."""
-    involved = {path for pair in shared for path in pair}
+    if not shared:
+        return {}
     member_of: dict[str, set[int]] = {}
-    for index, (_root, libs) in enumerate(groups):
-        for lib in libs:
-            if lib.path in involved:
-                member_of.setdefault(lib.path, set()).add(index)
+    roots: list[str | None] = []
+    for index, (root, held) in enumerate(groups({path for pair in shared for path in pair})):
+        roots.append(root)
+        for path in held:
+            member_of.setdefault(path, set()).add(index)
     out: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-    for (first, second), names in shared.items():
+    for (first, second), symbols in shared.items():
         a, b = member_of.get(first, set()), member_of.get(second, set())
-        together = a & b if len(a) < len(b) else b & a
         WORK["memberships"] += min(len(a), len(b))
+        together = a & b
         if together:
-            roots = {root for root in (groups[i][0] for i in together) if root is not None}
-            out[(first, second)] = (names, roots)
+            out[(first, second)] = (symbols, {root for root in (roots[i] for i in together) if root is not None})
     return out
+
+
+def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
+    """The libraries of the loads (the package's own: not found in the system directories or
+    the cache) and the groups of each load, for ``duplicate_pairs``."""
+    system_dirs = set(linkage.system_dirs)
+    libraries: dict[str, Binary] = {}
+    known: set[str] = set()
+    for load in linkage.loads:
+        index = load.distinct()
+        for path in index.keys() - known:
+            known.add(path)
+            obj = index[path]
+            if obj.binary.kind in _KINDS and path.rsplit("/", 1)[0] not in system_dirs:
+                libraries[path] = obj.binary
+
+    def own(obj: LoadedObject) -> bool:
+        return obj.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
+
+    def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
+        wanted = paths & libraries.keys()
+        for load in linkage.loads:
+            index = load.distinct()
+            held = {
+                p
+                for p in wanted & index.keys()
+                if own(index[p]) or any(o.path == p and own(o) for o in load.objects)  # a second copy, found otherwise
+            }
+            yield load.root, held
+
+    return libraries, groups
 
 
 class DuplicateExport(Rule):
@@ -138,23 +169,21 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        groups: list[tuple[str | None, list[Binary]]] = []
         linkage = context.linkage
         if linkage is not None and linkage.loads:
-            for load in linkage.loads:
-                libs = [
-                    o.binary
-                    for o in load.objects
-                    if o.binary.kind in _KINDS
-                    and o.source not in (Source.CACHE, Source.SYSTEM)
-                    and o.path.rsplit("/", 1)[0] not in linkage.system_dirs
-                ]
-                groups.append((load.root, libs))
+            libraries, groups = _load_groups(linkage)
         else:
             # ELF only: a PE import names its DLL (and Mach-O's two-level namespace its dylib), so a
             # second definition elsewhere interposes on nothing.
-            groups.append((None, [b for b in context.binaries if b.kind in _KINDS and b.format is Format.ELF]))
-        pairs = duplicate_pairs(groups)
+            libraries = {}
+            for b in context.binaries:
+                if b.kind in _KINDS and b.format is Format.ELF:
+                    libraries.setdefault(b.path, b)
+
+            def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
+                return [(None, paths & libraries.keys())]
+
+        pairs = duplicate_pairs(libraries, groups)
         for (first, second), (symbols, roots) in sorted(pairs.items()):
             exported = sorted(symbols)
             yield self.finding(

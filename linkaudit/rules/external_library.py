@@ -8,12 +8,14 @@ from collections.abc import Iterator
 
 from ..config.profiles import get_profile
 from ..context import AuditContext
+from ..loader.musl import is_loader_name
+from ..model import Libc
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_index
 
 #: The ELF interpreter (the dynamic loader) is part of every glibc system.
-_INTERPRETERS = ("ld-linux", "ld64.so", "ld.so")
+_INTERPRETERS = ("ld-linux", "ld64.so", "ld.so", "ld-musl-")
 
 
 class ExternalLibrary(Rule):
@@ -34,7 +36,8 @@ The policy is the profile given with --profile / profile = when it has such a
 list (for directories of files as well), else the wheel's own platform tag (a
 manylinux_2_28 wheel: the manylinux_2_28 list). A library resolves as shipped when the loader
 emulation finds it among the inputs: inside the package, or in another package
-given with it (the nvidia-* wheels torch's RPATH points into). A library found
+given with it (the nvidia-* wheels torch's RPATH points into), or in the installed
+site the inputs lie in (another distribution of that site-packages). A library found
 nowhere is left to library-not-found; the GPU driver's libraries to driver-link.
 
 Fix: vendor it (auditwheel repair grafts it under a hashed name), depend on the
@@ -74,9 +77,13 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
             for needed in (n.name for n in binary.needed):
                 if needed in allowed or needed.startswith(_INTERPRETERS) or drivers.is_driver(needed):
                     continue
+                if binary.libc is Libc.MUSL and is_loader_name(needed, ""):
+                    continue  # musl's libc.so, libm.so, libc.musl-x86_64.so.1...: the loader itself (load_library)
                 where = resolved.get((binary.path, needed))
                 if where is None or os.path.normpath(where) in inputs or linkage.audited.get(where) in inputs:
                     continue  # not found: library-not-found; found among the inputs: shipped
+                if context.in_site(where):
+                    continue  # installed beside it in the site given (another distribution's)
                 yield self.finding(
                     binary,
                     needed,

@@ -48,13 +48,13 @@ package without special cases.
 class LoaderSkipped(Rule):
     id = "loader-skipped"
     severity = Severity.NOTE
-    summary = "an input the loader emulation does not cover (a musl binary): only per-file rules ran"
+    summary = "an input no loader emulation covers: only per-file rules ran (musl binaries no longer: loader.musl)"
     explain = """\
-linkaudit emulates glibc's dynamic loader. musl's loader follows other rules
-(its /etc/ld-musl-ARCH.path file, no ld.so.cache, no glibc-hwcaps, DT_RPATH and
-DT_RUNPATH treated alike), so rather than answer with glibc's, the loader rules
-(library-not-found, version-not-found, unresolved-symbol, unused-needed) are not
-run for musl binaries; the per-file rules still are.
+linkaudit emulates glibc's ld.so, musl's ldso/dynlink.c (since issue 16: musl
+binaries and musllinux wheels are loaded the way musl loads them), dyld and the
+Windows loader. An input that none of them would load is reported with this note
+and only the per-file rules run for it. No input produces it today; the rule id
+stays so that configurations and baselines that name it keep working.
 """
     evidence = {"reason": "why the loader emulation skipped the input"}
 

@@ -10,10 +10,12 @@ from ..context import AuditContext
 from ..loader.analysis import would_fail
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
+from ..loader.musl import musl_load_error
 from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
 from .data import driver_index
+from .provider_hint import provider_hint
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -49,6 +51,14 @@ Common causes: a RUNPATH that does not reach a dependency of a dependency
 (RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
 package that is not installed; a library that is only on the build machine.
 The GPU driver's libraries are reported by driver-link instead.
+
+musl binaries (PT_INTERP ld-musl-*, DT_NEEDED libc.musl-*.so.1 or libc.so, or a
+wheel tagged musllinux only) are loaded as musl's ldso/dynlink.c loads them
+(linkaudit/loader/musl.py): LD_LIBRARY_PATH, then the rpath (DT_RUNPATH, else
+DT_RPATH) of the requester and of each object that first loaded the one before,
+then etc/ld-musl-ARCH.path or /lib:/usr/local/lib:/usr/lib; no ld.so.cache; the
+first file that opens wins, even of another machine. In musl's words: "Error
+loading shared library libfoo.so.1: No such file or directory (needed by X)".
 
 PE inputs are loaded as Windows loads them (linkaudit/loader/windows.py): a .pyd
 searches its own directory (for the whole load), the --dll-directory
@@ -88,12 +98,15 @@ chain has one).
         "requester": "the object that needs it",
         "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries "
         "(PE and Mach-O: also machine, the loader's)",
-        "would_fail": "what the user would see, in glibc's words",
+        "would_fail": "what the user would see, in the words of the loader (glibc's, or musl's for a musl load)",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
         "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
         "redistributable": "PE: true for a DLL of the Visual C++ Redistributable (msvcp140.dll...): a warning",
+        "providers": "the PyPI distributions that ship a library of this SONAME (the provider index), when known",
+        "declared_by": "the Requires-Dist line through which the requester's distribution declares one, or null",
+        "extra": "the extra it is declared under (a warning when only unreached plugins need it), or null",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -112,13 +125,17 @@ chain has one).
                 key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
                 entry = seen.get(key)
                 chain = [*load.chain(requester), needed]
-                message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+                if load.loader == "musl":
+                    detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
+                    message = musl_load_error(needed, requester, detail)
+                else:
+                    message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
                 root_info = {
                     "root": load.root,
                     "kind": load.kind.value,
                     "reached": root.reached,
                     "chain": chain,
-                    "would_fail": would_fail(load.kind, load.root, message),
+                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
                 }
                 if entry is None:
                     seen[key] = {"res": res, "roots": [root_info], "message": message}
@@ -142,11 +159,22 @@ chain has one).
             tried = len(res.attempts) + res.more_attempts
             how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
             message = f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
+            hint = provider_hint(context, file, needed)
+            severity = None
+            if hint is not None:
+                message += hint.text
+                if hint.extra is not None and not any(r["reached"] for r in roots):
+                    severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
             yield self.finding(
                 file,
                 needed,
                 message,
                 {
+                    **(
+                        {"providers": list(hint.providers), "declared_by": hint.declared_by, "extra": hint.extra}
+                        if hint is not None
+                        else {}
+                    ),
                     "needed": needed,
                     "requester": requester,
                     "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
@@ -156,6 +184,7 @@ chain has one).
                     "error": res.error,
                     "unresolved_symbols": consequences,
                 },
+                severity,
             )
 
     def _images(self, context: AuditContext) -> Iterator[Finding]:

@@ -9,6 +9,7 @@ from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import SymbolFamily, driver_index, family_index, library_stem
+from .terms import needed_entry
 
 
 def bound_imports(binary: Binary, names: list[str]) -> bool:
@@ -162,15 +163,14 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                         f"{', '.join(importers)}, which does not provide them: expected {expected}. {stop}"
                     )
                 elif fam is not None:
-                    entry = "LC_LOAD_DYLIB" if binary.format is Format.MACHO else "DT_NEEDED entry"
                     message = (
                         f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
-                        f"{entry} provides them: expected {expected}"
+                        f"{needed_entry(binary.format)} provides them: expected {expected}"
                     )
                 else:
                     message = (
-                        f"{count} versioned for {expected} ({preview(symbols)}) and no DT_NEEDED entry is a "
-                        f"{key} library"
+                        f"{count} versioned for {expected} ({preview(symbols)}) and no "
+                        f"{needed_entry(binary.format)} is a {key} library"
                     )
                 if fam is not None and fam.driver:
                     lazily = {

@@ -77,6 +77,7 @@ Data: linkaudit/rules/data/rpath.toml.
         "reason": "absolute | build-tree | relative | empty",
         "marker": "the build-tree fragment matched (for build-tree)",
         "marker_what": "what that fragment is (for build-tree)",
+        "marker_at": "the fragment as it occurs in the entry: the path up to the end of the component it matched (for build-tree)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -96,7 +97,12 @@ Data: linkaudit/rules/data/rpath.toml.
                 origin = "@loader_path" if macho else "$ORIGIN"
                 if entry == "":
                     reason, severity = "empty", Severity.WARNING
-                    message = f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                    message = (
+                        f"{tag} has an empty entry, which dyld joins to the rest of an @rpath/ name: "
+                        "a directory of no package"
+                        if macho
+                        else f"{tag} has an empty entry, which ld.so reads as the current working directory"
+                    )
                 elif not entry.startswith("/"):
                     reason, severity = "relative", Severity.WARNING
                     message = (
@@ -106,7 +112,7 @@ Data: linkaudit/rules/data/rpath.toml.
                 elif marker is not None:
                     reason, severity = "build-tree", Severity.ERROR
                     message = (
-                        f"{tag} entry {entry!r} points into {marker.what} ({marker.fragment}): "
+                        f"{tag} entry {entry!r} points into {marker.what} ({marker.occurrence(entry)}): "
                         "a path of the build machine that leaked into the package"
                     )
                 else:
@@ -136,6 +142,7 @@ Data: linkaudit/rules/data/rpath.toml.
                         "index": index,
                         "reason": reason,
                         "marker": marker.fragment if marker and reason == "build-tree" else None,
+                        "marker_at": marker.occurrence(entry) if marker and reason == "build-tree" else None,
                         "marker_what": marker.what if marker and reason == "build-tree" else None,
                     },
                     severity,

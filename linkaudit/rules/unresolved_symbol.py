@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
+from ..loader.musl import musl_relocation_error
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -100,6 +101,7 @@ missing-provider covers those of a known family.
             return
         by_path = {b.path: b for b in context.binaries}
         kinds = {ld.root: ld.kind for ld in linkage.loads}
+        loaders = {ld.root: ld.loader for ld in linkage.loads}
         explained: dict[str, set[str]] = {}
         grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
         # A load that stops — a candidate that is no usable ELF object, or a DT_NEEDED found nowhere
@@ -155,7 +157,11 @@ missing-provider covers those of a known family.
                 lazy_only = all(kinds[r] is RootKind.EXECUTABLE for r in roots)
                 verb = "binds" if len(names) == 1 else "bind"
                 message = f"{count} {verb} nowhere in the load scope: {preview(names)}"
-                if any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
+                if any(loaders[r] == "musl" for r in roots):
+                    first = names[0].split("@", 1)[0]
+                    message += f" — {'ImportError: ' if kinds[roots[0]] is RootKind.PYTHON_IMPORT else ''}"
+                    message += musl_relocation_error(file, first)
+                elif any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
                     message += f" — ImportError: undefined symbol: {names[0].split('@', 1)[0]}"
                 elif lazy_only:
                     message += " — a function fails when first called (at load time under BIND_NOW)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..loader.modelled import is_modelled
 from ..report import Finding, Severity
 from .base import Rule
 
@@ -28,7 +29,9 @@ build-system target that drags it in.
 
 Not reported: libraries that glibc 2.34 merged into libc.so.6 (libpthread,
 libdl, librt, libutil, libanl), which binaries built for older glibc baselines
-must keep; GPU driver libraries (driver-link reports them). A library loaded
+must keep; GPU driver libraries (driver-link reports them); a system library of
+the target's platform policy known by name only (another machine's libc.so.6:
+what it defines is unknown, so it cannot be shown unused). A library loaded
 only for its static initialisers (a backend that registers itself) is
 legitimately "unused": declare it in a [[required-needed]] entry of
 linkaudit.toml, which also fails the build if an as-needed link drops it.
@@ -43,24 +46,24 @@ linkaudit.toml, which also fails the build if an as-needed link drops it.
         linkage = context.linkage
         if linkage is None:
             return
+        audited = linkage.audited
         used: dict[tuple[str, str], set[str]] = {}  # (file, provider path) -> roots where used
-        candidates: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # (file, needed) -> (paths, roots)
-        for load in linkage.loads:
-            for obj in load.objects:
-                file = linkage.audited.get(obj.path)
-                if file is None:
-                    continue
-                bounds = linkage.bindings.get((load.root, obj.path), [])
+        for (root, path), bounds in linkage.bindings.items():
+            file = audited.get(path)
+            if file is not None:
                 for b in bounds:
                     if b.provider is not None:
-                        used.setdefault((file, b.provider), set()).add(load.root)
-                for needed in obj.binary.needed_names:
-                    res = load.resolutions.get((obj.path, needed))
-                    if res is None or res.path is None or needed in GLIBC_MERGED_STUBS:
-                        continue
-                    paths, roots = candidates.setdefault((file, needed), (set(), set()))
-                    paths.add(res.path)
-                    roots.add(load.root)
+                        used.setdefault((file, b.provider), set()).add(root)
+        candidates: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # (file, needed) -> (paths, roots)
+        for load in linkage.loads:
+            # every object of the load that was searched for has its DT_NEEDED resolutions here
+            for (requester, needed), res in load.resolutions.items():
+                file = audited.get(requester)
+                if file is None or res.path is None or needed in GLIBC_MERGED_STUBS or is_modelled(res.path):
+                    continue
+                paths, roots = candidates.setdefault((file, needed), (set(), set()))
+                paths.add(res.path)
+                roots.add(load.root)
         required = context.config.required_needed
         for (file, needed), (paths, roots) in candidates.items():
             if any(used.get((file, path)) for path in paths):

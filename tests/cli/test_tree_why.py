@@ -94,11 +94,16 @@ def test_driverless_driver_link_in_a_closure_carries_the_chain(run_cli, tmp_path
     assert not [f for f in doc["findings"] if f["rule"] == "library-not-found"]  # one root cause, one finding
 
 
-def test_musl_binaries_are_not_given_glibcs_rules() -> None:
+def test_musl_binaries_are_given_musls_rules_not_glibcs() -> None:
+    """No ld.so.cache, no glibc-hwcaps: a musl binary is loaded by the musl emulation (loader.musl)."""
     (b,) = read(str(SAMPLES / "fixed/libtorch_cuda.so"))
     musl = replace(b, libc=Libc.MUSL, interpreter="/lib/ld-musl-x86_64.so.1")
     a = analyze([musl], TargetEnvironment())
-    assert a.loads == [] and a.skipped and "musl" in a.skipped[0][1]
+    assert a.skipped == [] and [ld.loader for ld in a.loads] == ["musl"]
+    res = a.loads[0].resolutions[(musl.path, "libnvrtc.so.12")]
+    assert res.found and all(t.source.value != "ld.so.cache" and "glibc-hwcaps" not in t.path for t in res.attempts)
+    libc = a.loads[0].resolutions[(musl.path, "libc.so.6")]  # a libc name is the loader itself, never searched
+    assert libc.path is not None and libc.path.endswith("ld-musl-x86_64.so.1") and libc.attempts == ()
 
 
 MACHO = SAMPLES / "macho"

@@ -113,7 +113,11 @@ def test_profiles_per_tag_and_architecture(run_cli) -> None:  # type: ignore[no-
     [
         ("n-1-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl", "manylinux_2_17_aarch64", 1),
         ("n-1-cp311-cp311-manylinux_2_28_x86_64.manylinux_2_17_x86_64.whl", "manylinux_2_17_x86_64", 1),
-        ("n-1-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64.whl", "manylinux_2_17_x86_64", 2),
+        (
+            "n-1-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64.whl",
+            "manylinux_2_17_x86_64",
+            2,
+        ),
         ("n-1-cp311-cp311-musllinux_1_2_x86_64.whl", "musllinux_1_2_x86_64", 1),
     ],
 )

@@ -58,7 +58,7 @@ def test_the_seed_bug_in_mach_o_form_and_its_fix(run_cli) -> None:  # type: igno
     assert 'dyld stops the load: "Symbol not found: _nvrtcCompileProgram' in finding["message"]
     flat = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO / "misc/flat_lookup")).stdout)
     assert [(f["rule"], f["subject"]) for f in flat["findings"]] == [("missing-provider", "libnvrtc*.dylib")]
-    assert "and no LC_LOAD_DYLIB provides them" in flat["findings"][0]["message"]
+    assert "and no dylib load command (LC_LOAD_DYLIB) provides them" in flat["findings"][0]["message"]
     fixed = run_cli("check", "--no-config", str(MACHO / "fixed"))
     assert fixed.exit_code == 0 and "0 errors, 0 warnings, 0 notes" in fixed.stdout
 
@@ -82,7 +82,7 @@ def test_leaked_and_duplicate_lc_rpath() -> None:
 
     new_sdk = dataclasses.replace(leaky, sdk="15.2")
     (f,) = DuplicateRpath().check(AuditContext((new_sdk,), AuditConfig()))
-    assert f.severity.value == "error" and "refuses to load this file" in f.message
+    assert f.severity.value == "error" and "dyld refuses to load it" in f.message
 
 
 @needs("llvm-otool")

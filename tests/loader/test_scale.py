@@ -14,7 +14,6 @@ driver-pattern decisions per distinct name, duplicate-export pairs per collision
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,10 @@ import pytest
 
 from linkaudit import AuditConfig, audit
 from linkaudit.inputs import collect
+from linkaudit.loader import analysis as analysis_module
 from linkaudit.loader import closure
 from linkaudit.loader.analysis import LinkageAnalysis, analyze
+from linkaudit.loader.closure import Load, RootKind
 from linkaudit.loader.fs import FileSystemView
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Binary
@@ -36,12 +37,12 @@ PYEXT = ".cpython-311-x86_64-linux-gnu.so"
 
 
 def reference_pairs(
-    groups: Sequence[tuple[str | None, Sequence[Binary]]],
+    libraries: dict[str, Binary], groups: duplicate_export.Groups
 ) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
     """duplicate-export's pairwise loop before the index: every pair of every group intersected."""
     pairs: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-    for root, libs in groups:
-        distinct = list({lib.path: lib for lib in libs}.values())
+    for root, held in groups(set(libraries)):
+        distinct = [libraries[path] for path in sorted(held)]
         for i, first_lib in enumerate(distinct):
             for second_lib in distinct[i + 1 :]:
                 shared = {
@@ -59,6 +60,37 @@ def reference_pairs(
     return pairs
 
 
+def reference_load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], duplicate_export.Groups]:
+    """duplicate-export's groups before the index: every object of every load filtered."""
+    from linkaudit.loader.ldso import Source
+
+    libraries: dict[str, Binary] = {}
+    held: list[tuple[str | None, set[str]]] = []
+    for load in linkage.loads:
+        libs = [
+            o.binary
+            for o in load.objects
+            if o.binary.kind in duplicate_export._KINDS
+            and o.source not in (Source.CACHE, Source.SYSTEM)
+            and o.path.rsplit("/", 1)[0] not in linkage.system_dirs
+        ]
+        for lib in libs:
+            libraries.setdefault(lib.path, lib)
+        held.append((load.root, {lib.path for lib in libs}))
+    return libraries, lambda paths: [(root, group & paths) for root, group in held]
+
+
+def unshared_alone_load(target: str, binary: Binary, ctx: Any, read: Any, _loads: dict[str, Load]) -> Load:
+    """``closure.alone_load`` without sharing: every root loaded from scratch."""
+    return closure.load_root(target, binary, RootKind.DLOPEN, ctx, read)
+
+
+def unshared(patch: pytest.MonkeyPatch) -> None:
+    """Put the unshared reference in place of every memo and every shared load."""
+    patch.setattr(closure, "search", reference_search)
+    patch.setattr(analysis_module, "alone_load", unshared_alone_load)
+
+
 def random_dag(base: Path, seed: int) -> TargetEnvironment:
     """Write one random DAG under ``base``; returns the target environment to load it with."""
     rng = random.Random(seed)
@@ -70,7 +102,8 @@ def random_dag(base: Path, seed: int) -> TargetEnvironment:
         directory = rng.choice(dirs)
         soname = f"lib{rng.randrange(i + 1)}.so" if rng.random() < 0.25 else f"lib{i}.so"  # shared SONAMEs
         file = soname if rng.random() < 0.85 else f"libfile{i}.so"
-        needed = rng.sample(names, min(len(names), rng.randint(0, 3)))  # diamonds: several paths to one name
+        # diamonds (several paths to one name), and single needs (their loads are shared)
+        needed = rng.sample(names, min(len(names), rng.choice([0, 1, 1, 2, 3])))
         if rng.random() < 0.1:
             needed.append(rng.choice(["libmissing.so.1", "libcuda.so.1", "./lib0.so"]))
         entries = rng.sample(["$ORIGIN", "$ORIGIN/../a", "$ORIGIN/../b", str(base / "nowhere"), str(base / "b")], 2)
@@ -88,11 +121,12 @@ def random_dag(base: Path, seed: int) -> TargetEnvironment:
             )
         )
         names.append(soname if rng.random() < 0.8 else file)
-    for k in range(rng.randint(0, 3)):  # Python extension roots: one process, reuse by SONAME
+    alone = seed % 2 == 1  # odd seeds: only libraries, each dlopened alone (loads shared)
+    for k in range(0 if alone else rng.randint(0, 3)):  # Python extension roots: one process, reuse by SONAME
         needed = tuple(rng.sample(names, min(len(names), 2)))
         libs.append(Lib(f"a/mod{k}{PYEXT}", needed=needed, rpath=("$ORIGIN",) if k % 2 else (), imports=("f1",)))
     preload: tuple[str, ...] = ()
-    if rng.random() < 0.5:  # an executable root, with LD_PRELOAD
+    if not alone and rng.random() < 0.5:  # an executable root, with LD_PRELOAD
         libs.append(Lib("a/prog", needed=tuple(rng.sample(names, 2)), rpath=("$ORIGIN/../b",), executable=True))
         preload = (str(base / libs[0].file),)
     write(str(base), libs)
@@ -130,8 +164,13 @@ def _dump(analysis: LinkageAnalysis) -> list[Any]:
 
 
 def _analyze(base: Path, env: TargetEnvironment) -> LinkageAnalysis:
+    """``analyze`` as ``audit.analyze_inputs`` calls it (the view seeded with the records read)."""
     drivers = driver_libraries()
-    return analyze(_binaries(base), env, fs=FileSystemView(), is_driver=lambda n: any(d.matches(n) for d in drivers))
+    binaries = _binaries(base)
+    fs = FileSystemView()
+    for binary in binaries:
+        fs.remember(binary)
+    return analyze(binaries, env, fs=fs, is_driver=lambda n: any(d.matches(n) for d in drivers))
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -139,9 +178,9 @@ def test_memoised_loads_equal_unshared(tmp_path: Path, seed: int, monkeypatch: p
     env = random_dag(tmp_path, seed)
     shared = _analyze(tmp_path, env)
     with monkeypatch.context() as patch:
-        patch.setattr(closure, "search", reference_search)
-        unshared = _analyze(tmp_path, env)
-    assert _dump(shared) == _dump(unshared)
+        unshared(patch)
+        alone = _analyze(tmp_path, env)
+    assert _dump(shared) == _dump(alone)
     assert shared.loads  # the DAG was loaded at all
 
 
@@ -150,11 +189,12 @@ def test_memoised_audit_equals_unshared(tmp_path: Path, seed: int, monkeypatch: 
     env = random_dag(tmp_path, seed)
     shared = audit([str(tmp_path)], AuditConfig(target=env))
     with monkeypatch.context() as patch:
-        patch.setattr(closure, "search", reference_search)
+        unshared(patch)
         patch.setattr(duplicate_export, "duplicate_pairs", reference_pairs)
-        unshared = audit([str(tmp_path)], AuditConfig(target=env))
-    assert shared.findings == unshared.findings
-    assert (shared.files, shared.roots) == (unshared.files, unshared.roots)
+        patch.setattr(duplicate_export, "_load_groups", reference_load_groups)
+        alone = audit([str(tmp_path)], AuditConfig(target=env))
+    assert shared.findings == alone.findings
+    assert (shared.files, shared.roots) == (alone.files, alone.roots)
 
 
 def test_random_dags_cover_the_cases(tmp_path: Path) -> None:
@@ -227,7 +267,11 @@ def test_driver_patterns_decided_once_per_distinct_name(tmp_path: Path) -> None:
     write(str(tmp_path), libs)
     index = DriverIndex(driver_libraries())
     env = TargetEnvironment(system_dirs=(str(tmp_path / "sys"),), use_cache=False, driverless=True)
-    analysis = analyze(_binaries(tmp_path), env, fs=FileSystemView(), is_driver=index.is_driver)
+    binaries = _binaries(tmp_path)
+    fs = FileSystemView()
+    for binary in binaries:
+        fs.remember(binary)
+    analysis = analyze(binaries, env, fs=fs, is_driver=index.is_driver)
     distinct = {name for load in analysis.loads for (_req, name) in load.resolutions}
     assert index.decided == len(distinct) == n  # libc0.so ... libc{n-2}.so and libcuda.so.1
     assert index.is_driver("libcuda.so.1") and not index.is_driver("libc0.so")
@@ -274,3 +318,45 @@ def test_duplicate_export_pairs_bounded_by_collisions(tmp_path: Path) -> None:
         f for f in found if f.evidence["libraries"] == sorted([str(tmp_path / "libc0.so"), str(tmp_path / "libc1.so")])
     )
     assert len(first.evidence["roots"]) == n - 1
+
+
+def test_chain_loads_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14's chain: one library is loaded from scratch, every other load is built on its dependency's."""
+    n = 30
+    write(str(tmp_path), chain_libs(n, exports=3))
+    calls: list[str] = []
+    real = closure.load_root
+
+    def counting(path: str, *args: Any, **kwargs: Any) -> Load:
+        calls.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(closure, "load_root", counting)
+    shared = _analyze(tmp_path, TargetEnvironment(system_dirs=(str(tmp_path / "sys"),), use_cache=False))
+    assert calls == [str(tmp_path / "libc0.so")]
+    monkeypatch.setattr(closure, "load_root", real)
+    with monkeypatch.context() as patch:
+        unshared(patch)
+        alone = _analyze(tmp_path, TargetEnvironment(system_dirs=(str(tmp_path / "sys"),), use_cache=False))
+    assert _dump(shared) == _dump(alone)
+
+
+def test_shared_load_not_taken_when_a_name_differs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """top needs mid by "libmid.so"; mid's closure needs "libtop.so" — top's own SONAME, already loaded
+    in top's load (reused) but searched in mid's: top's load is not mid's load one level deeper."""
+    libs = [
+        Lib("libtop.so", soname="libtop.so", needed=("libmid.so",), runpath=("$ORIGIN",)),
+        Lib("libmid.so", soname="libmid.so", needed=("liblow.so",), runpath=("$ORIGIN",)),
+        Lib("liblow.so", soname="liblow.so", needed=("libtop.so", "libother.so"), runpath=("$ORIGIN/other",)),
+        Lib("other/libtop.so", soname="libtop.so"),
+        Lib("other/libother.so", soname="libother.so"),
+    ]
+    write(str(tmp_path), libs)
+    env = TargetEnvironment(system_dirs=(str(tmp_path / "sys"),), use_cache=False)
+    shared = _analyze(tmp_path, env)
+    with monkeypatch.context() as patch:
+        unshared(patch)
+        alone = _analyze(tmp_path, env)
+    assert _dump(shared) == _dump(alone)
+    top = next(load for load in shared.loads if load.root == str(tmp_path / "libtop.so"))
+    assert top.resolutions[(str(tmp_path / "liblow.so"), "libtop.so")].path == str(tmp_path / "libtop.so")

@@ -76,3 +76,21 @@ def test_ld_library_path_only_from_options_or_when_asked(run_cli, tmp_path: Path
     assert "[LD_LIBRARY_PATH]" in r.stdout and r.exit_code == 0
     r = run_cli("tree", "--ld-library-path", str(scenario / "lib"), str(scenario))
     assert "[LD_LIBRARY_PATH]" in r.stdout
+
+
+def test_the_loader_of_every_policy_machine_is_provided_under_a_policy() -> None:
+    """Under a policy's list of system libraries, a DT_NEEDED naming the dynamic loader of the
+    requester's own machine is the loader, already in the namespace: an i386 libc.so.6 found on
+    the host (``/lib32``) NEEDs ``ld-linux.so.2``, which no policy lists (it made a library-not-found
+    reported against the host's /lib32/libc.so.6 while auditing sample_bins on a multilib host)."""
+    from linkaudit.config.policies import iter_policies
+    from linkaudit.loader.ldso import _is_loader_name
+
+    x86_64 = "/lib64/ld-linux-x86-64.so.2"
+    policies = [p for p in iter_policies() if p.family == "manylinux"]
+    assert {p.machine for p in policies} >= {"x86", "x86-64", "aarch64"}
+    for policy in policies:
+        assert _is_loader_name(policy.loader_name, x86_64, policy.machine), policy.tag
+    assert _is_loader_name("ld-linux.so.2", x86_64, "x86")
+    assert not _is_loader_name("ld-linux.so.2", x86_64, "x86-64")
+    assert not _is_loader_name("libc.so.6", x86_64, "x86")

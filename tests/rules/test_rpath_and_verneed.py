@@ -156,3 +156,15 @@ def test_executable_stack_is_a_warning_for_an_executable() -> None:
     no_note = replace(hello, gnu_stack=None)  # no PT_GNU_STACK on x86-64: the default stack is executable
     (f,) = list(ExecutableStack().check(AuditContext((no_note,), AuditConfig(target=None))))
     assert f.severity.value == "warning" and f.evidence["gnu_stack"] == "absent"
+
+
+def test_the_marker_is_named_as_it_occurs_in_the_path() -> None:
+    """nvshmem's real leak: /data/tmp/openmpi_install/lib is a temporary directory at /data/tmp/, not
+    "/tmp/" (a path it does not contain)."""
+    got = _rpath_findings("/data/tmp/openmpi_install/lib", "/tmp/pip-req-build-1a2b/lib", "/usr/local/cuda/lib64/stubs")
+    nvshmem = got["/data/tmp/openmpi_install/lib"]
+    assert nvshmem.evidence["marker"] == "/tmp/" and nvshmem.evidence["marker_at"] == "/data/tmp/"
+    assert "points into a temporary directory (/data/tmp/)" in nvshmem.message
+    assert "(/tmp/)" not in nvshmem.message
+    assert got["/tmp/pip-req-build-1a2b/lib"].evidence["marker_at"] == "/tmp/"
+    assert got["/usr/local/cuda/lib64/stubs"].evidence["marker_at"] == "/usr/local/cuda/lib64/stubs"

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Benchmark: how ``linkaudit check`` grows with the number of libraries (issue 14, section 1).
+
+Writes issue 14's chain with the committed generator (``tests/loader/dagbuild.py``): N tiny
+real ELF shared libraries ``libc0.so`` ... ``libc{N-1}.so``, each exporting 200 names of its
+own, each NEEDing the previous, DT_RUNPATH ``$ORIGIN`` (``--imports K``: each also references
+K of the previous library's exports).  With no Python extension among them every library is
+its own dlopen root.  Runs ``linkaudit check DIR`` once per size (after one warm-up at the
+smallest) and prints wall and CPU seconds, peak RSS and the growth exponent between successive
+sizes, ``log(t2 / t1) / log(n2 / n1)`` (1 is linear, 2 quadratic), of wall and of CPU time.
+
+A size that exceeds ``--timeout`` seconds or ``--max-rss`` MiB of address space is reported
+as such and ends the run.
+
+Usage::
+
+    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--timeout S] [--max-rss MIB]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.loader.dagbuild import Lib, chain_libs, write  # noqa: E402
+
+
+def chain_with_imports(n: int, imports: int) -> list[Lib]:
+    """``chain_libs(n)``, each library also referencing ``imports`` exports of the previous one."""
+    libs = chain_libs(n)
+    if not imports:
+        return libs
+    return [
+        Lib(
+            lib.file,
+            lib.soname,
+            lib.needed,
+            runpath=lib.runpath,
+            exports=lib.exports,
+            imports=tuple(f"c{i - 1}_f{j}" for j in range(imports)) if i else (),
+        )
+        for i, lib in enumerate(libs)
+    ]
+
+
+def run(argv: list[str], timeout: float, max_rss_mib: int) -> tuple[float, float, int, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (KiB) and how it ended, of one process."""
+
+    def limit() -> None:
+        if max_rss_mib:
+            cap = max_rss_mib << 20
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE, preexec_fn=limit)
+        try:
+            _out, err = proc.communicate(timeout=timeout)
+            ended = f"exit {proc.returncode}" if proc.returncode in (0, 1) else f"failed: {err.decode()[-200:]}"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            ended = f"killed after {timeout:.0f} s"
+        wall = time.perf_counter() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, ended
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--imports", type=int, default=0, help="exports of the previous library each one uses")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--max-rss", type=int, default=4096, help="address-space cap per run, MiB (0: none)")
+    parser.add_argument("--keep", help="write the chains under this directory and keep them")
+    args = parser.parse_args()
+    la = [sys.executable, "-m", "linkaudit", "check"]
+    base = Path(args.keep or tempfile.mkdtemp(prefix="bench_scale-"))
+    print(f"linkaudit check over a chain of N libraries (200 exports each, {args.imports} imports, RUNPATH $ORIGIN)")
+    print(f"{'N':>7} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'exp(wall)':>10} {'exp(cpu)':>9}  ended")
+    previous: tuple[int, float, float] | None = None
+    cpu_before = 0.0
+    try:
+        for i, n in enumerate(args.sizes):
+            directory = base / f"chain-{n}-{args.imports}"
+            if not directory.exists():
+                write(str(directory), chain_with_imports(n, args.imports))
+            if i == 0:
+                run([*la, str(directory)], args.timeout, args.max_rss)  # warm-up: the page cache, .pyc files
+            cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+            cpu_before += resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
+            wall, cpu_total, rss, ended = run([*la, str(directory)], args.timeout, args.max_rss)
+            cpu = cpu_total - cpu_before
+            exp_wall = exp_cpu = ""
+            if previous is not None:
+                pn, pw, pc = previous
+                exp_wall = f"{math.log(wall / pw) / math.log(n / pn):.2f}"
+                exp_cpu = f"{math.log(cpu / pc) / math.log(n / pn):.2f}"
+            print(
+                f"{n:>7} {wall:>9.2f} {cpu:>9.2f} {rss / 1024:>9.0f} {exp_wall:>10} {exp_cpu:>9}  {ended}", flush=True
+            )
+            if not ended.startswith("exit"):
+                break
+            previous = (n, wall, cpu)
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

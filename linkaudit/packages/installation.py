@@ -1,0 +1,91 @@
+"""The installation the rules judge against: its distributions (a site's ``*.dist-info``, the
+wheels staged together), who owns each file, and what each declares for the target."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from packaging.tags import Tag
+
+from .metadata import Distribution
+from .requirements import Declared, closure, marker_environment
+from .site import Site, most_demanding
+from .staged import Staged
+
+#: The environment markers are evaluated in when no distribution names a platform.
+_GENERIC = Tag("cp311", "cp311", "manylinux_2_17_x86_64")
+
+
+@dataclass
+class InstallationModel:
+    """Distributions installed together, for one target.
+
+    Attributes:
+        distributions: by normalised name.
+        target: the tag the marker environment comes from (the most demanding distribution's).
+        env: the PEP 508 marker environment of the target (``requirements.marker_environment``).
+    """
+
+    distributions: Mapping[str, Distribution]
+    target: Tag
+    env: Mapping[str, str]
+    _sites: Sequence[Site] = ()
+    _staged: Staged | None = None
+    _labels: Mapping[str, str] = field(default_factory=dict)  # wheel as given -> distribution name
+    _closures: dict[str, dict[str, Declared]] = field(default_factory=dict)
+
+    def owner(self, path: str) -> str | None:
+        """The distribution that installs the host ``path`` (its RECORD lists it; a staged wheel's
+        member belongs to its wheel), or ``None``."""
+        normal = os.path.normpath(os.path.abspath(path))
+        for site in self._sites:
+            if site.holds(normal):
+                dist = site.owner_of(normal)
+                if dist is not None:
+                    return dist.name
+        if self._staged is not None:
+            label = self._staged.package_of(normal)
+            if label is not None:
+                return self._labels.get(label)
+        return None
+
+    def declares(self, name: str) -> dict[str, Declared]:
+        """What ``name`` declares, directly or through its declared distributions (computed once)."""
+        found = self._closures.get(name)
+        if found is None:
+            found = self._closures[name] = closure(name, self.distributions, self.env)
+        return found
+
+    def declares_under_extra(self, name: str) -> dict[str, Declared]:
+        """What ``name`` declares only under one of its extras (``onnxruntime-gpu[cuda]``)."""
+        dist = self.distributions.get(name)
+        if dist is None:
+            return {}
+        base = self.declares(name)
+        out: dict[str, Declared] = {}
+        for extra in dist.extras:
+            for item_name, item in closure(name, self.distributions, self.env, (extra,)).items():
+                if item_name not in base and item_name not in out:
+                    out[item_name] = item
+        return out
+
+
+def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationModel | None:
+    """The model of the installation the inputs make, or ``None`` when nothing among them has
+    metadata (a plain build tree)."""
+    labels: dict[str, str] = {}
+    dists: dict[str, Distribution] = {}
+    for site in sites:
+        for dist in site.distributions:
+            dists.setdefault(dist.name, dist)
+    for label, dist in staged.distributions().items():
+        labels[label] = dist.name
+        dists.setdefault(dist.name, dist)
+    if not dists:
+        return None
+    demanding = most_demanding(tuple(dists.values()))
+    tagged = demanding or next((d for d in dists.values() if d.tags), None)
+    target = sorted(tagged.tags, key=str)[0] if tagged is not None else _GENERIC
+    return InstallationModel(dists, target, marker_environment(target), tuple(sites), staged, labels)

@@ -1,0 +1,162 @@
+"""What a distribution declares it needs: ``Requires-Dist`` with markers evaluated for the
+installation's target, and its extras; followed through what the declared distributions declare.
+
+``packaging.markers.Marker.evaluate`` fills every key it is not given from the *auditing*
+interpreter; the environment here is complete, derived from the target's tag alone.  Keys a tag
+cannot decide (``platform_release``, ``platform_version``) make a requirement "maybe declared".
+Sources: PEP 508 (environment markers), core metadata (``Requires-Dist``, ``Provides-Extra``),
+PEP 685 (extra names normalised).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag
+from packaging.utils import canonicalize_name
+
+from .metadata import Distribution
+
+#: Marker keys no tag decides.
+_UNDECIDED = ("platform_release", "platform_version")
+
+
+def marker_environment(tag: Tag) -> dict[str, str]:
+    """Every PEP 508 marker key, for a target named by ``tag`` (``cp311-cp311-manylinux_2_28_x86_64``)."""
+    platform = tag.platform
+    if platform.startswith("win"):
+        system, sys_platform, os_name = "Windows", "win32", "nt"
+        machine = {"win_amd64": "AMD64", "win32": "x86", "win_arm64": "ARM64"}.get(platform, "AMD64")
+    elif platform.startswith("macosx"):
+        system, sys_platform, os_name = "Darwin", "darwin", "posix"
+        machine = platform.rsplit("_", 1)[-1]
+    else:
+        system, sys_platform, os_name = "Linux", "linux", "posix"
+        match = re.search(r"(x86_64|aarch64|i686|ppc64le|s390x|armv7l|riscv64)$", platform)
+        machine = match.group(1) if match else "x86_64"
+    version = re.fullmatch(r"[a-z]+(\d)(\d+)", tag.interpreter)
+    python = f"{version.group(1)}.{version.group(2)}" if version else "3.11"
+    implementation = "pypy" if tag.interpreter.startswith("pp") else "cpython"
+    return {
+        "implementation_name": implementation,
+        "implementation_version": f"{python}.0",
+        "os_name": os_name,
+        "platform_machine": machine,
+        "platform_python_implementation": "PyPy" if implementation == "pypy" else "CPython",
+        "platform_release": "",
+        "platform_system": system,
+        "platform_version": "",
+        "python_full_version": f"{python}.0",
+        "python_version": python,
+        "sys_platform": sys_platform,
+        "extra": "",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One distribution a distribution declares, for the target.
+
+    Attributes:
+        name: the declared project, normalised.
+        extras: the extras it is asked with (``cuda-toolkit[cudart]``: ``("cudart",)``).
+        under: the extra of the declaring distribution it is declared under, or ``None``.
+        maybe: True when its marker depends on what no tag decides (``platform_release``).
+        requirement: the ``Requires-Dist`` line.
+    """
+
+    name: str
+    extras: tuple[str, ...]
+    under: str | None
+    maybe: bool
+    requirement: str
+
+
+def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[str] = ()) -> list[Declared]:
+    """The requirements that hold for ``env``: unconditional ones, and for each extra in ``extras``
+    those under it.  Unparsable lines are passed over."""
+    out = []
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        maybe = req.marker is not None and any(k in str(req.marker) for k in _UNDECIDED)
+        for under in (None, *extras):
+            # A marker on what no tag decides may hold on the target: "maybe declared", kept.
+            if req.marker is None or maybe or _holds(req.marker, {**env, "extra": under or ""}):
+                names = tuple(sorted(str(canonicalize_name(e)) for e in req.extras))
+                out.append(Declared(str(canonicalize_name(req.name)), names, under, maybe, line))
+                break
+    return out
+
+
+def _holds(marker: Marker, env: Mapping[str, str]) -> bool:
+    try:
+        return bool(marker.evaluate(dict(env)))
+    except (InvalidMarker, UndefinedComparison):
+        return False
+
+
+@cache
+def meta_packages() -> dict[str, dict[str, list[str]]]:
+    """The ``Requires-Dist`` lines of meta-packages that install no file of their own
+    (``cuda-toolkit``: each extra pulls NVIDIA wheels), by name then version, as read from the
+    real wheels by ``scripts/gen_meta_packages.py`` (``packages/data/meta_packages.json``).
+
+    Raises:
+        ValueError: the data file is not of the expected shape.
+    """
+    text = resources.files("linkaudit.packages").joinpath("data/meta_packages.json").read_text("utf-8")
+    data = json.loads(text)
+    if data.get("version") != 1 or not isinstance(data.get("packages"), dict):
+        raise ValueError("packages/data/meta_packages.json: not version 1 of the meta-package list")
+    packages: dict[str, dict[str, list[str]]] = data["packages"]
+    return packages
+
+
+def closure(
+    root: str, dists: Mapping[str, Distribution], env: Mapping[str, str], extras: Iterable[str] = ()
+) -> dict[str, Declared]:
+    """Every distribution ``root`` declares, directly or through what its declared distributions
+    declare (installed ones by their metadata, meta-packages by ``meta_packages``, the provider
+    index's distributions by the requirements it recorded), for ``env``:
+    name -> the first ``Declared`` met on the way (breadth first, so the nearest)."""
+    found: dict[str, Declared] = {}
+    queue: list[tuple[str, tuple[str, ...], Declared | None]] = [(root, tuple(extras), None)]
+    while queue:
+        name, asked, via = queue.pop(0)
+        requires = _requires_of(name, dists)
+        for item in declared(requires, env, asked):
+            if item.name in found or item.name == root:
+                continue
+            found[item.name] = (
+                item
+                if via is None
+                else Declared(item.name, item.extras, via.under, via.maybe or item.maybe, via.requirement)
+            )
+            queue.append((item.name, item.extras, found[item.name]))
+    return found
+
+
+def _requires_of(name: str, dists: Mapping[str, Distribution]) -> tuple[str, ...]:
+    dist = dists.get(name)
+    if dist is not None:
+        return dist.requires
+    versions = meta_packages().get(name)
+    if versions:
+        return tuple(versions[max(versions, key=_version_key)])
+    from .providers import provider_requires
+
+    return provider_requires().get(name, ())
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version))

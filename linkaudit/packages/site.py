@@ -1,0 +1,198 @@
+"""Installed sites: a directory holding ``*.dist-info`` (a site-packages, ``pip install --target``,
+a venv's, an unzipped wheel), and conda prefixes (``conda-meta/*.json``: each installed package's
+record lists its files and depends).  Each distribution's ``RECORD`` says which files it owns, its
+``WHEEL`` the tags it was built for, its ``METADATA`` what it requires.
+
+A directory given that lies inside a site (``DIR/torch`` of ``pip install --target DIR torch``)
+belongs to that site: what else is installed there decides whether its libraries load.
+Source: PEP 376 / the "Recording installed projects" specification (``.dist-info``, ``RECORD``),
+PEP 427 (``WHEEL``), core metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
+from .planner import glibc_of
+
+#: The ``.dist-info`` files read, with the most bytes read of each.
+_READ = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A directory with installed distributions.
+
+    Attributes:
+        root: the directory (absolute, normalised).
+        distributions: every ``*.dist-info`` in it, sorted by name.
+    """
+
+    root: str
+    distributions: tuple[Distribution, ...]
+    _owner: dict[str, Distribution] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for dist in self.distributions:
+            for rel in dist.files:
+                self._owner.setdefault(rel, dist)
+
+    def owner_of(self, path: str) -> Distribution | None:
+        """The distribution whose ``RECORD`` lists the host ``path`` (inside the site), or ``None``."""
+        rel = os.path.relpath(os.path.normpath(os.path.abspath(path)), self.root)
+        if rel.startswith(".."):
+            return None
+        return self._owner.get(rel.replace(os.sep, "/"))
+
+    def holds(self, path: str) -> bool:
+        """True when the host ``path`` lies inside the site."""
+        normal = os.path.normpath(os.path.abspath(path))
+        return normal == self.root or normal.startswith(self.root + os.sep)
+
+
+def _read(path: str, limit: int) -> str:
+    """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _dist_infos(directory: str) -> list[str]:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(n for n in names if n.endswith(".dist-info") and os.path.isdir(os.path.join(directory, n)))
+
+
+def read_site(root: str) -> Site | None:
+    """The site at the directory ``root``, or ``None`` when it holds no ``*.dist-info``."""
+    root = os.path.normpath(os.path.abspath(root))
+    infos = _dist_infos(root)
+    if not infos:
+        return None
+    dists = []
+    for name in infos:
+        where = os.path.join(root, name)
+        files = {f: _read(os.path.join(where, f), limit) for f, limit in _READ.items()}
+        dists.append(distribution(where, files))
+    return Site(root, tuple(sorted(dists, key=lambda d: d.name)))
+
+
+def find_site(path: str) -> Site | None:
+    """The site the directory ``path`` is or lies in: itself or its nearest ancestor holding
+    ``*.dist-info`` (``DIR``, ``DIR/torch``, ``DIR/torch/lib``) or ``conda-meta/*.json`` (a conda
+    prefix: ``read_prefix``), or ``None``."""
+    if not os.path.isdir(path):
+        return None
+    here = os.path.normpath(os.path.abspath(path))
+    while True:
+        if _dist_infos(here):
+            return read_site(here)
+        if os.path.isdir(os.path.join(here, "conda-meta")):
+            prefix = read_prefix(here)
+            if prefix is not None:
+                return prefix
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def claimed_glibc(dist: Distribution) -> tuple[int, int] | None:
+    """The glibc a distribution's wheel claims to load with: the lowest among its manylinux tags
+    (PEP 600; a compressed tag set claims every one), or ``None`` (no manylinux tag)."""
+    found = [g[0] for g in (glibc_of(t.platform) for t in dist.tags) if g is not None]
+    return min(found) if found else None
+
+
+def most_demanding(dists: tuple[Distribution, ...]) -> Distribution | None:
+    """The distribution whose tags ask the most of the system: the highest glibc claimed (the
+    machine must satisfy every distribution installed), or ``None`` when none names a manylinux
+    platform (pure ``any`` wheels: the target is unknown)."""
+    ranked = [(g, d.name, d) for d in dists if (g := claimed_glibc(d)) is not None]
+    return max(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
+
+
+def owner_in(site: Site, path: str) -> Distribution | None:
+    """The distribution owning ``path`` by its RECORD; in a site of one distribution (an unzipped
+    wheel) that one, RECORD or not."""
+    owner = site.owner_of(path)
+    if owner is None and len(site.distributions) == 1 and site.holds(path):
+        return site.distributions[0]
+    return owner
+
+
+#: The glibc conda-forge builds against when nothing in the prefix says otherwise (its sysroot).
+CONDA_FORGE_GLIBC = (2, 17)
+#: conda's ``subdir`` -> the machine's name in platform tags.
+_CONDA_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "linux-ppc64le": "ppc64le", "linux-s390x": "s390x"}
+
+
+def _strings(value: object) -> list[str]:
+    """``value`` as a list of strings (a record's ``depends`` or ``files``), ``[]`` when it is not a list."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _conda_records(meta: str) -> list[dict[str, object]]:
+    records = []
+    try:
+        names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            data = json.loads(_read(os.path.join(meta, name), MAX_RECORD))
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            records.append(data)
+    return records
+
+
+def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
+    """The glibc a conda prefix needs: the highest ``__glibc >=X.Y`` among its packages' depends
+    (``__glibc`` is virtual, never itself in conda-meta), else an installed ``sysroot_linux-*``'s
+    version, else conda-forge's default."""
+    found: list[tuple[int, int]] = []
+    sysroot: tuple[int, int] | None = None
+    for record in records:
+        for spec in _strings(record.get("depends")):
+            match = re.match(r"__glibc\s*>=\s*(\d+)\.(\d+)", str(spec))
+            if match:
+                found.append((int(match.group(1)), int(match.group(2))))
+        if str(record.get("name", "")).startswith("sysroot_linux-"):
+            match = re.match(r"(\d+)\.(\d+)", str(record.get("version", "")))
+            if match:
+                sysroot = (int(match.group(1)), int(match.group(2)))
+    return max(found) if found else (sysroot or CONDA_FORGE_GLIBC)
+
+
+def read_prefix(root: str) -> Site | None:
+    """The conda prefix at ``root`` (``conda-meta/*.json``: one record per installed package, its
+    ``files`` owned by it, its ``depends`` by name) as a site whose every package carries the
+    prefix's glibc baseline as its tag (``conda_glibc``); ``None`` when it has no record."""
+    root = os.path.normpath(os.path.abspath(root))
+    records = _conda_records(os.path.join(root, "conda-meta"))
+    if not records:
+        return None
+    from packaging.tags import Tag  # packaging.tags: only for a conda prefix given
+
+    major, minor = conda_glibc(records)
+    dists = []
+    for record in records:
+        arch = _CONDA_ARCH.get(str(record.get("subdir", "")), "x86_64")
+        tag = Tag("py3", "none", f"manylinux_{major}_{minor}_{arch}")
+        depends = [d.split()[0] for d in _strings(record.get("depends")) if d.strip() and not d.startswith("__")]
+        files = [posixpath.normpath(f) for f in _strings(record.get("files"))]
+        name, version = str(record["name"]), str(record.get("version", ""))
+        where = os.path.join(root, "conda-meta", f"{name}-{version}")
+        dists.append(Distribution(name, version, where, frozenset({tag}), tuple(files), tuple(depends)))
+    return Site(root, tuple(sorted(dists, key=lambda d: d.name)))

@@ -1,0 +1,69 @@
+"""``undeclared-dependency``: a library of one distribution that loads only because another,
+undeclared, distribution happens to be installed beside it (conda-build: overlinking)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..report import Finding, Severity
+from .base import Rule
+
+
+class UndeclaredDependency(Rule):
+    id = "undeclared-dependency"
+    severity = Severity.ERROR
+    summary = "a binary needs a library owned by an installed distribution its own distribution does not declare"
+    explain = """\
+In an installation (a site-packages, the wheels given together), each file
+belongs to one distribution (its RECORD lists it). When a binary of
+distribution P needs a library that the loader finds in a file of another
+distribution Q, P must declare Q: in its Requires-Dist (markers evaluated for
+the installation's target), or through what its declared distributions
+declare (torch declares nvidia-cuda-runtime through
+cuda-toolkit[cudart]==13.0.3; nvidia-cudnn-cu13 declares nvidia-cublas).
+Otherwise it works here by accident: Q was installed for another reason, and
+an environment without it fails with "ImportError: libX.so: cannot open shared
+object file". conda-build calls this overlinking.
+
+A requirement declared only under one of P's extras counts as declared (the
+extra is named in the evidence). Meta-packages that install no file of their
+own (cuda-toolkit) are read from linkaudit's data, generated from the real
+wheels by scripts/gen_meta_packages.py.
+
+Fix: add the distribution (the evidence names it) to P's Requires-Dist.
+"""
+    evidence = {
+        "needed": "the DT_NEEDED entry",
+        "library": "the file it resolves to",
+        "owner": "the distribution that installs that file (Q)",
+        "distribution": "the distribution of the binary that needs it (P)",
+        "add": "the requirement to add to P's Requires-Dist",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        model, linkage = context.installation, context.linkage
+        if model is None or linkage is None:
+            return
+        by_path = {b.path: b for b in context.binaries}
+        seen: set[tuple[str, str]] = set()
+        for load in linkage.loads:
+            for (requester, needed), res in load.resolutions.items():
+                path = linkage.audited.get(requester, requester)
+                binary = by_path.get(path)
+                if binary is None or res.path is None or (path, needed) in seen:
+                    continue
+                seen.add((path, needed))
+                mine, theirs = model.owner(path), model.owner(res.path)
+                if mine is None or theirs is None or mine == theirs:
+                    continue
+                if theirs in model.declares(mine) or theirs in model.declares_under_extra(mine):
+                    continue
+                yield self.finding(
+                    binary,
+                    needed,
+                    f"{needed} loads from {res.path}, installed by {theirs}, which {mine} does not declare "
+                    f"(not in its Requires-Dist for {model.target}, nor in what those declare): it works here "
+                    f"only because {theirs} is installed — add '{theirs}' to {mine}'s Requires-Dist",
+                    {"needed": needed, "library": res.path, "owner": theirs, "distribution": mine, "add": theirs},
+                )

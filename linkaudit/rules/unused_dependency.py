@@ -1,0 +1,118 @@
+"""``unused-dependency``: a declared distribution that ships only shared libraries, none of which
+anything of the declaring distribution uses (conda-build: overdepending)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterator
+
+from ..context import AuditContext
+from ..packages.metadata import Distribution
+from ..report import Finding, Severity
+from .base import Rule, preview
+
+#: Bytes of Python sources read per distribution when looking for library names (ctypes preloads).
+MAX_SOURCE_BYTES = 32 << 20
+_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dll$|\.dylib$", re.IGNORECASE)
+
+
+class UnusedDependency(Rule):
+    id = "unused-dependency"
+    severity = Severity.NOTE
+    summary = "a declared distribution ships only shared libraries and nothing of the declaring one uses them"
+    explain = """\
+Distribution P declares Q (Requires-Dist, for the installation's target), Q
+is installed, ships shared libraries and no importable Python module of its
+own (NVIDIA's wheels: only namespace __init__.py files), and yet no binary of
+P loads any of Q's libraries, no loaded library names one of them as a string
+(a dlopen'ed plugin: cuDNN opens its sub-libraries by name), and P's Python
+sources do not name them either (torch's __init__.py preloads the NVIDIA
+libraries with ctypes). Then Q is installed for nothing: a larger download,
+another version to keep compatible. conda-build calls this overdepending.
+
+A note: P may load Q in ways a static reading does not see (a path built at
+run time). Only distributions given (their binaries among the inputs) are judged.
+"""
+    evidence = {
+        "distribution": "the declaring distribution (P)",
+        "unused": "the declared distribution (Q)",
+        "requirement": "the Requires-Dist line",
+        "libraries": "Q's shared libraries",
+    }
+
+    def check(self, context: AuditContext) -> Iterator[Finding]:
+        model, linkage = context.installation, context.linkage
+        if model is None or linkage is None:
+            return
+        from ..packages.requirements import declared  # packaging's markers: only with an installation
+
+        first: dict[str, str] = {}  # distribution -> a binary of it among the inputs
+        for b in context.binaries:
+            owner = model.owner(b.path)
+            if owner is not None:
+                first.setdefault(owner, b.path)
+        used: set[tuple[str | None, str | None]] = set()
+        mentioned: set[str] = set()
+        for load in linkage.loads:
+            for obj in load.objects:
+                mentioned.update(obj.binary.dlopen_names)
+            for (requester, _needed), res in load.resolutions.items():
+                if res.path is not None:
+                    used.add((model.owner(linkage.audited.get(requester, requester)), model.owner(res.path)))
+        for mine, where in first.items():
+            dist = model.distributions[mine]
+            text = _sources(dist, context.site_roots)
+            for item in declared(dist.requires, model.env):
+                other = model.distributions.get(item.name)
+                libraries = _libraries_only(other) if other is not None else None
+                if not libraries or (mine, item.name) in used:
+                    continue
+                stems = {_stem(lib) for lib in libraries}
+                if any(_stem(m) in stems for m in mentioned) or any(s in text for s in stems):
+                    continue
+                yield self.finding(
+                    where,
+                    item.name,
+                    f"{mine} declares {item.name} ({item.requirement}), which ships only shared libraries "
+                    f"({preview(libraries, 3)}), and nothing of {mine} loads or names them: an unused dependency?",
+                    {
+                        "distribution": mine,
+                        "unused": item.name,
+                        "requirement": item.requirement,
+                        "libraries": libraries,
+                    },
+                )
+
+
+def _libraries_only(dist: Distribution) -> list[str]:
+    """The shared libraries ``dist`` installs (base names), or ``[]`` when it also ships a Python
+    module of its own (a ``.py`` file other than ``__init__.py``) or no library."""
+    if any(f.endswith(".py") and not f.endswith("__init__.py") for f in dist.files):
+        return []
+    return sorted({posixpath.basename(f) for f in dist.files if _LIBRARY.search(posixpath.basename(f))})
+
+
+def _stem(name: str) -> str:
+    """``libcudart.so.13`` -> ``libcudart``: what a loader string names, whatever the version suffix."""
+    base = posixpath.basename(name)
+    return re.split(r"\.so\b|\.dll$|\.dylib$", base, maxsplit=1, flags=re.IGNORECASE)[0]
+
+
+def _sources(dist: Distribution, roots: tuple[str, ...]) -> str:
+    """The text of ``dist``'s Python sources in the sites given (at most ``MAX_SOURCE_BYTES``)."""
+    parts: list[str] = []
+    left = MAX_SOURCE_BYTES
+    for root in roots:
+        for rel in dist.files:
+            if left <= 0 or not rel.endswith(".py"):
+                continue
+            try:
+                with open(os.path.join(root, rel), "rb") as fh:
+                    data = fh.read(left)
+            except OSError:
+                continue
+            left -= len(data)
+            parts.append(data.decode("utf-8", errors="replace"))
+    return "\n".join(parts)

@@ -1,0 +1,2 @@
+/* libb.so: the leaf. */
+int b_value(void) { return 41; }

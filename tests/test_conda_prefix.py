@@ -1,0 +1,69 @@
+"""A conda prefix (``conda-meta/*.json``) is one installation: its packages own their ``files``,
+declare their ``depends`` by name, and the glibc baseline is the highest ``__glibc >=X`` among the
+depends, else an installed ``sysroot_linux-*``'s version, else conda-forge's 2.17."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from linkaudit import AuditConfig, audit
+from linkaudit.loader.target import TargetEnvironment
+from linkaudit.packages import find_site
+from linkaudit.packages.site import conda_glibc
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+PYEXT = SAMPLES / "loader/pyext"
+
+
+def _record(prefix: Path, name: str, files: list[str], depends: list[str], version: str = "1.0") -> None:
+    meta = prefix / "conda-meta"
+    meta.mkdir(parents=True, exist_ok=True)
+    record = {"name": name, "version": version, "build": "0", "subdir": "linux-64", "depends": depends, "files": files}
+    (meta / f"{name}-{version}-0.json").write_text(json.dumps(record))
+
+
+def _prefix(tmp_path: Path, app_depends: list[str], with_helper: bool = True) -> Path:
+    prefix = tmp_path / "env"
+    (prefix / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", prefix / "pkg")
+    _record(prefix, "app", ["pkg/mod.cpython-311-x86_64-linux-gnu.so"], app_depends)
+    if with_helper:
+        shutil.copy(PYEXT / "lib/libhelper.so", prefix / "pkg/lib")
+        _record(prefix, "helper", ["pkg/lib/libhelper.so"], ["libgcc >=13", "__glibc >=2.28,<3.0.a0"])
+    return prefix
+
+
+def test_glibc_baseline_of_a_prefix() -> None:
+    assert conda_glibc(
+        [{"name": "a", "depends": ["__glibc >=2.28,<3.0.a0"]}, {"name": "b", "depends": ["__glibc >=2.17"]}]
+    ) == (2, 28)
+    assert conda_glibc([{"name": "sysroot_linux-64", "version": "2.34", "depends": []}]) == (2, 34)
+    assert conda_glibc([{"name": "zlib", "version": "1.3", "depends": ["libgcc >=13"]}]) == (2, 17)
+
+
+def test_a_prefix_owns_its_files_and_declares_by_name(tmp_path: Path) -> None:
+    prefix = _prefix(tmp_path, ["helper >=1", "python >=3.11,<3.12.0a0"])
+    site = find_site(str(prefix / "pkg"))
+    assert site is not None and site.root == str(prefix)
+    assert site.owner_of(str(prefix / "pkg/lib/libhelper.so")).name == "helper"  # type: ignore[union-attr]
+    report = audit([str(prefix / "pkg")])
+    assert not [f for f in report.findings if f.severity.value == "error"]
+    (note,) = report.config["sites"]
+    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28"
+    # app does not list helper in its depends: it loads by accident
+    other = _prefix(tmp_path / "b", ["python >=3.11"])
+    undeclared = [f for f in audit([str(other / "pkg")]).findings if f.rule == "undeclared-dependency"]
+    assert [(f.evidence["owner"], f.evidence["distribution"]) for f in undeclared] == [("helper", "app")]
+
+
+def test_a_library_only_the_host_has_is_missing_from_a_prefix(tmp_path: Path) -> None:
+    prefix = _prefix(tmp_path, ["helper"], with_helper=False)
+    host = tmp_path / "host"
+    host.mkdir()
+    shutil.copy(PYEXT / "lib/libhelper.so", host)
+    dirs = (str(host), "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64")
+    config = AuditConfig(target=TargetEnvironment(system_dirs=dirs))
+    missing = [f for f in audit([str(prefix / "pkg")], config).findings if f.rule == "library-not-found"]
+    assert [f.subject for f in missing] == ["libhelper.so"]

@@ -1,0 +1,185 @@
+"""Who owns each library of an installation and who declared it: ``undeclared-dependency``, and
+``library-not-found`` naming the provider (the provider index) and whether the distribution
+declares it — directly, through a meta-package (cuda-toolkit[cudart]), or only under an extra
+(a warning when only a plugin no import root reaches needs it)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from packaging.tags import Tag
+
+from linkaudit import audit
+from linkaudit.packages.providers import providers
+from linkaudit.packages.requirements import closure, declared, marker_environment
+from linkaudit.packages.site import read_site
+from linkaudit.rules import rule_ids
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+PYEXT = SAMPLES / "loader/pyext"
+EXT = SAMPLES / "ext"
+TAG = "cp311-cp311-manylinux_2_17_x86_64"
+
+
+def _dist_info(site: Path, name: str, files: list[str], requires: list[str] = (), extras: list[str] = ()) -> None:  # type: ignore[assignment]
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"]
+    lines += [f"Provides-Extra: {e}\n" for e in extras] + [f"Requires-Dist: {r}\n" for r in requires]
+    (info / "METADATA").write_text("".join(lines))
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {TAG}\n")
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+
+
+def _site(tmp_path: Path, requires: list[str], extras: list[str] = ()) -> Path:  # type: ignore[assignment]
+    """app's pkg/mod...so NEEDs libhelper.so, which the distribution 'helper' installs in pkg/lib."""
+    site = tmp_path / "site"
+    (site / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "pkg/lib")
+    _dist_info(site, "app", ["pkg/mod.cpython-311-x86_64-linux-gnu.so"], requires, extras)
+    _dist_info(site, "helper", ["pkg/lib/libhelper.so"])
+    return site
+
+
+def test_a_library_of_an_undeclared_distribution_is_an_error(tmp_path: Path) -> None:
+    site = _site(tmp_path, [])
+    report = audit([str(site / "pkg")])
+    (finding,) = [f for f in report.findings if f.rule == "undeclared-dependency"]
+    assert finding.severity.value == "error" and finding.subject == "libhelper.so"
+    assert finding.evidence["owner"] == "helper" and finding.evidence["distribution"] == "app"
+    assert "add 'helper' to app's Requires-Dist" in finding.message
+    assert "undeclared-dependency" in rule_ids()
+
+
+@pytest.mark.parametrize(
+    "requires",
+    [["helper>=1"], ["helper; platform_system == 'Linux'"], ["meta"], ["helper; extra == 'gpu'"]],
+)
+def test_declared_directly_through_another_or_under_an_extra(tmp_path: Path, requires: list[str]) -> None:
+    site = _site(tmp_path, requires, ["gpu"] if "extra" in requires[0] else [])
+    if requires == ["meta"]:
+        _dist_info(site, "meta", [], ["helper"])
+    report = audit([str(site / "pkg")])
+    assert "undeclared-dependency" not in {f.rule for f in report.findings}
+
+
+def test_markers_are_evaluated_for_the_target_not_this_interpreter() -> None:
+    env = marker_environment(Tag("cp312", "cp312", "win_amd64"))
+    assert env["sys_platform"] == "win32" and env["platform_machine"] == "AMD64" and env["python_version"] == "3.12"
+    lines = ["a; sys_platform == 'linux'", "b; sys_platform == 'win32' and python_version >= '3.12'", "c; extra == 'x'"]
+    assert [d.name for d in declared(lines, env)] == ["b"]
+    assert [(d.name, d.under) for d in declared(lines, env, ["x"])] == [("b", None), ("c", "x")]
+    mac = marker_environment(Tag("cp311", "cp311", "macosx_11_0_arm64"))
+    assert mac["platform_system"] == "Darwin" and mac["platform_machine"] == "arm64"
+    # a key no tag decides: evaluated against "" (never this machine's), and marked "maybe"
+    assert declared(["d; platform_release != '5.0'"], env)[0].maybe
+
+
+def test_cuda_toolkit_extras_come_from_the_real_meta_package() -> None:
+    env = marker_environment(Tag("cp311", "cp311", "manylinux_2_28_x86_64"))
+    from linkaudit.packages.metadata import Distribution
+
+    torch = Distribution("torch", "2.14.1", "torch.dist-info", requires=(
+        'cuda-toolkit[cudart,nvrtc]==13.0.3; platform_system == "Linux"',
+    ))  # fmt: skip
+    found = closure("torch", {"torch": torch}, env)
+    assert {"cuda-toolkit", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc"} <= set(found)
+    assert "nvidia-cublas" not in found  # not an extra torch asks for
+    assert found["nvidia-cuda-runtime"].requirement.startswith("cuda-toolkit[cudart,nvrtc]")
+    win = closure("torch", {"torch": torch}, marker_environment(Tag("cp311", "cp311", "macosx_11_0_arm64")))
+    assert not win  # platform_system == "Linux" only
+
+
+def test_the_provider_index_reads_sonames() -> None:
+    index = providers()
+    assert index["libcudart.so.13"] == ("nvidia-cuda-runtime",)
+    assert index["libcublasLt.so.13"] == ("nvidia-cublas",)
+
+
+def _plugin_site(tmp_path: Path, requires: list[str], extras: list[str]) -> Path:
+    """pkg/_C (an import root, with its libshim.so) and pkg/plugin/libplug.so, dlopen'ed only,
+    which NEEDs libhelper.so in pkg/plugin/lib: not installed."""
+    site = tmp_path / "site"
+    (site / "pkg/lib").mkdir(parents=True)
+    (site / "pkg/plugin").mkdir()
+    shutil.copy(EXT / "_C.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    for lib in (EXT / "lib").iterdir():
+        shutil.copy(lib, site / "pkg/lib")
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg/plugin/libplug.so")
+    files = ["pkg/_C.cpython-311-x86_64-linux-gnu.so", "pkg/plugin/libplug.so"]
+    files += [f"pkg/lib/{p.name}" for p in (EXT / "lib").iterdir()]
+    _dist_info(site, "app", files, requires, extras)
+    return site
+
+
+@pytest.mark.parametrize(
+    ("requires", "extras", "severity", "words"),
+    [
+        (["helper; extra == 'gpu'"], ["gpu"], "warning", "only under its extra 'gpu'"),
+        (["helper"], [], "error", "which app declares (helper): it is not installed here"),
+        ([], [], "error", "which no dependency of app declares: add helper to its Requires-Dist"),
+    ],
+)
+def test_library_not_found_names_the_provider_and_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requires: list[str], extras: list[str], severity: str, words: str
+) -> None:
+    from linkaudit.rules import provider_hint
+
+    monkeypatch.setattr(provider_hint, "providers", lambda: {"libhelper.so": ("helper",)})
+    site = _plugin_site(tmp_path, requires, extras)
+    report = audit([str(site / "pkg")])
+    (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
+    assert missing.subject == "libhelper.so" and missing.severity.value == severity
+    assert words in missing.message and missing.evidence["providers"] == ["helper"]
+    if extras:
+        assert "pip install app[gpu]" in missing.message and missing.evidence["extra"] == "gpu"
+
+
+def test_an_import_root_needing_an_extras_library_stays_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from linkaudit.rules import provider_hint
+
+    monkeypatch.setattr(provider_hint, "providers", lambda: {"libhelper.so": ("helper",)})
+    site = _site(tmp_path, ["helper; extra == 'gpu'"], ["gpu"])
+    (site / "pkg/lib/libhelper.so").unlink()
+    (site / "helper-1.0.dist-info/RECORD").unlink()
+    missing = [f for f in audit([str(site / "pkg")]).findings if f.rule == "library-not-found"]
+    assert [f.severity.value for f in missing] == ["error"]  # `import pkg` fails: not a plugin
+    assert read_site(str(site)) is not None
+
+
+def test_tree_and_why_name_the_distribution_that_installs_each_library(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from output.schema import validate_tree
+
+    site = _site(tmp_path, ["helper"])
+    module = str(site / "pkg/mod.cpython-311-x86_64-linux-gnu.so")
+    tree = run_cli("tree", module)
+    assert tree.exit_code == 0 and "libhelper.so => " in tree.stdout and "(installed by helper)" in tree.stdout
+    doc = json.loads(run_cli("tree", "--format", "json", module).stdout)
+    validate_tree(doc)
+    needed = {n["name"]: n for o in doc["roots"][0]["objects"] for n in o["needed"]}
+    assert needed["libhelper.so"]["distribution"] == "helper"
+    why = run_cli("why", module, "libhelper.so")
+    assert "(installed by helper)" in why.stdout
+
+
+def test_a_declared_library_only_distribution_nothing_uses_is_a_note(tmp_path: Path) -> None:
+    site = _site(tmp_path, ["helper", "spare", "tools"])
+    (site / "spare").mkdir()
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "spare/libspare.so.1")
+    _dist_info(site, "spare", ["spare/__init__.py", "spare/libspare.so.1"])
+    _dist_info(site, "tools", ["tools/cli.py", "tools/libtools.so"])  # a Python module of its own: not judged
+    report = audit([str(site / "pkg")])
+    (note,) = [f for f in report.findings if f.rule == "unused-dependency"]
+    assert note.severity.value == "note" and note.subject == "spare" and note.evidence["libraries"] == ["libspare.so.1"]
+    # app's Python preloads it by name (as torch's __init__.py does with ctypes): a use
+    (site / "pkg/__init__.py").write_text("import ctypes\nctypes.CDLL('libspare.so.1')\n")
+    record = site / "app-1.0.dist-info/RECORD"
+    record.write_text(record.read_text() + "pkg/__init__.py,,\n")
+    assert "unused-dependency" not in {f.rule for f in audit([str(site / "pkg")]).findings}

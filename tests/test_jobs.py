@@ -1,0 +1,145 @@
+"""``--jobs N`` (issue 14, section 3): reading in a process pool gives the report ``--jobs 1`` gives."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from linkaudit import AuditConfig, audit, jobs
+from linkaudit.errors import InputError, UnsupportedFormat
+from linkaudit.jobs import MIN_POOL_FILES, available_cpus, read_paths
+from linkaudit.loader.target import TargetEnvironment
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
+
+
+@pytest.fixture(autouse=True)
+def _pool_for_small_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The samples are small: use the pool for them all the same (else these tests prove nothing)."""
+    monkeypatch.setattr(jobs, "MIN_POOL_BYTES", 0)
+
+
+def test_pool_report_equals_one_process(tmp_path: Path) -> None:
+    """Every sample (ELF, PE, Mach-O, archives, corrupt files) and a bitcode file, through 1 and 2 processes."""
+    bitcode = tmp_path / "x.bc"
+    bitcode.write_bytes(b"BC\xc0\xde" + b"\0" * 60)
+    one = audit([str(SAMPLES), str(bitcode)], AuditConfig(jobs=1))
+    two = audit([str(SAMPLES), str(bitcode)], AuditConfig(jobs=2))
+    assert len(one.files) > MIN_POOL_FILES  # else the pool is never used
+    assert {f.status for f in one.files} >= {"audited", "unreadable", "skipped"}
+    assert one.findings == two.findings
+    assert (one.files, one.roots, one.rules, one.config) == (two.files, two.roots, two.rules, two.config)
+
+
+def test_pool_report_equals_one_process_with_the_loader(tmp_path: Path) -> None:
+    from tests.loader.test_scale import random_dag
+
+    for seed in range(3):
+        base = tmp_path / str(seed)
+        env = random_dag(base, seed)
+        reports = [audit([str(base)], AuditConfig(target=env, jobs=n)) for n in (1, 3)]
+        assert reports[0].findings == reports[1].findings
+        assert reports[0].files == reports[1].files
+
+
+def test_cli_jobs_same_json(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    outputs = []
+    for n in ("1", "2"):
+        out = tmp_path / f"report-{n}.json"
+        run_cli("check", "--jobs", n, "--format", "json", "-o", str(out), str(SAMPLES / "corrupt"), str(SAMPLES / "pe"))
+        document = json.loads(out.read_text())
+        document["summary"].pop("seconds")
+        outputs.append(document)
+    assert outputs[0] == outputs[1]
+
+
+def test_cli_rejects_zero_jobs(run_cli) -> None:  # type: ignore[no-untyped-def]
+    result = run_cli("check", "--jobs", "0", str(SAMPLES / "corrupt"))
+    assert result.exit_code == 2
+
+
+def test_read_paths_keeps_order_and_errors(tmp_path: Path) -> None:
+    files = sorted(str(p) for p in (SAMPLES / "corrupt").iterdir() if p.is_file())
+    files += [str(tmp_path / "missing.so"), str(SAMPLES / "loader")]
+    refused = files[1]
+
+    def check(path: str) -> None:
+        if path == refused:
+            raise InputError(path, "refused by the check")
+
+    serial = read_paths(files, 1, check)
+    pooled = read_paths(files, 2, check)
+    assert [r.path for r in serial] == [r.path for r in pooled] == files
+    for a, b in zip(serial, pooled, strict=True):
+        assert type(a.error) is type(b.error)
+        assert (str(a.error), getattr(a.error, "offset", None)) == (str(b.error), getattr(b.error, "offset", None))
+        assert [x.path for x in a.binaries] == [x.path for x in b.binaries]
+    assert str(pooled[1].error).endswith("refused by the check")
+    assert isinstance(pooled[-2].error, InputError)
+    with pytest.raises(InputError):
+        pooled[-2].get()
+    assert any(r.error is None and r.binaries for r in pooled)
+    assert not any(isinstance(r.error, UnsupportedFormat) for r in pooled[:1])
+
+
+@pytest.mark.parametrize(
+    ("files", "cap"),
+    [
+        ({"cpu.max": "150000 100000\n"}, 2),
+        ({"cpu.max": "50000 100000\n"}, 1),
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),
+    ],
+)
+def test_available_cpus_capped_by_cgroup_quota(tmp_path: Path, files: dict[str, str], cap: int | None) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    affinity = len(os.sched_getaffinity(0))
+    assert available_cpus(str(tmp_path)) == (min(affinity, cap) if cap else affinity)
+
+
+def test_unsupported_format_crosses_the_pool(tmp_path: Path) -> None:
+    """An LLVM bitcode file is skipped (UnsupportedFormat), not unreadable, through the pool too."""
+    bitcode = tmp_path / "x.bc"
+    bitcode.write_bytes(b"BC\xc0\xde" + b"\0" * 60)
+    paths = [str(bitcode)] * MIN_POOL_FILES
+    results = read_paths(paths, 2)
+    assert all(isinstance(r.error, UnsupportedFormat) for r in results), [r.error for r in results]
+    assert results[0].error.container == read_paths(paths[:1], 1)[0].error.container  # type: ignore[union-attr]
+
+
+def test_pool_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparisons above go through workers: a read in another process is seen here."""
+    pids: set[int] = set()
+    real = jobs._to_read
+
+    def spy(outcome):  # type: ignore[no-untyped-def]
+        pids.add(outcome[3])
+        return real(outcome[:3])
+
+    monkeypatch.setattr(jobs, "_read_one", _read_with_pid)
+    monkeypatch.setattr(jobs, "_to_read", spy)
+    read_paths(sorted(str(p) for p in (SAMPLES / "corrupt").iterdir() if p.is_file()) * 2, 2)
+    assert pids and os.getpid() not in pids
+
+
+_READ_ONE = jobs._read_one
+
+
+def _read_with_pid(path: str):  # type: ignore[no-untyped-def]
+    """``jobs._read_one``, also saying which process ran it."""
+    return (*_READ_ONE(path), os.getpid())
+
+
+def test_default_target_still_loads() -> None:
+    """A pool-read audit runs the loader as the serial one does (roots found from the records read)."""
+    one = audit([str(SAMPLES / "loader")], AuditConfig(target=TargetEnvironment(), jobs=1))
+    two = audit([str(SAMPLES / "loader")], AuditConfig(target=TargetEnvironment(), jobs=2))
+    assert one.roots and one.roots == two.roots
+    assert one.findings == two.findings

@@ -1,0 +1,226 @@
+"""Bounds of package staging, each case a hostile or odd input that was handled wrongly: a wheel
+member under a name another member uses as a file, a truncated zstd stream, a tar hard link to no
+member, symlink loops, a FIFO member, a deflate bomb (refused before a byte is written) and zip
+entries whose data overlap; and staging and labelling linear in members (counted, not timed)."""
+
+from __future__ import annotations
+
+import io
+import struct
+import sys
+import tarfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from linkaudit import audit
+from linkaudit.packages import limits, staged_inputs
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+HELPER = (SAMPLES / "loader/pyext/lib/libhelper.so").read_bytes()
+PACKAGES = str(Path(limits.__file__).parent)
+
+
+def _refusals(report) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {f.file: f.message for f in report.findings if f.rule == "unreadable-input"}
+
+
+def _audited(report) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.path for f in report.files if f.status.value == "audited"]
+
+
+def _tar(members: list[tarfile.TarInfo | tuple[str, bytes]], mode: str = "w") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:  # type: ignore[call-overload]
+        for m in members:
+            if isinstance(m, tarfile.TarInfo):
+                tf.addfile(m)
+            else:
+                info = tarfile.TarInfo(m[0])
+                info.size = len(m[1])
+                tf.addfile(info, io.BytesIO(m[1]))
+    return buf.getvalue()
+
+
+def _special(name: str, kind: bytes, target: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info
+
+
+@pytest.mark.parametrize("order", ["file-first", "directory-first"])
+def test_a_wheel_member_named_like_another_members_directory(tmp_path: Path, order: str) -> None:
+    """``lib/d`` and ``lib/d/x.so``: the first listed is audited, the other refused by name (it
+    lost to "[Errno 17] File exists", or vanished without a word)."""
+    names = ["lib/d", "lib/d/x.so"] if order == "file-first" else ["lib/d/x.so", "lib/d"]
+    whl = tmp_path / "d-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        for name in names:
+            zf.writestr(name, HELPER)
+    report = audit([str(whl)])
+    assert _audited(report) == [f"{whl}!{names[0]}"]
+    refused = _refusals(report)
+    assert list(refused) == [f"{whl}!{names[1]}"]
+    assert "Errno" not in refused[f"{whl}!{names[1]}"]
+    expected = (
+        "lib/d: a parent directory is a file"
+        if order == "file-first"
+        else "a file where the package installs a directory"
+    )
+    assert expected in refused[f"{whl}!{names[1]}"]
+
+
+def test_a_truncated_zstd_stream_says_so(tmp_path: Path) -> None:
+    whole = zstandard.ZstdCompressor().compress(_tar([("lib/libhelper.so", HELPER), ("lib/b.so", HELPER)]))
+    for cut in (len(whole) // 2, len(whole) - 3):
+        bad = tmp_path / f"cut{cut}.tar.zst"
+        bad.write_bytes(whole[:cut])
+        message = _refusals(audit([str(bad)]))[str(bad)]
+        assert "a truncated zstd stream" in message and "empty file" not in message
+    good = tmp_path / "whole.tar.zst"
+    good.write_bytes(whole)
+    assert len(_audited(audit([str(good)]))) == 2
+
+
+def test_tar_hard_link_to_no_member_symlink_loops_and_fifos_are_named(tmp_path: Path) -> None:
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [
+        _special("lib/hard.so", tarfile.LNKTYPE, "lib/missing.so"),
+        _special("lib/later.so", tarfile.LNKTYPE, "lib/libhelper.so"),  # names a member listed after it
+        ("lib/libhelper.so", HELPER),
+        _special("lib/good.so", tarfile.LNKTYPE, "lib/libhelper.so"),
+        _special("lib/a.so", tarfile.SYMTYPE, "b.so"),
+        _special("lib/b.so", tarfile.SYMTYPE, "a.so"),
+        _special("lib/self.so", tarfile.SYMTYPE, "self.so"),
+        _special("lib/pipe.so", tarfile.FIFOTYPE),
+        _special("lib/dangling.so", tarfile.SYMTYPE, "notes.txt"),  # a member never written: dropped quietly
+    ]
+    tarball = tmp_path / "links.tar"
+    tarball.write_bytes(_tar(members))
+    report = audit([str(tarball)])
+    refused = _refusals(report)
+    assert "which no member listed before it is" in refused[f"{tarball}!lib/hard.so"]
+    assert "which no member listed before it is" in refused[f"{tarball}!lib/later.so"]
+    for loop in ("a.so", "b.so", "self.so"):
+        assert "a symlink loop" in refused[f"{tarball}!lib/{loop}"]
+    assert "a FIFO" in refused[f"{tarball}!lib/pipe.so"] and "device" not in refused[f"{tarball}!lib/pipe.so"]
+    assert f"{tarball}!lib/dangling.so" not in refused
+    assert f"{tarball}!lib/good.so" not in refused  # a link to the file audited: audited once, as a file
+    assert _audited(report) == [f"{tarball}!lib/libhelper.so"]
+
+
+class _Written:
+    def __init__(self) -> None:
+        self.expected = 0
+        self.written = 0
+
+    def expect(self, nbytes: int) -> None:
+        self.expected += nbytes
+
+    def advance(self, nbytes: int) -> None:
+        self.written += nbytes
+
+
+def test_a_deflate_bomb_is_refused_before_a_byte_of_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member declaring 48 MiB of zeros (deflated ~48 KB, 1000x) is refused on its declared
+    size; one that passes the ratio but not what is left of the package's budget too — nothing
+    of either is inflated; the small library beside them is audited."""
+    whl = tmp_path / "bomb-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("lib/libhelper.so", HELPER)
+        zf.writestr("lib/bomb.so", b"\x7fELF" + bytes(48 << 20))
+    progress = _Written()
+    with staged_inputs([str(whl)], progress=progress) as staged:
+        refused = {e.path: e.reason for e in staged.errors}
+    assert "more than 200 times its compressed size" in refused[f"{whl}!lib/bomb.so"]
+    assert "refused before inflating it" in refused[f"{whl}!lib/bomb.so"]
+    assert progress.written == len(HELPER)
+    # each under the per-member check (below its 1 MiB floor), together over the package's budget
+    monkeypatch.setattr(limits, "PACKAGE_FLOOR", 4 << 20)
+    noisy = tmp_path / "noisy-1.0-py3-none-any.whl"
+    body = b"\x7fELF" + bytes(900 << 10)
+    with zipfile.ZipFile(noisy, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("lib/libhelper.so", HELPER)
+        for i in range(12):
+            zf.writestr(f"lib/big{i}.so", body)
+    progress = _Written()
+    with staged_inputs([str(noisy)], progress=progress) as staged:
+        refused = {e.path: e.reason for e in staged.errors}
+    assert list(refused) == [f"{noisy}!lib/big{i}.so" for i in range(4, 12)]  # 4 x 0.9 MiB fit in 4 MiB
+    assert all("the package would expand to more than 200 times its size" in r for r in refused.values())
+    assert progress.written == len(HELPER) + 4 * len(body)
+
+
+def test_zip_entries_whose_data_overlap_are_refused(tmp_path: Path) -> None:
+    """A central directory whose second entry points into the first entry's data (the overlapping
+    zip bomb): the second is refused by name, never inflated; the first is audited."""
+    whl = tmp_path / "overlap-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("lib/a.so", HELPER)
+        zf.writestr("lib/b.so", HELPER)
+    data = bytearray(whl.read_bytes())
+    second = data.rindex(b"PK\x01\x02")  # the last central-directory record: lib/b.so
+    struct.pack_into("<I", data, second + 42, 40)  # its local header offset: inside lib/a.so's data
+    whl.write_bytes(bytes(data))
+    report = audit([str(whl)])
+    assert "its data overlaps member 'lib/a.so'" in _refusals(report)[f"{whl}!lib/b.so"]
+    assert _audited(report) == [f"{whl}!lib/a.so"]
+
+
+def _lines_run(work: Callable[[], object]) -> int:
+    """Line events executed inside linkaudit/packages/ while ``work`` runs (deterministic: a
+    count, not a time)."""
+    count = 0
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal count
+        if not frame.f_code.co_filename.startswith(PACKAGES):
+            return None
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        work()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _many(tmp_path: Path, n: int, kind: str) -> Path:
+    names = [f"lib/d{i % 50}/lib{i}.so" for i in range(n)]
+    if kind == "wheel":
+        path = tmp_path / f"many{n}-1.0-py3-none-any.whl"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+            for name in names:
+                zf.writestr(name, HELPER[:256])
+        return path
+    path = tmp_path / f"many{n}.tar"
+    path.write_bytes(_tar([(name, HELPER[:256]) for name in names]))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["wheel", "tarball"])
+def test_staging_and_labelling_are_linear_in_members(tmp_path: Path, kind: str) -> None:
+    """Twice the members, about twice the work: staging, and labelling one text per member
+    (``Staged.label`` scanned every path per text; the zip planner the job list per member)."""
+
+    def run(n: int) -> int:
+        path = _many(tmp_path, n, kind)
+
+        def work() -> None:
+            with staged_inputs([str(path)]) as staged:
+                root = staged.paths[0]
+                for i in range(n):
+                    staged.label(f"needs {root}/lib/d{i % 50}/lib{i}.so (a member) and {root}/lib/x y.so")
+
+        return _lines_run(work)
+
+    small, large = run(400), run(1600)
+    assert large < 4 * 1.3 * small, (small, large)  # quadratic work would be ~16x

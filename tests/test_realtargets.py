@@ -1,0 +1,58 @@
+"""Real wheels for other targets than the auditing host (skipped where pip cannot fetch them):
+numpy 2.2.6 for manylinux_2_17_aarch64, numpy 2.3.5 for musllinux_1_2_x86_64, jax-cuda12-plugin
+0.10.2 for manylinux_2_27_x86_64."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .output.schema import validate_report
+from .realsite import cache_root, download_wheel
+
+pytestmark = pytest.mark.realwheel
+
+
+def _wheel(requirement: str, platform: str) -> Path:
+    wheel, reason = download_wheel(cache_root() / "targets", requirement, platform)
+    if wheel is None:
+        pytest.skip(f"{requirement} for {platform} not available offline: {reason}")
+    return wheel
+
+
+def _check(run_cli, wheel: Path) -> tuple[int, dict[str, object]]:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-config", "--format", "json", str(wheel))
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    return r.exit_code, doc
+
+
+def test_numpy_aarch64_has_no_false_library_not_found(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, doc = _check(run_cli, _wheel("numpy==2.2.6", "manylinux_2_17_aarch64"))
+    findings = doc["findings"]
+    assert [f for f in findings if f["rule"] == "library-not-found"] == []  # type: ignore[union-attr]
+    assert [f for f in findings if f["rule"] in ("unused-needed", "version-not-found")] == []  # type: ignore[union-attr]
+    assert code == 0
+
+
+def test_jax_plugin_gets_the_manylinux_2_27_ceilings(run_cli) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel("jax-cuda12-plugin==0.10.2", "manylinux_2_27_x86_64")
+    _code, doc = _check(run_cli, wheel)
+    (policy,) = doc["config"]["wheel_policies"]  # type: ignore[index]
+    assert policy.endswith(
+        "manylinux_2_27_x86_64: GLIBC_2.27 GLIBCXX_3.4.24 CXXABI_1.3.11 GCC_7.0.0 LIBATOMIC_1.2 ZLIB_1.2.9"
+    )
+
+
+def test_numpy_musllinux_is_loaded_by_musl(run_cli) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel("numpy==2.3.5", "musllinux_1_2_x86_64")
+    code, doc = _check(run_cli, wheel)
+    findings = doc["findings"]
+    rules = {f["rule"] for f in findings}  # type: ignore[index]
+    assert "loader-skipped" not in rules and "library-not-found" not in rules and "external-library" not in rules
+    assert "musl_system_libraries=musllinux_1_2_x86_64" in doc["config"]["loader"]  # type: ignore[index]
+    assert code == 0
+    tree = run_cli("tree", str(wheel))
+    assert "libc.musl-x86_64.so.1 => " in tree.stdout and "ld-musl-x86_64.so.1" in tree.stdout

@@ -1,0 +1,146 @@
+"""Installed sites (a directory holding ``*.dist-info``) and unzipped wheels: the target comes from
+the distributions' tags (the most demanding one), nothing outside the site counts but what that
+policy's system provides, and the host only with ``--target-env host`` — then every library found
+outside the inputs is listed with its source.  A plain build tree stays on the host, with one line
+counting what was found outside it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from output.schema import validate_report
+
+from linkaudit import AuditConfig, audit
+from linkaudit.loader.target import TargetEnvironment
+from linkaudit.output import OutputFormat, renderer
+from linkaudit.packages import find_site, most_demanding
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+PYEXT = SAMPLES / "loader/pyext"
+NEWGLIBC = SAMPLES / "misc/libnewglibc.so"  # getrandom@GLIBC_2.25, reallocarray@GLIBC_2.26
+CP311 = SAMPLES / "wheels/dist/pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+HOST_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+
+def _dist_info(site: Path, name: str, tag: str, files: list[str]) -> None:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n")
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in [*files, f"{info.name}/RECORD"]))
+
+
+def _site_missing_its_provider(tmp_path: Path) -> tuple[Path, Path]:
+    """A site whose ``pkg/mod...so`` NEEDs libhelper.so, which no distribution installed ships
+    (RUNPATH $ORIGIN/lib finds nothing); the library is in a system directory of this machine."""
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    _dist_info(site, "pkg", "cp311-cp311-manylinux_2_28_x86_64", ["pkg/mod.cpython-311-x86_64-linux-gnu.so"])
+    _dist_info(site, "pure", "py3-none-any", [])
+    _dist_info(site, "old", "py3-none-manylinux2014_x86_64", [])
+    host = tmp_path / "hostlib"
+    host.mkdir()
+    shutil.copy(PYEXT / "lib/libhelper.so", host)
+    return site, host
+
+
+def _config(host: Path, target_env: str = "auto") -> AuditConfig:
+    return AuditConfig(target=TargetEnvironment(system_dirs=(str(host), *HOST_DIRS)), target_env=target_env)
+
+
+def test_a_library_only_the_host_has_is_not_found_in_a_site(tmp_path: Path) -> None:
+    site, host = _site_missing_its_provider(tmp_path)
+    module = site / "pkg"
+    # a plain directory (no site): the host counts, as today — and one line says what came from it
+    plain = tmp_path / "plain"
+    shutil.copytree(module, plain)
+    tree = audit([str(plain)], _config(host))
+    assert "library-not-found" not in {f.rule for f in tree.findings}
+    outside = tree.config["outside_inputs"]
+    assert {"path": str(host / "libhelper.so"), "source": "system-directory"} in outside
+    text = renderer(OutputFormat.TEXT)(tree)
+    assert f"{len(outside)} libraries resolved outside the inputs, on this machine (" in text
+    assert str(host / "libhelper.so") not in text  # a build tree: counted, not listed
+    # the same module inside a site (given as DIR/pkg): the policy of its most demanding tag
+    report = audit([str(module)], _config(host))
+    missing = [f for f in report.findings if f.rule == "library-not-found"]
+    assert [f.subject for f in missing] == ["libhelper.so"] and missing[0].severity.value == "error"
+    (note,) = report.config["sites"]
+    assert note["root"] == str(site) and note["distributions"] == 3
+    assert note["target_tag"] == "cp311-cp311-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28"
+    assert "outside_inputs" not in report.config
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+    # --target-env host: found on this machine, and listed with its source
+    host_run = audit([str(module)], _config(host, "host"))
+    assert "library-not-found" not in {f.rule for f in host_run.findings}
+    text = renderer(OutputFormat.TEXT)(host_run)
+    assert f"  {host / 'libhelper.so'} (system-directory)" in text
+    assert "the libraries of this machine count (--target-env host)" in text
+
+
+def test_the_most_demanding_tag_sets_the_target() -> None:
+    site = find_site(str(SAMPLES))
+    assert site is None
+    from linkaudit.packages.metadata import Distribution, wheel_tags
+
+    dists = tuple(
+        Distribution(n, "1", f"{n}.dist-info", wheel_tags(f"Tag: {t}\n"))
+        for n, t in (
+            ("torch", "cp311-cp311-manylinux_2_28_x86_64"),
+            ("nvtx", "py3-none-manylinux1_x86_64.manylinux_2_5_x86_64"),
+            ("cublas", "py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64"),
+            ("pure", "py3-none-any"),
+        )
+    )
+    demanding = most_demanding(dists)
+    assert demanding is not None and demanding.name == "torch"
+    assert most_demanding(dists[3:]) is None
+
+
+def test_a_site_of_pure_wheels_says_its_target_is_unknown(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "pkg")
+    _dist_info(site, "pure", "py3-none-any", ["pkg/libhelper.so"])
+    report = audit([str(site)])
+    assert report.config["sites"][0]["target_tag"] is None
+    assert "the target is unknown (give --profile" in renderer(OutputFormat.TEXT)(report)
+
+
+def test_an_unzipped_wheel_gets_the_checks_its_tags_imply(tmp_path: Path) -> None:
+    """The tags of ``*.dist-info/WHEEL`` give an unzipped wheel the ceilings of its platform
+    tag, as the wheel file gets them from its name (they were lost)."""
+    whl = tmp_path / "newer-1.0-py3-none-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("newer/libnewglibc.so", NEWGLIBC.read_bytes())
+        zf.writestr("newer-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: py3-none-manylinux_2_17_x86_64\n")
+        zf.writestr("newer-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: newer\nVersion: 1.0\n")
+    unzipped = tmp_path / "unzipped"
+    with zipfile.ZipFile(whl) as zf:
+        zf.extractall(unzipped)
+    packed = audit([str(whl)])
+    tree = audit([str(unzipped)])
+    wanted = {(f.rule, f.subject) for f in packed.findings if f.rule == "symbol-version"}
+    assert wanted and {("symbol-version", "GLIBC_2.26")} <= wanted
+    assert {(f.rule, f.subject) for f in tree.findings if f.rule == "symbol-version"} == wanted
+    # without the dist-info, a plain tree: no tag, no such ceiling
+    shutil.rmtree(unzipped / "newer-1.0.dist-info")
+    assert not {f.subject for f in audit([str(unzipped)]).findings if f.rule == "symbol-version"} & {"GLIBC_2.26"}
+
+
+@pytest.mark.parametrize("given", ["root", "package"])
+def test_an_unzipped_sample_wheel_is_one_site(tmp_path: Path, given: str) -> None:
+    with zipfile.ZipFile(CP311) as zf:
+        zf.extractall(tmp_path)
+    site = find_site(str(tmp_path if given == "root" else tmp_path / "pkg"))
+    assert site is not None and [d.name for d in site.distributions] == ["pkg"]
+    owner = site.owner_of(str(tmp_path / "pkg.libs/libhelper.so"))
+    assert owner is not None and owner.name == "pkg" and owner.version == "1.0"
+    report = audit([str(tmp_path / "pkg")], replace(AuditConfig(), target_env="auto"))
+    assert not [f for f in report.findings if f.severity.value == "error"]
