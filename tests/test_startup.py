@@ -115,3 +115,27 @@ def test_the_guard_sees_heavy_imports(tmp_path: Path, config: str) -> None:
     )
     _, modules, _ = _modules(["check", "-q", str(ELF), str(WHEEL)], tmp_path)
     assert {"tomllib", "linkaudit.packages.wheel", "packaging.tags"} <= modules
+
+
+def test_a_shipped_profile_builds_no_platform_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` names a profile on every run (default ``cuda``): looking it up must not build the
+    profile of every published platform policy (10,000 version names parsed before the first read)."""
+    from linkaudit.config import profiles
+
+    built: list[str] = []
+    real = profiles._policy_profile
+
+    def counting(policy: object, name: str) -> profiles.Profile:
+        built.append(name)
+        return real(policy, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(profiles, "_policy_profile", counting)
+    profiles.profiles.cache_clear()
+    try:
+        assert profiles.get_profile("cuda").name == "cuda"
+        assert profiles.get_profile("conda-forge:2.28").name == "conda-forge:2.28"
+        assert built == []
+        assert profiles.get_profile("manylinux_2_28").name == "manylinux_2_28"  # a policy: built, as before
+        assert built
+    finally:
+        profiles.profiles.cache_clear()
