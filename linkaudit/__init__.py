@@ -15,10 +15,15 @@ Public API::
 
 from __future__ import annotations
 
-from .audit import audit, read
-from .config import AuditConfig, VersionCeiling
-from .errors import ConfigError, InputError, LinkauditError
-from .report import Finding, Report, Severity
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .audit import audit, read
+    from .config import AuditConfig, VersionCeiling
+    from .errors import ConfigError, InputError, LinkauditError
+    from .report import Finding, Report, Severity
 
 __version__ = "0.1.0"
 
@@ -35,3 +40,52 @@ __all__ = [
     "audit",
     "read",
 ]
+
+#: Public name -> the module that defines it.  Imported on first use (PEP 562), so that
+#: ``import linkaudit.cli`` and ``linkaudit --version`` do not pay for the whole audit.
+_HOMES = {
+    "audit": "audit",
+    "read": "audit",
+    "AuditConfig": "config",
+    "VersionCeiling": "config",
+    "ConfigError": "errors",
+    "InputError": "errors",
+    "LinkauditError": "errors",
+    "Finding": "report",
+    "Report": "report",
+    "Severity": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use.
+
+    Raises:
+        AttributeError: ``name`` is not part of the public API.
+    """
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'linkaudit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The ``linkaudit`` package object: ``linkaudit.audit`` stays the public function.
+
+    Importing the submodule ``linkaudit.audit`` binds the package attribute ``audit`` to the
+    module (the import system does so once the submodule has run); eagerly imported, the
+    function imported afterwards used to shadow it.  Imported lazily, the binding is redirected
+    to the function instead, so ``from linkaudit import audit`` is the function either way.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "audit" and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.audit":
+            value = value.audit
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

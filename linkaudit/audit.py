@@ -20,10 +20,7 @@ from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
 from .jobs import read_paths
 from .loader.analysis import LinkageAnalysis
-from .loader.dyld import analyze_dyld
-from .loader.images import ImageLoad
 from .loader.target import TargetEnvironment
-from .loader.windows import analyze_windows
 from .model import Binary, Format, Libc
 from .packages import (
     PlannedInputs,
@@ -36,13 +33,14 @@ from .packages import (
     plan_inputs,
     staged_inputs,
 )
-from .packages.installation import installation_model
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
-from .sources import GeneratedSource
 
 if TYPE_CHECKING:
+    from .loader.images import ImageLoad
+    from .packages.installation import InstallationModel
+    from .sources import GeneratedSource
     from .verify import Disagreement
 
 
@@ -295,12 +293,18 @@ def _audit_staged(
         generated = tuple(g for d in config.source_dirs for g in scan(d))
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
-    if config.target is not None:  # each empty without inputs of its format
+    formats = {b.format for b in binaries}
+    if config.target is not None and Format.PE in formats:  # each loader imported for its inputs only
+        from .loader.windows import analyze_windows
+
         windows = tuple(
             analyze_windows(
                 binaries, config.dll_directories, config.preload_dlls, path=config.windows_path, entries=config.entries
             )
         )
+    if config.target is not None and Format.MACHO in formats:
+        from .loader.dyld import analyze_dyld
+
         dyld = tuple(
             analyze_dyld(
                 binaries,
@@ -326,7 +330,7 @@ def _audit_staged(
         dyld=dyld,
         disagreements=disagreements,
         site_roots=tuple(s.root for s in sites),
-        installation=installation_model(staged, sites),
+        installation=_installation(staged, sites),
     )
     ran = []
     for rule_cls in RULES:
@@ -370,6 +374,16 @@ def _libc_from_tag(binary: Binary, promised: WheelPolicy | None) -> Binary:
         return binary
     families = {p.family for p in promised.policies}
     return replace(binary, libc=Libc.MUSL) if families == {"musllinux"} else binary
+
+
+def _installation(staged: Staged, sites: Sequence[Site]) -> InstallationModel | None:
+    """``packages.installation.installation_model``, imported (with ``packaging``) only when a
+    package or an installed site is among the inputs: ``None`` for a plain build tree."""
+    if not sites and not staged.packages:
+        return None
+    from .packages.installation import installation_model
+
+    return installation_model(staged, sites)
 
 
 def staged_entries(entries: Sequence[str], staged: Staged) -> tuple[str, ...]:
@@ -691,7 +705,8 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
         target=target,
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
-        dll_directories=staged_entries(config.dll_directories, staged),
+        # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
+        dll_directories=staged_entries(config.dll_directories, staged) + staged.delvewheel_dll_directories(),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),

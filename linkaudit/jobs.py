@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from .errors import InputError, UnsupportedFormat
@@ -136,6 +134,10 @@ def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None]
             except InputError as error:
                 results[i] = Read(path, error=error)
     else:
+        # the pool's modules (multiprocessing: subprocess, tempfile, ...) only when a pool is used
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         workers = min(jobs, len(todo))
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             outcomes = pool.map(_read_one, todo_paths, chunksize=max(1, len(todo) // (workers * 8)))
@@ -158,6 +160,8 @@ def _can_fork() -> bool:
     ``forkserver`` do, breaking a script without a ``__main__`` guard), and no start-up cost.
     A process with other threads is not forked (a lock one of them holds would stay held in
     the child): it reads in the calling process instead, with the same results."""
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 

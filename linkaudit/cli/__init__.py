@@ -9,110 +9,54 @@ Exit status (every command):
     3  internal error (a bug in linkaudit: please report it)
 
 No traceback reaches the user: ``main`` maps project errors to these codes.
+
+This module is the entry point and stays light: the click group (``app``) and each command's
+module are imported only when needed, and ``linkaudit --version`` answers without importing
+click at all (start-up is part of every run).
 """
 
 from __future__ import annotations
 
-import signal
 import sys
-
-import click
-
-from .. import __version__
-from ..errors import LinkauditError
-from ..output import text_safe
-from .emit import silence_stdout
-
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="linkaudit")
-def cli() -> None:
-    """Audit the linkage of shared libraries and executables without running them.
-
-    linkaudit reads ELF, PE and Mach-O files, given alone, in directories, wheels or
-    conda packages: their dependencies, search paths, symbol versions, imports and
-    exports. It emulates each platform's loader (glibc's ld.so, Windows, dyld) and
-    reports GPU-driver links, libraries not found, undefined symbols with no provider,
-    symbol versions and minimum OS versions above a target baseline, leaked build
-    paths and broken version needs.
-    """
-
-
-def _register() -> None:
-    from .check import check
-    from .diff import diff
-    from .dupes import dupes
-    from .profiles import profiles_command
-    from .rules import explain, rules
-    from .show import show
-    from .tree import tree
-    from .why import why
-
-    cli.add_command(check)
-    cli.add_command(dupes)
-    cli.add_command(tree)
-    cli.add_command(why)
-    cli.add_command(show)
-    cli.add_command(rules)
-    cli.add_command(explain)
-    cli.add_command(profiles_command)
-    cli.add_command(diff)
-
-
-_register()
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status instead of raising ``SystemExit``."""
-    try:
-        result = cli.main(args=argv, prog_name="linkaudit", standalone_mode=False)
-    except click.exceptions.Abort as exc:
-        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
-            signum = exc.__context__.args[0] if isinstance(exc.__context__, _Terminated) else signal.SIGINT
-            click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
-            return 128 + int(signum)
-        click.echo("linkaudit: aborted", err=True)
-        return EXIT_INPUT
-    except click.ClickException as exc:
-        exc.show()
-        return EXIT_INPUT
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except LinkauditError as exc:
-        click.echo(f"linkaudit: error: {text_safe(str(exc))}", err=True)
-        return EXIT_INPUT
-    except BrokenPipeError as exc:  # a write to stdout outside emit() (click's own help text)
-        silence_stdout()
-        click.echo(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}", err=True)
-        return EXIT_INPUT
-    except KeyboardInterrupt as exc:
-        signum = exc.args[0] if isinstance(exc, _Terminated) else signal.SIGINT
-        click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
-        return 128 + int(signum)
-    except Exception as exc:
-        click.echo(
-            f"linkaudit: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in linkaudit; please report it with the command line that triggered it.",
-            err=True,
-        )
-        return EXIT_INTERNAL
-    return int(result or 0)
+    from .app import main as app_main
 
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (a CI job's timeout, a closed terminal): unwinds like Ctrl-C, so that
-    every ``finally`` runs — the staging tree of a package is removed."""
-
-
-def _terminate(signum: int, _frame: object) -> None:
-    raise _Terminated(signum)
+    return app_main(argv)
 
 
 def run() -> None:
-    """Console-script entry point: SIGTERM and SIGHUP unwind as Ctrl-C does (exit 128 + signal)."""
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _terminate)
-    sys.exit(main())
+    """Console-script entry point: SIGTERM and SIGHUP unwind as Ctrl-C does (exit 128 + signal).
+
+    ``linkaudit --version`` alone is answered here, as click's ``version_option`` words it.
+    """
+    if sys.argv[1:] == ["--version"]:
+        from .. import __version__
+
+        try:
+            sys.stdout.write(f"linkaudit, version {__version__}\n")
+            sys.stdout.flush()
+        except BrokenPipeError as exc:
+            from .emit import silence_stdout
+
+            silence_stdout()
+            sys.stderr.write(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}\n")
+            sys.exit(2)
+        sys.exit(0)
+    from .app import run as app_run
+
+    app_run()
+
+
+def __getattr__(name: str) -> Any:
+    """``cli`` (the click group), ``EXIT_*`` and the rest of ``app``, imported on first use.
+
+    Raises:
+        AttributeError: ``app`` has no such name.
+    """
+    from . import app
+
+    return getattr(app, name)

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..audit import audit
-from ..config import AuditConfig, VersionCeiling, baseline
-from ..config.file import FileSettings, find_config, load_config
+from ..config import AuditConfig, VersionCeiling
+from ..config.file import FileSettings, find_config
 from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
 from ..jobs import available_cpus
-from ..linker import read_link_line
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
+
+if TYPE_CHECKING:
+    from ..config.baseline import Fingerprint
+    from ..linker import LinkInput
 
 #: Input paths: no existence or readability check at parse time, so an
 #: unreadable or missing input becomes its own ``unreadable-input`` finding and
@@ -186,9 +189,9 @@ def check(
         required_needed=settings.required_needed,
         config_file=settings.path or None,
         profile=chosen.name,
-        baseline=baseline.load(baseline_path, frozenset(rule_ids())) if baseline_path is not None else None,
+        baseline=_load_baseline(baseline_path),
         baseline_file=baseline_path,
-        link_line=tuple(read_link_line(link_line)) if link_line else (),
+        link_line=_link_line(link_line),
         source_dirs=source_dirs,
         target_env=loader["target_env"],
         dll_directories=tuple(loader["dll_directories"]),
@@ -214,6 +217,8 @@ def check(
         if progress is not None:
             progress.close()
     if write_baseline is not None:
+        from ..config import baseline
+
         document = baseline.dumps(report.findings, paths)
         write_output(write_baseline, document, [*protected, *(f.path for f in report.files)], "--write-baseline")
         recorded = len(json.loads(document)["findings"])
@@ -254,7 +259,27 @@ def _settings(config_path: str | None, no_config: bool) -> FileSettings:
     path = config_path if config_path is not None else find_config(os.getcwd())
     if path is None:
         return FileSettings(path="")
+    from ..config.file import load_config  # its TOML parser: only when a file was found
+
     return load_config(path, frozenset(rule_ids()))
+
+
+def _load_baseline(path: str | None) -> frozenset[Fingerprint] | None:
+    """The findings ``--baseline FILE`` accepts (``config.baseline.load``), ``None`` without one."""
+    if path is None:
+        return None
+    from ..config import baseline
+
+    return baseline.load(path, frozenset(rule_ids()))
+
+
+def _link_line(path: str | None) -> tuple[LinkInput, ...]:
+    """The inputs of ``--link-line FILE`` (``linker.read_link_line``), ``()`` without one."""
+    if not path:
+        return ()
+    from ..linker import read_link_line
+
+    return tuple(read_link_line(path))
 
 
 def _same_path(a: str, b: str) -> bool:

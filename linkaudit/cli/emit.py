@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import sys
 from collections.abc import Iterable
@@ -142,6 +141,8 @@ def write_output(path: str, text: str, inputs: Iterable[str], option: str = "--o
     # Replace the file a symlink points to, not the symlink.
     target = os.path.realpath(path)
     directory, base = os.path.split(target)
+    import secrets  # only when a report is written to a file (hmac, hashlib: kept off start-up)
+
     tmp = os.path.join(directory, f".{base}.linkaudit-{secrets.token_hex(6)}.tmp")
     try:
         # O_EXCL: never an existing file; mode 0666, which the umask trims as for any new file.

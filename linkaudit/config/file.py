@@ -37,7 +37,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +93,8 @@ def _has_tool_table(pyproject: str) -> bool:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError:
         return False
+    import tomllib  # only once a file is found: no TOML parser on a run without one
+
     try:
         tool = tomllib.loads(raw.decode("utf-8")).get("tool")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
@@ -203,6 +204,8 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     if not path:
         raise ConfigError("--config: empty file name")
     raw = read_settings_file(path, MAX_CONFIG_BYTES, path, "configuration")
+    import tomllib  # only when a configuration file is read
+
     try:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..linker import LinkInput
 from ..loader.target import TargetEnvironment
 from ..report import Severity
+
+if TYPE_CHECKING:
+    from ..linker import LinkInput  # annotations only: the static-link room is imported when a link line is read
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
 _VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -75,11 +74,26 @@ def profiles() -> dict[str, Profile]:
     Raises:
         ConfigError: the data file is unreadable or malformed (a packaging bug), naming the key.
     """
-    try:
-        with open(_PATH, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{_PATH}: cannot read the profile data: {exc}") from exc
+    out = dict(_shipped())
+    for policy in iter_policies():
+        if policy.arch == "x86_64" and policy.family == "manylinux":
+            out[policy.name] = _policy_profile(policy, policy.name)  # the names that were x86_64's alone
+        out[policy.tag] = _policy_profile(policy, policy.tag)
+    return out
+
+
+@functools.cache
+def _shipped() -> dict[str, Profile]:
+    """The data file's profiles by name (``cuda``, ``conda-forge:2.28``, ...), without the
+    platform policies: what a run naming one of them needs (building every policy's profile
+    parses ten thousand version names).
+
+    Raises:
+        ConfigError: the data file is malformed (a packaging bug), naming the key.
+    """
+    from ..ruledata import DATA  # profiles.toml, compiled: no TOML parse at run time
+
+    data = DATA.get("profiles", {})
     if data.get("schema") != 1:
         raise ConfigError(f"{_PATH}: schema {data.get('schema')!r}, expected 1")
     out = {}
@@ -93,10 +107,6 @@ def profiles() -> dict[str, Profile]:
         if not all(isinstance(v, str) for v in [*fields, *versions, *allowed]):
             raise ConfigError(f"{_PATH}: profiles.{name}: values must be strings")
         out[name] = Profile(name, fields[0], fields[1], fields[2], tuple(versions), tuple(allowed))
-    for policy in iter_policies():
-        if policy.arch == "x86_64" and policy.family == "manylinux":
-            out[policy.name] = _policy_profile(policy, policy.name)  # the names that were x86_64's alone
-        out[policy.tag] = _policy_profile(policy, policy.tag)
     return out
 
 
@@ -128,6 +138,9 @@ def get_profile(name: str) -> Profile:
     Raises:
         ConfigError: no such profile (the message lists the shipped ones that are not per architecture).
     """
+    shipped = _shipped()
+    if name in shipped and not name.startswith(("manylinux", "musllinux")):  # never a policy's name
+        return shipped[name]
     known = profiles()
     if name in known:
         return known[name]

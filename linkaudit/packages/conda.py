@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import zipfile
 
+from .magic import ZSTD
 from .staging import CORRUPT, Stager, StagingRoot, safe_name, unsafe_reason
-from .tar import ZSTD, decompressed, stage_stream
+from .tar import decompressed, stage_stream
 from .zipped import listed_members
 
 

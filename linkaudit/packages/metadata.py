@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+if TYPE_CHECKING:
+    from packaging.tags import Tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,9 @@ class WheelName:
 def wheel_name(path: str) -> WheelName | None:
     """The wheel name of the file at ``path``, or ``None`` when its base name is no valid wheel
     name (not ``*.whl``, or not ``packaging``'s idea of one)."""
+    # packaging (its tags import subprocess, logging, platform): only once a wheel is given
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
     base = os.path.basename(path)
     try:
         project, version, _build, tags = parse_wheel_filename(base)

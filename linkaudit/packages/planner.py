@@ -20,8 +20,10 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from packaging.tags import Tag, compatible_tags, cpython_tags, generic_tags, mac_platforms
+if TYPE_CHECKING:
+    from packaging.tags import Tag
 
 from .metadata import WheelName
 
@@ -71,6 +73,8 @@ def platforms_for(platform: str) -> list[str]:
         return [f"musllinux_{major}_{m}_{arch}" for m in range(minor, -1, -1)] + [f"linux_{arch}"]
     mac = re.fullmatch(r"macosx_(\d+)_(\d+)_(\w+)", platform)
     if mac:
+        from packaging.tags import mac_platforms  # packaging.tags: only when wheels are planned
+
         try:
             return list(mac_platforms((int(mac.group(1)), int(mac.group(2))), mac.group(3)))
         except (ValueError, KeyError):  # an architecture packaging does not know
@@ -93,6 +97,8 @@ class Target:
 
     def priorities(self) -> list[Tag]:
         """Every tag this target accepts, best first (``packaging.tags``, from explicit inputs)."""
+        from packaging.tags import Tag, compatible_tags, cpython_tags, generic_tags
+
         platforms = platforms_for(self.platform)
         match = re.fullmatch(r"([a-z]+)(\d)(\d*)", self.interpreter)
         if match is None:

@@ -5,22 +5,17 @@ prefix, each tarball into its own), and the temporary tree removed afterwards.""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
-import zipfile
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .conda import is_conda_zip, stage_conda_zip
+from .magic import COMPRESSED
 from .metadata import wheel_name
 from .planner import Installation, plan_installations
 from .staged import Staged
 from .staging import CORRUPT, Budget, Progress, Stager, StagingRoot
-from .tar import COMPRESSED, stage_tarball
-from .wheel import stage_wheel
 
 _ZIP = b"PK\x03\x04"
 
@@ -53,13 +48,20 @@ def package_kind(path: str) -> str | None:
         os.close(fd)
     if head.startswith(_ZIP):
         return "zip"
-    if path.endswith((".whl", ".conda")) and zipfile.is_zipfile(path):
+    if path.endswith((".whl", ".conda")) and _is_zipfile(path):
         # Named as a package and a zip by its end-of-archive record: a zip behind a prefix (an ELF
         # stub, a self-extractor) is what pip and conda read, whatever the first bytes say.
         return "zip"
     if head.startswith(COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
         return "tarball"
     return None
+
+
+def _is_zipfile(path: str) -> bool:
+    """``zipfile.is_zipfile`` (imported here: no zip reader for a run without packages)."""
+    import zipfile
+
+    return zipfile.is_zipfile(path)
 
 
 def _packages_under(top: str) -> list[str]:
@@ -128,6 +130,11 @@ class _Roots:
 
 def _stage_zip(stager: Stager, roots: _Roots, path: str) -> None:
     """Stage the zip at ``path``: a ``.conda`` or a wheel."""
+    import zipfile
+
+    from .conda import is_conda_zip, stage_conda_zip
+    from .wheel import stage_wheel
+
     try:
         zf = zipfile.ZipFile(path)
     except (*CORRUPT, zipfile.LargeZipFile) as exc:
@@ -221,6 +228,11 @@ def staged_inputs(
     if not kinds:
         yield Staged(list(paths) if only is None else ordered, [], [], found=found)
         return
+    import shutil
+    import tempfile
+
+    from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
+
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
         stager = Stager(Budget(progress))

@@ -4,8 +4,17 @@ the real wheels' files by ``scripts/gen_provider_index.py`` (``packages/data/pro
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
-from importlib import resources
+
+#: The index, beside this module (read with ``open``: ``importlib.resources`` would import
+#: ``tempfile`` and more on the path of every run that finds a library missing).
+_INDEX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "providers.json")
+
+
+def _index_text() -> str:
+    with open(_INDEX, encoding="utf-8") as fh:
+        return fh.read()
 
 
 @cache
@@ -15,7 +24,7 @@ def providers() -> dict[str, tuple[str, ...]]:
     Raises:
         ValueError: the data file is not version 1 of the index, or an entry is not a list of names.
     """
-    text = resources.files("linkaudit.packages").joinpath("data/providers.json").read_text("utf-8")
+    text = _index_text()
     data = json.loads(text)
     sonames = data.get("sonames")
     if data.get("version") != 1 or not isinstance(sonames, dict):
@@ -35,7 +44,7 @@ def provider_requires() -> dict[str, tuple[str, ...]]:
     Raises:
         ValueError: the data file's ``requires`` is not a mapping of lists of strings.
     """
-    text = resources.files("linkaudit.packages").joinpath("data/providers.json").read_text("utf-8")
+    text = _index_text()
     requires = json.loads(text).get("requires", {})
     if not isinstance(requires, dict) or not all(
         isinstance(v, list) and all(isinstance(x, str) for x in v) for v in requires.values()

@@ -17,8 +17,6 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from packaging.tags import Tag
-
 from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
 from .planner import glibc_of
 
@@ -185,6 +183,8 @@ def read_prefix(root: str) -> Site | None:
     records = _conda_records(os.path.join(root, "conda-meta"))
     if not records:
         return None
+    from packaging.tags import Tag  # packaging.tags: only for a conda prefix given
+
     major, minor = conda_glibc(records)
     dists = []
     for record in records:

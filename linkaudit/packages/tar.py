@@ -16,12 +16,9 @@ from typing import IO, Any, cast
 
 from ..errors import InputError
 from . import limits
+from .magic import ZSTD
 from .staging import CORRUPT, SECOND_COPY, Refused, Stager, StagingRoot, install_path, safe_name, unsafe_reason
 from .zstdframes import CheckedStream
-
-#: First bytes of the compressed streams a tarball may come in.
-COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
-ZSTD = b"\x28\xb5\x2f\xfd"
 
 
 class Capped:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import os
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +21,6 @@ from ..errors import ConfigError
 SCHEMA = 1
 #: Expected schema per data file where it is not ``SCHEMA``.
 SCHEMAS = {"rpath": 2}
-_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _HASH_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
 
 
@@ -144,12 +141,18 @@ def library_stem(name: str) -> str:
 
 
 def _load(name: str) -> dict[str, Any]:
+    """The parsed ``data/<name>.toml``, from its compiled form (``linkaudit/ruledata.py``: no TOML parse
+    at run time; a test keeps the two equal), schema checked.
+
+    Raises:
+        ConfigError: no such data file, or a schema this version does not read.
+    """
+    from ..ruledata import DATA
+
     where = f"linkaudit/rules/data/{name}.toml"
-    try:
-        with open(os.path.join(_DATA_DIR, f"{name}.toml"), "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{where}: cannot load rule data: {exc}") from exc
+    data = DATA.get(name)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: cannot load rule data: not in linkaudit/ruledata.py")
     expected = SCHEMAS.get(name, SCHEMA)
     if data.get("schema") != expected:
         raise ConfigError(f"{where}: schema {data.get('schema')!r} is not supported (expected {expected})")

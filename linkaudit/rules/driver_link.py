@@ -7,8 +7,6 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
-from ..loader.dyld import dyld_failure
-from ..loader.windows import windows_failure
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -46,9 +44,13 @@ def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list
     if not others and not any(ld.reached for ld in chosen):
         return roots, None, True  # import roots exist and none reaches it: a plugin, loaded on demand only
     first = chosen[0]
-    if binary.format is Format.PE:
+    if binary.format is Format.PE:  # each loader's room imported for its own format only
+        from ..loader.windows import windows_failure
+
         failure = windows_failure(first.kind, first.root, posixpath.basename(name))
     else:
+        from ..loader.dyld import dyld_failure
+
         failure = dyld_failure(first.kind, first.root, name)
     return roots, failure, False
 

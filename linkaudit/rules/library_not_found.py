@@ -8,11 +8,9 @@ from typing import Any
 
 from ..context import AuditContext
 from ..loader.analysis import would_fail
-from ..loader.dyld import dyld_failure, dyld_reason
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..loader.musl import musl_load_error
-from ..loader.windows import is_redistributable, windows_failure
 from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
@@ -192,6 +190,10 @@ chain has one).
     def _images(self, context: AuditContext) -> Iterator[Finding]:
         """A PE import no directory of the Windows search order holds, or a Mach-O dylib dyld finds
         nowhere (see ``explain``)."""
+        if not context.windows and not context.dyld:
+            return  # no PE or Mach-O load: neither loader's room is imported on an ELF-only run
+        from ..loader.windows import is_redistributable
+
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
         dyld_roots = {load.root for load in context.dyld}
         # base name (lower case) -> PE and Mach-O inputs so named -> their machines (slices)
@@ -262,6 +264,8 @@ def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageR
     found"), or Windows' error with the DLLs of another machine it skipped."""
     kind, root, machine = str(first["kind"]), str(first["root"]), str(first["machine"])
     if dyld:
+        from ..loader.dyld import dyld_failure, dyld_reason
+
         tried = ", ".join(
             dyld_reason(a, machine) if a.source == "budget" else f"'{a.path}' ({dyld_reason(a, machine)})"
             for a in res.attempts[:16]
@@ -275,6 +279,8 @@ def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageR
         return dyld_failure(
             kind, root, name, f" (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
         )
+    from ..loader.windows import windows_failure
+
     wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
     failure = windows_failure(kind, root, name, bool(wrong))
     if wrong:  # dyld's "tried:" list names them already

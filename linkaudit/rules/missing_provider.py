@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from ..context import AuditContext
-from ..loader.image_binding import reexported_by
 from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -127,7 +126,11 @@ The family table is data: linkaudit/rules/data/cuda.toml.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         drivers = driver_index()
         linkage = context.linkage
-        reexports = reexported_by(context.binaries)
+        reexports: dict[str, tuple[str, ...]] = {}
+        if any(b.format is Format.MACHO for b in context.binaries):
+            from ..loader.image_binding import reexported_by  # the PE / Mach-O binder: not on an ELF-only run
+
+            reexports = reexported_by(context.binaries)
         for binary in context.binaries:
             if binary.kind is Kind.RELOCATABLE:
                 continue  # an object file (an archive member): its symbols are resolved by the final link

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
-from ..formats.macho import cpu_family
 from ..model import Binary, Endian, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule
@@ -276,7 +275,12 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
             fmt = slices[0].format
             needs = [n for n in map(tag_machines, tags) if n is not None and n.format is fmt]
             # a slice's subtype does not change what the tag asks (x86_64h is an x86_64 slice)
-            machines = {cpu_family(b.machine) if fmt is Format.MACHO else b.machine for b in slices}
+            if fmt is Format.MACHO:
+                from ..formats.macho import cpu_family  # the Mach-O reader, only for Mach-O slices
+
+                machines = {cpu_family(b.machine) for b in slices}
+            else:
+                machines = {b.machine for b in slices}
             if not needs or any(m.startswith("unknown(") or m == "bpf" for m in machines - {_PPC, _PPC64}):
                 continue  # no tag of this format, or no CPU (a GPU or eBPF object)
             unfit = [n for n in needs if not self._fits(n, slices, machines)]

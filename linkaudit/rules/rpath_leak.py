@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..loader.dyld import SHARED_CACHE_PREFIXES
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule
@@ -88,7 +87,7 @@ Data: linkaudit/rules/data/rpath.toml.
             for tag, index, entry in _entries(binary):
                 if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
                     continue
-                if macho and entry.startswith(("@rpath/", *SHARED_CACHE_PREFIXES)) and tag != "LC_RPATH":
+                if macho and tag != "LC_RPATH" and _dyld_resolved(entry):
                     continue
                 if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
                     continue
@@ -148,3 +147,11 @@ Data: linkaudit/rules/data/rpath.toml.
                     },
                     severity,
                 )
+
+
+def _dyld_resolved(entry: str) -> bool:
+    """True for a Mach-O load command path dyld resolves on its own: ``@rpath/`` or the shared
+    cache's (``loader.dyld``, imported here: only Mach-O inputs reach it)."""
+    from ..loader.dyld import SHARED_CACHE_PREFIXES
+
+    return entry.startswith(("@rpath/", *SHARED_CACHE_PREFIXES))

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
-from ..loader.image_binding import unbound_imports
 from ..loader.musl import musl_relocation_error
 from ..model import Binary, Format
 from ..report import Finding, Severity
@@ -184,6 +183,10 @@ missing-provider covers those of a known family.
 
     def _image_imports(self, context: AuditContext) -> Iterator[Finding]:
         """PE and Mach-O imports that the library they name does not export (see ``explain``)."""
+        if not context.windows and not context.dyld:
+            return  # no PE or Mach-O load: the image binder is never imported on an ELF-only run
+        from ..loader.image_binding import unbound_imports
+
         for fmt, loads in ((Format.PE, context.windows), (Format.MACHO, context.dyld)):
             for unbound in unbound_imports(context.binaries, loads, fmt):
                 names = list(unbound.symbols)

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..packages.metadata import Distribution
-from ..packages.requirements import declared
 from ..report import Finding, Severity
 from .base import Rule, preview
 
@@ -47,6 +46,8 @@ run time). Only distributions given (their binaries among the inputs) are judged
         model, linkage = context.installation, context.linkage
         if model is None or linkage is None:
             return
+        from ..packages.requirements import declared  # packaging's markers: only with an installation
+
         first: dict[str, str] = {}  # distribution -> a binary of it among the inputs
         for b in context.binaries:
             owner = model.owner(b.path)

@@ -199,18 +199,24 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
     from linkaudit.loader import dyld, windows
 
     seen: list[tuple[str, object]] = []
+    real_dyld, real_windows = dyld.analyze_dyld, windows.analyze_windows
 
     def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=(), entries=()):  # type: ignore[no-untyped-def]
         seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path), tuple(entries))))
-        return dyld.analyze_dyld(binaries, executable, read, library_path, fallback_library_path, entries)
+        return real_dyld(binaries, executable, read, library_path, fallback_library_path, entries)
 
     def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=(), entries=()):  # type: ignore[no-untyped-def]
         seen.append(("windows", (tuple(path), tuple(entries))))
-        return windows.analyze_windows(binaries, dll_directories, preload, read, path, entries)
+        return real_windows(binaries, dll_directories, preload, read, path, entries)
 
-    for module in map(importlib.import_module, ("linkaudit.audit", "linkaudit.cli.tree")):
-        monkeypatch.setattr(module, "analyze_dyld", spy_dyld)
-        monkeypatch.setattr(module, "analyze_windows", spy_windows)
+    # check imports each loader when inputs of its format are present (start-up): spy on the
+    # loaders' own modules; tree imports both up front.
+    for module in map(
+        importlib.import_module, ("linkaudit.loader.dyld", "linkaudit.loader.windows", "linkaudit.cli.tree")
+    ):
+        monkeypatch.setattr(module, "analyze_dyld", spy_dyld, raising=False)
+        monkeypatch.setattr(module, "analyze_windows", spy_windows, raising=False)
+    dll = Path(__file__).resolve().parents[2] / "sample_bins" / "pe" / "fixed" / "nvrtc64_120_0.dll"
     torch = _macho_layout(tmp_path)
     options = (
         "--executable-path", "/opt/py/bin/python3",
@@ -221,7 +227,8 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
     )  # fmt: skip
     for command in (("check", "--no-config"), ("tree",), ("why",)):
         seen.clear()
-        run_cli(*command, *options, str(torch), *(("libnvrtc.12.dylib",) if command == ("why",) else ()))
+        pe = (str(dll),) if command[0] == "check" else ()  # check runs the Windows loader for PE inputs only
+        run_cli(*command, *options, str(torch), *pe, *(("libnvrtc.12.dylib",) if command == ("why",) else ()))
         assert ("dyld", ("/opt/py/bin/python3", ("/a", "/b"), ("/c",), (str(torch),))) in seen, command
         assert ("windows", (("/w",), (str(torch),))) in seen, command
 

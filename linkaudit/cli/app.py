@@ -1,0 +1,125 @@
+"""The ``linkaudit`` click group and its error mapping (``linkaudit.cli`` is the entry point).
+
+Exit status (every command):
+    0  no finding of severity error
+    1  at least one finding of severity error (``check``)
+    2  usage or configuration error, an input that could not be read
+       (every other input is still audited and reported), or the report
+       could not be written (a full disk, a closed or broken stdout)
+    3  internal error (a bug in linkaudit: please report it)
+
+No traceback reaches the user: ``main`` maps project errors to these codes.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import LinkauditError
+from ..output import text_safe
+from .emit import silence_stdout
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+#: Command name -> (module under ``linkaudit.cli``, attribute): each imported only when that
+#: command runs (or ``--help`` lists them), so ``check`` never pays for ``tree``, ``why``, ``diff``.
+_COMMANDS = {
+    "check": ("check", "check"),
+    "dupes": ("dupes", "dupes"),
+    "tree": ("tree", "tree"),
+    "why": ("why", "why"),
+    "show": ("show", "show"),
+    "rules": ("rules", "rules"),
+    "explain": ("rules", "explain"),
+    "profiles": ("profiles", "profiles_command"),
+    "diff": ("diff", "diff"),
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose subcommands are imported on first lookup (``_COMMANDS``), in listing order."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        home = _COMMANDS.get(cmd_name)
+        if home is None:
+            return None
+        import importlib
+
+        command = getattr(importlib.import_module(f"linkaudit.cli.{home[0]}"), home[1])
+        return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="linkaudit")
+def cli() -> None:
+    """Audit the linkage of shared libraries and executables without running them.
+
+    linkaudit reads ELF, PE and Mach-O files, given alone, in directories, wheels or
+    conda packages: their dependencies, search paths, symbol versions, imports and
+    exports. It emulates each platform's loader (glibc's ld.so, Windows, dyld) and
+    reports GPU-driver links, libraries not found, undefined symbols with no provider,
+    symbol versions and minimum OS versions above a target baseline, leaked build
+    paths and broken version needs.
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status instead of raising ``SystemExit``."""
+    try:
+        result = cli.main(args=argv, prog_name="linkaudit", standalone_mode=False)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            signum = exc.__context__.args[0] if isinstance(exc.__context__, _Terminated) else signal.SIGINT
+            click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
+            return 128 + int(signum)
+        click.echo("linkaudit: aborted", err=True)
+        return EXIT_INPUT
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_INPUT
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except LinkauditError as exc:
+        click.echo(f"linkaudit: error: {text_safe(str(exc))}", err=True)
+        return EXIT_INPUT
+    except BrokenPipeError as exc:  # a write to stdout outside emit() (click's own help text)
+        silence_stdout()
+        click.echo(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}", err=True)
+        return EXIT_INPUT
+    except KeyboardInterrupt as exc:
+        signum = exc.args[0] if isinstance(exc, _Terminated) else signal.SIGINT
+        click.echo(f"linkaudit: interrupted ({signal.Signals(signum).name})", err=True)
+        return 128 + int(signum)
+    except Exception as exc:
+        click.echo(
+            f"linkaudit: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in linkaudit; please report it with the command line that triggered it.",
+            err=True,
+        )
+        return EXIT_INTERNAL
+    return int(result or 0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job's timeout, a closed terminal): unwinds like Ctrl-C, so that
+    every ``finally`` runs — the staging tree of a package is removed."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise _Terminated(signum)
+
+
+def run() -> None:
+    """Console-script entry point: SIGTERM and SIGHUP unwind as Ctrl-C does (exit 128 + signal)."""
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Start-up stays lean: a plain ELF ``check`` imports only what ELF auditing needs.
+
+Each run happens in a fresh interpreter (``python -c``) that runs the CLI and dumps
+``sys.modules``, so that a heavy import creeping back onto the hot path (a TOML parser, an archive
+reader, the Mach-O / PE rooms, ``packaging``) fails here.  Speed itself is measured in
+``benchmarks/bench_startup.py``; this is the structural guard (no timing in tests).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ELF = ROOT / "sample_bins" / "loader" / "ancestor_runpath" / "app"
+WHEEL = ROOT / "sample_bins" / "wheels" / "dist" / "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+
+_DUMP = (
+    "import json, sys\n"
+    "from linkaudit.cli import main\n"
+    "rc = main(sys.argv[1:])\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+    "sys.exit(rc)\n"
+)
+
+#: Never imported by a plain ELF ``check`` with no configuration file.
+NOT_FOR_ELF = {
+    # the configuration file's TOML parser and the baseline: only when such files exist
+    "tomllib",
+    "linkaudit.config.baseline",
+    # package readers: only for packages
+    "linkaudit.packages.wheel",
+    "linkaudit.packages.conda",
+    "linkaudit.packages.tar",
+    "linkaudit.packages.zipped",
+    "tarfile",
+    "gzip",
+    "tempfile",
+    "packaging",
+    "packaging.tags",
+    "concurrent.futures",
+    # the other formats' readers and loaders: only for those formats
+    "linkaudit.formats.macho",
+    "linkaudit.formats.macho_linkedit",
+    "linkaudit.formats.pe",
+    "linkaudit.formats.pe_directories",
+    "linkaudit.loader.dyld",
+    "linkaudit.loader.windows",
+    "linkaudit.loader.image_binding",
+    "pefile",
+    "macholib",
+    "lief",
+    # other commands and options
+    "linkaudit.cli.tree",
+    "linkaudit.cli.why",
+    "linkaudit.cli.diff",
+    "linkaudit.cli.dupes",
+    "linkaudit.cli.show",
+    "linkaudit.cli.reading",
+    "linkaudit.cli.rules",
+    "linkaudit.cli.profiles",
+    "linkaudit.diff",
+    "linkaudit.sources",
+    "linkaudit.verify",
+    "secrets",
+    "hmac",
+    "subprocess",
+}
+
+
+def _modules(args: list[str], cwd: Path) -> tuple[int, set[str], str]:
+    """Run ``linkaudit ARGS`` in a fresh interpreter in ``cwd``: (exit status, modules, stdout)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _DUMP, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )
+    line = next((x for x in proc.stderr.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, proc.stderr
+    return proc.returncode, set(json.loads(line[len("MODULES ") :])), proc.stdout
+
+
+def test_a_plain_elf_check_imports_only_the_elf_path(tmp_path: Path) -> None:
+    rc, modules, out = _modules(["check", "-q", str(ELF)], tmp_path)
+    assert rc == 1 and "library-not-found" in out  # the file was audited, the loader ran
+    assert "linkaudit.formats.elf" in modules and "linkaudit.loader.ldso" in modules
+    assert "linkaudit.ruledata" in modules  # rule data from the compiled module...
+    assert not modules & NOT_FOR_ELF, sorted(modules & NOT_FOR_ELF)  # ...and nothing of the above
+
+
+def test_version_imports_neither_click_nor_the_audit(tmp_path: Path) -> None:
+    """``linkaudit --version`` (the console script's ``run``) answers before click is imported."""
+    code = (
+        "import sys\n"
+        "sys.argv = ['linkaudit', '--version']\n"
+        "from linkaudit.cli import run\n"
+        "try:\n"
+        "    run()\n"
+        "finally:\n"
+        "    sys.stderr.write(' '.join(sorted(m for m in sys.modules if m.startswith(('click', 'linkaudit')))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout == "linkaudit, version 0.1.0\n"
+    assert proc.stderr.split() == ["linkaudit", "linkaudit.cli"]
+
+
+@pytest.mark.parametrize("config", ["linkaudit.toml", "pyproject.toml"])
+def test_the_guard_sees_heavy_imports(tmp_path: Path, config: str) -> None:
+    """The dump is live: a configuration file brings ``tomllib``, a wheel its reader and
+    ``packaging`` — the same runs without them would fail the test above if they leaked."""
+    (tmp_path / config).write_text(
+        "[tool.linkaudit]\nignore = []\n" if config == "pyproject.toml" else "ignore = []\n", encoding="utf-8"
+    )
+    _, modules, _ = _modules(["check", "-q", str(ELF), str(WHEEL)], tmp_path)
+    assert {"tomllib", "linkaudit.packages.wheel", "packaging.tags"} <= modules
+
+
+def test_a_shipped_profile_builds_no_platform_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` names a profile on every run (default ``cuda``): looking it up must not build the
+    profile of every published platform policy (10,000 version names parsed before the first read)."""
+    from linkaudit.config import profiles
+
+    built: list[str] = []
+    real = profiles._policy_profile
+
+    def counting(policy: object, name: str) -> profiles.Profile:
+        built.append(name)
+        return real(policy, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(profiles, "_policy_profile", counting)
+    profiles.profiles.cache_clear()
+    try:
+        assert profiles.get_profile("cuda").name == "cuda"
+        assert profiles.get_profile("conda-forge:2.28").name == "conda-forge:2.28"
+        assert built == []
+        assert profiles.get_profile("manylinux_2_28").name == "manylinux_2_28"  # a policy: built, as before
+        assert built
+    finally:
+        profiles.profiles.cache_clear()
