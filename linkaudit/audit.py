@@ -246,12 +246,12 @@ def _audit_staged(
             files.append(FileResult(path, FileStatus.UNREADABLE, error=error.reason))
             findings.append(_unreadable(error))
             continue
-        if not read_binaries:  # an archive without ELF members
+        if not read_binaries:  # an archive without ELF or COFF members
             files.append(FileResult(path, FileStatus.AUDITED, "archive", "archive", None))
             what = (
-                "a Windows import or static library (COFF members; used at link time, never loaded)"
+                "a Windows library with no COFF object or import member"
                 if path.lower().endswith(".lib")
-                else "an archive with no ELF member (empty, or only text, bitcode, COFF or Mach-O members)"
+                else "an archive with no ELF or COFF member (empty, or only text, bitcode or Mach-O members)"
             )
             findings.append(
                 Finding("no-binaries", Severity.NOTE, path, path, f"{what}: nothing to audit", {"skipped": []})
