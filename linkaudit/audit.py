@@ -525,7 +525,15 @@ def audit_binaries(
     if config.link_line:
         # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
         given = {os.path.realpath(p) for p in paths}
-        extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
+        # A Windows library named without a directory and found nowhere (kernel32.lib, the CRT) is an
+        # unknown library of the link, not an unreadable input.
+        extra = [
+            e.path
+            for e in config.link_line
+            if e.path
+            and os.path.realpath(e.path) not in given
+            and (os.sep in e.path or not e.path.lower().endswith(".lib"))
+        ]
         paths = [*paths, *dict.fromkeys(extra)]
     plan = plan_inputs(list(paths), together)
     merged = _Merged()

@@ -30,6 +30,7 @@ class Format(enum.StrEnum):
     ELF = "elf"
     MACHO = "macho"
     PE = "pe"
+    COFF = "coff"  # a Windows object (.obj) or a member of a Windows library (.lib)
 
 
 class Kind(enum.StrEnum):
@@ -40,6 +41,7 @@ class Kind(enum.StrEnum):
     PIE_EXECUTABLE = "pie-executable"
     PYTHON_EXTENSION = "python-extension"
     RELOCATABLE = "relocatable"
+    IMPORT_LIBRARY = "import-library"  # a short import member of a Windows .lib: symbols a DLL provides
     CORE = "core"
     OTHER = "other"
 
@@ -723,6 +725,10 @@ class Binary:
         min_os: Mach-O: the minimum OS version it was built for (``LC_BUILD_VERSION`` minos,
             ``"11.0"``); ``None`` elsewhere.
         sdk: Mach-O: the SDK version it was built against (``"15.0"``); ``None`` elsewhere.
+        link_directives: COFF objects: the ``.drectve`` linker directives as ``/OPTION:argument``
+            (``"/DEFAULTLIB:nvrtc.lib"``), in order; empty elsewhere.
+        referenced_from: COFF objects: ``(external symbol, function)`` for each reference made from
+            inside a function (found through the relocations); empty elsewhere.
     """
 
     path: str
@@ -755,6 +761,8 @@ class Binary:
     forwarders: tuple[tuple[str, str], ...] = ()
     min_os: str | None = None
     sdk: str | None = None
+    link_directives: tuple[str, ...] = ()
+    referenced_from: tuple[tuple[str, str], ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ import struct
 
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
+from .coff import is_coff_object
 from .elf import read_elf
 from .filebytes import Buffer, file_bytes, open_file
 
@@ -32,10 +33,11 @@ class Container(enum.StrEnum):
     PE = "pe"
     ARCHIVE = "archive"
     LLVM_BITCODE = "llvm-bitcode"
+    COFF = "coff"
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
-SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO})
+SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO, Container.COFF})
 
 
 def sniff(head: bytes) -> Container | None:
@@ -45,7 +47,9 @@ def sniff(head: bytes) -> Container | None:
     either byte order and ``FAT_MAGIC``/``FAT_MAGIC_64`` (Apple's ``mach-o/loader.h``,
     ``mach-o/fat.h``), PE/COFF images start with the MS-DOS ``MZ`` stub (Microsoft
     PE format spec), ``ar`` archives with ``!<arch>\\n`` or ``!<thin>\\n``.  Java class
-    files share ``\\xca\\xfe\\xba\\xbe``; they are told apart by the slice count.
+    files share ``\\xca\\xfe\\xba\\xbe``; they are told apart by the slice count.  A COFF object
+    (``.obj``) has no magic number: a known ``Machine`` (``coff.MACHINES``) with a section count
+    below 0xFFFF, or ``Sig1`` 0 / ``Sig2`` 0xFFFF (``/bigobj``, a short import member).
     """
     if head.startswith(b"\x7fELF"):
         return Container.ELF
@@ -60,6 +64,8 @@ def sniff(head: bytes) -> Container | None:
         return Container.ARCHIVE
     if head.startswith((b"BC\xc0\xde", b"\xde\xc0\x17\x0b")):
         return Container.LLVM_BITCODE  # raw bitcode, or the bitcode wrapper header
+    if is_coff_object(head):
+        return Container.COFF
     return None
 
 
@@ -110,7 +116,7 @@ def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Con
     if kind is None:
         kind = sniff(buf[:SNIFF_BYTES])
         if kind is None:
-            raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
+            raise InputError(path, "not a binary (no ELF, Mach-O, PE, COFF or ar magic number)", 0)
     if kind not in SUPPORTED:
         raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
     try:
@@ -120,7 +126,7 @@ def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Con
     except MemoryError as exc:
         raise InputError(path, f"too large to read: a table of this {size}-byte file does not fit in memory") from exc
     except (struct.error, IndexError, ValueError, OverflowError) as exc:
-        what = {Container.PE: "PE", Container.MACHO: "Mach-O"}.get(kind, "ELF")
+        what = {Container.PE: "PE", Container.MACHO: "Mach-O", Container.COFF: "COFF"}.get(kind, "ELF")
         raise InputError(path, f"malformed {what} file: {exc}") from exc
 
 
@@ -138,6 +144,10 @@ def _read(path: str, kind: Container, buf: Buffer, soft_dependencies: bool) -> l
         from .macho import read_macho
 
         return read_macho(path, buf)
+    if kind is Container.COFF:
+        from .coff import read_coff_binary
+
+        return [read_coff_binary(path, buf, len(buf))]
     return [read_elf(path, buf, len(buf), soft_dependencies)]
 
 
