@@ -7,7 +7,7 @@ Each run is a new process (page cache warm after one warm-up run):
   readers cost (header, dynamic section, ``.dynsym``, string and version tables, ``.rodata`` scan),
   timed inside the process (imports excluded);
 * ``check``: ``linkaudit check --format json DIR`` (everything: loader emulation, rules, output),
-  wall time of the process.
+  CPU time (user + system) of the process: on a shared machine, steadier than its wall time.
 
 Prints, per command, the median and spread of the times and the peak RSS (``ru_maxrss`` from
 ``wait4``, the most over the runs).  ``--compare SRC`` runs the same commands with another source
@@ -25,7 +25,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,14 +44,13 @@ READ_ALL = (
 
 
 def _run(argv: list[str], src: str | None, inner: bool) -> tuple[float, int]:
-    """Seconds (the child's own figure when ``inner``) and peak RSS (KiB) of one run."""
+    """Seconds (the child's own figure when ``inner``, else its CPU time) and peak RSS (KiB) of one run."""
     env = {**os.environ, "PYTHONPATH": src} if src else None
-    start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     out = proc.stdout.read() if proc.stdout else b""
     _pid, _status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    return (float(out.split()[-1]) if inner else seconds), usage.ru_maxrss
+    cpu = usage.ru_utime + usage.ru_stime
+    return (float(out.split()[-1]) if inner else cpu), usage.ru_maxrss
 
 
 def main() -> int:

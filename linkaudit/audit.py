@@ -525,7 +525,15 @@ def audit_binaries(
     if config.link_line:
         # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
         given = {os.path.realpath(p) for p in paths}
-        extra = [e.path for e in config.link_line if e.path and os.path.realpath(e.path) not in given]
+        # A Windows library named without a directory and found nowhere (kernel32.lib, the CRT) is an
+        # unknown library of the link, not an unreadable input.
+        extra = [
+            e.path
+            for e in config.link_line
+            if e.path
+            and os.path.realpath(e.path) not in given
+            and (os.sep in e.path or not e.path.lower().endswith(".lib"))
+        ]
         paths = [*paths, *dict.fromkeys(extra)]
     plan = plan_inputs(list(paths), together)
     merged = _Merged()
@@ -697,7 +705,8 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
         target=target,
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
-        dll_directories=staged_entries(config.dll_directories, staged),
+        # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
+        dll_directories=staged_entries(config.dll_directories, staged) + staged.delvewheel_dll_directories(),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),

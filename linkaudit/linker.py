@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -74,7 +75,9 @@ class LinkInput(NamedTuple):
         whole: ``--whole-archive`` applies to it.
         group: a ``--start-group`` number (archives of one group are rescanned together), 0 outside.
         option: a link option that changes the analysis: ``"muldefs"`` for
-            ``--allow-multiple-definition`` / ``-z muldefs``.
+            ``--allow-multiple-definition`` / ``-z muldefs``; from an MSVC / lld-link line,
+            ``"defaultlib:NAME"``, ``"nodefaultlib"``, ``"nodefaultlib:NAME"``, ``"include:SYMBOL"``,
+            ``"alternatename:FROM=TO"`` and ``"libpath:DIR"`` (``DIR`` joined to the line's directory).
     """
 
     path: str
@@ -92,6 +95,12 @@ def read_link_line(path: str) -> list[LinkInput]:
     ``libNAME.so`` found first means no archive is pulled; ``-Wl,--whole-archive`` ...
     ``--no-whole-archive`` marks archives whose every member is linked. Other options are
     dropped (``--start-group`` rescans are not emulated).
+
+    An MSVC ``link.exe`` / ``lld-link`` line (Microsoft "LINK input files", "Linker options"):
+    ``.obj`` and ``.lib`` inputs, a library named without a directory looked up in the line's
+    directory, then the ``/LIBPATH`` directories (a library found nowhere is kept as named: an
+    unknown library); ``/DEFAULTLIB``, ``/NODEFAULTLIB``, ``/INCLUDE``, ``/ALTERNATENAME`` and
+    ``/LIBPATH`` become option entries (``LinkInput.option``).
 
     Raises:
         ConfigError: the file cannot be read or parsed.
@@ -115,7 +124,9 @@ def read_link_line(path: str) -> list[LinkInput]:
         elif token.startswith("-L") and len(token) > 2:
             search.append(os.path.join(base, token[2:]))
     search.append(base or ".")
-    out: list[LinkInput] = []
+    options = [o for o in map(_msvc_option, tokens) if o is not None]
+    libpath = [os.path.normpath(os.path.join(base, arg)) for name, arg in options if name == "libpath" and arg]
+    out: list[LinkInput] = [LinkInput("", option=f"libpath:{d}") for d in libpath]
     whole = False
     group = 0
     groups = 0
@@ -141,6 +152,17 @@ def read_link_line(path: str) -> list[LinkInput]:
             skip_next = False
             if previous == "-z" or previous == "-Xlinker":
                 linker_option(token)
+            continue
+        msvc = _msvc_option(token)
+        if msvc is not None:
+            name, argument = msvc
+            if name in ("defaultlib", "include", "alternatename") and argument:
+                out.append(LinkInput("", option=f"{name}:{argument}"))
+            elif name == "nodefaultlib":
+                out.append(LinkInput("", option=f"nodefaultlib:{argument}" if argument else "nodefaultlib"))
+            continue
+        if token.lower().endswith(".lib") and not token.startswith("-"):
+            out.append(LinkInput(_find_windows_library(token, base, libpath)))
             continue
         previous = token
         if token in ("-o", "-L", "-T", "-Xlinker", "-soname", "-MF", "-z"):
@@ -169,6 +191,35 @@ def read_link_line(path: str) -> list[LinkInput]:
         if token.endswith((".o", ".obj", ".a", ".lo")) or ".so" in os.path.basename(token):
             out.append(LinkInput(os.path.normpath(os.path.join(base, token)), whole, group))
     return out
+
+
+#: An MSVC linker option: ``/NAME`` or ``/NAME:argument`` (also ``-NAME:argument``, as lld-link
+#: accepts); a path such as ``/usr/lib/x.o`` does not match (a second ``/`` before any ``:``).
+_MSVC_OPTION = re.compile(
+    r"^(?:/(?P<slash>[A-Za-z][A-Za-z0-9_]*)|-(?P<dash>libpath|defaultlib|nodefaultlib|include|alternatename)(?=:))"
+    r"(?::(?P<argument>.*))?$",
+    re.IGNORECASE,
+)
+
+
+def _msvc_option(token: str) -> tuple[str, str] | None:
+    """``(name in lower case, argument)`` of an MSVC linker option token, else ``None``."""
+    m = _MSVC_OPTION.match(token)
+    if m is None:
+        return None
+    return (m.group("slash") or m.group("dash")).lower(), m.group("argument") or ""
+
+
+def _find_windows_library(name: str, base: str, libpath: Sequence[str]) -> str:
+    """Where link.exe finds the library ``name`` of a link line: as given (relative to the line's
+    directory), else in each ``/LIBPATH`` directory; not found, ``name`` as given (an unknown library)."""
+    if os.path.isabs(name) or os.sep in name:
+        return os.path.normpath(os.path.join(base, name))
+    for directory in (base or ".", *libpath):
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate):
+            return os.path.normpath(candidate)
+    return name
 
 
 def _link_command_from_json(path: str, text: str) -> str:

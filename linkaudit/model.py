@@ -30,6 +30,7 @@ class Format(enum.StrEnum):
     ELF = "elf"
     MACHO = "macho"
     PE = "pe"
+    COFF = "coff"  # a Windows object (.obj) or a member of a Windows library (.lib)
 
 
 class Kind(enum.StrEnum):
@@ -40,6 +41,7 @@ class Kind(enum.StrEnum):
     PIE_EXECUTABLE = "pie-executable"
     PYTHON_EXTENSION = "python-extension"
     RELOCATABLE = "relocatable"
+    IMPORT_LIBRARY = "import-library"  # a short import member of a Windows .lib: symbols a DLL provides
     CORE = "core"
     OTHER = "other"
 
@@ -567,12 +569,22 @@ class SymbolTable:
         return self._decode(list(map(self.name_offsets.__getitem__, indices)))
 
     def _decode(self, offsets: list[int]) -> list[str]:
-        """Names at string-table ``offsets``.
+        """Names at string-table ``offsets``, each distinct offset decoded once for the table's lifetime.
 
-        The string table is split once (C speed) into a map offset -> string, kept for
-        the table's lifetime; a name that points into the middle of a string (suffix
-        sharing) falls back to a search for its NUL.
+        The string table is split once (C speed) into a map offset -> string; a name that points
+        into the middle of a string (suffix sharing) is decoded when first asked for and added
+        to the map, so that thousands of symbols naming one offset share one ``str``.
         """
+        by_offset = self._strings()
+        names: list[str | None] = list(map(by_offset.get, offsets))
+        if None in names:
+            for k, name in enumerate(names):
+                if name is None:
+                    names[k] = self._inner_name(offsets[k])
+        return names  # type: ignore[return-value]
+
+    def _strings(self) -> dict[int, str]:
+        """The map string-table offset -> name (the whole strings of an ASCII table; then every name decoded)."""
         by_offset = cast("dict[int, str] | None", self._memo.get("strings"))
         if by_offset is None:
             strtab = self.strtab
@@ -583,15 +595,15 @@ class SymbolTable:
             else:
                 by_offset = {}
             self._memo["strings"] = by_offset
-        names: list[str | None] = list(map(by_offset.get, offsets))
-        if None in names:
-            strtab, find = self.strtab, self.strtab.find
-            for k, name in enumerate(names):
-                if name is None:
-                    start = offsets[k]
-                    end = find(b"\0", start)
-                    names[k] = strtab[start : end if end >= 0 else len(strtab)].decode("utf-8", "surrogateescape")
-        return names  # type: ignore[return-value]
+        return by_offset
+
+    def _inner_name(self, start: int) -> str:
+        """Decode the name at ``start`` (UTF-8; undecodable bytes as surrogate escapes) and remember it."""
+        strtab = self.strtab
+        end = strtab.find(b"\0", start)
+        name = strtab[start : end if end >= 0 else len(strtab)].decode("utf-8", "surrogateescape")
+        self._strings()[start] = name
+        return name
 
     def iter_undefined(self) -> Iterator[Symbol]:
         """Yield a ``Symbol`` view of each undefined symbol, in table order."""
@@ -605,22 +617,20 @@ class SymbolTable:
     def name_at(self, index: int) -> str:
         """Decode the name of symbol ``index`` (UTF-8; undecodable bytes kept as surrogate escapes)."""
         start = self.name_offsets[index]
-        end = self.strtab.find(b"\0", start)
-        if end < 0:
-            end = len(self.strtab)
-        return self.strtab[start:end].decode("utf-8", "surrogateescape")
+        name = self._strings().get(start)
+        return self._inner_name(start) if name is None else name
 
     def _views(self, indices: Iterable[int]) -> Iterator[Symbol]:
         """``Symbol`` views of ``indices``: the batch form of ``_view``, with lookups hoisted out of the loop."""
-        strtab, find, offsets = self.strtab, self.strtab.find, self.name_offsets
+        offsets, known, inner = self.name_offsets, self._strings().get, self._inner_name
         info, other, section, values, sizes = self.info, self.other, self.section, self.values, self.sizes
         versym, versions = self.versym, self.versions
         bindings, types, visibilities = _BINDINGS, _TYPES, _VISIBILITIES
-        end_of_table = len(strtab)
         for i in indices:
             start = offsets[i]
-            end = find(b"\0", start)
-            name = strtab[start : end if end >= 0 else end_of_table].decode("utf-8", "surrogateescape")
+            name = known(start)
+            if name is None:
+                name = inner(start)
             raw_info = info[i]
             version = None
             hidden = False
@@ -715,6 +725,10 @@ class Binary:
         min_os: Mach-O: the minimum OS version it was built for (``LC_BUILD_VERSION`` minos,
             ``"11.0"``); ``None`` elsewhere.
         sdk: Mach-O: the SDK version it was built against (``"15.0"``); ``None`` elsewhere.
+        link_directives: COFF objects: the ``.drectve`` linker directives as ``/OPTION:argument``
+            (``"/DEFAULTLIB:nvrtc.lib"``), in order; empty elsewhere.
+        referenced_from: COFF objects: ``(external symbol, function)`` for each reference made from
+            inside a function (found through the relocations); empty elsewhere.
     """
 
     path: str
@@ -747,6 +761,8 @@ class Binary:
     forwarders: tuple[tuple[str, str], ...] = ()
     min_os: str | None = None
     sdk: str | None = None
+    link_directives: tuple[str, ...] = ()
+    referenced_from: tuple[tuple[str, str], ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:

@@ -51,7 +51,7 @@ def test_a_prefix_owns_its_files_and_declares_by_name(tmp_path: Path) -> None:
     report = audit([str(prefix / "pkg")])
     assert not [f for f in report.findings if f.severity.value == "error"]
     (note,) = report.config["sites"]
-    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28"
+    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28_x86_64"
     # app does not list helper in its depends: it loads by accident
     other = _prefix(tmp_path / "b", ["python >=3.11"])
     undeclared = [f for f in audit([str(other / "pkg")]).findings if f.rule == "undeclared-dependency"]

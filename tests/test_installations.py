@@ -10,6 +10,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import pytest
 from output.schema import validate_report
 
 from linkaudit import audit
@@ -155,3 +156,39 @@ def test_unparsable_wheel_names_and_single_wheels_keep_todays_behaviour() -> Non
     assert wheel_name("dist/pkg-1.0-py3-none-any.whl") is not None
     plan = plan_installations(_names("d/a-1-py3-none-any.whl"), ["d/x.conda"])
     assert len(plan) == 1 and plan[0].packages == ("d/a-1-py3-none-any.whl", "d/x.conda")
+
+
+def _windows_wheel(where: Path, *, delvewheel: bool) -> Path:
+    """A win_amd64 wheel laid out as delvewheel repairs one: the extension module ``pkg/_app.pyd``
+    imports ``helper.dll``, vendored into ``pkg.libs/``; ``DELVEWHEEL`` in the dist-info or not."""
+    pe = SAMPLES / "pe/imports"
+    members = {
+        "pkg/__init__.py": b"",
+        "pkg/_app.pyd": (pe / "app.dll").read_bytes(),
+        "pkg.libs/helper.dll": (pe / "helper.dll").read_bytes(),
+        "pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n",
+        "pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-win_amd64\n",
+    }
+    if delvewheel:
+        members["pkg-1.0.dist-info/DELVEWHEEL"] = b"Version: 1.10.0\nArguments: ['repair', 'pkg.whl']\n"
+    record = "".join(f"{name},,\n" for name in [*members, "pkg-1.0.dist-info/RECORD"])
+    members["pkg-1.0.dist-info/RECORD"] = record.encode()
+    wheel = where / "pkg-1.0-cp311-cp311-win_amd64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return wheel
+
+
+@pytest.mark.parametrize("delvewheel", [False, True])
+def test_a_delvewheel_repaired_wheel_finds_its_vendored_dlls(tmp_path: Path, delvewheel: bool) -> None:
+    """delvewheel's __init__.py patch adds <name>.libs with os.add_dll_directory before any import:
+    the official numpy 2.3.5 win_amd64 wheel gave 5 false library-not-found errors for the DLLs of
+    numpy.libs. A wheel without DELVEWHEEL has no such patch: its DLL stays not found."""
+    from linkaudit import AuditConfig
+    from linkaudit.loader.target import TargetEnvironment
+
+    wheel = _windows_wheel(tmp_path, delvewheel=delvewheel)
+    report = audit([str(wheel)], AuditConfig(target=TargetEnvironment()))
+    missing = [f.subject for f in report.findings if f.rule == "library-not-found"]
+    assert missing == ([] if delvewheel else ["helper.dll"])

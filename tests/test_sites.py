@@ -73,7 +73,7 @@ def test_a_library_only_the_host_has_is_not_found_in_a_site(tmp_path: Path) -> N
     assert [f.subject for f in missing] == ["libhelper.so"] and missing[0].severity.value == "error"
     (note,) = report.config["sites"]
     assert note["root"] == str(site) and note["distributions"] == 3
-    assert note["target_tag"] == "cp311-cp311-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28"
+    assert note["target_tag"] == "cp311-cp311-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28_x86_64"
     assert "outside_inputs" not in report.config
     validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
     # --target-env host: found on this machine, and listed with its source

@@ -75,6 +75,8 @@ SPECS: dict[str, ToolSpec] = {
         # --chained-fixups and a working --exports-trie on chained-fixup dylibs arrived in LLVM 16.
         ToolSpec("llvm-objdump", ("llvm-objdump-16", "llvm-objdump"), _LLVM16, (16,), "--chained-fixups"),
         ToolSpec("llvm-nm", ("llvm-nm-16", "llvm-nm"), _LLVM16, (16,)),
+        ToolSpec("llvm-readobj", ("llvm-readobj-16", "llvm-readobj"), _LLVM16, (16,)),
+        ToolSpec("lld-link", ("lld-link-16", "lld-link"), "lld-16", (16,)),
         ToolSpec("llvm-otool", ("llvm-otool-16", "llvm-otool", "llvm-otool-14"), "llvm"),
         ToolSpec("readelf", ("readelf",), "binutils"),
         ToolSpec("nm", ("nm",), "binutils"),

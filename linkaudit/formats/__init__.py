@@ -14,8 +14,9 @@ import struct
 
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
+from .coff import is_coff_object
 from .elf import read_elf
-from .filebytes import FileBytes, file_bytes, open_file
+from .filebytes import Buffer, file_bytes, open_file
 
 #: Bytes ``sniff`` needs to see.
 SNIFF_BYTES = 8
@@ -32,10 +33,11 @@ class Container(enum.StrEnum):
     PE = "pe"
     ARCHIVE = "archive"
     LLVM_BITCODE = "llvm-bitcode"
+    COFF = "coff"
 
 
 #: Containers this version can read; the others are recognised and reported as unsupported.
-SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO})
+SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO, Container.COFF})
 
 
 def sniff(head: bytes) -> Container | None:
@@ -45,7 +47,9 @@ def sniff(head: bytes) -> Container | None:
     either byte order and ``FAT_MAGIC``/``FAT_MAGIC_64`` (Apple's ``mach-o/loader.h``,
     ``mach-o/fat.h``), PE/COFF images start with the MS-DOS ``MZ`` stub (Microsoft
     PE format spec), ``ar`` archives with ``!<arch>\\n`` or ``!<thin>\\n``.  Java class
-    files share ``\\xca\\xfe\\xba\\xbe``; they are told apart by the slice count.
+    files share ``\\xca\\xfe\\xba\\xbe``; they are told apart by the slice count.  A COFF object
+    (``.obj``) has no magic number: a known ``Machine`` (``coff.MACHINES``) with a section count
+    below 0xFFFF, or ``Sig1`` 0 / ``Sig2`` 0xFFFF (``/bigobj``, a short import member).
     """
     if head.startswith(b"\x7fELF"):
         return Container.ELF
@@ -60,6 +64,8 @@ def sniff(head: bytes) -> Container | None:
         return Container.ARCHIVE
     if head.startswith((b"BC\xc0\xde", b"\xde\xc0\x17\x0b")):
         return Container.LLVM_BITCODE  # raw bitcode, or the bitcode wrapper header
+    if is_coff_object(head):
+        return Container.COFF
     return None
 
 
@@ -86,45 +92,63 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     """
     fd, st = open_file(path)
     try:
-        size = st.st_size
-        if size == 0:
+        if st.st_size == 0:
             raise InputError(path, "empty file (0 bytes)")
-        buf = file_bytes(fd, path, size)
-        kind = sniff(buf.read(0, SNIFF_BYTES))
-        if kind is None:
-            raise InputError(path, "not a binary (no ELF, Mach-O, PE or ar magic number)", 0)
-        if kind not in SUPPORTED:
-            raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
-        try:
-            return _read(path, kind, buf, soft_dependencies)
-        except InputError:
-            raise
-        except MemoryError as exc:
-            raise InputError(
-                path, f"too large to read: a table of this {size}-byte file does not fit in memory"
-            ) from exc
-        except (struct.error, IndexError, ValueError, OverflowError) as exc:
-            what = {Container.PE: "PE", Container.MACHO: "Mach-O"}.get(kind, "ELF")
-            raise InputError(path, f"malformed {what} file: {exc}") from exc
+        return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
     finally:
         os.close(fd)
 
 
-def _read(path: str, kind: Container, buf: FileBytes, soft_dependencies: bool) -> list[Binary]:
-    """Dispatch the open file ``buf`` of container ``kind`` to its reader."""
+def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Container | None = None) -> list[Binary]:
+    """Read every binary of one file's bytes ``buf`` (what ``read_path`` does once the file is open).
+
+    Args:
+        path: the path to report.
+        buf: the file's bytes (``bytes``, or ``FileBytes`` read on demand).
+        soft_dependencies: as for ``read_path``.
+        kind: the container to read ``buf`` as; by default the one ``sniff`` names.
+
+    Raises:
+        InputError: as ``read_path``: every fault of the readers (``struct.error``, ``IndexError``,
+            ``ValueError``, ``OverflowError``, ``MemoryError``) becomes one naming ``path``.
+    """
+    size = len(buf)
+    if kind is None:
+        kind = sniff(buf[:SNIFF_BYTES])
+        if kind is None:
+            raise InputError(path, "not a binary (no ELF, Mach-O, PE, COFF or ar magic number)", 0)
+    if kind not in SUPPORTED:
+        raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
+    try:
+        return _read(path, kind, buf, soft_dependencies)
+    except InputError:
+        raise
+    except MemoryError as exc:
+        raise InputError(path, f"too large to read: a table of this {size}-byte file does not fit in memory") from exc
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        what = {Container.PE: "PE", Container.MACHO: "Mach-O", Container.COFF: "COFF"}.get(kind, "ELF")
+        raise InputError(path, f"malformed {what} file: {exc}") from exc
+
+
+def _read(path: str, kind: Container, buf: Buffer, soft_dependencies: bool) -> list[Binary]:
+    """Dispatch the bytes ``buf`` of container ``kind`` to its reader."""
     if kind is Container.ARCHIVE:
         from .archive import read_archive
 
-        return read_archive(path, buf, buf.size)
+        return read_archive(path, buf, len(buf))
     if kind is Container.PE:
         from .pe import read_pe
 
-        return [read_pe(path, buf, buf.size)]
+        return [read_pe(path, buf, len(buf))]
     if kind is Container.MACHO:
         from .macho import read_macho
 
         return read_macho(path, buf)
-    return [read_elf(path, buf, buf.size, soft_dependencies)]
+    if kind is Container.COFF:
+        from .coff import read_coff_binary
+
+        return [read_coff_binary(path, buf, len(buf))]
+    return [read_elf(path, buf, len(buf), soft_dependencies)]
 
 
 def unsupported_reason(kind: Container) -> str:

@@ -1,4 +1,9 @@
-"""Static archives (``ar``): each ELF member read into a ``Binary``, without extracting to disk.
+"""Static archives (``ar``): each ELF or COFF member read into a ``Binary``, without extracting to disk.
+
+Windows libraries (``.lib``) are ``ar`` archives too (Microsoft "Archive (Library) File Format"):
+a first and a second linker member (both named ``/``), the ``//`` long-name table (names ending
+with a NUL), then COFF objects (a static library) or short import members (an import library),
+read by ``coff.read_coff_binary``.
 
 Layouts (System V / GNU ``ar(5)``, BSD ``ar``): the global header ``!<arch>\\n``
 (``!<thin>\\n`` for GNU thin archives, whose members are files beside the archive),
@@ -24,6 +29,7 @@ from dataclasses import replace
 
 from ..errors import InputError, shown
 from ..model import Binary
+from .coff import is_coff_object, read_coff_binary
 from .elf import read_elf
 from .filebytes import Buffer, FileBytes, file_bytes, open_file
 
@@ -37,7 +43,9 @@ MAX_MEMBERS = 1 << 20
 #: (each file once however often it is named; only the linkage tables of each are read).
 MAX_THIN_MEMBERS = 1 << 16
 MAX_THIN_BYTES = 4 << 30
-INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"})
+#: Windows libraries (Microsoft "Archive (Library) File Format") name both their first and second linker
+#: members ``/``, and ARM64EC ones add ``/<ECSYMBOLS>/``.
+INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED", "/<ECSYMBOLS>/"})
 
 
 def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, int, bool]]:
@@ -87,8 +95,9 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
             offset = int(raw_name[1:])
             if offset >= len(long_names):
                 raise InputError(path, f"ar long-name reference {raw_name} lies outside the name table", pos)
-            end = long_names.find(b"/\n", offset)
-            name = long_names[offset : end if end >= 0 else len(long_names)].decode("utf-8", "surrogateescape")
+            # GNU ends a long name with "/\n", Microsoft's libraries with a NUL.
+            ends = [e for e in (long_names.find(b"/\n", offset), long_names.find(b"\0", offset)) if e >= 0]
+            name = long_names[offset : min(ends, default=len(long_names))].decode("utf-8", "surrogateescape")
         elif raw_name.startswith("#1/") and raw_name[3:].isdigit():
             length = int(raw_name[3:])
             if length > data_size:
@@ -106,12 +115,14 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
 
 
 def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
-    """Read every ELF member of the archive at ``path`` into a ``Binary`` (``member`` set).
+    """Read every ELF or COFF member of the archive at ``path`` into a ``Binary`` (``member`` set).
 
-    Members that are not ELF (LLVM bitcode, text) are left out; the reader never
+    Other members (LLVM bitcode, text) are left out; the reader never
     writes a member to disk.  A thin archive's members are read from their own files, each
-    distinct file once (a file named again shares the first reading), within the archive's
-    budgets ``MAX_THIN_MEMBERS`` and ``MAX_THIN_BYTES``.
+    distinct file once, within the archive's budgets ``MAX_THIN_MEMBERS`` and ``MAX_THIN_BYTES``;
+    a file the archive names again is left out after its first mention (a link pulls a member
+    only for a symbol still undefined, which the first copy already defines; 1,500 mentions of
+    one object used to cost 1,500 readings and audits).
 
     Raises:
         InputError: a malformed container (see ``iter_members``), a thin member that cannot be
@@ -124,20 +135,26 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
             binary = thin.read(name)
         else:
             data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
-            binary = _read_member(path, name, f"{path}({name})", data) if data[:4] == b"\x7fELF" else None
+            binary = _read_member(path, name, f"{path}({name})", data)
         if binary is not None:
             out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
     return out
 
 
-def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary:
-    """The ELF member ``name`` of archive ``path`` (``label``: how the member is named while read).
+def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary | None:
+    """The ELF or COFF member ``name`` of archive ``path`` (``label``: how the member is named while
+    read); ``None`` for a member of another kind (LLVM bitcode, text).
 
     Raises:
         InputError: a malformed member, reported against the archive as ``member NAME: reason``.
     """
+    head = bytes(data[:4])
     try:
-        return read_elf(label, data, len(data))
+        if head == b"\x7fELF":
+            return read_elf(label, data, len(data))
+        if is_coff_object(head):
+            return read_coff_binary(label, data, len(data))
+        return None
     except InputError as exc:
         raise InputError(path, f"member {shown(name)}: {exc.reason}", exc.offset) from exc
 
@@ -153,14 +170,14 @@ class _ThinMembers:
         self.base = os.path.dirname(archive)
         self.count = 0
         self.bytes = 0
-        self._by_file: dict[tuple[int, int], Binary | None] = {}  # (st_dev, st_ino) -> its reading
+        self._seen: set[tuple[int, int]] = set()  # (st_dev, st_ino) of the member files read
 
     def file_of(self, name: str) -> str:
         """The path of member ``name``'s file."""
         return name if os.path.isabs(name) else os.path.join(self.base, name)
 
     def read(self, name: str) -> Binary | None:
-        """The reading of member ``name`` (``None``: not an ELF file), its file read only the first time.
+        """The reading of member ``name``; ``None`` when its file is not ELF or was named before.
 
         Raises:
             InputError: a NUL in the name, the file missing, unreadable or not a regular file,
@@ -179,18 +196,15 @@ class _ThinMembers:
             raise InputError(self.archive, f"thin archive member {shown(name)} cannot be read: {exc.reason}") from exc
         try:
             key = (st.st_dev, st.st_ino)
-            if key in self._by_file:
-                return self._by_file[key]
+            if key in self._seen:
+                return None
+            self._seen.add(key)
             self.bytes += st.st_size
             if self.bytes > MAX_THIN_BYTES:
                 raise InputError(
                     self.archive, f"thin archive members total more than {MAX_THIN_BYTES >> 30} GiB (distinct files)"
                 )
             data = file_bytes(fd, member_path, st.st_size)
-            binary = None
-            if data[:4] == b"\x7fELF":
-                binary = _read_member(self.archive, name, f"{self.archive}({name})", data)
-            self._by_file[key] = binary
-            return binary
+            return _read_member(self.archive, name, f"{self.archive}({name})", data)
         finally:
             os.close(fd)

@@ -40,6 +40,7 @@ import re
 import struct
 import sys
 from collections.abc import Iterator, Sequence
+from itertools import compress, repeat
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -140,6 +141,22 @@ MAX_DYNAMIC = 1 << 20
 MAX_SYMBOLS = 1 << 22
 #: Most Verneed/Vernaux/Verdef/Verdaux records walked in one file (real: tens to hundreds).
 MAX_VERSION_RECORDS = 1 << 16
+#: Bytes the names of one file may spell out, each distinct string-table offset counted once
+#: (DT_NEEDED, DT_SONAME, DT_RPATH/RUNPATH, version names, symbol names): names that point into
+#: the middle of one long string would otherwise spell gigabytes from a file of a few hundred KB.
+#: At most ``MAX_NAME_BYTES``, and at most ``NAME_SLACK`` + ``NAME_RATIO`` times the bytes of the
+#: string tables they come from: real names spell about their table's size once (a linker's tail
+#: merging adds a few; libtorch_cpu.so's 75,765 names spell 5.1 MB of its 5.2 MB ``.dynstr``).
+MAX_NAME_BYTES = 64 * 1024 * 1024
+NAME_SLACK = 1024 * 1024
+NAME_RATIO = 2
+#: Of those, the bytes the dynamic section's own names (DT_NEEDED, DT_SONAME, DT_RPATH,
+#: DT_RUNPATH) may spell: each is searched for, joined to paths and quoted in findings (a byte of
+#: them costs a hundred downstream); at most ``MAX_DYNAMIC_NAME_BYTES``, and at most
+#: ``DYNAMIC_NAME_SLACK`` + ``NAME_RATIO`` times the dynamic string table.  Real ones spell less
+#: than their table, a few KB at most (long Nix or conda RPATHs).
+MAX_DYNAMIC_NAME_BYTES = 1024 * 1024
+DYNAMIC_NAME_SLACK = 16 * 1024
 
 _HOST_LITTLE = sys.byteorder == "little"
 _PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
@@ -220,13 +237,33 @@ class _Section(NamedTuple):
 class _Reader:
     """State of one ELF parse: the buffer, its size, and bounds-checked accessors."""
 
-    __slots__ = ("L", "buf", "path", "size")
+    __slots__ = ("L", "buf", "path", "size", "spelled", "tables")
 
     def __init__(self, path: str, buf: Buffer, size: int, layout: _Layout):
         self.path = path
         self.buf = buf
         self.size = size
         self.L = layout
+        self.spelled = 0  # bytes of names decoded so far, against name_budget()
+        self.tables: dict[int, int] = {}  # file offset -> size of each string table names come from
+
+    def name_budget(self) -> int:
+        """Bytes the file's names may spell: ``NAME_SLACK`` + ``NAME_RATIO`` x its string tables, at most ``MAX_NAME_BYTES``."""
+        return min(MAX_NAME_BYTES, NAME_SLACK + NAME_RATIO * sum(self.tables.values()))
+
+    def spend(self, length: int, what: str, budget: int | None = None) -> None:
+        """Count ``length`` more bytes of names against ``budget`` (``name_budget()`` unless told).
+
+        Raises:
+            InputError: the file's names now spell out more than the budget.
+        """
+        self.spelled += length
+        limit = self.name_budget() if budget is None else budget
+        if self.spelled > limit:
+            raise self.fail(
+                f"{what}: the file's names spell out more than {limit} bytes, more than any real file's "
+                "(names pointing into the middle of one long string?)"
+            )
 
     def fail(self, reason: str, offset: int | None = None) -> InputError:
         return InputError(self.path, reason, offset)
@@ -336,6 +373,7 @@ class _Strings:
         self.size = size
         self.what = what
         self._memo: dict[int, str] = {}
+        r.tables[offset] = max(size, r.tables.get(offset, 0))
 
     def end_of(self, index: int, what: str) -> int:
         """Table offset of the NUL ending the string at ``index``.
@@ -357,15 +395,19 @@ class _Strings:
             raise self.r.fail(f"{what} string at string-table offset {index:#x} is not NUL-terminated", start)
         return end - self.offset
 
-    def get(self, index: int, what: str) -> str:
+    def get(self, index: int, what: str, budget: int | None = None) -> str:
         """The string at table offset ``index`` (UTF-8; undecodable bytes as surrogate escapes).
 
+        Its first decoding counts against the file's names budget (``_Reader.spend``; ``budget``,
+        when given, the bytes the file's names may spell by then).
+
         Raises:
-            InputError: see ``end_of``.
+            InputError: see ``end_of``; or the names budget is spent.
         """
         s = self._memo.get(index)
         if s is None:
             end = self.end_of(index, what)
+            self.r.spend(end - index, what, budget)
             s = self.r.buf[self.offset + index : self.offset + end].decode("utf-8", "surrogateescape")
             self._memo[index] = s
         return s
@@ -432,17 +474,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
 
     dyn = _read_dynamic(r, segments, sections)
     dynstr = _dynamic_strtab(r, dyn, segments, sections)
-    dstr = dynstr.get
-
-    # One NeededLibrary per distinct string offset: duplicates stay in the model
-    # (they are what the file says) but share one decoded record.
-    by_offset: dict[int, NeededLibrary] = {}
-    needed = tuple(
-        by_offset.get(off) or by_offset.setdefault(off, NeededLibrary(dstr(off, "DT_NEEDED"))) for off in dyn.needed
-    )
-    soname = dstr(dyn.soname, "DT_SONAME") if dyn.soname is not None else None
-    rpath = _split_path(dstr(dyn.rpath, "DT_RPATH")) if dyn.rpath is not None else ()
-    runpath = _split_path(dstr(dyn.runpath, "DT_RUNPATH")) if dyn.runpath is not None else ()
+    needed, soname, rpath, runpath = _dynamic_names(dyn, dynstr)
 
     object_info: tuple[tuple[str, ...], frozenset[int]] = ((), frozenset())
     if e_type == ET_REL:
@@ -790,6 +822,35 @@ def _dynamic_strtab(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], sec
     return _Strings(r, off, dyn.strsz, "dynamic string table (DT_STRTAB/DT_STRSZ)")
 
 
+def _dynamic_names(
+    dyn: _Dynamic, dynstr: _Strings
+) -> tuple[tuple[NeededLibrary, ...], str | None, tuple[str, ...], tuple[str, ...]]:
+    """DT_NEEDED (in order), DT_SONAME, DT_RPATH and DT_RUNPATH (split), decoded.
+
+    The first names a file's reading decodes, within their own budget (``MAX_DYNAMIC_NAME_BYTES``,
+    ``DYNAMIC_NAME_SLACK`` + ``NAME_RATIO`` x the table).
+    One ``NeededLibrary`` per distinct string offset: duplicates stay in the model (they are what
+    the file says) but share one decoded record.
+
+    Raises:
+        InputError: a string outside the table or unterminated, or the budget spent.
+    """
+
+    budget = min(MAX_DYNAMIC_NAME_BYTES, DYNAMIC_NAME_SLACK + NAME_RATIO * dynstr.size)
+
+    def get(offset: int, what: str) -> str:
+        return dynstr.get(offset, what, budget)
+
+    by_offset: dict[int, NeededLibrary] = {}
+    needed = tuple(
+        by_offset.get(off) or by_offset.setdefault(off, NeededLibrary(get(off, "DT_NEEDED"))) for off in dyn.needed
+    )
+    soname = get(dyn.soname, "DT_SONAME") if dyn.soname is not None else None
+    rpath = _split_path(get(dyn.rpath, "DT_RPATH")) if dyn.rpath is not None else ()
+    runpath = _split_path(get(dyn.runpath, "DT_RUNPATH")) if dyn.runpath is not None else ()
+    return needed, soname, rpath, runpath
+
+
 def _split_path(value: str) -> tuple[str, ...]:
     """Split a DT_RPATH/DT_RUNPATH value on ':' as ld.so does (empty entries kept: they mean the CWD)."""
     return tuple(value.split(":")) if value else ()
@@ -991,6 +1052,7 @@ def _read_symbols(
         other = array.array("B", raw[16 + 13 :: 16])
         shndx = w16[8 + 7 :: 8]
     strtab = _symbol_strtab(r, table, names, strings)
+    _spend_symbol_names(r, table, names, strtab)
     versym = _read_versym(r, dyn, segments, sections, n) if versions else array.array("H")
     return SymbolTable(
         strtab=strtab,
@@ -1039,6 +1101,42 @@ def _symbol_strtab(r: _Reader, table: _Table, names: array.array[int], strings: 
     if any(find(b"\0", k, k + half) < 0 for k in range(0, len(blob) - half + 1, half)):
         _check_name_lengths(r, table, names, blob)
     return blob
+
+
+def _spend_symbol_names(r: _Reader, table: _Table, names: array.array[int], blob: bytes) -> None:
+    """Count the symbol names against the file's names budget, each distinct offset once.
+
+    Names that start a string of ``blob`` (the byte before them a NUL) spell at most ``blob``'s
+    length together; only names into the middle of a string (a linker's tail merging; or 60,000
+    suffixes of one 64 KiB string) are measured one by one.  Bulk operations throughout (the
+    torch wheel's tables cost milliseconds).
+
+    Raises:
+        InputError: the names spell out more than the file's names budget (``_Reader.name_budget``) (with what was spent before).
+    """
+    if not names:
+        return
+    before = bytes(map((b"\0" + blob).__getitem__, names))  # the byte before each name
+    inner = set(compress(names, before))
+    what = f"{table.entries - 1} symbol names"
+    left = r.name_budget() - r.spelled
+    spent = _spelled(blob, inner, left, r, what)
+    if spent + len(blob) > left:  # the bound on whole strings is not enough: measure them too
+        spent += _spelled(blob, set(names) - inner, left - spent, r, what)
+    else:
+        spent += len(blob)
+    r.spend(spent, what)
+
+
+def _spelled(blob: bytes, offsets: set[int], limit: int, r: _Reader, what: str) -> int:
+    """Bytes the names at ``offsets`` of ``blob`` spell, measured in slices; fails past ``limit``."""
+    find, total, batch = blob.find, 0, sorted(offsets)
+    for first in range(0, len(batch), 512):
+        part = batch[first : first + 512]
+        total += sum(map(find, repeat(b"\0"), part)) - sum(part)
+        if total > limit:
+            r.spend(total, what)  # past the budget: raises
+    return total
 
 
 def _check_name_lengths(r: _Reader, table: _Table, names: array.array[int], blob: bytes) -> None:

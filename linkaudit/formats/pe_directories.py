@@ -23,6 +23,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+from ..errors import shown
 from .filebytes import Buffer
 
 #: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports;
@@ -67,6 +68,12 @@ class Export(NamedTuple):
     forwarder: str | None
 
 
+def _where(rva: int) -> str:
+    """An RVA for messages: ``RVA 0x1f00``; one below zero (a virtual address below the image base,
+    read where the table promised an RVA) as the distance below the base, never ``-0x...``."""
+    return f"RVA {rva:#x}" if rva >= 0 else f"the address {-rva:#x} bytes below the image base"
+
+
 class Image:
     """The bytes of one PE image and its RVA-to-offset mapping.
 
@@ -99,7 +106,7 @@ class Image:
         else:
             if 0 <= rva < min(self.headers_size, len(self.buf)):
                 return rva
-        raise MalformedDirectory(f"{what} at RVA {rva:#x} lies outside the file")
+        raise MalformedDirectory(f"{what} at {_where(rva)} lies outside the file")
 
     def cstring(self, rva: int, what: str) -> str:
         """The NUL-terminated name at ``rva`` (cut at ``MAX_NAME`` bytes), read once per RVA."""
@@ -127,11 +134,11 @@ class Image:
         """An import lookup (name) table: entries up to the zero one."""
         width, flag = (8, 1 << 63) if self.is64 else (4, 1 << 31)
         fmt = "<Q" if self.is64 else "<I"
-        at = self.offset(rva, f"the import lookup table of {dll}")
+        at = self.offset(rva, f"the import lookup table of {shown(dll)}")
         out: list[str] = []
         while True:
             if at + width > len(self.buf):
-                raise MalformedDirectory(f"the import lookup table of {dll} runs past the end of the file")
+                raise MalformedDirectory(f"the import lookup table of {shown(dll)} runs past the end of the file")
             (entry,) = struct.unpack(fmt, self.buf[at : at + width])
             if entry == 0:
                 return tuple(out)
@@ -139,7 +146,7 @@ class Image:
                 out.append(f"#{entry & 0xFFFF}")
             else:  # a hint/name entry: a 2-byte hint, then the name (a virtual address when image_base)
                 hint_name = entry - image_base if image_base else entry & 0x7FFFFFFF
-                out.append(self.cstring(hint_name + 2, f"an import name of {dll}"))
+                out.append(self.cstring(hint_name + 2, f"an import name of {shown(dll)}"))
             self._count()
             at += width
 
@@ -220,7 +227,7 @@ class Image:
 
     def _export(self, name: str, function: int, rva: int, size: int) -> Export:
         if rva <= function < rva + size:
-            return Export(name, 0, self.cstring(function, f"the forwarder of {name}"))
+            return Export(name, 0, self.cstring(function, f"the forwarder of {shown(name)}"))
         return Export(name, function, None)
 
     def _array(self, rva: int, count: int, code: str, what: str) -> tuple[int, ...]:

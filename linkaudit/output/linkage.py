@@ -25,6 +25,7 @@ from ..model import (
     Binary,
     Binding,
     Format,
+    Kind,
     NeedKind,
     Symbol,
     SymbolType,
@@ -97,7 +98,7 @@ def _image_symbol_lines(b: Binary) -> list[str]:
 
 def _symbol_lines(b: Binary) -> list[str]:
     """The dynamic symbols in ``readelf -W --dyn-syms`` columns (entry 0, the null symbol, left out)."""
-    if b.format is not Format.ELF:
+    if b.format not in (Format.ELF, Format.COFF):
         return _image_symbol_lines(b)
     wide = (b.bits or 64) == 64
     header = (
@@ -106,7 +107,10 @@ def _symbol_lines(b: Binary) -> list[str]:
         else ("   Num:    Value  Size Type    Bind   Vis      Ndx Name")
     )
     width = 16 if wide else 8
-    lines = [f"  symbol table ({len(b.symbols)} entries after the null entry 0)", "  " + header]
+    if b.format is Format.COFF:  # a COFF object's external symbols (section numbers 1-based; UND: section 0)
+        lines = [f"  external symbols ({len(b.symbols)})", "  " + header]
+    else:
+        lines = [f"  symbol table ({len(b.symbols)} entries after the null entry 0)", "  " + header]
     for num, s in enumerate(b.symbols, start=1):
         type_name = _TYPE_NAMES.get(int(s.type), f"<unknown>: {int(s.type)}")
         bind_name = _BIND_NAMES.get(int(s.binding), f"<unknown>: {int(s.binding)}")
@@ -158,6 +162,7 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "forwarders": [{"export": e, "to": t} for e, t in b.forwarders],
         "min_os": b.min_os,
         "sdk": b.sdk,
+        "link_directives": list(b.link_directives),
         "defined_symbols": b.symbols.defined_count,
         "undefined_symbols": b.symbols.undefined_count,
         "version_needs": [
@@ -216,12 +221,28 @@ def render_text(binaries: Sequence[Binary], symbols: bool = False) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def _coff_lines(b: Binary) -> list[str]:
+    """The COFF part of a summary: an import member's DLL and the symbols it defines; an object's
+    external symbols and its ``.drectve`` directives."""
+    if b.kind is Kind.IMPORT_LIBRARY:
+        names = " ".join(s.name for s in b.symbols.iter_defined())
+        return [f"  DLL          {b.soname or '-'}", f"  defines      {names}"]
+    lines = [f"  externals    {b.symbols.defined_count} defined, {b.symbols.undefined_count} undefined"]
+    if b.link_directives:
+        lines.append(f"  directives   {b.link_directives[0]}")
+        lines.extend("               " + d for d in b.link_directives[1:])
+    return lines
+
+
 def _binary_lines(b: Binary) -> list[str]:
     """The summary lines of one binary, unescaped."""
     if b.format is Format.PE:
         header = f"PE32{'+' if b.bits == 64 else ''}, {b.machine}"
     elif b.format is Format.MACHO:
         header = f"Mach-O {b.bits}-bit, {b.machine}" + (f", minimum macOS {b.min_os} (SDK {b.sdk})" if b.min_os else "")
+    elif b.format is Format.COFF:
+        what = "short import member" if b.kind is Kind.IMPORT_LIBRARY else "object"
+        header = f"COFF {what}, {b.machine}"
     else:
         bits = f"ELF{b.bits}" if b.bits else b.format.value
         header = f"{bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}"
@@ -230,6 +251,8 @@ def _binary_lines(b: Binary) -> list[str]:
         lines.append(f"  interpreter  {b.interpreter}")
     if b.format is Format.ELF:
         lines.append(f"  libc         {b.libc.value}")
+    if b.format is Format.COFF:
+        return lines + _coff_lines(b)
     # the field's own terms per format: SONAME/DT_NEEDED, install name/dylibs/LC_RPATH, DLL name/DLLs
     soname, needed, rpath = {
         Format.MACHO: ("install name", "dylibs", "LC_RPATH"),

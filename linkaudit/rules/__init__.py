@@ -30,6 +30,7 @@ from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
 from .undeclared_dependency import UndeclaredDependency
+from .unresolved_external import UnresolvedExternal
 from .unresolved_symbol import UnresolvedSymbol
 from .unused_dependency import UnusedDependency
 from .unused_needed import UnusedNeeded
@@ -61,6 +62,7 @@ RULES: tuple[type[Rule], ...] = (
     ExecutableStack,
     TextRelocations,
     DuplicateDefinition,
+    UnresolvedExternal,
     CommonSymbol,
     StackedCodegen,
     LtoObject,

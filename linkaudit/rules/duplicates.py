@@ -14,7 +14,7 @@ from functools import cache
 
 from ..context import AuditContext
 from ..linker import Definition, definitions, pulled
-from ..model import Binary, Kind
+from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 
@@ -89,7 +89,8 @@ with its section. When an object's name repeats a generated suffix
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE]
+        # ELF objects only: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
+        objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE and b.format is Format.ELF]
         if len(objects) < 2:
             return
         link_line = context.config.link_line
@@ -183,6 +184,8 @@ the variable in one .c file and declare it `extern` in the header.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         by_name: dict[str, list[Definition]] = {}
         for b in context.binaries:
+            if b.format is not Format.ELF:
+                continue  # -fcommon / -fno-common: the GCC and Clang question on ELF
             for d in definitions(b):
                 if d.common:
                     by_name.setdefault(d.name, []).append(d)

@@ -56,6 +56,7 @@ code needs it.
         for binary in context.binaries:
             if (
                 binary.kind is Kind.RELOCATABLE
+                and binary.format is Format.ELF
                 and binary.machine in EXECUTABLE_STACK_BY_DEFAULT
                 and ".text" in binary.section_names
                 and ".note.GNU-stack" not in binary.section_names

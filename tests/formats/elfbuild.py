@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 5, 6, 10, 11
-DT_RUNPATH = 29
+DT_SONAME, DT_RUNPATH = 14, 29
 DT_VERSYM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFF
 SHT_STRTAB, SHT_DYNSYM, SHT_DYNAMIC = 3, 11, 6
 SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFE, 0x6FFFFFFF
@@ -101,3 +101,47 @@ def build(
 def section_header_offset(data: bytes) -> int:
     """e_shoff of a file ``build`` made."""
     return int(struct.unpack_from("<Q", data, 0x28)[0])
+
+
+# --- amplification shapes: small files whose names spell out far more than their size ---------
+
+
+def needed_into_one_string(count: int = 20_000, length: int = 65_535) -> bytes:
+    """An ELF file whose ``count`` DT_NEEDED entries each name a different suffix of one ``length``-byte
+    string (20,000 into 64 KiB: a 390 KB file whose names spell 650 MB)."""
+    dynstr = b"\0" + b"n" * length + b"\0"
+    step = max(1, length // count)
+    return build(dynstr, [(DT_NEEDED, 1 + (i * step) % length) for i in range(count)])
+
+
+def symbols_into_one_string(count: int = 60_000, length: int = 65_535) -> bytes:
+    """An ELF file whose ``count`` ``.dynsym`` names are each a different suffix of one ``length``-byte
+    string (60,000 into 64 KiB: a 1.5 MB file whose names spell 2 GB), undefined FUNC symbols."""
+    dynstr = b"\0libc.so.6\0" + b"s" * length + b"\0"
+    step = max(1, length // count)
+    names = b"".join(sym(11 + (i * step) % length) for i in range(count))
+    return build(dynstr, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + names)
+
+
+def shared_library(soname: str, needed: Sequence[str] = (), runpath: str = "$ORIGIN") -> bytes:
+    """A shared library with DT_SONAME ``soname``, DT_RUNPATH ``runpath`` and DT_NEEDED ``needed``."""
+    strings = b"\0"
+    at: dict[str, int] = {}
+    for s in (soname, runpath, *needed):
+        if s not in at:
+            at[s] = len(strings)
+            strings += s.encode() + b"\0"
+    dynamic = [(DT_SONAME, at[soname]), (DT_RUNPATH, at[runpath])] + [(DT_NEEDED, at[n]) for n in needed]
+    return build(strings, dynamic)
+
+
+def diamond_chain(levels: int) -> dict[str, bytes]:
+    """File name -> bytes of a diamond-shaped DAG: ``libroot.so`` needs ``lib0a.so`` and ``lib0b.so``,
+    each ``libNa/b.so`` needs both ``lib(N+1)a.so`` and ``lib(N+1)b.so``, down to level ``levels``:
+    2 ** (levels + 1) paths to each of the last two libraries."""
+    files = {"libroot.so": shared_library("libroot.so", ["lib0a.so", "lib0b.so"])}
+    for level in range(levels + 1):
+        below = [f"lib{level + 1}a.so", f"lib{level + 1}b.so"] if level < levels else []
+        for side in "ab":
+            files[f"lib{level}{side}.so"] = shared_library(f"lib{level}{side}.so", below)
+    return files

@@ -1,0 +1,182 @@
+"""Amplification: small inputs that name far more than they hold get a named error or a bounded result.
+
+Each shape comes from a committed generator (``elfbuild``, ``arbuild``) and runs in a child
+process under ``RLIMIT_AS`` (``LIMIT``): before the budgets, the DT_NEEDED and ``.dynsym`` shapes
+died there of ``MemoryError`` (exit 3, "internal error", the other inputs lost) — or used
+gigabytes without the limit — and the thin archive read its member 1,500 times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linkaudit import read
+from linkaudit.errors import InputError
+from linkaudit.formats import archive, elf
+
+from .arbuild import repeated_member, thin_archive
+from .elfbuild import DT_NEEDED, build, needed_into_one_string, sym, symbols_into_one_string
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = ROOT / "sample_bins/fixed/libnvrtc.so.12"
+#: Address space of each child: far above what any of these inputs needs once budgeted.
+LIMIT = 512 << 20
+COMMANDS = {
+    "check": ["check", "--format", "json"],
+    "tree": ["tree", "--format", "json"],
+    "show": ["show", "--symbols", "--format", "json"],
+}
+
+
+def limited(*args: str) -> subprocess.CompletedProcess[str]:
+    """``linkaudit ARGS`` in a child process whose address space is capped at ``LIMIT``."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "linkaudit", *args], capture_output=True, text=True, preexec_fn=cap, env=env, timeout=600
+    )
+
+
+def plain_symbols(count: int) -> bytes:
+    """A file with ``count`` symbols, each its own 19-byte name: what a real table looks like."""
+    dynstr = b"\0libc.so.6\0" + b"".join(b"name_%014d\0" % i for i in range(count))
+    return build(dynstr, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + b"".join(sym(11 + 20 * i) for i in range(count)))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(
+    ("shape", "what"),
+    [(needed_into_one_string, "DT_NEEDED"), (symbols_into_one_string, "60000 symbol names")],
+    ids=["needed", "dynsym"],
+)
+def test_names_into_one_string_are_refused_by_name_under_a_memory_limit(
+    tmp_path: Path, command: str, shape: object, what: str
+) -> None:
+    hostile = tmp_path / "libhostile.so"
+    hostile.write_bytes(shape())  # type: ignore[operator]
+    r = limited(*COMMANDS[command], str(hostile), str(GOOD))
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "internal error" not in r.stderr and "MemoryError" not in r.stderr
+    text = r.stdout + r.stderr
+    assert f"{what}: the file's names spell out more than" in text
+    if command == "check":
+        doc = json.loads(r.stdout)
+        assert str(GOOD) in {f["path"] for f in doc["files"]}  # the other input is still audited
+        assert {f["file"] for f in doc["findings"] if f["rule"] == "unreadable-input"} == {str(hostile)}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_real_shaped_table_of_60000_names_is_read_under_the_same_limit(tmp_path: Path, command: str) -> None:
+    lib = tmp_path / "libmany.so"
+    lib.write_bytes(plain_symbols(60_000))
+    r = limited(*COMMANDS[command], str(lib))
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    if command == "show":
+        (binary,) = json.loads(r.stdout)["binaries"]
+        assert len(binary["symbols"]) == 60_000
+
+
+def test_the_budget_is_relative_to_the_string_tables(tmp_path: Path) -> None:
+    """Names may spell 1 MiB more than twice their tables: 16 suffixes of a 64 KiB string pass, 60,000 do not."""
+    ok = tmp_path / "libok.so"
+    ok.write_bytes(symbols_into_one_string(16, 65_535))
+    (b,) = read(str(ok))
+    assert len(b.symbols) == 16
+    with pytest.raises(InputError, match="names spell out more than"):
+        read(str(_write(tmp_path / "libbad.so", symbols_into_one_string(60_000, 65_535))))
+
+
+def test_symbols_naming_one_inner_offset_share_one_decoded_name(tmp_path: Path) -> None:
+    """10,000 symbols naming the same suffix of a 64 KiB string: one ``str``, not 10,000 copies."""
+    dynstr = b"\0libc.so.6\0" + b"x" * 65_535 + b"\0"
+    lib = _write(tmp_path / "libshared.so", build(dynstr, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + sym(12) * 10_000))
+    (b,) = read(str(lib))
+    names = [s.name for s in b.symbols]
+    assert len(names) == 10_000 and len({id(n) for n in names}) == 1
+    assert b.symbols.name_at(5) is names[0]
+    assert len({id(s.name) for s in b.symbols.undefined()}) == 1
+
+
+def test_dynamic_names_have_their_own_tighter_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(elf, "MAX_DYNAMIC_NAME_BYTES", 100)
+    lib = _write(tmp_path / "lib.so", needed_into_one_string(20, 60))  # 20 names of 60..3 bytes
+    with pytest.raises(InputError, match=r"DT_NEEDED: the file's names spell out more than 100 bytes"):
+        read(str(lib))
+
+
+def test_dynamic_names_are_bounded_by_their_string_table(tmp_path: Path) -> None:
+    """16 KiB + twice the table: 900 suffixes of a 1.2 KB string (540 KB of names) are refused, 24 read."""
+    with pytest.raises(
+        InputError, match=r"DT_NEEDED: the file's names spell out more than 18788 bytes"
+    ):  # 16,384 + 2 x 1,202
+        read(str(_write(tmp_path / "libbad.so", needed_into_one_string(900, 1_200))))
+    (b,) = read(str(_write(tmp_path / "libok.so", needed_into_one_string(24, 1_200))))
+    assert len(b.needed) == 24
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+# --- thin archives -----------------------------------------------------------------------------
+
+
+def test_a_thin_archive_naming_one_large_member_1500_times_reads_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    member = _write(tmp_path / "big.o", plain_symbols(60_000))
+    lib = _write(tmp_path / "libthin.a", repeated_member(b"big.o", member.stat().st_size, 1500))
+    calls: list[str] = []
+    real = archive.read_elf
+
+    def counting(path: str, *args: object, **kwargs: object) -> object:
+        calls.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive, "read_elf", counting)
+    binaries = read(str(lib))
+    assert len(calls) == 1
+    assert [(b.member, b.member_file) for b in binaries] == [("big.o", str(member))]
+
+
+def test_a_thin_archive_naming_one_large_member_1500_times_is_audited_under_a_memory_limit(tmp_path: Path) -> None:
+    member = _write(tmp_path / "big.o", plain_symbols(60_000))
+    lib = _write(tmp_path / "libthin.a", repeated_member(b"big.o", member.stat().st_size, 1500))
+    r = limited("check", "--format", "json", str(lib))
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert len(json.loads(r.stdout)["files"]) == 1
+
+
+def test_thin_archive_budgets_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a.o", "b.o", "c.o"):
+        shutil.copyfile(ROOT / "sample_bins/objects/thin/thin_a.o", tmp_path / name)
+    size = (tmp_path / "a.o").stat().st_size
+    lib = _write(tmp_path / "libthin.a", thin_archive([(b"a.o", size), (b"b.o", size), (b"c.o", size)]))
+    assert len(read(str(lib))) == 3
+    monkeypatch.setattr(archive, "MAX_THIN_MEMBERS", 2)
+    with pytest.raises(InputError, match="thin archive names more than 2 members"):
+        read(str(lib))
+    monkeypatch.setattr(archive, "MAX_THIN_MEMBERS", 10)
+    monkeypatch.setattr(archive, "MAX_THIN_BYTES", 2 * size)
+    with pytest.raises(InputError, match="thin archive members total more than"):
+        read(str(lib))
+
+
+def test_a_nul_in_a_thin_member_name_is_said_so(tmp_path: Path) -> None:
+    lib = _write(tmp_path / "libthin.a", thin_archive([(b"a\0b.o", 100), (b"long_member_name\0x.o", 100)]))
+    with pytest.raises(InputError) as info:
+        read(str(lib))
+    assert info.value.reason == "thin archive member name a\\x00b.o holds a NUL byte"
+    assert "embedded null byte" not in str(info.value)

@@ -1,0 +1,315 @@
+"""The COFF reader on the committed samples (sample_bins/coff/, built by sample_bins/build_coff.sh):
+objects of three machines, /bigobj, weak externals, COMDAT selections, .drectve directives, x86
+decoration, and Windows libraries (static and import) — then the same files compared with
+llvm-readobj, and hostile variants of them."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkaudit import read
+from linkaudit.errors import InputError
+from linkaudit.formats.archive import iter_members
+from linkaudit.formats.coff import (
+    ComdatSelection,
+    Directive,
+    ImportNameType,
+    ImportType,
+    StorageClass,
+    WeakSearch,
+    is_import_member,
+    parse_directives,
+    read_coff,
+    read_import_member,
+    undecorate,
+)
+from linkaudit.model import Binding, Format, Kind, SymbolType
+
+from ..tools import find_tool, needs
+
+COFF = Path(__file__).resolve().parents[2] / "sample_bins" / "coff"
+NVRTC = sorted(
+    f"nvrtc{n}"
+    for n in (
+        "AddNameExpression", "CompileProgram", "CreateProgram", "DestroyProgram", "GetLoweredName",
+        "GetProgramLog", "GetProgramLogSize", "GetPTX", "GetPTXSize",
+    )
+)  # fmt: skip
+
+
+def _object(name: str):  # type: ignore[no-untyped-def]
+    data = (COFF / name).read_bytes()
+    return read_coff(name, data, len(data))
+
+
+def _imports(name: str):  # type: ignore[no-untyped-def]
+    data = (COFF / name).read_bytes()
+    return [
+        read_import_member(name, data[offset : offset + size])
+        for _member, offset, size, _thin in iter_members(name, data, len(data))
+        if is_import_member(data[offset : offset + 6])
+    ]
+
+
+def test_machines_and_the_bigobj_header() -> None:
+    found = {n: (o.machine, o.bigobj) for n in ("torch_cuda.obj", "torch_cuda_arm64.obj", "decorated.obj", "bigobj.obj")
+             for o in [_object(n)]}  # fmt: skip
+    assert found == {
+        "torch_cuda.obj": ("x86-64", False),
+        "torch_cuda_arm64.obj": ("aarch64", False),
+        "decorated.obj": ("i386", False),
+        "bigobj.obj": ("x86-64", True),
+    }
+    big = _object("bigobj.obj")
+    assert {(s.name, s.undefined) for s in big.iter_externals()} == {("big_defined", False), ("big_external", True)}
+    assert [s.name for s in big.sections][:1] == [".text"]
+
+
+def test_the_seed_objects_reference_nine_nvrtc_functions() -> None:
+    for name in ("torch_cuda.obj", "torch_cuda_arm64.obj"):
+        undefined = sorted(s.name for s in _object(name).iter_externals() if s.undefined)
+        # nvrtcGetLoweredName is declared dllimport: the object references its __imp_ pointer.
+        assert undefined == sorted(n if n != "nvrtcGetLoweredName" else "__imp_" + n for n in NVRTC)
+    (binary,) = read(str(COFF / "torch_cuda.obj"))
+    assert (binary.format, binary.kind, binary.machine, binary.bits) == (Format.COFF, Kind.RELOCATABLE, "x86-64", 64)
+    assert binary.link_directives == ("/EXPORT:torch_cuda_compile",)
+    assert "torch_cuda_compile" in {s.name for s in binary.symbols.iter_defined()}
+
+
+def test_weak_external_comdat_common_and_directives() -> None:
+    obj = _object("features.obj")
+    by_name = {s.name: s for s in obj.symbols}
+    weak = by_name["weak_ref"]
+    assert (weak.storage_class, weak.undefined, weak.weak) == (StorageClass.WEAK_EXTERNAL, True, True)
+    assert (weak.alternate, weak.search) == (".weak.weak_ref.default.exported_fn", WeakSearch.ALIAS)
+    common = by_name["common_counter"]
+    assert (common.common, common.undefined, common.value) == (True, False, 16)
+    assert by_name["undefined_fn"].undefined and not by_name["undefined_fn"].common
+    section = obj.sections[by_name["shared_constant"].section - 1]
+    assert (section.name, section.comdat) == (".data", ComdatSelection.ANY)  # __declspec(selectany)
+    assert [s.comdat for s in obj.sections if s.name == ".text"] == [None]
+    assert obj.directives == (
+        Directive("DEFAULTLIB", "nvrtc.lib"),
+        Directive("INCLUDE", "forced_symbol"),
+        Directive("ALTERNATENAME", "maybe_hook=default_hook"),
+        Directive("NODEFAULTLIB", "oldnames.lib"),
+        Directive("EXPORT", "exported_fn"),
+    )
+    (binary,) = read(str(COFF / "features.obj"))
+    symbols = {s.name: s for s in binary.symbols}
+    assert symbols["weak_ref"].binding == Binding.WEAK and not symbols["weak_ref"].defined
+    assert (symbols["common_counter"].type, symbols["common_counter"].size) == (SymbolType.COMMON, 16)
+    assert binary.comdat_sections == frozenset(
+        {by_name["shared_constant"].section, by_name[".refptr.weak_ref"].section}
+    )
+
+
+def test_function_sections_are_nodup_comdats() -> None:
+    obj = _object("nodup.obj")
+    by_name = {s.name: s for s in obj.symbols}
+    for fn in ("nodup_one", "nodup_two"):
+        assert obj.sections[by_name[fn].section - 1].comdat == ComdatSelection.NODUPLICATES
+    (binary,) = read(str(COFF / "nodup.obj"))
+    assert binary.comdat_sections == frozenset()  # a second NODUPLICATES copy is an error: not a COMDAT to fold
+
+
+def test_x86_decoration_is_undone() -> None:
+    found = {s.name: s.undecorated for s in _object("decorated.obj").iter_externals()}
+    assert found == {
+        "_c_plain": "c_plain",
+        "_s_call@8": "s_call",
+        "@f_call@8": "f_call",
+        "v_call@@8": "v_call",
+        "_use_imported": "use_imported",
+        "_imported_std@8": "imported_std",
+    }
+    assert undecorate("__imp__s_call@8", 0x14C) == "__imp_s_call"
+    assert undecorate("_name", 0x8664) == "_name"  # x64 names carry no underscore
+    assert undecorate("v@@16", 0x8664) == "v"
+    assert undecorate("?f@@YAHXZ", 0x14C) == "?f@@YAHXZ"
+
+
+def test_directive_quoting() -> None:
+    assert parse_directives("x", b'\xef\xbb\xbf /DEFAULTLIB:"my lib.lib" -export:f,DATA /merge:.a=.b\0\0') == (
+        Directive("DEFAULTLIB", "my lib.lib"),
+        Directive("EXPORT", "f,DATA"),
+        Directive("MERGE", ".a=.b"),
+    )
+
+
+def test_import_libraries_name_the_dll_of_every_symbol() -> None:
+    members = _imports("nvrtc.lib")
+    assert {m.dll for m in members} == {"nvrtc64_120_0.dll"}
+    assert sorted(m.symbol for m in members if m.name_type == ImportNameType.NAME) == NVRTC
+    (version,) = [m for m in members if m.symbol == "nvrtcVersion"]
+    assert (version.name_type, version.import_name, version.defines) == (
+        ImportNameType.ORDINAL, "#7", ("nvrtcVersion", "__imp_nvrtcVersion"),
+    )  # fmt: skip
+    (table,) = [m for m in _imports("cuda.lib") if m.symbol == "cuGlobalTable"]
+    assert (table.type, table.defines) == (ImportType.DATA, ("__imp_cuGlobalTable",))  # no thunk for data
+    assert {m.machine for m in _imports("nvrtc_arm64.lib")} == {"aarch64"}
+    binaries = read(str(COFF / "nvrtc.lib"))
+    imports = [b for b in binaries if b.kind is Kind.IMPORT_LIBRARY]
+    assert len(imports) == 10 and {b.soname for b in imports} == {"nvrtc64_120_0.dll"}
+    provided = {s.name: s.version.file for b in imports for s in b.symbols if s.version is not None}
+    assert provided["nvrtcCreateProgram"] == provided["__imp_nvrtcCreateProgram"] == "nvrtc64_120_0.dll"
+    # The import descriptor members are COFF objects of the library.
+    assert {b.member for b in binaries} == {"nvrtc64_120_0.dll"}
+    assert sum(b.kind is Kind.RELOCATABLE for b in binaries) == 3
+
+
+def test_x86_import_name_types() -> None:
+    plain = {m.symbol: (m.name_type, m.import_name) for m in _imports("legacy32.lib")}
+    assert plain == {
+        "_Plain@8": (ImportNameType.NAME_NOPREFIX, "Plain@8"),
+        "__Fast@8": (ImportNameType.NAME_NOPREFIX, "_Fast@8"),
+    }
+    killed = {m.symbol: (m.name_type, m.import_name) for m in _imports("legacy32_k.lib")}
+    assert killed == {
+        "_Plain@8": (ImportNameType.NAME_UNDECORATE, "Plain"),
+        "__Fast@8": (ImportNameType.NAME_UNDECORATE, "_Fast"),
+    }
+    # "Renamed@4 == Original@4": an alias object whose weak externals point at the original.
+    aliases = [b for b in read(str(COFF / "legacy32.lib")) if b.kind is Kind.RELOCATABLE]
+    weak = sorted(s.name for b in aliases for s in b.symbols if s.binding == Binding.WEAK)
+    assert weak == ["_Renamed@4", "__imp__Renamed@4"]
+
+
+def test_static_library_with_long_member_names() -> None:
+    binaries = read(str(COFF / "static.lib"))
+    assert [b.member for b in binaries] == ["a_member_name_longer_than_sixteen.obj", "nodup.obj"]
+    assert all(b.format is Format.COFF and b.kind is Kind.RELOCATABLE for b in binaries)
+    assert binaries[0].link_directives[0] == "/DEFAULTLIB:nvrtc.lib"
+
+
+def test_show_prints_coff_terms(run_cli) -> None:  # type: ignore[no-untyped-def]
+    out = run_cli("show", str(COFF / "features.obj"), str(COFF / "cuda.lib")).stdout
+    assert "COFF object, x86-64" in out and "directives   /DEFAULTLIB:nvrtc.lib" in out
+    assert "COFF short import member, x86-64" in out and "DLL          nvcuda.dll" in out
+    assert "defines      cuInit __imp_cuInit" in out
+
+
+# --- llvm-readobj as the reference -------------------------------------------------------------
+
+
+@needs("llvm-readobj")
+@pytest.mark.parametrize("name", ["nvrtc.lib", "cuda.lib", "legacy32.lib", "legacy32_k.lib", "nvrtc_arm64.lib"])
+def test_import_members_agree_with_llvm_readobj(name: str) -> None:
+    tool = find_tool("llvm-readobj").path
+    assert tool is not None
+    text = subprocess.run([tool, "--coff-imports", str(COFF / name)], capture_output=True, text=True, check=True).stdout
+    theirs = []
+    for block in text.split("Format: COFF-import-file")[1:]:
+        kind = re.search(r"Type: (\w+)", block)
+        name_type = re.search(r"Name type: (\w+)", block)
+        symbols = re.findall(r"Symbol: (\S+)", block)
+        assert kind and name_type
+        theirs.append((kind.group(1), name_type.group(1), tuple(sorted(symbols))))
+    ours = [(m.type.name.lower(), _READOBJ_NAME_TYPE[m.name_type], tuple(sorted(m.defines))) for m in _imports(name)]
+    assert ours == theirs and ours
+
+
+_READOBJ_NAME_TYPE = {
+    ImportNameType.ORDINAL: "ordinal",
+    ImportNameType.NAME: "name",
+    ImportNameType.NAME_NOPREFIX: "noprefix",
+    ImportNameType.NAME_UNDECORATE: "undecorate",
+    ImportNameType.NAME_EXPORTAS: "exportas",
+}
+
+
+@needs("llvm-readobj")
+@pytest.mark.parametrize(
+    "name", ["torch_cuda.obj", "torch_cuda_arm64.obj", "features.obj", "nodup.obj", "decorated.obj", "bigobj.obj"]
+)
+def test_symbols_and_sections_agree_with_llvm_readobj(name: str) -> None:
+    tool = find_tool("llvm-readobj").path
+    assert tool is not None
+    text = subprocess.run(
+        [tool, "--symbols", "--sections", str(COFF / name)], capture_output=True, text=True, check=True
+    ).stdout
+    obj = _object(name)
+    theirs_symbols = re.findall(r"Symbol \{\s+Name: (.*)\n\s+Value: (\d+)\n\s+Section: .*\((-?\d+)\)\n", text)
+    ours_symbols = [(s.name, str(s.value), str(s.section)) for s in obj.symbols]
+    assert ours_symbols == theirs_symbols
+    theirs_sections = re.findall(r"Section \{\s+Number: (\d+)\n\s+Name: (\S+)", text)
+    assert [(str(s.number), s.name) for s in obj.sections] == theirs_sections
+    selections = re.findall(r"Selection: (\w+) \(0x(\d)\)", text)
+    ours_selections = {int(v) for v in (s.comdat for s in obj.sections) if v is not None}
+    assert ours_selections == {int(v) for _n, v in selections if v != "0"}
+
+
+# --- hostile variants --------------------------------------------------------------------------
+
+
+def _fails(data: bytes) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read_coff("bad.obj", data, len(data))
+    return caught.value
+
+
+def test_truncated_objects_fail_with_an_offset() -> None:
+    data = (COFF / "features.obj").read_bytes()
+    for cut in (0, 10, 19, 60, len(data) // 2, len(data) - 1):
+        error = _fails(data[:cut])
+        assert error.offset is not None and error.path == "bad.obj"
+
+
+def test_hostile_headers_and_tables() -> None:
+    data = bytearray((COFF / "features.obj").read_bytes())
+    symtab, nsymbols = struct.unpack_from("<II", data, 8)
+    # A name pointing past the string table.
+    bad = bytearray(data)
+    struct.pack_into("<II", bad, symtab, 0, 0x7FFFFFF0)
+    assert "outside the string table" in _fails(bytes(bad)).reason
+    # The last record claims aux records past the table's end.
+    bad = bytearray(data)
+    last = _object("features.obj").symbols[-1].index
+    bad[symtab + last * 18 + 17] = nsymbols - last
+    assert "aux records past" in _fails(bytes(bad)).reason
+    # A section count over the budget.
+    bad = bytearray(data)
+    struct.pack_into("<H", bad, 2, 0xFFFE)
+    assert "runs past the end" in _fails(bytes(bad)).reason
+    # An optional header: an image, not an object.
+    bad = bytearray(data)
+    struct.pack_into("<H", bad, 16, 0xF0)
+    assert "optional header" in _fails(bytes(bad)).reason
+    # A /bigobj header with the wrong class id; one with a symbol count over the budget.
+    big = bytearray((COFF / "bigobj.obj").read_bytes())
+    bad = bytearray(big)
+    bad[12] ^= 0xFF
+    assert "not a /bigobj" in _fails(bytes(bad)).reason
+    bad = bytearray(big)
+    struct.pack_into("<I", bad, 52, 1 << 30)
+    assert "more than" in _fails(bytes(bad)).reason
+
+
+def test_hostile_import_members() -> None:
+    members = {}
+    data = (COFF / "nvrtc.lib").read_bytes()
+    for _name, offset, size, _thin in iter_members("nvrtc.lib", data, len(data)):
+        if is_import_member(data[offset : offset + 6]):
+            members[size] = data[offset : offset + size]
+    member = next(iter(members.values()))
+    with pytest.raises(InputError, match="shorter than its header"):
+        read_import_member("m", member[:12])
+    with pytest.raises(InputError, match="runs past the member"):
+        read_import_member("m", member[:-1])
+    with pytest.raises(InputError, match="NUL-terminated"):
+        read_import_member("m", member[:20] + b"x" * (len(member) - 20))
+
+
+def test_a_hostile_member_is_named_in_the_library_error(tmp_path: Path) -> None:
+    data = bytearray((COFF / "static.lib").read_bytes())
+    ((_name, offset, _size, _thin),) = [m for m in iter_members("s", data, len(data)) if m[0] == "nodup.obj"]
+    struct.pack_into("<I", data, offset + 8, 0x7FFFFFF0)  # nodup.obj's symbol table far past its end
+    path = tmp_path / "static.lib"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"member nodup\.obj: symbol table"):
+        read(str(path))

@@ -1,0 +1,136 @@
+"""``unresolved-external``: the Windows link of the COFF samples (sample_bins/coff/, built by
+sample_bins/build_coff.sh) predicted from a link.exe / lld-link response file, and checked against
+lld-link itself where it is installed."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkaudit import AuditConfig, audit
+from linkaudit.coff_link import link_coff
+from linkaudit.formats import read_path
+from linkaudit.linker import read_link_line
+from linkaudit.report import Severity
+
+from ..tools import find_tool, needs
+
+COFF = Path(__file__).resolve().parents[2] / "sample_bins" / "coff"
+NVRTC = sorted(
+    f"nvrtc{n}"
+    for n in (
+        "AddNameExpression", "CompileProgram", "CreateProgram", "DestroyProgram", "GetLoweredName",
+        "GetProgramLog", "GetProgramLogSize", "GetPTX", "GetPTXSize",
+    )
+)  # fmt: skip
+SEED = sorted(n if n != "nvrtcGetLoweredName" else "__imp_" + n for n in NVRTC)  # one call is dllimport
+
+#: name -> (link line after the common options, the unresolved externals expected).
+CASES = {
+    "broken": ("torch_cuda.obj cuda.lib", SEED),
+    "fixed": ("torch_cuda.obj nvrtc.lib", []),
+    "fixed-arm64": ("/machine:arm64 torch_cuda_arm64.obj nvrtc_arm64.lib", []),
+    "driver-used-right": ("driver_use.obj cuda.lib", []),
+    "both": ("torch_cuda.obj driver_use.obj cuda.lib nvrtc.lib", []),
+    # /INCLUDE of the directive -> LNK2001; undefined_fn -> LNK2019; maybe_hook: /ALTERNATENAME;
+    # weak_ref: a weak external with its alternate; common_counter: a common symbol.
+    "features": ("features.obj nvrtc.lib", ["forced_symbol", "undefined_fn"]),
+    "x86-stdcall": ("/machine:x86 decorated.obj legacy32.lib", ["_imported_std@8"]),
+}
+
+
+def _line(tmp_path: Path, name: str) -> Path:
+    rest, _expected = CASES[name]
+    words = " ".join(w if w.startswith("/") else str(COFF / w) for w in rest.split())
+    rsp = tmp_path / f"{name}.rsp"
+    rsp.write_text(f"/nologo /dll /noentry /nodefaultlib /out:{tmp_path / 'out.dll'} {words}\n")
+    return rsp
+
+
+def _predicted(rsp: Path) -> list[str]:
+    line = read_link_line(str(rsp))
+    binaries = [b for e in line if e.path for b in read_path(e.path)]
+    return sorted(link_coff(binaries, line).unresolved)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_prediction(tmp_path: Path, name: str) -> None:
+    assert _predicted(_line(tmp_path, name)) == CASES[name][1]
+
+
+def test_the_seed_case_names_nvrtc_lib_and_the_driver_library(tmp_path: Path) -> None:
+    rsp = _line(tmp_path, "broken")
+    report = audit([str(COFF / "torch_cuda.obj")], AuditConfig(link_line=tuple(read_link_line(str(rsp)))))
+    found = {f.subject: f for f in report.findings if f.rule == "unresolved-external"}
+    assert sorted(found) == SEED
+    create = found["nvrtcCreateProgram"]
+    assert create.severity is Severity.ERROR
+    assert create.message.startswith(
+        "torch_cuda.obj : error LNK2019: unresolved external symbol nvrtcCreateProgram referenced in function "
+        "torch_cuda_compile; the link fails with LNK1120: 9 unresolved externals; expected from nvrtc.lib"
+    )
+    assert "names cuda.lib, the GPU driver's import library" in create.message
+    assert create.evidence["driver_libraries"] == [str(COFF / "cuda.lib")]
+    assert found["__imp_nvrtcGetLoweredName"].evidence["expected_provider"].startswith("nvrtc.lib")
+    fixed = audit(
+        [str(COFF / "torch_cuda.obj")], AuditConfig(link_line=tuple(read_link_line(str(_line(tmp_path, "fixed")))))
+    )
+    assert [f for f in fixed.findings if f.rule == "unresolved-external"] == []
+
+
+def test_the_import_library_says_which_dll(tmp_path: Path) -> None:
+    line = read_link_line(str(_line(tmp_path, "both")))
+    link = link_coff([b for e in line if e.path for b in read_path(e.path)], line)
+    assert link.dll["nvrtcCreateProgram"] == "nvrtc64_120_0.dll"
+    assert link.dll["__imp_nvrtcGetLoweredName"] == "nvrtc64_120_0.dll"
+    assert link.dll["__imp_cuInit"] == "nvcuda.dll"
+    assert link.unknown == ()
+
+
+def test_lnk2001_for_include_and_unknown_libraries_make_a_warning(tmp_path: Path) -> None:
+    rsp = tmp_path / "unknown.rsp"
+    rsp.write_text(f"/dll {COFF / 'features.obj'} {COFF / 'nvrtc.lib'} kernel32.lib /LIBPATH:{tmp_path}\n")
+    report = audit([str(COFF / "features.obj")], AuditConfig(link_line=tuple(read_link_line(str(rsp)))))
+    found = {f.subject: f for f in report.findings if f.rule == "unresolved-external"}
+    assert sorted(found) == ["forced_symbol", "undefined_fn"]
+    assert found["forced_symbol"].message.startswith(
+        "features.obj : error LNK2001: unresolved external symbol forced_symbol"
+    )
+    assert found["undefined_fn"].evidence["link_exe"] == [
+        "features.obj : error LNK2019: unresolved external symbol undefined_fn referenced in function features"
+    ]
+    assert all(f.severity is Severity.WARNING for f in found.values())
+    assert found["undefined_fn"].evidence["unknown_libraries"] == ["kernel32.lib"]
+    assert not [f for f in report.findings if f.rule == "unreadable-input"]  # unknown, not unreadable
+
+
+def test_defaultlib_directives_and_nodefaultlib(tmp_path: Path) -> None:
+    # features.obj says /DEFAULTLIB:nvrtc.lib: the library is searched without being on the line...
+    rsp = tmp_path / "directive.rsp"
+    rsp.write_text(f"/dll {COFF / 'features.obj'} {COFF / 'torch_cuda.obj'} /LIBPATH:{COFF}\n")
+    line = read_link_line(str(rsp))
+    binaries = [*read_path(str(COFF / "features.obj")), *read_path(str(COFF / "torch_cuda.obj"))]
+    binaries += read_path(str(COFF / "nvrtc.lib"))
+    assert sorted(link_coff(binaries, line).unresolved) == ["forced_symbol", "undefined_fn"]
+    # ...unless /NODEFAULTLIB drops it (all of them, or it by name).
+    for option in ("/NODEFAULTLIB", "/NODEFAULTLIB:nvrtc"):
+        rsp.write_text(f"/dll {option} {COFF / 'features.obj'} {COFF / 'torch_cuda.obj'}\n")
+        unresolved = link_coff(binaries, read_link_line(str(rsp))).unresolved
+        assert sorted(unresolved) == sorted(["forced_symbol", "undefined_fn", *SEED]), option
+
+
+@needs("lld-link")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lld_link_agrees(tmp_path: Path, name: str) -> None:
+    tool = find_tool("lld-link").path
+    assert tool is not None
+    rsp = _line(tmp_path, name)
+    run = subprocess.run([tool, f"@{rsp}"], capture_output=True, text=True, cwd=tmp_path)
+    # lld-link names an __imp_ reference "__declspec(dllimport) NAME".
+    found = re.findall(r"undefined symbol: (__declspec\(dllimport\) )?(\S+)", run.stderr)
+    theirs = sorted({("__imp_" if imp else "") + name for imp, name in found})
+    assert (run.returncode != 0) == bool(theirs), run.stderr
+    assert _predicted(rsp) == theirs
