@@ -177,7 +177,7 @@ class _ThinMembers:
         return name if os.path.isabs(name) else os.path.join(self.base, name)
 
     def read(self, name: str) -> Binary | None:
-        """The reading of member ``name``; ``None`` when its file is not ELF or was named before.
+        """The reading of member ``name``; ``None`` when its file is neither ELF nor COFF, or was named before.
 
         Raises:
             InputError: a NUL in the name, the file missing, unreadable or not a regular file,

@@ -313,3 +313,14 @@ def test_a_hostile_member_is_named_in_the_library_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"member nodup\.obj: symbol table"):
         read(str(path))
+
+
+def test_relocations_name_the_referencing_function_and_are_bounds_checked() -> None:
+    obj = _object("torch_cuda.obj")
+    assert {s for s, _f in obj.references()} == {s.name for s in obj.iter_externals() if s.undefined}
+    assert {f for _s, f in obj.references()} == {"torch_cuda_compile"}
+    data = bytearray((COFF / "torch_cuda.obj").read_bytes())
+    text = obj.sections[0]
+    assert text.name == ".text" and text.relocations
+    struct.pack_into("<I", data, 20 + 24, len(data) - 5)  # .text's PointerToRelocations near the end
+    assert "relocation records" in _fails(bytes(data)).reason

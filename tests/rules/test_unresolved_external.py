@@ -134,3 +134,23 @@ def test_lld_link_agrees(tmp_path: Path, name: str) -> None:
     theirs = sorted({("__imp_" if imp else "") + name for imp, name in found})
     assert (run.returncode != 0) == bool(theirs), run.stderr
     assert _predicted(rsp) == theirs
+
+
+def test_msvc_link_line_options(tmp_path: Path) -> None:
+    rsp = tmp_path / "link.rsp"
+    rsp.write_text(
+        f"/nologo /DLL /OUT:x.dll /LIBPATH:{COFF} torch_cuda.obj.missing {COFF / 'torch_cuda.obj'} cuda.lib "
+        "kernel32.lib /NODEFAULTLIB:libcmt /NODEFAULTLIB /INCLUDE:foo -defaultlib:x.lib /ALTERNATENAME:a=b\n"
+    )
+    line = read_link_line(str(rsp))
+    assert [(e.path, e.option) for e in line] == [
+        ("", f"libpath:{COFF}"),
+        (str(COFF / "torch_cuda.obj"), ""),
+        (str(COFF / "cuda.lib"), ""),  # found in the /LIBPATH directory
+        ("kernel32.lib", ""),  # found nowhere: kept as named, an unknown library
+        ("", "nodefaultlib:libcmt"),
+        ("", "nodefaultlib"),
+        ("", "include:foo"),
+        ("", "defaultlib:x.lib"),
+        ("", "alternatename:a=b"),
+    ]
