@@ -147,7 +147,7 @@ def rows(linkaudit: list[str]) -> dict[str, Callable[[], tuple[str, Job, Job] | 
         if not found:
             return "the torch 2.14.1 wheel is not in the tests' cache"
         if not shutil.which("auditwheel"):
-            return "auditwheel is not installed (pip install auditwheel)"
+            return "auditwheel is not on PATH"
         return (
             "check torch.whl vs auditwheel show",
             [[*linkaudit, "check", str(found[0])]],

@@ -13,7 +13,7 @@ import atheris
 from common import run
 
 with atheris.instrument_imports(include=["linkaudit"]):
-    from linkaudit.configfile import load_config
+    from linkaudit.config.file import load_config
     from linkaudit.errors import ConfigError
     from linkaudit.rules import rule_ids
 

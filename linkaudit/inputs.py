@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from .errors import InputError
 from .formats import SNIFF_BYTES, SUPPORTED, Container, sniff
+from .formats.filebytes import os_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +48,6 @@ class Collected:
     empty_dirs: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
     outside: tuple[tuple[str, str], ...] = ()
-
-
-def _reason(exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
-        return "symlink loop (too many levels of symbolic links)"
-    if exc.errno == errno.ENOENT:
-        return "no such file or directory"
-    if exc.errno == errno.EACCES:
-        return "permission denied"
-    return exc.strerror or str(exc)
 
 
 def _sniff_file(path: str) -> Container | None:
@@ -104,7 +95,7 @@ def collect(paths: Sequence[str]) -> Collected:
             if os.path.islink(given) and exc.errno == errno.ENOENT:
                 errors.append(InputError(given, "broken symlink (its target does not exist)"))
             else:
-                errors.append(InputError(given, _reason(exc)))
+                errors.append(InputError(given, os_reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
             if _walk(given, add, errors, skipped, outside) == 0:
@@ -143,7 +134,7 @@ def _walk(
         try:
             dst = os.stat(dirpath)
         except OSError as exc:
-            errors.append(InputError(dirpath, _reason(exc)))
+            errors.append(InputError(dirpath, os_reason(exc)))
             continue
         key = (dst.st_dev, dst.st_ino)
         if key in seen_dirs:
@@ -153,7 +144,7 @@ def _walk(
             with os.scandir(dirpath) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            errors.append(InputError(dirpath, f"cannot read directory: {_reason(exc)}"))
+            errors.append(InputError(dirpath, f"cannot read directory: {os_reason(exc)}"))
             continue
         subdirs: list[str] = []
         for entry in entries:
@@ -177,14 +168,14 @@ def _walk(
                 if is_link and exc.errno == errno.ENOENT:
                     errors.append(InputError(path, "broken symlink (its target does not exist)"))
                 else:
-                    errors.append(InputError(path, _reason(exc)))
+                    errors.append(InputError(path, os_reason(exc)))
                 continue
             if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
                 continue
             try:
                 kind = _sniff_file(path)
             except OSError as exc:
-                errors.append(InputError(path, _reason(exc)))
+                errors.append(InputError(path, os_reason(exc)))
                 continue
             if kind is None:
                 continue

@@ -206,7 +206,7 @@ def os_reason(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return "symlink loop (too many levels of symbolic links)"
     if exc.errno == errno.ENOENT:
-        return "no such file"
+        return "no such file or directory"
     if exc.errno == errno.EACCES:
         return "permission denied"
     if exc.errno == errno.EISDIR:
