@@ -107,7 +107,11 @@ def record_paths(text: str) -> tuple[str, ...]:
     import posixpath
 
     out = []
-    for row in csv.reader(text.splitlines()):
+    for line in text.splitlines():
+        try:
+            row = next(csv.reader([line]), [])
+        except csv.Error:  # a field past csv's limit (128 KiB), a NUL: not a path pip wrote
+            continue
         if not row or not row[0]:
             continue
         path = posixpath.normpath(row[0].replace("\\", "/"))

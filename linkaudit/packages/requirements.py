@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from packaging.markers import InvalidMarker, Marker, UndefinedComparison
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
@@ -101,8 +101,8 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
 def _holds(marker: Marker, env: Mapping[str, str]) -> bool:
     try:
         return bool(marker.evaluate(dict(env)))
-    except (InvalidMarker, UndefinedComparison):
-        return False
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, ValueError, TypeError):
+        return False  # "a" in "b", an undefined name: a marker no installer could evaluate
 
 
 @cache

@@ -56,10 +56,12 @@ class Site:
 
 
 def _read(path: str, limit: int) -> str:
-    """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when unreadable."""
+    """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when
+    unreadable or not a regular file (a FIFO named ``METADATA`` is never waited on)."""
+    from ..formats.hostfile import read_regular_file
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(limit).decode("utf-8", errors="replace")
+        return read_regular_file(path, limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
@@ -150,7 +152,7 @@ def _conda_records(meta: str) -> list[dict[str, object]]:
     for name in names:
         try:
             data = json.loads(_read(os.path.join(meta, name), MAX_RECORD))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             continue
         if isinstance(data, dict) and isinstance(data.get("name"), str):
             records.append(data)
