@@ -192,3 +192,27 @@ def test_a_delvewheel_repaired_wheel_finds_its_vendored_dlls(tmp_path: Path, del
     report = audit([str(wheel)], AuditConfig(target=TargetEnvironment()))
     missing = [f.subject for f in report.findings if f.rule == "library-not-found"]
     assert missing == ([] if delvewheel else ["helper.dll"])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bar-1.0-cp311-cp311-manylinux_2_99999999_x86_64.whl",
+        "bar-1.0-cp311-cp311-musllinux_1_999999999_x86_64.whl",
+        "bar-1.0-cp311-cp311-macosx_99999999_0_arm64.whl",
+        "bar-1.0-cp3999999999999-cp3999999999999-manylinux_2_17_x86_64.whl",
+    ],
+)
+def test_a_tag_naming_a_huge_version_is_not_expanded(tmp_path: Path, name: str) -> None:
+    """A legal tag naming a version no system has was expanded into one tag per lower version:
+    manylinux_2_99999999 took 3.85 GB and ended in MemoryError (exit 3). Such a tag is accepted as
+    itself only: planning stays as cheap as for a real tag."""
+    from linkaudit.packages.planner import MAX_EXPANDED_VERSION, Target
+
+    interpreter, abi, platform = name.removesuffix(".whl").split("-", 2)[2].split("-")
+    priorities = Target(interpreter, abi, platform).priorities()
+    assert len(priorities) < 50 * MAX_EXPANDED_VERSION
+    wheel = tmp_path / name
+    shutil.copy(WHEELS[0], wheel)
+    report = audit([str(wheel), str(WHEELS[0])])
+    assert len(report.config["installations"]) == 2

@@ -232,7 +232,8 @@ def implied_by_wheel(package: str) -> WheelPolicy | None:
     PEP 425, PEP 600, PEP 656.
     """
     tags = wheel_platform_tags(package)
-    macos = [m for m in (re.fullmatch(r"macosx_(\d+)_(\d+)_\w+", t) for t in tags) if m]
+    # a release past 9999 (legal in a hand-made tag) is no macOS any system runs: no promise to check
+    macos = [m for m in (re.fullmatch(r"macosx_(\d{1,4})_(\d{1,4})_\w+", t) for t in tags) if m]
     if macos:
         # A macOS wheel promises its lowest tagged release (delocate checks the same).
         lowest = min(macos, key=lambda m: (int(m.group(1)), int(m.group(2))))

@@ -46,6 +46,12 @@ def glibc_of(platform: str) -> tuple[tuple[int, int], str] | None:
     return None
 
 
+#: The highest version number a tag is expanded from (glibc and musl minors, macOS versions, a
+#: Python minor): a tag naming more (``manylinux_2_99999999``, ``cp3999999999``; legal, built by
+#: hand) is accepted as itself only, never expanded into one tag per lower version.
+MAX_EXPANDED_VERSION = 1000
+
+
 def manylinux_platforms(glibc: tuple[int, int], arch: str) -> list[str]:
     """Every manylinux platform tag a system of glibc ``glibc`` on ``arch`` accepts, best first:
     ``manylinux_2_Y_arch`` from its own minor downwards, each legacy alias where its glibc falls,
@@ -64,6 +70,8 @@ def platforms_for(platform: str) -> list[str]:
     (``[]`` for ``any``: only platform-independent wheels)."""
     if platform == "any":
         return []
+    if any(int(n) > MAX_EXPANDED_VERSION for n in re.findall(r"\d+", platform.rsplit("_", 1)[0])):
+        return [platform]  # a version no system has: this tag only
     glibc = glibc_of(platform)
     if glibc is not None:
         return manylinux_platforms(*glibc)
@@ -101,7 +109,7 @@ class Target:
 
         platforms = platforms_for(self.platform)
         match = re.fullmatch(r"([a-z]+)(\d)(\d*)", self.interpreter)
-        if match is None:
+        if match is None or len(match.group(3)) > len(str(MAX_EXPANDED_VERSION)):
             return [Tag(self.interpreter, self.abi, p) for p in [*platforms, "any"]]
         version = (int(match.group(2)), int(match.group(3))) if match.group(3) else (int(match.group(2)),)
         if match.group(1) == "cp" and len(version) == 2:
