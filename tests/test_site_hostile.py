@@ -69,3 +69,16 @@ def test_a_record_field_past_csvs_limit_is_passed_over(tmp_path: Path) -> None:
 def test_a_marker_comparing_two_literals_is_not_an_internal_error(tmp_path: Path) -> None:
     metadata = 'Metadata-Version: 2.1\nName: foo\nVersion: 1.0\nRequires-Dist: bar ; "a" in "b"\n'
     assert _check(_site(tmp_path / "site", metadata=metadata)).returncode in (0, 1)
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage\n"])
+def test_a_file_named_as_a_package_in_a_directory_is_never_passed_over(tmp_path: Path, content: bytes) -> None:
+    """A `.whl` found in a wheelhouse that is no zip (empty, garbage) was dropped silently: exit 0
+    with a 'no-binaries' note. It is an unreadable input, named, as when it is given by name."""
+    from linkaudit import audit
+
+    (tmp_path / "x-1.0-py3-none-any.whl").write_bytes(content)
+    report = audit([str(tmp_path)])
+    assert [f.file for f in report.findings if f.rule == "unreadable-input"] == [
+        str(tmp_path / "x-1.0-py3-none-any.whl")
+    ]

@@ -102,7 +102,12 @@ def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tup
             take(p, is_package(p))
         elif stat.S_ISDIR(mode):
             for candidate in _packages_under(p):
-                if candidate not in kinds and take(candidate, is_package(candidate)):
+                if candidate in kinds:
+                    continue
+                kind = is_package(candidate)
+                if take(candidate, kind) or kind is None:
+                    # named as a package but none (garbage, empty): given to the readers as a
+                    # path, so it is an unreadable input by name, never a quiet "no binaries"
                     found.append(candidate)
     return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped))
 
@@ -226,7 +231,7 @@ def staged_inputs(
         kinds = {p: k for p, k in kinds.items() if p in only}
         ordered = [p for p in ordered if p in kinds or p not in found]
     if not kinds:
-        yield Staged(list(paths) if only is None else ordered, [], [], found=found)
+        yield Staged(ordered, [], [], found=found)
         return
     import shutil
     import tempfile
