@@ -179,7 +179,9 @@ if __name__ == "__main__":
     print(site)
 
 
-def download_wheel(target: Path, requirement: str, platform: str, *, timeout: float | None = 600) -> tuple[Path | None, str]:
+def download_wheel(
+    target: Path, requirement: str, platform: str, *, timeout: float | None = 600
+) -> tuple[Path | None, str]:
     """One wheel for ``platform`` (``pip download --no-deps --only-binary=:all: --platform PLATFORM
     --python-version 3.11 REQUIREMENT``), kept in ``target``, once.
 
