@@ -155,6 +155,13 @@ class MuslProcess:
     identities: dict[tuple[int, int], str] = field(default_factory=dict)
     needed_by: dict[str, str | None] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
+    tried: int = 0  # places the searches of this load have tried (against MAX_PLACES)
+
+
+#: Places one load may try before its searches stop: musl itself has no limit, but a hostile
+#: ``etc/ld-musl-$ARCH.path`` of 250,000 entries times hundreds of DT_NEEDED would be tens of
+#: millions of file checks (dyld's emulation stops at the same count).
+MAX_PLACES = 100_000
 
 
 def _failed(name: str, requester: str, attempts: list[Attempt], error: str | None = None) -> Resolution:
@@ -216,6 +223,11 @@ class _Search:
         requester could not load is passed over too: it is the host's, not the target's."""
         for directory in dirs:
             path = f"{directory}/{self.name}"
+            self.process.tried += 1
+            if self.process.tried > MAX_PLACES:
+                why = f"search stopped: more than {MAX_PLACES} places tried in this load"
+                self.attempts.append(Attempt(path, source, owner, Outcome.MISSING, why))
+                return None
             st = self.ctx.fs.stat(path)
             if st is None:
                 self.attempts.append(Attempt(path, source, owner, Outcome.MISSING))

@@ -163,3 +163,22 @@ def test_differential_against_musls_own_loader() -> None:
             ours.setdefault(name, os.path.realpath(res.path) if res.path else None)
         theirs = {n: os.path.realpath(p) if p else None for n, p in theirs.items()}
         assert ours == theirs, app
+
+
+def test_a_load_stops_after_max_places(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """musl has no limit on the places a search tries; a hostile etc/ld-musl-x86_64.path of 25,000
+    entries times 300 DT_NEEDED ran past 150 s. The emulation stops a load after MAX_PLACES and
+    says so in the attempt (counted here with a small budget)."""
+    from linkaudit.loader import musl
+
+    monkeypatch.setattr(musl, "MAX_PLACES", 40)
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "etc/ld-musl-x86_64.path").write_text("\n".join(f"/d{i}" for i in range(100)) + "\n")
+    shutil.copy(MUSL / "inherit/app", root / "bin/app")
+    a = analyze([_read(root / "bin/app")], TargetEnvironment(sysroot=str(root)))
+    liba = _resolution(a, "/bin/app", "liba.so")
+    assert not liba.found
+    tried = [t for t in liba.attempts if t.detail != "search stopped: more than 40 places tried in this load"]
+    assert len(tried) <= 40 and liba.attempts[-1].detail == "search stopped: more than 40 places tried in this load"
