@@ -5,7 +5,6 @@ entries whose data overlap; and staging and labelling linear in members (counted
 
 from __future__ import annotations
 
-import io
 import struct
 import sys
 import tarfile
@@ -18,6 +17,8 @@ import zstandard
 
 from linkaudit import audit
 from linkaudit.packages import limits, staged_inputs
+
+from .test_packages import _tar as _tar_gz
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 HELPER = (SAMPLES / "loader/pyext/lib/libhelper.so").read_bytes()
@@ -33,16 +34,8 @@ def _audited(report) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _tar(members: list[tarfile.TarInfo | tuple[str, bytes]], mode: str = "w") -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=mode) as tf:  # type: ignore[call-overload]
-        for m in members:
-            if isinstance(m, tarfile.TarInfo):
-                tf.addfile(m)
-            else:
-                info = tarfile.TarInfo(m[0])
-                info.size = len(m[1])
-                tf.addfile(info, io.BytesIO(m[1]))
-    return buf.getvalue()
+    """An uncompressed tarball of ``members`` (test_packages' builder, whose default is gzip)."""
+    return _tar_gz(members, mode)
 
 
 def _special(name: str, kind: bytes, target: str = "") -> tarfile.TarInfo:

@@ -1,13 +1,6 @@
 """The ``linkaudit`` click group and its error mapping (``linkaudit.cli`` is the entry point).
 
-Exit status (every command):
-    0  no finding of severity error
-    1  at least one finding of severity error (``check``)
-    2  usage or configuration error, an input that could not be read
-       (every other input is still audited and reported), or the report
-       could not be written (a full disk, a closed or broken stdout)
-    3  internal error (a bug in linkaudit: please report it)
-
+Exit status: the table in ``linkaudit.cli``'s docstring, the one place it is written.
 No traceback reaches the user: ``main`` maps project errors to these codes.
 """
 
