@@ -11,7 +11,7 @@ import pytest
 from linkaudit.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torch_wheel, make_torch_site
+from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torch_wheel, make_torch_site, pip_download
 from tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,23 +96,11 @@ TORCH_MAC_WIN = "torch==2.9.1"
 def platform_wheel(spec: str, platform: str, pattern: str, folder: str) -> Path:
     """One wheel of ``spec`` for ``platform`` (``pip download --only-binary=:all: --platform``, Python
     3.11), kept in the test cache's ``folder``; skips the test where it cannot be fetched."""
-    import contextlib
-    import subprocess
-    import sys
-
-    target = cache_root() / folder
-    found = sorted(target.glob(pattern)) if target.exists() else []
-    if not found:
-        command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), spec,
-            "--only-binary=:all:", "--platform", platform, "--python-version", "3.11",
-        ]  # fmt: skip
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(command, capture_output=True, timeout=600, check=False)
-        found = sorted(target.glob(pattern)) if target.exists() else []
-    if not found:
+    args = [spec, "--only-binary=:all:", "--platform", platform, "--python-version", "3.11"]
+    found, _ = pip_download(cache_root() / folder, args, pattern)
+    if found is None:
         pytest.skip(f"{spec} ({platform}) not available")
-    return found[0]
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -24,10 +24,15 @@ pip 23 does not widen ``manylinux_2_28`` to older tags by itself, hence the list
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 TORCH_VERSION = "2.14.1"
@@ -93,29 +98,70 @@ def cache_root() -> Path:
     return Path(os.environ.get("LINKAUDIT_TEST_CACHE") or Path.home() / ".cache" / "linkaudit-tests")
 
 
+@contextlib.contextmanager
+def cache_lock() -> Iterator[None]:
+    """Hold the cache's lock file (``flock``) for the block: test runs sharing one cache (several
+    checkouts, CI beside a developer) fill it one at a time, and none reads a half-written file."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def pip_download(
+    target: Path, args: list[str], pattern: str, timeout: float | None = 600
+) -> tuple[Path | None, str]:
+    """The first file of ``target`` matching ``pattern``, fetched once with ``pip download --no-deps
+    ARGS`` under the cache lock.
+
+    pip writes into a scratch folder inside ``target`` and what matches is renamed into place, so a
+    download cut short (killed, timed out) or one running beside another never leaves a partial
+    file that a later run would take for a wheel.
+
+    Returns:
+        (the path, "") or (``None``, the reason pip gave) when it cannot be had offline.
+    """
+    return pip_download(target, args, pattern, timeout)
+
+
+def _pip_download(target: Path, args: list[str], pattern: str, timeout: float | None) -> tuple[Path | None, str]:
+    """``pip_download`` without the lock."""
+    found = sorted(target.glob(pattern)) if target.exists() else []
+    if found:
+        return found[0], ""
+    target.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".partial-", dir=target))
+    try:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(scratch), *args]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, str(exc)
+        got = sorted(scratch.glob(pattern))
+        if proc.returncode != 0 or not got:
+            return None, proc.stderr.strip()[-300:]
+        for path in got:
+            os.replace(path, target / path.name)
+        return target / got[0].name, ""
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def download_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
     """The torch wheel file itself (``pip download --no-deps``), kept in ``target``, once.
 
     Returns:
         (the ``.whl`` path, "") or (``None``, the reason pip gave) when it cannot be had offline.
     """
-    wheels = sorted(target.glob(f"torch-{TORCH_VERSION}-*.whl")) if target.exists() else []
-    if wheels:
-        return wheels[0], ""
-    target.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target),
+    args = [
         f"torch=={TORCH_VERSION}", "--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
         "--python-version", "3.11", "--implementation", "cp",
     ]  # fmt: skip
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, str(exc)
-    wheels = sorted(target.glob(f"torch-{TORCH_VERSION}-*.whl"))
-    if proc.returncode != 0 or not wheels:
-        return None, proc.stderr.strip()[-300:]
-    return wheels[0], ""
+    return pip_download(target, args, f"torch-{TORCH_VERSION}-*.whl", timeout)
 
 
 def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Path | None, str]:
@@ -131,14 +177,17 @@ def fetch_torch_wheel(target: Path, *, timeout: float | None = 600) -> tuple[Pat
     wheel, reason = download_torch_wheel(target.parent / "wheels", timeout=timeout)
     if wheel is None:
         return None, reason
-    target.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as zf:
-        for name in zf.namelist():
-            if (name.startswith("torch/lib/") and ".so" in name) or (
-                name.startswith("torch/_C") and name.endswith(".so")
-            ):
-                zf.extract(name, target)
-    marker.write_text("ok\n")
+    with cache_lock():
+        if marker.exists():
+            return target / "torch", ""
+        target.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(wheel) as zf:
+            for name in zf.namelist():
+                if (name.startswith("torch/lib/") and ".so" in name) or (
+                    name.startswith("torch/_C") and name.endswith(".so")
+                ):
+                    zf.extract(name, target)
+        marker.write_text("ok\n")
     return target / "torch", ""
 
 
@@ -151,6 +200,14 @@ def make_torch_site(target: Path, *, timeout: float | None = 1800) -> Path | Non
     target = Path(target)
     if (target / MARKER).is_file():
         return target
+    with cache_lock():
+        if (target / MARKER).is_file():
+            return target
+        return _install_site(target, timeout)
+
+
+def _install_site(target: Path, timeout: float | None) -> Path | None:
+    """``make_torch_site``'s pip run and completeness check, under the cache lock."""
     try:
         proc = subprocess.run(
             pip_command(target), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
@@ -190,19 +247,5 @@ def download_wheel(
     """
     name, _, version = requirement.partition("==")
     pattern = f"{name.replace('-', '_')}-{version}-*{platform}*.whl"
-    found = sorted(target.glob(pattern)) if target.exists() else []
-    if found:
-        return found[0], ""
-    target.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(target), requirement,
-        "--only-binary=:all:", "--platform", platform, "--python-version", "3.11",
-    ]  # fmt: skip
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, str(exc)
-    found = sorted(target.glob(pattern))
-    if proc.returncode != 0 or not found:
-        return None, proc.stderr.strip()[-300:]
-    return found[0], ""
+    args = [requirement, "--only-binary=:all:", "--platform", platform, "--python-version", "3.11"]
+    return pip_download(target, args, pattern, timeout)

@@ -5,17 +5,14 @@ nvidia-cuda-runtime."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import platform_wheel
-from realsite import cache_root
+from realsite import cache_root, pip_download
 
 from linkaudit import audit
 
@@ -23,18 +20,11 @@ pytestmark = pytest.mark.realwheel
 
 
 def _download(spec: str, python: str, platform: str, folder: Path) -> Path:
-    found = sorted(folder.glob(f"*cp{python.replace('.', '')}*.whl")) if folder.exists() else []
-    if not found:
-        command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(folder), spec,
-            "--only-binary=:all:", "--platform", platform, "--python-version", python,
-        ]  # fmt: skip
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(command, capture_output=True, timeout=600, check=False)
-        found = sorted(folder.glob(f"*cp{python.replace('.', '')}*.whl")) if folder.exists() else []
-    if not found:
+    args = [spec, "--only-binary=:all:", "--platform", platform, "--python-version", python]
+    found, _ = pip_download(folder, args, f"*cp{python.replace('.', '')}*.whl")
+    if found is None:
         pytest.skip(f"{spec} (cp{python}) not available")
-    return found[0]
+    return found
 
 
 def test_jax_plugin_for_two_pythons_is_two_installations() -> None:
