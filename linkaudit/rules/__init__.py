@@ -18,6 +18,7 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .isa_level import IsaLevel
 from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
 from .linux_tag import LinuxTag
@@ -45,6 +46,7 @@ RULES: tuple[type[Rule], ...] = (
     MinOsVersion,
     WheelArchitecture,
     LinuxTag,
+    IsaLevel,
     LibpythonNeeded,
     Abi3Symbol,
     RpathLeak,
