@@ -22,6 +22,7 @@ from .isa_level import IsaLevel
 from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
 from .linux_tag import LinuxTag
+from .macos_tag import MacosTag
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
@@ -46,6 +47,7 @@ RULES: tuple[type[Rule], ...] = (
     MinOsVersion,
     WheelArchitecture,
     LinuxTag,
+    MacosTag,
     IsaLevel,
     LibpythonNeeded,
     Abi3Symbol,
