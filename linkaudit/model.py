@@ -729,6 +729,10 @@ class Binary:
             (``"/DEFAULTLIB:nvrtc.lib"``), in order; empty elsewhere.
         referenced_from: COFF objects: ``(external symbol, function)`` for each reference made from
             inside a function (found through the relocations); empty elsewhere.
+        x86_isa_needed: ELF x86 files: the ``GNU_PROPERTY_X86_ISA_1_NEEDED`` bits of the file's
+            GNU property note (``X86_ISA_1_BASELINE`` = 1, ``V2`` = 2, ``V3`` = 4, ``V4`` = 8): the
+            micro-architecture levels its code needs, which glibc's ld.so checks against the CPU
+            before it maps the file; 0 without the property (and for every other format).
     """
 
     path: str
@@ -763,6 +767,7 @@ class Binary:
     sdk: str | None = None
     link_directives: tuple[str, ...] = ()
     referenced_from: tuple[tuple[str, str], ...] = ()
+    x86_isa_needed: int = 0
 
     @property
     def needed_names(self) -> tuple[str, ...]:

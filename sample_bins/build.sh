@@ -90,6 +90,10 @@ so "$CC" out/misc/libweak.so weak -Wl,-soname,libweak.so
 compile "$CC" newglibc newglibc.c
 so "$CC" out/misc/libnewglibc.so newglibc -Wl,-soname,libnewglibc.so
 
+# misc/libisa_v3.so: libweak.so's object marked "x86 ISA needed: x86-64-v3" in its GNU property
+# note (binutils >= 2.35: -z x86-64-v3), for rule isa-level.
+so "$CC" out/misc/libisa_v3.so weak -Wl,-soname,libisa_v3.so -Wl,-z,x86-64-v3
+
 # misc/librelr.so: DT_RELR, hence a verneed on GLIBC_ABI_DT_RELR.
 compile "$CC" relr relr.c
 so "$CC" out/misc/librelr.so relr -Wl,-soname,librelr.so -Wl,-z,pack-relative-relocs

@@ -84,6 +84,12 @@ cc arm64 -o dup_arm64_sdk11.dylib "${DUP[@]}"
 cc arm64 -o arm64.dylib -install_name @rpath/libtorch_cuda.dylib "$SRC/torch_cuda.c" \
     out/fixed/libnvrtc.12.dylib -Wl,-rpath,@loader_path
 "$LIPO" -create out/fixed/libtorch_cuda.dylib arm64.dylib -output out/misc/universal.dylib
+# misc/universal_10_9.dylib: what a macosx_10_9_universal2 wheel holds: the x86_64 slice built for
+# macOS 10.9, the arm64 one for 11.0 (the first release on Apple silicon).
+clang -target x86_64-apple-macos10.9 "${CF[@]}" -o x86_64_10_9.dylib -install_name @rpath/libnvrtc.12.dylib \
+    "$SRC/nvrtc_stub.c" "$SRC/libSystem.tbd"
+cc arm64 -o arm64_11.dylib -install_name @rpath/libnvrtc.12.dylib "$SRC/nvrtc_stub.c"
+"$LIPO" -create x86_64_10_9.dylib arm64_11.dylib -output out/misc/universal_10_9.dylib
 
 # misc/exe/: an executable (MH_EXECUTE) with LC_RPATH @executable_path/../lib, finding lib/libtorch_cuda.dylib.
 cp out/fixed/libtorch_cuda.dylib out/fixed/libnvrtc.12.dylib out/misc/exe/lib/

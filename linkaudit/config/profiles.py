@@ -175,6 +175,9 @@ class WheelPolicy:
         policies: every policy the tags select — per libc family and architecture the lowest
             version (a set spanning manylinux and musllinux selects one of each), the one
             ``tag`` names first.
+        macos_tags: for a macOS wheel, every ``macosx_X_Y_FORMAT`` tag of its compressed set, in
+            the order written (each slice is held to the lowest tag covering its architecture);
+            empty otherwise.
     """
 
     tag: str
@@ -184,6 +187,7 @@ class WheelPolicy:
     policy: str | None = None
     derived_from: str | None = None
     policies: tuple[Policy, ...] = ()
+    macos_tags: tuple[str, ...] = ()
 
 
 def wheel_platform_tags(package: str) -> tuple[str, ...]:
@@ -237,7 +241,8 @@ def implied_by_wheel(package: str) -> WheelPolicy | None:
     if macos:
         # A macOS wheel promises its lowest tagged release (delocate checks the same).
         lowest = min(macos, key=lambda m: (int(m.group(1)), int(m.group(2))))
-        return WheelPolicy(lowest.group(0), package, (f"macos={int(lowest.group(1))}.{int(lowest.group(2))}",))
+        ceiling = f"macos={int(lowest.group(1))}.{int(lowest.group(2))}"
+        return WheelPolicy(lowest.group(0), package, (ceiling,), macos_tags=tuple(m.group(0) for m in macos))
     selected = select_policies(tags)
     if not selected:
         return None

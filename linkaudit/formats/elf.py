@@ -70,6 +70,14 @@ ET_REL, ET_EXEC, ET_DYN, ET_CORE = 1, 2, 3, 4
 # p_type
 PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
 PT_GNU_STACK = 0x6474E551
+PT_NOTE, PT_GNU_PROPERTY = 4, 0x6474E553
+EM_386, EM_X86_64 = 3, 62
+#: The GNU property note: owner "GNU", type NT_GNU_PROPERTY_TYPE_0 (the x86-64 psABI, "Program Property").
+NT_GNU_PROPERTY_TYPE_0 = 5
+#: pr_type of the x86 micro-architecture levels a file needs (binutils' ``-z x86-64-v2``; glibc's dl-prop.h).
+GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
+#: Bytes of notes read at the most, per file (real files carry well under 1 KiB of them).
+MAX_NOTE_BYTES = 64 * 1024
 PF_X = 1
 DT_TEXTREL = 22
 DF_TEXTREL = 0x4
@@ -222,6 +230,7 @@ class _Segment(NamedTuple):
     filesz: int
     memsz: int
     flags: int = 0
+    align: int = 0
 
 
 class _Section(NamedTuple):
@@ -518,6 +527,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
         comdat_sections=object_info[1],
         gnu_stack=_gnu_stack(segments),
         text_relocations=dyn.textrel or bool(dyn.flags & DF_TEXTREL),
+        x86_isa_needed=_x86_isa_needed(r, segments) if e_machine in (EM_386, EM_X86_64) else 0,
     )
 
 
@@ -529,6 +539,67 @@ def _gnu_stack(segments: Sequence[_Segment]) -> str | None:
     for seg in segments:
         if seg.type == PT_GNU_STACK:
             return "rwx" if seg.flags & PF_X else "rw"
+    return None
+
+
+# --- the GNU property note: x86 ISA levels --------------------------------------------
+
+
+def _x86_isa_needed(r: _Reader, segments: Sequence[_Segment]) -> int:
+    """``GNU_PROPERTY_X86_ISA_1_NEEDED``'s bits from the file's GNU property note, 0 without one.
+
+    As glibc's loader finds it (``elf/dl-load.c`` and ``sysdeps/x86/dl-prop.h``; the x86-64 psABI's
+    "Program Property"): the PT_GNU_PROPERTY segment, else the PT_NOTE segments aligned to the
+    class's word (8 bytes for ELFCLASS64, 4 for ELFCLASS32; glibc passes over the others); in each
+    note of owner ``"GNU"`` and type NT_GNU_PROPERTY_TYPE_0, properties ``(pr_type, pr_datasz,
+    data)`` padded to that alignment.  At most ``MAX_NOTE_BYTES`` are read.
+
+    Raises:
+        InputError: a note segment extends past the end of the file.
+    """
+    align = r.L.bits // 8
+    chosen = [s for s in segments if s.type == PT_GNU_PROPERTY] or [
+        s for s in segments if s.type == PT_NOTE and s.align == align
+    ]
+    budget = MAX_NOTE_BYTES
+    for seg in chosen:
+        length = min(seg.filesz, budget)
+        budget -= length
+        r.check(seg.offset, length, "note segment")
+        bits = _isa_in_notes(bytes(r.buf[seg.offset : seg.offset + length]), r.L.little, align)
+        if bits is not None:
+            return bits
+    return 0
+
+
+def _isa_in_notes(data: bytes, little: bool, align: int) -> int | None:
+    """The ISA-needed bits of the first GNU property note in ``data`` (a note segment's bytes, its
+    notes padded to ``align``) that has them; ``None`` when none does.  A note running past ``data``
+    ends the walk (glibc's ``ELF_NOTE_DESC_OFFSET`` / ``ELF_NOTE_NEXT_OFFSET``)."""
+    order = "<" if little else ">"
+    pos = 0
+    while pos + 12 <= len(data):
+        namesz, descsz, note_type = struct.unpack_from(order + "III", data, pos)
+        desc_at = (pos + 12 + namesz + align - 1) & ~(align - 1)
+        if desc_at + descsz > len(data):
+            return None
+        if note_type == NT_GNU_PROPERTY_TYPE_0 and data[pos + 12 : pos + 12 + namesz] == b"GNU\0":
+            bits = _isa_in_properties(data[desc_at : desc_at + descsz], order, align)
+            if bits is not None:
+                return bits
+        pos = (desc_at + descsz + align - 1) & ~(align - 1)
+    return None
+
+
+def _isa_in_properties(desc: bytes, order: str, align: int) -> int | None:
+    """``GNU_PROPERTY_X86_ISA_1_NEEDED``'s 4-byte value among the properties of one note's
+    descriptor, ``None`` when it has none (or it is shorter than 4 bytes)."""
+    pos = 0
+    while pos + 8 <= len(desc):
+        pr_type, datasz = struct.unpack_from(order + "II", desc, pos)
+        if pr_type == GNU_PROPERTY_X86_ISA_1_NEEDED and datasz >= 4 and pos + 12 <= len(desc):
+            return int(struct.unpack_from(order + "I", desc, pos + 8)[0])
+        pos += 8 + ((datasz + align - 1) & ~(align - 1))
     return None
 
 
@@ -621,10 +692,10 @@ def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[
     for i in range(phnum):
         f = r.at(st, phoff + i * phentsize)
         if r.L.bits == 64:
-            p_type, p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, _al = f
+            p_type, p_flags, p_offset, p_vaddr, _pa, p_filesz, p_memsz, p_align = f
         else:
-            p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, p_flags, _al = f
-        out.append(_Segment(p_type, p_offset, p_vaddr, p_filesz, p_memsz, p_flags))
+            p_type, p_offset, p_vaddr, _pa, p_filesz, p_memsz, p_flags, p_align = f
+        out.append(_Segment(p_type, p_offset, p_vaddr, p_filesz, p_memsz, p_flags, p_align))
     return tuple(out)
 
 

@@ -18,9 +18,11 @@ from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .file_clash import FileClash
 from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .isa_level import IsaLevel
 from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
 from .linux_tag import LinuxTag
+from .macos_tag import MacosTag
 from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
@@ -45,6 +47,8 @@ RULES: tuple[type[Rule], ...] = (
     MinOsVersion,
     WheelArchitecture,
     LinuxTag,
+    MacosTag,
+    IsaLevel,
     LibpythonNeeded,
     Abi3Symbol,
     RpathLeak,

@@ -6,10 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..config import MACOS, VersionCeiling
+from ..config.profiles import WheelPolicy
 from ..context import AuditContext
 from ..model import Format
 from ..report import Finding, Severity
 from .base import Rule
+from .platform_tag import tag_machines
+
+#: The first macOS release for Apple silicon (arm64): 11.0 (Big Sur).
+APPLE_SILICON_FIRST = (11, 0)
 
 
 def _release(text: str) -> tuple[int, ...]:
@@ -29,6 +34,10 @@ Give the ceiling with --max-version macos=11.0 or --profile macos-11; a wheel's
 own macosx_X_Y tag implies it (a configured ceiling wins). The usual cause is a
 dependency (libomp, OpenBLAS) built on the CI machine's newer macOS without
 MACOSX_DEPLOYMENT_TARGET.
+Each slice is judged by itself: by the lowest tag whose binary format covers
+its architecture (macosx_10_9_x86_64.macosx_11_0_arm64), and an arm64 slice
+never below 11.0 — no Apple-silicon Mac runs an older macOS, so a
+macosx_10_9_universal2 wheel whose arm64 slices say 11.0 keeps its promise.
 """
     evidence = {
         "min_os": "the minimum macOS the file records",
@@ -44,10 +53,13 @@ MACOSX_DEPLOYMENT_TARGET.
             ceiling, source = configured, "configuration"
             promised = context.wheel_policies.get(binary.path)
             if ceiling is None and promised is not None:
-                tagged = [VersionCeiling.parse(c) for c in promised.ceilings if c.startswith(MACOS + "=")]
-                if tagged:
-                    ceiling, source = tagged[0], f"the platform tag {promised.tag} of {promised.package}"
-            if ceiling is None or _release(binary.min_os) <= ceiling.version:
+                tagged = slice_ceiling(promised, binary.machine)
+                if tagged is not None:
+                    ceiling, source = tagged[0], f"the platform tag {tagged[1]} of {promised.package}"
+            if ceiling is None:
+                continue
+            ceiling, source = _apple_silicon_floor(ceiling, source, binary.machine)
+            if _release(binary.min_os) <= ceiling.version:
                 continue
             yield self.finding(
                 binary,
@@ -58,3 +70,37 @@ MACOSX_DEPLOYMENT_TARGET.
                 + f": dyld refuses to load it on macOS {'.'.join(map(str, ceiling.version))}",
                 {"min_os": binary.min_os, "ceiling": ceiling.text, "ceiling_source": source},
             )
+
+
+def slice_ceiling(promised: WheelPolicy, machine: str) -> tuple[VersionCeiling, str] | None:
+    """The ceiling a wheel's macOS tags set for a slice of ``machine`` (Apple's spelling,
+    ``"arm64e"`` counts as arm64), and the tag it comes from: the lowest release among the tags
+    whose binary format covers that architecture (``macosx_10_9_x86_64.macosx_11_0_arm64`` holds an
+    x86_64 slice to 10.9 and an arm64 one to 11.0; ``universal2`` covers both); with none covering
+    it (``wheel-architecture`` reports that) the lowest tag.  ``None`` for a wheel with no macOS tag.
+    Source: packaging's ``mac_platforms`` and ``_mac_binary_formats`` (what pip installs where)."""
+    from ..formats.macho import cpu_family  # the Mach-O reader's names, only for Mach-O slices
+
+    family = cpu_family(machine)
+    parsed = [(VersionCeiling.parse(_tag_ceiling(t)), t) for t in promised.macos_tags]
+    covering = [c for c in parsed if (need := tag_machines(c[1])) is not None and family in need.machines]
+    chosen = covering or parsed
+    return min(chosen, key=lambda c: c[0].version) if chosen else None
+
+
+def _tag_ceiling(tag: str) -> str:
+    """``"macos=10.9"`` for ``macosx_10_9_universal2``."""
+    major, minor = tag.split("_")[1:3]
+    return f"{MACOS}={int(major)}.{int(minor)}"
+
+
+def _apple_silicon_floor(ceiling: VersionCeiling, source: str, machine: str) -> tuple[VersionCeiling, str]:
+    """``ceiling`` raised to macOS 11.0 for an arm64 slice: no Mac with Apple silicon runs an older
+    macOS, so a ``macosx_10_9_universal2`` wheel's arm64 slices may say 11.0 (the tag promises 10.9
+    only where the slice can run).  Other slices keep ``ceiling``."""
+    from ..formats.macho import cpu_family
+
+    if cpu_family(machine) != "arm64" or ceiling.version >= APPLE_SILICON_FIRST:
+        return ceiling, source
+    raised = VersionCeiling.parse(f"{MACOS}=11.0")
+    return raised, f"{source} (for arm64 slices macOS 11.0, the first release on Apple silicon)"
