@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .loader.images import ImageLoad
     from .packages import Staged
     from .packages.installation import InstallationModel
-    from .sources import GeneratedSource
+    from .link.sources import GeneratedSource
     from .verify import Disagreement
 
 

@@ -22,7 +22,7 @@ from .progress import stderr_progress
 
 if TYPE_CHECKING:
     from ..config.baseline import Fingerprint
-    from ..linker import LinkInput
+    from ..link.line import LinkInput
 
 #: Input paths: no existence or readability check at parse time, so an
 #: unreadable or missing input becomes its own ``unreadable-input`` finding and
@@ -277,7 +277,7 @@ def _link_line(path: str | None) -> tuple[LinkInput, ...]:
     """The inputs of ``--link-line FILE`` (``linker.read_link_line``), ``()`` without one."""
     if not path:
         return ()
-    from ..linker import read_link_line
+    from ..link.line import read_link_line
 
     return tuple(read_link_line(path))
 

@@ -1,7 +1,7 @@
 """Objects and archives: ``duplicate-definition``, ``common-symbol``, ``stacked-codegen``, ``lto-object``.
 
 They read relocatable objects (``.o``, archive members) from the model and the link
-the ``linkaudit.linker`` emulation says one link combines.
+the ``linkaudit.link.elf`` emulation says one link combines.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from ..context import AuditContext
-from ..linker import Definition, definitions, pulled
+from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview

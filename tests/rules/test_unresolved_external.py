@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit
-from linkaudit.coff_link import link_coff
+from linkaudit.link.coff import link_coff
 from linkaudit.formats import read_path
-from linkaudit.linker import read_link_line
+from linkaudit.link.line import read_link_line
 from linkaudit.report import Severity
 
 from ..tools import find_tool, needs
