@@ -38,9 +38,9 @@ from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
+    from .link.sources import GeneratedSource
     from .loader.images import ImageLoad
     from .packages.installation import InstallationModel
-    from .link.sources import GeneratedSource
     from .verify import Disagreement
 
 

@@ -24,8 +24,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .line import LinkInput
 from ..model import Binary, Binding, Format, Kind
+from .line import LinkInput
 
 
 @dataclass(frozen=True, slots=True)

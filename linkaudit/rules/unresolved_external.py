@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
 from ..context import AuditContext
+from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit
-from linkaudit.link.coff import link_coff
 from linkaudit.formats import read_path
+from linkaudit.link.coff import link_coff
 from linkaudit.link.line import read_link_line
 from linkaudit.report import Severity
 
