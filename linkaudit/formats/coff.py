@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError, shown
@@ -686,21 +686,24 @@ def _model_symbol(s: CoffSymbol) -> Symbol:
     return Symbol(s.name, True, binding, kind, Visibility.DEFAULT, s.value, 0, None, False, section)
 
 
-def import_binary(path: str, member: ImportMember, size: int) -> Binary:
-    """The format-neutral record of one short import member: ``Kind.IMPORT_LIBRARY``, the symbols it
-    defines (``ImportMember.defines``), each carrying the DLL as its version's file (as an import of a
-    PE image does), and the DLL as its ``soname``."""
-    symbols = [linked_symbol(name, True, member.dll) for name in member.defines]
+def import_binary(path: str, members: Sequence[ImportMember], size: int) -> Binary:
+    """The format-neutral record of the short import members of one DLL (one member read alone,
+    or every member of an import library naming that DLL, folded: torch_cpu.lib holds 60,255):
+    ``Kind.IMPORT_LIBRARY``, the symbols they define (``ImportMember.defines``, in member order),
+    each carrying the DLL as its version's file (as an import of a PE image does), the DLL as its
+    ``soname``; ``size``: the members' bytes together.  ``members`` is not empty and names one DLL."""
+    first = members[0]
+    symbols = [linked_symbol(name, True, first.dll) for member in members for name in member.defines]
     return Binary(
         **NOT_ELF,
         path=path,
         format=Format.COFF,
-        machine=member.machine,
-        bits=_BITS.get(member.machine_id, 64),
+        machine=first.machine,
+        bits=_BITS.get(first.machine_id, 64),
         endian=Endian.LITTLE,
         os_abi="Windows",
         kind=Kind.IMPORT_LIBRARY,
-        soname=member.dll,
+        soname=first.dll,
         needed=(),
         rpath=(),
         symbols=SymbolTable.from_symbols(symbols),
@@ -716,5 +719,5 @@ def read_coff_binary(path: str, buf: Buffer, size: int) -> Binary:
     """
     head = bytes(buf[0:6])
     if is_import_member(head):
-        return import_binary(path, read_import_member(path, bytes(buf[0:size])), size)
+        return import_binary(path, [read_import_member(path, bytes(buf[0:size]))], size)
     return object_binary(path, read_coff(path, buf, size), size)
