@@ -33,6 +33,7 @@ from ..model import (
     NOT_ELF,
     Binary,
     Binding,
+    ComdatSection,
     Endian,
     Format,
     Kind,
@@ -40,6 +41,7 @@ from ..model import (
     SymbolTable,
     SymbolType,
     Visibility,
+    WeakExternal,
     linked_symbol,
 )
 from .filebytes import Buffer
@@ -140,6 +142,7 @@ class CoffSection:
             section-definition aux record says one, else ``None``.
         associated: for ``ASSOCIATIVE``, the number of the section it goes with; else 0.
         relocations: ``(offset in the section, symbol index)`` of each relocation, in order.
+        checksum: a COMDAT's aux ``CheckSum`` (the CRC of its data; ``EXACT_MATCH`` compares it), else 0.
     """
 
     number: int
@@ -150,6 +153,7 @@ class CoffSection:
     comdat: ComdatSelection | int | None = None
     associated: int = 0
     relocations: tuple[tuple[int, int], ...] = ()
+    checksum: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,13 +443,13 @@ class _Reader:
 
     def symbols(
         self, raw: bytes, record: int, machine_id: int, count: int, symtab: int
-    ) -> tuple[tuple[CoffSymbol, ...], dict[int, tuple[int, int, int]]]:
+    ) -> tuple[tuple[CoffSymbol, ...], dict[int, tuple[int, int, int, int]]]:
         """The symbol records of ``raw`` and the section-definition aux records by section number
-        (``(selection, associated section, length)``)."""
+        (``(selection, associated section, length, checksum)``)."""
         section_format = "<i" if record == 20 else "<h"
         out: list[CoffSymbol] = []
         weak_tags: list[tuple[int, int, int]] = []  # (position in out, tag index, characteristics)
-        section_aux: dict[int, tuple[int, int, int]] = {}
+        section_aux: dict[int, tuple[int, int, int, int]] = {}
         names: dict[int, str] = {}
         i = 0
         while i < count:
@@ -464,9 +468,9 @@ class _Reader:
                 tag, chars = struct.unpack_from("<II", aux)
                 weak_tags.append((len(out), tag, chars))
             elif klass == StorageClass.STATIC and naux and section > 0 and value == 0:
-                length, _relocs, _lines, _sum, number, selection = struct.unpack_from("<IHHIHB", aux)
+                length, _relocs, _lines, checksum, number, selection = struct.unpack_from("<IHHIHB", aux)
                 high = struct.unpack_from("<H", aux, 15)[0] if record == 20 else 0
-                section_aux.setdefault(section, (selection, number | high << 16, length))
+                section_aux.setdefault(section, (selection, number | high << 16, length, checksum))
             names[i] = name
             out.append(CoffSymbol(i, name, value, section, klass, sym_type, undecorate(name, machine_id)))
             i += 1 + naux
@@ -499,13 +503,15 @@ def _replace_weak(symbol: CoffSymbol, alternate: str, search: WeakSearch | int) 
     )  # fmt: skip
 
 
-def _with_comdat(sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, int, int]]) -> tuple[CoffSection, ...]:
-    """``sections`` with the COMDAT selection (and associated section) of their definition aux records."""
+def _with_comdat(
+    sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, int, int, int]]
+) -> tuple[CoffSection, ...]:
+    """``sections`` with the COMDAT selection (associated section, checksum) of their definition aux records."""
     out = []
     for s in sections:
         found = aux.get(s.number)
         if s.characteristics & IMAGE_SCN_LNK_COMDAT and found is not None:
-            selection, number, _length = found
+            selection, number, _length, checksum = found
             associated = number if selection == ComdatSelection.ASSOCIATIVE else 0
             s = CoffSection(
                 s.number,
@@ -516,6 +522,7 @@ def _with_comdat(sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, in
                 _SELECTIONS.get(selection, selection),
                 associated,
                 s.relocations,
+                checksum,
             )
         out.append(s)
     return tuple(out)
@@ -647,9 +654,10 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
     """The format-neutral record of a COFF object: ``Kind.RELOCATABLE``, its external symbols
     (definitions in their section, common symbols as ``SymbolType.COMMON`` in ELF's ``SHN_COMMON``,
     absolute ones in ``SHN_ABS``, references undefined, weak externals ``Binding.WEAK``), its section
-    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error), its
-    ``.drectve`` directives as ``/OPTION:argument``, and which function refers to which external
-    (``CoffObject.references``)."""
+    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error) with
+    every COMDAT's selection (``comdats``), its weak externals with their alternate and search
+    characteristics, its ``.drectve`` directives as ``/OPTION:argument``, and which function refers
+    to which external (``CoffObject.references``)."""
     symbols = [_model_symbol(s) for s in obj.iter_externals()]
     comdat = frozenset(s.number for s in obj.sections if s.comdat is not None and s.comdat != 1)
     return Binary(
@@ -670,6 +678,14 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
         comdat_sections=comdat,
         link_directives=tuple(f"/{d.option}:{d.argument}" if d.argument else f"/{d.option}" for d in obj.directives),
         referenced_from=obj.references(),
+        comdats=tuple(
+            ComdatSection(s.number, int(s.comdat), s.size, s.checksum, s.associated)
+            for s in obj.sections
+            if s.comdat is not None
+        ),
+        weak_externals=tuple(
+            WeakExternal(s.name, s.alternate, int(s.search or 0)) for s in obj.iter_externals() if s.alternate
+        ),
     )
 
 
