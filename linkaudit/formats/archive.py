@@ -29,7 +29,15 @@ from dataclasses import replace
 
 from ..errors import InputError, shown
 from ..model import Binary
-from .coff import ImportMember, import_binary, is_coff_object, is_import_member, read_coff_binary, read_import_member
+from .coff import (
+    ImportMember,
+    import_binary,
+    is_coff_object,
+    is_import_member,
+    name_gnu_import_dlls,
+    read_coff_binary,
+    read_import_member,
+)
 from .elf import read_elf
 from .filebytes import Buffer, FileBytes, file_bytes, open_file
 
@@ -145,7 +153,7 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
             out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
     for place, binary in imports.folded():
         out[place] = binary
-    return [b for b in out if b is not None]
+    return name_gnu_import_dlls([b for b in out if b is not None])
 
 
 class _ImportMembers:

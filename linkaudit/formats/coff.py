@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InputError, shown
 from ..model import (
@@ -227,6 +227,9 @@ class CoffObject:
         sections: the section headers in order.
         symbols: every symbol record (aux records folded in), in table order.
         directives: the ``.drectve`` directives in order.
+        idata_dll: the DLL an import-descriptor tail names: the NUL-ended string of its ``.idata$7``
+            section when a symbol defined there ends ``_iname`` (GNU ``dlltool``'s long import
+            format); else ``None``.
     """
 
     machine: str
@@ -235,6 +238,7 @@ class CoffObject:
     sections: tuple[CoffSection, ...]
     symbols: tuple[CoffSymbol, ...]
     directives: tuple[Directive, ...]
+    idata_dll: str | None = None
 
     def iter_externals(self) -> Iterator[CoffSymbol]:
         """Yield the external symbols (definitions, references, common and weak ones), in order."""
@@ -373,7 +377,17 @@ class _Reader:
             if s.name == ".drectve" and s.characteristics & IMAGE_SCN_LNK_INFO
         )
         machine = MACHINES.get(machine_id, f"unknown({machine_id:#x})")
-        return CoffObject(machine, machine_id, bigobj, sections, symbols, parse_directives(self.path, drectve))
+        directives = parse_directives(self.path, drectve)
+        return CoffObject(machine, machine_id, bigobj, sections, symbols, directives, self.idata_dll(sections, symbols))
+
+    def idata_dll(self, sections: tuple[CoffSection, ...], symbols: tuple[CoffSymbol, ...]) -> str | None:
+        """The DLL name of a GNU import library's tail object (see ``CoffObject.idata_dll``)."""
+        tails = {s.section for s in symbols if s.external and s.section > 0 and s.name.endswith("_iname")}
+        for section in sections:
+            if section.number in tails and section.name == ".idata$7" and section.offset:
+                data = self.bytes_at(section.offset, min(section.size, MAX_NAME), ".idata$7 section")
+                return data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
+        return None
 
     def string_table(self, offset: int) -> bytes:
         """The string table after the symbol table (its first 4 bytes count themselves); may be absent."""
@@ -656,8 +670,9 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
     absolute ones in ``SHN_ABS``, references undefined, weak externals ``Binding.WEAK``), its section
     names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error) with
     every COMDAT's selection (``comdats``), its weak externals with their alternate and search
-    characteristics, its ``.drectve`` directives as ``/OPTION:argument``, and which function refers
-    to which external (``CoffObject.references``)."""
+    characteristics, its ``.drectve`` directives as ``/OPTION:argument``, which function refers
+    to which external (``CoffObject.references``), and as ``soname`` the DLL an import-descriptor
+    tail names (``CoffObject.idata_dll``)."""
     symbols = [_model_symbol(s) for s in obj.iter_externals()]
     comdat = frozenset(s.number for s in obj.sections if s.comdat is not None and s.comdat != 1)
     return Binary(
@@ -669,7 +684,7 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
         endian=Endian.LITTLE,
         os_abi="Windows",
         kind=Kind.RELOCATABLE,
-        soname=None,
+        soname=obj.idata_dll,
         needed=(),
         rpath=(),
         symbols=SymbolTable.from_symbols(symbols),
@@ -725,6 +740,26 @@ def import_binary(path: str, members: Sequence[ImportMember], size: int) -> Bina
         symbols=SymbolTable.from_symbols(symbols),
         file_size=size,
     )
+
+
+def name_gnu_import_dlls(members: list[Binary]) -> list[Binary]:
+    """The members of a GNU (``dlltool``) import library, each symbol's object given the DLL as its
+    ``soname``: it references the library's ``_head_*`` symbol, whose object references the tail's
+    ``*_iname``, whose ``.idata$7`` names the DLL (binutils ``dlltool.c``, "long import format").
+    Other libraries' members come back as they are."""
+    inames = {s.name: b.soname for b in members if b.soname for s in b.symbols if s.defined}
+    if not inames:
+        return members
+    heads: dict[str, str] = {}
+    for b in members:
+        dll = next((inames[s.name] for s in b.symbols if not s.defined and s.name in inames), None)
+        if dll is not None:
+            heads.update((s.name, dll) for s in b.symbols if s.defined)
+    out = []
+    for b in members:
+        dll = next((heads[s.name] for s in b.symbols if not s.defined and s.name in heads), None)
+        out.append(replace(b, soname=dll) if dll is not None and b.soname is None else b)
+    return out
 
 
 def read_coff_binary(path: str, buf: Buffer, size: int) -> Binary:

@@ -126,7 +126,7 @@ def _key(path: str) -> str:
 
 def _stem(name: str) -> str:
     base = os.path.basename(name.replace("\\", "/")).lower()
-    return base[:-4] if base.endswith(".lib") else base
+    return base[:-4] if base.endswith(".lib") else base[:-2] if base.endswith(".a") else base
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +186,7 @@ class _Link:
         self.libraries: list[_Library] = []
         self.seen: set[str] = set()
         for e in line:
-            if e.path and e.path.lower().endswith(".lib"):
+            if e.path and e.path.lower().endswith((".lib", ".a")):  # .dll.a: a GNU import library
                 self.add_library(e.path, default=False)
         for e in line:
             if e.option.startswith("defaultlib:"):
@@ -224,7 +224,7 @@ class _Link:
                 self.pulled.append(b)
             for n in unit.names:
                 self.provider.setdefault(n, unit.library)
-                if b.kind is Kind.IMPORT_LIBRARY and b.soname:
+                if b.soname:  # an import member, or a GNU import library's object
                     self.dll.setdefault(n, b.soname)
                 self.defined.setdefault(n, b)
             if b.kind is Kind.IMPORT_LIBRARY:

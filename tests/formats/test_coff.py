@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import struct
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from linkaudit.formats.coff import (
     StorageClass,
     WeakSearch,
     is_import_member,
+    name_gnu_import_dlls,
     parse_directives,
     read_coff,
     read_import_member,
@@ -363,3 +365,17 @@ def test_import_members_fold_into_one_record_per_dll(tmp_path: Path) -> None:
     path.write_bytes(b"!<arch>\n" + body + header(b"c.dll/", 20) + _import_member(b"x", b"c.dll")[:20])
     with pytest.raises(InputError, match=r"member c\.dll: import member's SizeOfData"):
         read(str(path))
+
+
+def test_gnu_long_import_format_names_the_dll_through_head_and_tail() -> None:
+    """mingw dlltool's .dll.a: one object per symbol referencing ``_head_*``, whose object references
+    the tail's ``*_iname``, whose ``.idata$7`` holds the DLL name (binutils dlltool.c)."""
+    binaries = read(str(COFF / "nvrtc.dll.a"))
+    assert all(b.kind is Kind.RELOCATABLE for b in binaries)
+    symbol_objects = [b for b in binaries if any(s.defined and s.name.startswith("__imp_") for s in b.symbols)]
+    assert len(symbol_objects) == 10 and {b.soname for b in symbol_objects} == {"nvrtc64_120_0.dll"}
+    (head,) = [b for b in binaries if any(s.defined and s.name.startswith("_head_") for s in b.symbols)]
+    assert head.soname is None  # the descriptor, not an import
+    # The same objects in an ELF-free, tail-free library name no DLL.
+    assert name_gnu_import_dlls([head, *symbol_objects[:1]])[1].soname == "nvrtc64_120_0.dll"
+    assert name_gnu_import_dlls([replace(b, soname=None) for b in symbol_objects])[0].soname is None

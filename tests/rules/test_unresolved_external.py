@@ -4,6 +4,7 @@ lld-link itself where it is installed."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from linkaudit import AuditConfig, audit
 from linkaudit.formats import read_path
-from linkaudit.link.coff import link_coff
+from linkaudit.link.coff import CoffLink, Linker, link_coff
 from linkaudit.link.line import read_link_line
 from linkaudit.report import Severity
 
@@ -39,7 +40,25 @@ CASES = {
     # weak_ref: a weak external with its alternate; common_counter: a common symbol.
     "features": ("features.obj nvrtc.lib", ["forced_symbol", "undefined_fn"]),
     "x86-stdcall": ("/machine:x86 decorated.obj legacy32.lib", ["_imported_std@8"]),
+    # Duplicates (LNK2005) by COMDAT selection; the search-order case (see order_main.c).
+    "nodup-twice": ("nodup.obj nodup_copy.obj", []),
+    "plain-twice": ("nodup_plain.obj nodup_plain_copy.obj", []),
+    "comdat-and-plain": ("nodup.obj nodup_plain.obj", []),
+    "selectany-twice": ("features.obj any_again.obj nvrtc.lib", ["forced_symbol", "undefined_fn"]),
+    "order": ("order_main.obj order1.lib order2.lib order3.lib", []),
+    "gnu-import-library": ("torch_cuda.obj nvrtc.dll.a", []),
 }
+#: name -> the symbols defined twice under lld-link's order (the rest: none).
+DUPLICATES = {
+    "nodup-twice": ["nodup_one", "nodup_two"],
+    "plain-twice": ["nodup_one", "nodup_two"],
+    "comdat-and-plain": ["nodup_one", "nodup_two"],
+    "order": ["dup_sym"],
+}
+#: name -> (duplicates, provider of the symbol) under link.exe's order where it parts from lld-link's:
+#: link.exe searches order2.lib's member's reference in order2.lib, then order3.lib (Microsoft "LINK
+#: input files"); lld-link takes order1.lib, the first that defines shared_fn.
+LINK_EXE = {"order": ([], ("shared_fn", "order3.lib"))}
 
 
 def _line(tmp_path: Path, name: str) -> Path:
@@ -50,15 +69,27 @@ def _line(tmp_path: Path, name: str) -> Path:
     return rsp
 
 
-def _predicted(rsp: Path) -> list[str]:
+def _link(rsp: Path, linker: Linker = Linker.LLD_LINK) -> CoffLink:
     line = read_link_line(str(rsp))
-    binaries = [b for e in line if e.path for b in read_path(e.path)]
-    return sorted(link_coff(binaries, line).unresolved)
+    return link_coff([b for e in line if e.path for b in read_path(e.path)], line, linker)
+
+
+def _predicted(rsp: Path, linker: Linker = Linker.LLD_LINK) -> tuple[list[str], list[str]]:
+    """(unresolved, defined twice), sorted."""
+    link = _link(rsp, linker)
+    return sorted(link.unresolved), sorted(d.name for d in link.duplicates)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_prediction(tmp_path: Path, name: str) -> None:
-    assert _predicted(_line(tmp_path, name)) == CASES[name][1]
+    rsp = _line(tmp_path, name)
+    assert _predicted(rsp) == (CASES[name][1], DUPLICATES.get(name, []))
+    duplicates, (symbol, provider) = LINK_EXE.get(name, (DUPLICATES.get(name, []), (None, None)))
+    link = _link(rsp, Linker.LINK_EXE)
+    assert (sorted(link.unresolved), sorted(d.name for d in link.duplicates)) == (CASES[name][1], duplicates)
+    if symbol is not None:
+        assert os.path.basename(link.provider[symbol]) == provider
+        assert os.path.basename(_link(rsp).provider[symbol]) != provider  # the divergence, listed
 
 
 def test_the_seed_case_names_nvrtc_lib_and_the_driver_library(tmp_path: Path) -> None:
@@ -88,6 +119,10 @@ def test_the_import_library_says_which_dll(tmp_path: Path) -> None:
     assert link.dll["__imp_nvrtcGetLoweredName"] == "nvrtc64_120_0.dll"
     assert link.dll["__imp_cuInit"] == "nvcuda.dll"
     assert link.unknown == ()
+    # mingw's long import format says the same through _head_ and the tail's .idata$7.
+    gnu = _link(_line(tmp_path, "gnu-import-library"))
+    assert gnu.dll["nvrtcCreateProgram"] == gnu.dll["__imp_nvrtcGetLoweredName"] == "nvrtc64_120_0.dll"
+    assert gnu.unresolved == {} and os.path.basename(gnu.provider["nvrtcCreateProgram"]) == "nvrtc.dll.a"
 
 
 def test_lnk2001_for_include_and_unknown_libraries_make_a_warning(tmp_path: Path) -> None:
@@ -132,8 +167,9 @@ def test_lld_link_agrees(tmp_path: Path, name: str) -> None:
     # lld-link names an __imp_ reference "__declspec(dllimport) NAME".
     found = re.findall(r"undefined symbol: (__declspec\(dllimport\) )?(\S+)", run.stderr)
     theirs = sorted({("__imp_" if imp else "") + name for imp, name in found})
-    assert (run.returncode != 0) == bool(theirs), run.stderr
-    assert _predicted(rsp) == theirs
+    twice = sorted(set(re.findall(r"duplicate symbol: (\S+)", run.stderr)))
+    assert (run.returncode != 0) == bool(theirs or twice), run.stderr
+    assert _predicted(rsp) == (theirs, twice)
 
 
 def test_msvc_link_line_options(tmp_path: Path) -> None:
