@@ -89,6 +89,13 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "command): duplicate-definition then reports exactly that link's clashes.",
 )
 @click.option(
+    "--linker",
+    type=click.Choice(["link.exe", "lld-link"]),
+    default="link.exe",
+    show_default=True,
+    help="Whose library search order a Windows --link-line follows (docs/windows-link.md).",
+)
+@click.option(
     "--source",
     "source_dirs",
     multiple=True,
@@ -146,6 +153,7 @@ def check(
     no_loader: bool,
     verify: bool,
     link_line: str | None,
+    linker: str,
     source_dirs: tuple[str, ...],
     config_path: str | None,
     no_config: bool,
@@ -191,7 +199,7 @@ def check(
         profile=chosen.name,
         baseline=_load_baseline(baseline_path),
         baseline_file=baseline_path,
-        link_line=_link_line(link_line),
+        link_line=_link_line(link_line, linker),
         source_dirs=source_dirs,
         target_env=loader["target_env"],
         dll_directories=tuple(loader["dll_directories"]),
@@ -273,13 +281,14 @@ def _load_baseline(path: str | None) -> frozenset[Fingerprint] | None:
     return baseline.load(path, frozenset(rule_ids()))
 
 
-def _link_line(path: str | None) -> tuple[LinkInput, ...]:
-    """The inputs of ``--link-line FILE`` (``linker.read_link_line``), ``()`` without one."""
+def _link_line(path: str | None, linker: str = "link.exe") -> tuple[LinkInput, ...]:
+    """The inputs of ``--link-line FILE`` (``link.line.read_link_line``) and ``--linker`` as a
+    ``linker:NAME`` option entry; ``()`` without a link line."""
     if not path:
         return ()
-    from ..link.line import read_link_line
+    from ..link.line import LinkInput, read_link_line
 
-    return tuple(read_link_line(path))
+    return (*read_link_line(path), LinkInput("", option=f"linker:{linker}"))
 
 
 def _same_path(a: str, b: str) -> bool:

@@ -73,6 +73,7 @@ class Duplicate:
         name: the symbol (decorated).
         first: the object (or library member) whose definition the link took first.
         second: the one defining it again.
+        sections: the sections of the two definitions (``".text$mn"``, ``"ABS"``).
         why: what makes it a duplicate: ``"defined twice"``, ``"NODUPLICATES COMDAT"``, ``"SAME_SIZE
             COMDAT of 4 and 8 bytes"``, ``"EXACT_MATCH COMDAT with different contents"``,
             ``"COMDAT selections ANY and NODUPLICATES"``, ``"a COMDAT and a plain definition"``.
@@ -82,6 +83,7 @@ class Duplicate:
     first: Binary
     second: Binary
     why: str
+    sections: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,18 +317,22 @@ class _Link:
         return out
 
 
-def link_coff(binaries: Sequence[Binary], line: Sequence[LinkInput], linker: Linker = Linker.LINK_EXE) -> CoffLink:
+def link_coff(binaries: Sequence[Binary], line: Sequence[LinkInput], linker: Linker | None = None) -> CoffLink:
     """Emulate the link of ``line`` over the inputs read (``binaries``).
 
     Args:
         binaries: every binary read: the line's objects, and the members of its libraries.
         line: the parsed link line (``link.line.read_link_line``).
-        linker: whose library search order to follow (link.exe's by default).
+        linker: whose library search order to follow; ``None``: the line's ``linker:NAME`` option
+            entry (``--linker``), else link.exe's.
 
     Returns:
         The ``CoffLink``: unresolved externals with their references, duplicates, providers,
         unknown libraries.
     """
+    if linker is None:
+        named = [e.option.split(":", 1)[1] for e in line if e.option.startswith("linker:")]
+        linker = Linker(named[-1]) if named else Linker.LINK_EXE
     by_path: dict[str, list[Binary]] = {}
     for b in binaries:
         if b.format is Format.COFF:
@@ -349,10 +355,11 @@ def link_coff(binaries: Sequence[Binary], line: Sequence[LinkInput], linker: Lin
     )
 
 
-def _definitions(b: Binary) -> list[tuple[str, ComdatSection | None]]:
-    """The external definitions of an object that may clash: not common, not weak, each with the
-    COMDAT of its section (an ``ASSOCIATIVE`` one replaced by the section it goes with)."""
+def _definitions(b: Binary) -> list[tuple[str, str, ComdatSection | None]]:
+    """The external definitions of an object that may clash: not common, not weak, each with its
+    section's name and COMDAT (an ``ASSOCIATIVE`` one replaced by the section it goes with)."""
     comdats = {c.section: c for c in b.comdats}
+    names = b.section_names
     out = []
     for sym in b.symbols.strong_definitions():
         if not sym.name or sym.section == 0xFFF2 or sym.name.startswith("."):
@@ -362,7 +369,8 @@ def _definitions(b: Binary) -> list[tuple[str, ComdatSection | None]]:
             if comdat is None or comdat.selection != ASSOCIATIVE:
                 break
             comdat = comdats.get(comdat.associated)
-        out.append((sym.name, comdat))
+        where = "ABS" if sym.section == 0xFFF1 else names[sym.section] if sym.section < len(names) else ""
+        out.append((sym.name, where, comdat))
     return out
 
 
@@ -388,16 +396,17 @@ def clash(first: ComdatSection | None, second: ComdatSection | None) -> str | No
 
 def duplicates(loaded: Sequence[Binary]) -> list[Duplicate]:
     """The LNK2005 duplicates among the objects a link loads, in load order (each name once)."""
-    first: dict[str, tuple[Binary, ComdatSection | None]] = {}
+    first: dict[str, tuple[Binary, str, ComdatSection | None]] = {}
     out: list[Duplicate] = []
     reported: set[str] = set()
     for b in loaded:
-        for name, comdat in _definitions(b):
+        for name, section, comdat in _definitions(b):
             if name not in first:
-                first[name] = (b, comdat)
+                first[name] = (b, section, comdat)
                 continue
-            why = clash(first[name][1], comdat)
+            leader, leader_section, leader_comdat = first[name]
+            why = clash(leader_comdat, comdat)
             if why is not None and name not in reported:
                 reported.add(name)
-                out.append(Duplicate(name, first[name][0], b, why))
+                out.append(Duplicate(name, leader, b, why, (leader_section, section)))
     return out

@@ -7,14 +7,28 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from linkaudit import AuditConfig, audit
 from linkaudit.formats import read_path
-from linkaudit.link.coff import CoffLink, Linker, link_coff
-from linkaudit.link.line import read_link_line
+from linkaudit.link.coff import (
+    ANY,
+    ASSOCIATIVE,
+    EXACT_MATCH,
+    LARGEST,
+    NODUPLICATES,
+    SAME_SIZE,
+    CoffLink,
+    Linker,
+    clash,
+    duplicates,
+    link_coff,
+)
+from linkaudit.link.line import LinkInput, read_link_line
+from linkaudit.model import Binary, ComdatSection
 from linkaudit.report import Severity
 
 from ..tools import find_tool, needs
@@ -190,3 +204,63 @@ def test_msvc_link_line_options(tmp_path: Path) -> None:
         ("", "defaultlib:x.lib"),
         ("", "alternatename:a=b"),
     ]
+
+
+def test_lnk2005_in_link_exe_words_and_lld_links(tmp_path: Path) -> None:
+    rsp = _line(tmp_path, "nodup-twice")
+    line = tuple(read_link_line(str(rsp)))
+    report = audit([str(COFF / "nodup.obj"), str(COFF / "nodup_copy.obj")], AuditConfig(link_line=line))
+    found = {f.subject: f for f in report.findings if f.rule == "duplicate-definition"}
+    assert sorted(found) == ["nodup_one", "nodup_two"]
+    one = found["nodup_one"]
+    assert one.severity is Severity.ERROR and one.file.endswith("nodup_copy.obj")
+    assert one.message == (
+        "nodup_copy.obj : error LNK2005: nodup_one already defined in nodup.obj (NODUPLICATES COMDAT); "
+        "the link fails with LNK1169: one or more multiply defined symbols found"
+    )
+    assert [d["section"] for d in one.evidence["definitions"]] == [".text", ".text"]
+    # The search-order case: clean under link.exe's order, lld-link's pulls order1.lib's dup_sym.
+    order = [str(COFF / n) for n in ("order_main.obj", "order1.lib", "order2.lib", "order3.lib")]
+    line = tuple(read_link_line(str(_line(tmp_path, "order"))))
+    assert not [f for f in audit(order, AuditConfig(link_line=line)).findings if f.severity is Severity.ERROR]
+    lld = (*line, LinkInput("", option="linker:lld-link"))
+    (dup,) = [f for f in audit(order, AuditConfig(link_line=lld)).findings if f.rule == "duplicate-definition"]
+    assert dup.message.startswith(
+        "duplicate symbol: dup_sym (defined at order_main.obj and at order1.lib(order_p1.obj))"
+    )
+    assert dup.evidence["cause"] == {"linker": "lld-link", "reason": "defined twice"}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "why"),
+    [
+        ((ANY, 4, 1), (ANY, 8, 2), None),
+        ((LARGEST, 4, 1), (LARGEST, 8, 2), None),
+        ((ANY, 4, 1), (LARGEST, 8, 2), None),
+        ((ANY, 4, 1), (EXACT_MATCH, 4, 9), None),
+        ((NODUPLICATES, 4, 1), (NODUPLICATES, 4, 1), "NODUPLICATES COMDAT"),
+        ((SAME_SIZE, 4, 1), (SAME_SIZE, 4, 2), None),
+        ((SAME_SIZE, 4, 1), (SAME_SIZE, 8, 1), "SAME_SIZE COMDAT of 4 and 8 bytes"),
+        ((EXACT_MATCH, 4, 1), (EXACT_MATCH, 4, 1), None),
+        ((EXACT_MATCH, 4, 1), (EXACT_MATCH, 4, 2), "EXACT_MATCH COMDAT with different contents"),
+        ((ANY, 4, 1), (NODUPLICATES, 4, 1), "COMDAT selections ANY and NODUPLICATES"),
+        ((ANY, 4, 1), None, "a COMDAT and a plain definition"),
+        (None, None, "defined twice"),
+    ],
+)
+def test_comdat_selection_as_the_spec_says(first, second, why) -> None:  # type: ignore[no-untyped-def]
+    """Microsoft PE/COFF "COMDAT Sections": every selection, and mixed ones as lld's handleComdatSelection."""
+    make = lambda t: None if t is None else ComdatSection(1, t[0], t[1], t[2])  # noqa: E731
+    assert clash(make(first), make(second)) == why
+
+
+def test_associative_sections_follow_their_section() -> None:
+    """nodup.obj's two function sections made ASSOCIATIVE to a section 99: they clash as 99's selection says."""
+    nodup = read_path(str(COFF / "nodup.obj"))[0]
+
+    def tied_to(selection: int) -> Binary:
+        tied = tuple(ComdatSection(c.section, ASSOCIATIVE, c.size, 0, 99) for c in nodup.comdats)
+        return replace(nodup, comdats=(*tied, ComdatSection(99, selection, 6)))
+
+    assert [d.why for d in duplicates([tied_to(NODUPLICATES), tied_to(NODUPLICATES)])] == ["NODUPLICATES COMDAT"] * 2
+    assert duplicates([tied_to(ANY), tied_to(ANY)]) == []
