@@ -30,7 +30,8 @@ class LinkInput(NamedTuple):
         option: a link option that changes the analysis: ``"muldefs"`` for
             ``--allow-multiple-definition`` / ``-z muldefs``; from an MSVC / lld-link line,
             ``"defaultlib:NAME"``, ``"nodefaultlib"``, ``"nodefaultlib:NAME"``, ``"include:SYMBOL"``,
-            ``"alternatename:FROM=TO"`` and ``"libpath:DIR"`` (``DIR`` joined to the line's directory).
+            ``"alternatename:FROM=TO"``, ``"delayload:DLL"`` and ``"libpath:DIR"`` (``DIR`` joined to the
+            line's directory); ``"linker:NAME"`` (``--linker``) is added by the CLI.
     """
 
     path: str
@@ -109,7 +110,7 @@ def read_link_line(path: str) -> list[LinkInput]:
         msvc = _msvc_option(token)
         if msvc is not None:
             name, argument = msvc
-            if name in ("defaultlib", "include", "alternatename") and argument:
+            if name in ("defaultlib", "include", "alternatename", "delayload") and argument:
                 out.append(LinkInput("", option=f"{name}:{argument}"))
             elif name == "nodefaultlib":
                 out.append(LinkInput("", option=f"nodefaultlib:{argument}" if argument else "nodefaultlib"))
@@ -149,7 +150,7 @@ def read_link_line(path: str) -> list[LinkInput]:
 #: An MSVC linker option: ``/NAME`` or ``/NAME:argument`` (also ``-NAME:argument``, as lld-link
 #: accepts); a path such as ``/usr/lib/x.o`` does not match (a second ``/`` before any ``:``).
 _MSVC_OPTION = re.compile(
-    r"^(?:/(?P<slash>[A-Za-z][A-Za-z0-9_]*)|-(?P<dash>libpath|defaultlib|nodefaultlib|include|alternatename)(?=:))"
+    r"^(?:/(?P<slash>[A-Za-z][A-Za-z0-9_]*)|-(?P<dash>libpath|defaultlib|nodefaultlib|include|alternatename|delayload)(?=:))"
     r"(?::(?P<argument>.*))?$",
     re.IGNORECASE,
 )

@@ -264,3 +264,23 @@ def test_associative_sections_follow_their_section() -> None:
 
     assert [d.why for d in duplicates([tied_to(NODUPLICATES), tied_to(NODUPLICATES)])] == ["NODUPLICATES COMDAT"] * 2
     assert duplicates([tied_to(ANY), tied_to(ANY)]) == []
+
+
+def test_a_driver_import_library_used_is_a_driver_link_before_the_dll_exists(tmp_path: Path) -> None:
+    rsp = _line(tmp_path, "driver-used-right")
+    inputs = [str(COFF / "driver_use.obj"), str(COFF / "cuda.lib")]
+    line = tuple(read_link_line(str(rsp)))
+    (found,) = [f for f in audit(inputs, AuditConfig(link_line=line)).findings if f.rule == "driver-link"]
+    assert found.severity is Severity.ERROR and found.subject == "nvcuda.dll"
+    assert found.evidence["used_symbols"] == ["cuDeviceGetCount", "cuInit"]
+    assert "the DLL will not load where no driver is installed" in found.message
+    rsp.write_text(rsp.read_text().replace("/dll", "/dll /DELAYLOAD:nvcuda.dll"))
+    line = tuple(read_link_line(str(rsp)))
+    (delayed,) = [f for f in audit(inputs, AuditConfig(link_line=line)).findings if f.rule == "driver-link"]
+    assert (
+        delayed.severity is Severity.NOTE and "/DELAYLOAD:nvcuda.dll resolves them at the first call" in delayed.message
+    )
+    # The seed's broken line names cuda.lib but uses none of it: no import, no driver-link.
+    broken = tuple(read_link_line(str(_line(tmp_path, "broken"))))
+    seed = audit([str(COFF / "torch_cuda.obj"), str(COFF / "cuda.lib")], AuditConfig(link_line=broken))
+    assert not [f for f in seed.findings if f.rule == "driver-link"]
