@@ -85,8 +85,9 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--link-line",
     default=None,
     metavar="FILE",
-    help="The link combining the objects and archives (a response file, CMake link.txt or a compile_commands "
-    "command): duplicate-definition then reports exactly that link's clashes.",
+    help="The link combining the objects and archives (a response file, CMake link.txt, a compile_commands "
+    "command, or build.ninja:TARGET for a Ninja link edge): duplicate-definition and unresolved-external then "
+    "report exactly that link's clashes and missing symbols.",
 )
 @click.option(
     "--linker",
@@ -282,13 +283,15 @@ def _load_baseline(path: str | None) -> frozenset[Fingerprint] | None:
 
 
 def _link_line(path: str | None, linker: str = "link.exe") -> tuple[LinkInput, ...]:
-    """The inputs of ``--link-line FILE`` (``link.line.read_link_line``) and ``--linker`` as a
-    ``linker:NAME`` option entry; ``()`` without a link line."""
+    """The inputs of ``--link-line FILE`` (``link.line.read_link_line``; ``FILE.ninja:TARGET`` for a
+    Ninja link edge; libraries also looked up in the ``LIB`` environment variable's directories, as
+    link.exe does) and ``--linker`` as a ``linker:NAME`` option entry; ``()`` without a link line."""
     if not path:
         return ()
     from ..link.line import LinkInput, read_link_line
 
-    return (*read_link_line(path), LinkInput("", option=f"linker:{linker}"))
+    lib_dirs = os.environ.get("LIB", "").split(";")
+    return (*read_link_line(path, lib_dirs), LinkInput("", option=f"linker:{linker}"))
 
 
 def _same_path(a: str, b: str) -> bool:
