@@ -38,9 +38,9 @@ from .rules import RULES, get_rule
 from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
+    from .link.sources import GeneratedSource
     from .loader.images import ImageLoad
     from .packages.installation import InstallationModel
-    from .sources import GeneratedSource
     from .verify import Disagreement
 
 
@@ -288,7 +288,7 @@ def _audit_staged(
         linkage = _analyze(binaries, config, findings)
     generated: tuple[GeneratedSource, ...] = ()
     if config.source_dirs:
-        from .sources import scan
+        from .link.sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
     windows: tuple[ImageLoad, ...] = ()

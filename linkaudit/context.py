@@ -17,11 +17,11 @@ from .config.profiles import WheelPolicy
 from .model import Binary
 
 if TYPE_CHECKING:
+    from .link.sources import GeneratedSource
     from .loader.analysis import LinkageAnalysis
     from .loader.images import ImageLoad
     from .packages import Staged
     from .packages.installation import InstallationModel
-    from .sources import GeneratedSource
     from .verify import Disagreement
 
 

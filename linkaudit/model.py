@@ -733,6 +733,8 @@ class Binary:
             GNU property note (``X86_ISA_1_BASELINE`` = 1, ``V2`` = 2, ``V3`` = 4, ``V4`` = 8): the
             micro-architecture levels its code needs, which glibc's ld.so checks against the CPU
             before it maps the file; 0 without the property (and for every other format).
+        comdats: COFF objects: every COMDAT section with its selection, in section order.
+        weak_externals: COFF objects: the weak externals with their alternate and search type.
     """
 
     path: str
@@ -768,6 +770,8 @@ class Binary:
     link_directives: tuple[str, ...] = ()
     referenced_from: tuple[tuple[str, str], ...] = ()
     x86_isa_needed: int = 0
+    comdats: tuple[ComdatSection, ...] = ()
+    weak_externals: tuple[WeakExternal, ...] = ()
 
     @property
     def needed_names(self) -> tuple[str, ...]:
@@ -779,6 +783,44 @@ class Binary:
         """``path``, or ``archive(member)`` for an archive member (``fat.dylib(arm64)`` for a slice of a
         universal Mach-O file)."""
         return f"{self.path}({self.member})" if self.member else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class ComdatSection:
+    """A COFF object's COMDAT section (``IMAGE_SCN_LNK_COMDAT``) as its section-definition aux
+    record describes it (Microsoft PE/COFF specification, "COMDAT Sections (Object Only)").
+
+    Attributes:
+        section: the section number (1-based, as symbols name it).
+        selection: ``IMAGE_COMDAT_SELECT_*`` (1 NODUPLICATES, 2 ANY, 3 SAME_SIZE, 4 EXACT_MATCH,
+            5 ASSOCIATIVE, 6 LARGEST), or the raw value.
+        size: the section's ``SizeOfRawData``, bytes.
+        checksum: the aux record's ``CheckSum`` (``EXACT_MATCH`` compares it).
+        associated: for ``ASSOCIATIVE``, the section it goes with; else 0.
+    """
+
+    section: int
+    selection: int
+    size: int
+    checksum: int = 0
+    associated: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WeakExternal:
+    """A COFF weak external (``IMAGE_SYM_CLASS_WEAK_EXTERNAL``) and its aux record.
+
+    Attributes:
+        name: the weak symbol.
+        alternate: the symbol it resolves to when nothing defines ``name`` (its ``TagIndex``).
+        search: ``IMAGE_WEAK_EXTERN_SEARCH_*``: 1 NOLIBRARY (no library searched for ``name``),
+            2 LIBRARY (libraries searched first), 3 ALIAS (``name`` is an alias of ``alternate``),
+            4 anti-dependency; or the raw value.
+    """
+
+    name: str
+    alternate: str
+    search: int
 
 
 #: The ``Binary`` fields only ELF fills (interpreter, libc, DT_RUNPATH, DT_FLAGS, DT_FLAGS_1,

@@ -109,3 +109,20 @@ def test_linkaudit_has_no_import_circle() -> None:
     graph = import_graph()
     assert len(graph) > 50  # the whole package was read
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_static_link_is_one_room_beside_the_loader() -> None:
+    """``linkaudit/link/`` (link lines, the ELF and COFF links, generated sources) reads the model
+    and nothing downstream; the old top-level modules are gone; nothing of loader/ and link/
+    imports the other (two rooms of one stage)."""
+    graph = import_graph()
+    room = {m for m in graph if m == "linkaudit.link" or m.startswith("linkaudit.link.")}
+    assert room >= {"linkaudit.link.line", "linkaudit.link.elf", "linkaudit.link.coff", "linkaudit.link.sources"}
+    assert not {"linkaudit.linker", "linkaudit.coff_link", "linkaudit.sources"} & set(graph)
+    downstream = ("linkaudit.rules", "linkaudit.cli", "linkaudit.output", "linkaudit.audit", "linkaudit.context",
+                  "linkaudit.report", "linkaudit.loader")  # fmt: skip
+    for module in room:
+        for target in graph[module]:
+            assert not target.startswith(downstream), f"{module} imports {target}"
+    for module in (m for m in graph if m.startswith("linkaudit.loader")):
+        assert not {t for t in graph[module] if t.startswith("linkaudit.link")}, module

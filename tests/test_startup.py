@@ -64,7 +64,7 @@ NOT_FOR_ELF = {
     "linkaudit.cli.rules",
     "linkaudit.cli.profiles",
     "linkaudit.diff",
-    "linkaudit.sources",
+    "linkaudit.link.sources",
     "linkaudit.verify",
     "secrets",
     "hmac",

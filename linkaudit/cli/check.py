@@ -22,7 +22,7 @@ from .progress import stderr_progress
 
 if TYPE_CHECKING:
     from ..config.baseline import Fingerprint
-    from ..linker import LinkInput
+    from ..link.line import LinkInput
 
 #: Input paths: no existence or readability check at parse time, so an
 #: unreadable or missing input becomes its own ``unreadable-input`` finding and
@@ -85,8 +85,16 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--link-line",
     default=None,
     metavar="FILE",
-    help="The link combining the objects and archives (a response file, CMake link.txt or a compile_commands "
-    "command): duplicate-definition then reports exactly that link's clashes.",
+    help="The link combining the objects and archives (a response file, CMake link.txt, a compile_commands "
+    "command, or build.ninja:TARGET for a Ninja link edge): duplicate-definition and unresolved-external then "
+    "report exactly that link's clashes and missing symbols.",
+)
+@click.option(
+    "--linker",
+    type=click.Choice(["link.exe", "lld-link"]),
+    default="link.exe",
+    show_default=True,
+    help="Whose library search order a Windows --link-line follows (docs/windows-link.md).",
 )
 @click.option(
     "--source",
@@ -146,6 +154,7 @@ def check(
     no_loader: bool,
     verify: bool,
     link_line: str | None,
+    linker: str,
     source_dirs: tuple[str, ...],
     config_path: str | None,
     no_config: bool,
@@ -191,7 +200,7 @@ def check(
         profile=chosen.name,
         baseline=_load_baseline(baseline_path),
         baseline_file=baseline_path,
-        link_line=_link_line(link_line),
+        link_line=_link_line(link_line, linker),
         source_dirs=source_dirs,
         target_env=loader["target_env"],
         dll_directories=tuple(loader["dll_directories"]),
@@ -273,13 +282,16 @@ def _load_baseline(path: str | None) -> frozenset[Fingerprint] | None:
     return baseline.load(path, frozenset(rule_ids()))
 
 
-def _link_line(path: str | None) -> tuple[LinkInput, ...]:
-    """The inputs of ``--link-line FILE`` (``linker.read_link_line``), ``()`` without one."""
+def _link_line(path: str | None, linker: str = "link.exe") -> tuple[LinkInput, ...]:
+    """The inputs of ``--link-line FILE`` (``link.line.read_link_line``; ``FILE.ninja:TARGET`` for a
+    Ninja link edge; libraries also looked up in the ``LIB`` environment variable's directories, as
+    link.exe does) and ``--linker`` as a ``linker:NAME`` option entry; ``()`` without a link line."""
     if not path:
         return ()
-    from ..linker import read_link_line
+    from ..link.line import LinkInput, read_link_line
 
-    return tuple(read_link_line(path))
+    lib_dirs = os.environ.get("LIB", "").split(";")
+    return (*read_link_line(path, lib_dirs), LinkInput("", option=f"linker:{linker}"))
 
 
 def _same_path(a: str, b: str) -> bool:

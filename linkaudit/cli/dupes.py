@@ -6,7 +6,7 @@ import click
 
 from ..audit import audit
 from ..config import AuditConfig
-from ..linker import read_link_line
+from ..link.line import read_link_line
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
 from .emit import emit

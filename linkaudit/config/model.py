@@ -16,7 +16,7 @@ from ..loader.target import TargetEnvironment
 from ..report import Severity
 
 if TYPE_CHECKING:
-    from ..linker import LinkInput  # annotations only: the static-link room is imported when a link line is read
+    from ..link.line import LinkInput  # annotations only: the static-link room is imported when a link line is read
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
 _VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")

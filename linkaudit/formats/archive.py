@@ -29,7 +29,15 @@ from dataclasses import replace
 
 from ..errors import InputError, shown
 from ..model import Binary
-from .coff import is_coff_object, read_coff_binary
+from .coff import (
+    ImportMember,
+    import_binary,
+    is_coff_object,
+    is_import_member,
+    name_gnu_import_dlls,
+    read_coff_binary,
+    read_import_member,
+)
 from .elf import read_elf
 from .filebytes import Buffer, FileBytes, file_bytes, open_file
 
@@ -128,17 +136,59 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         InputError: a malformed container (see ``iter_members``), a thin member that cannot be
             read or breaks a budget, or a malformed ELF member (the error names ``archive(member)``).
     """
-    out: list[Binary] = []
+    out: list[Binary | None] = []
     thin = _ThinMembers(path)
+    imports = _ImportMembers(path)
     for name, offset, data_size, is_thin in iter_members(path, buf, size):
         if is_thin:
             binary = thin.read(name)
         else:
             data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
+            if is_import_member(bytes(data[:6])):
+                if imports.add(name, data, len(out)):
+                    out.append(None)  # a place kept for the DLL's folded record (one per DLL)
+                continue
             binary = _read_member(path, name, f"{path}({name})", data)
         if binary is not None:
             out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
-    return out
+    for place, binary in imports.folded():
+        out[place] = binary
+    return name_gnu_import_dlls([b for b in out if b is not None])
+
+
+class _ImportMembers:
+    """The short import members of one Windows library, folded into one ``Binary`` per DLL (and
+    machine): an import library holds one member per export (torch_cpu.lib: 60,255), and a record
+    each cost more than everything else the audit did with them."""
+
+    def __init__(self, archive: str) -> None:
+        self.archive = archive
+        self.by_dll: dict[tuple[str, int], tuple[int, str, list[ImportMember], list[int]]] = {}
+
+    def add(self, name: str, data: Buffer, place: int) -> bool:
+        """Take the short import member ``name``; ``place``: where its DLL's record goes if it is
+        the first of its DLL.  True when it is (a place is then needed).
+
+        Raises:
+            InputError: a malformed import member (named ``member NAME: reason``, as other members).
+        """
+        try:
+            member = read_import_member(f"{self.archive}({name})", bytes(data[0 : len(data)]))
+        except InputError as exc:
+            raise InputError(self.archive, f"member {shown(name)}: {exc.reason}", exc.offset) from exc
+        key = (member.dll, member.machine_id)
+        found = self.by_dll.get(key)
+        if found is None:
+            self.by_dll[key] = (place, name, [member], [len(data)])
+            return True
+        found[2].append(member)
+        found[3].append(len(data))
+        return False
+
+    def folded(self) -> Iterator[tuple[int, Binary]]:
+        """``(place, record)`` of each DLL's folded record, ``member`` the first member's name."""
+        for place, name, members, sizes in self.by_dll.values():
+            yield place, replace(import_binary(self.archive, members, sum(sizes)), member=name)
 
 
 def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary | None:

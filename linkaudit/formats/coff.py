@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import enum
 import struct
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from ..errors import InputError, shown
 from ..model import (
     NOT_ELF,
     Binary,
     Binding,
+    ComdatSection,
     Endian,
     Format,
     Kind,
@@ -40,6 +41,7 @@ from ..model import (
     SymbolTable,
     SymbolType,
     Visibility,
+    WeakExternal,
     linked_symbol,
 )
 from .filebytes import Buffer
@@ -140,6 +142,7 @@ class CoffSection:
             section-definition aux record says one, else ``None``.
         associated: for ``ASSOCIATIVE``, the number of the section it goes with; else 0.
         relocations: ``(offset in the section, symbol index)`` of each relocation, in order.
+        checksum: a COMDAT's aux ``CheckSum`` (the CRC of its data; ``EXACT_MATCH`` compares it), else 0.
     """
 
     number: int
@@ -150,6 +153,7 @@ class CoffSection:
     comdat: ComdatSelection | int | None = None
     associated: int = 0
     relocations: tuple[tuple[int, int], ...] = ()
+    checksum: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +227,9 @@ class CoffObject:
         sections: the section headers in order.
         symbols: every symbol record (aux records folded in), in table order.
         directives: the ``.drectve`` directives in order.
+        idata_dll: the DLL an import-descriptor tail names: the NUL-ended string of its ``.idata$7``
+            section when a symbol defined there ends ``_iname`` (GNU ``dlltool``'s long import
+            format); else ``None``.
     """
 
     machine: str
@@ -231,6 +238,7 @@ class CoffObject:
     sections: tuple[CoffSection, ...]
     symbols: tuple[CoffSymbol, ...]
     directives: tuple[Directive, ...]
+    idata_dll: str | None = None
 
     def iter_externals(self) -> Iterator[CoffSymbol]:
         """Yield the external symbols (definitions, references, common and weak ones), in order."""
@@ -369,7 +377,17 @@ class _Reader:
             if s.name == ".drectve" and s.characteristics & IMAGE_SCN_LNK_INFO
         )
         machine = MACHINES.get(machine_id, f"unknown({machine_id:#x})")
-        return CoffObject(machine, machine_id, bigobj, sections, symbols, parse_directives(self.path, drectve))
+        directives = parse_directives(self.path, drectve)
+        return CoffObject(machine, machine_id, bigobj, sections, symbols, directives, self.idata_dll(sections, symbols))
+
+    def idata_dll(self, sections: tuple[CoffSection, ...], symbols: tuple[CoffSymbol, ...]) -> str | None:
+        """The DLL name of a GNU import library's tail object (see ``CoffObject.idata_dll``)."""
+        tails = {s.section for s in symbols if s.external and s.section > 0 and s.name.endswith("_iname")}
+        for section in sections:
+            if section.number in tails and section.name == ".idata$7" and section.offset:
+                data = self.bytes_at(section.offset, min(section.size, MAX_NAME), ".idata$7 section")
+                return data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape") or None
+        return None
 
     def string_table(self, offset: int) -> bytes:
         """The string table after the symbol table (its first 4 bytes count themselves); may be absent."""
@@ -439,13 +457,13 @@ class _Reader:
 
     def symbols(
         self, raw: bytes, record: int, machine_id: int, count: int, symtab: int
-    ) -> tuple[tuple[CoffSymbol, ...], dict[int, tuple[int, int, int]]]:
+    ) -> tuple[tuple[CoffSymbol, ...], dict[int, tuple[int, int, int, int]]]:
         """The symbol records of ``raw`` and the section-definition aux records by section number
-        (``(selection, associated section, length)``)."""
+        (``(selection, associated section, length, checksum)``)."""
         section_format = "<i" if record == 20 else "<h"
         out: list[CoffSymbol] = []
         weak_tags: list[tuple[int, int, int]] = []  # (position in out, tag index, characteristics)
-        section_aux: dict[int, tuple[int, int, int]] = {}
+        section_aux: dict[int, tuple[int, int, int, int]] = {}
         names: dict[int, str] = {}
         i = 0
         while i < count:
@@ -464,9 +482,9 @@ class _Reader:
                 tag, chars = struct.unpack_from("<II", aux)
                 weak_tags.append((len(out), tag, chars))
             elif klass == StorageClass.STATIC and naux and section > 0 and value == 0:
-                length, _relocs, _lines, _sum, number, selection = struct.unpack_from("<IHHIHB", aux)
+                length, _relocs, _lines, checksum, number, selection = struct.unpack_from("<IHHIHB", aux)
                 high = struct.unpack_from("<H", aux, 15)[0] if record == 20 else 0
-                section_aux.setdefault(section, (selection, number | high << 16, length))
+                section_aux.setdefault(section, (selection, number | high << 16, length, checksum))
             names[i] = name
             out.append(CoffSymbol(i, name, value, section, klass, sym_type, undecorate(name, machine_id)))
             i += 1 + naux
@@ -499,13 +517,15 @@ def _replace_weak(symbol: CoffSymbol, alternate: str, search: WeakSearch | int) 
     )  # fmt: skip
 
 
-def _with_comdat(sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, int, int]]) -> tuple[CoffSection, ...]:
-    """``sections`` with the COMDAT selection (and associated section) of their definition aux records."""
+def _with_comdat(
+    sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, int, int, int]]
+) -> tuple[CoffSection, ...]:
+    """``sections`` with the COMDAT selection (associated section, checksum) of their definition aux records."""
     out = []
     for s in sections:
         found = aux.get(s.number)
         if s.characteristics & IMAGE_SCN_LNK_COMDAT and found is not None:
-            selection, number, _length = found
+            selection, number, _length, checksum = found
             associated = number if selection == ComdatSelection.ASSOCIATIVE else 0
             s = CoffSection(
                 s.number,
@@ -516,6 +536,7 @@ def _with_comdat(sections: tuple[CoffSection, ...], aux: dict[int, tuple[int, in
                 _SELECTIONS.get(selection, selection),
                 associated,
                 s.relocations,
+                checksum,
             )
         out.append(s)
     return tuple(out)
@@ -647,9 +668,11 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
     """The format-neutral record of a COFF object: ``Kind.RELOCATABLE``, its external symbols
     (definitions in their section, common symbols as ``SymbolType.COMMON`` in ELF's ``SHN_COMMON``,
     absolute ones in ``SHN_ABS``, references undefined, weak externals ``Binding.WEAK``), its section
-    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error), its
-    ``.drectve`` directives as ``/OPTION:argument``, and which function refers to which external
-    (``CoffObject.references``)."""
+    names and COMDAT sections (``NODUPLICATES`` ones excepted: a second copy is an error) with
+    every COMDAT's selection (``comdats``), its weak externals with their alternate and search
+    characteristics, its ``.drectve`` directives as ``/OPTION:argument``, which function refers
+    to which external (``CoffObject.references``), and as ``soname`` the DLL an import-descriptor
+    tail names (``CoffObject.idata_dll``)."""
     symbols = [_model_symbol(s) for s in obj.iter_externals()]
     comdat = frozenset(s.number for s in obj.sections if s.comdat is not None and s.comdat != 1)
     return Binary(
@@ -661,7 +684,7 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
         endian=Endian.LITTLE,
         os_abi="Windows",
         kind=Kind.RELOCATABLE,
-        soname=None,
+        soname=obj.idata_dll,
         needed=(),
         rpath=(),
         symbols=SymbolTable.from_symbols(symbols),
@@ -670,6 +693,14 @@ def object_binary(path: str, obj: CoffObject, size: int) -> Binary:
         comdat_sections=comdat,
         link_directives=tuple(f"/{d.option}:{d.argument}" if d.argument else f"/{d.option}" for d in obj.directives),
         referenced_from=obj.references(),
+        comdats=tuple(
+            ComdatSection(s.number, int(s.comdat), s.size, s.checksum, s.associated)
+            for s in obj.sections
+            if s.comdat is not None
+        ),
+        weak_externals=tuple(
+            WeakExternal(s.name, s.alternate, int(s.search or 0)) for s in obj.iter_externals() if s.alternate
+        ),
     )
 
 
@@ -686,26 +717,49 @@ def _model_symbol(s: CoffSymbol) -> Symbol:
     return Symbol(s.name, True, binding, kind, Visibility.DEFAULT, s.value, 0, None, False, section)
 
 
-def import_binary(path: str, member: ImportMember, size: int) -> Binary:
-    """The format-neutral record of one short import member: ``Kind.IMPORT_LIBRARY``, the symbols it
-    defines (``ImportMember.defines``), each carrying the DLL as its version's file (as an import of a
-    PE image does), and the DLL as its ``soname``."""
-    symbols = [linked_symbol(name, True, member.dll) for name in member.defines]
+def import_binary(path: str, members: Sequence[ImportMember], size: int) -> Binary:
+    """The format-neutral record of the short import members of one DLL (one member read alone,
+    or every member of an import library naming that DLL, folded: torch_cpu.lib holds 60,255):
+    ``Kind.IMPORT_LIBRARY``, the symbols they define (``ImportMember.defines``, in member order),
+    each carrying the DLL as its version's file (as an import of a PE image does), the DLL as its
+    ``soname``; ``size``: the members' bytes together.  ``members`` is not empty and names one DLL."""
+    first = members[0]
+    symbols = [linked_symbol(name, True, first.dll) for member in members for name in member.defines]
     return Binary(
         **NOT_ELF,
         path=path,
         format=Format.COFF,
-        machine=member.machine,
-        bits=_BITS.get(member.machine_id, 64),
+        machine=first.machine,
+        bits=_BITS.get(first.machine_id, 64),
         endian=Endian.LITTLE,
         os_abi="Windows",
         kind=Kind.IMPORT_LIBRARY,
-        soname=member.dll,
+        soname=first.dll,
         needed=(),
         rpath=(),
         symbols=SymbolTable.from_symbols(symbols),
         file_size=size,
     )
+
+
+def name_gnu_import_dlls(members: list[Binary]) -> list[Binary]:
+    """The members of a GNU (``dlltool``) import library, each symbol's object given the DLL as its
+    ``soname``: it references the library's ``_head_*`` symbol, whose object references the tail's
+    ``*_iname``, whose ``.idata$7`` names the DLL (binutils ``dlltool.c``, "long import format").
+    Other libraries' members come back as they are."""
+    inames = {s.name: b.soname for b in members if b.soname for s in b.symbols if s.defined}
+    if not inames:
+        return members
+    heads: dict[str, str] = {}
+    for b in members:
+        dll = next((inames[s.name] for s in b.symbols if not s.defined and s.name in inames), None)
+        if dll is not None:
+            heads.update((s.name, dll) for s in b.symbols if s.defined)
+    out = []
+    for b in members:
+        dll = next((heads[s.name] for s in b.symbols if not s.defined and s.name in heads), None)
+        out.append(replace(b, soname=dll) if dll is not None and b.soname is None else b)
+    return out
 
 
 def read_coff_binary(path: str, buf: Buffer, size: int) -> Binary:
@@ -716,5 +770,5 @@ def read_coff_binary(path: str, buf: Buffer, size: int) -> Binary:
     """
     head = bytes(buf[0:6])
     if is_import_member(head):
-        return import_binary(path, read_import_member(path, bytes(buf[0:size])), size)
+        return import_binary(path, [read_import_member(path, bytes(buf[0:size]))], size)
     return object_binary(path, read_coff(path, buf, size), size)

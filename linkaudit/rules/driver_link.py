@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..link.coff import has_coff_objects, link_coff
 from ..loader.analysis import would_fail
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
@@ -89,7 +91,7 @@ fix the target.
 Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
 """
     evidence = {
-        "library": "the DT_NEEDED entry, as written",
+        "library": "the DT_NEEDED entry, as written (for a Windows --link-line: the DLL the import library names)",
         "component": "what the driver library is",
         "exports_known": "whether linkaudit ships the library's export list",
         "used_symbols": "undefined symbols of the file that the library exports (when known)",
@@ -100,6 +102,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        yield from self._link_line(context)
         drivers = driver_index()
         linkage = context.linkage
         driverless = linkage is not None and linkage.env.driverless
@@ -216,3 +219,55 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                             "driver must be loaded (lazily, when a GPU is present)"
                         )
                 yield self.finding(binary, needed.name, message, evidence, severity)
+
+    def _link_line(self, context: AuditContext) -> Iterator[Finding]:
+        """A Windows --link-line whose objects import from a driver's import library (cuda.lib ->
+        nvcuda.dll): the DLL being built will import the driver, before it exists; ``/DELAYLOAD``
+        of that DLL makes it a note (resolved at the first call)."""
+        line = context.config.link_line
+        binaries = list(context.binaries)
+        if not line or not has_coff_objects(binaries, line):
+            return
+        link = link_coff(binaries, line)
+        delayed = {e.option.split(":", 1)[1].lower() for e in line if e.option.startswith("delayload:")}
+        by_dll: dict[str, list[str]] = {}
+        for symbol, dll in link.dll.items():
+            by_dll.setdefault(dll, []).append(symbol)
+        drivers = driver_index()
+        for dll, symbols in by_dll.items():
+            lib = drivers.library_for(dll)
+            if lib is None:
+                continue
+            used = sorted({s[6:] if s.startswith("__imp_") else s for s in symbols})
+            library = os.path.basename(link.provider[symbols[0]])
+            delay = dll.lower() in delayed
+            message = (
+                f"the link line's {library} makes the DLL it builds import {dll}, the {lib.component}, "
+                f"for {len(used)} symbols ({preview(used, 3)})"
+            )
+            if delay:
+                message += (
+                    f"; /DELAYLOAD:{dll} resolves them at the first call, so the DLL loads without a driver — "
+                    "the code must check for the driver before calling"
+                )
+            else:
+                message += (
+                    ": the DLL will not load where no driver is installed (CPU-only machines, CI); link it "
+                    f"/DELAYLOAD:{dll}, or reach the driver through cuGetProcAddress, unless it is a plugin "
+                    "loaded only when a GPU is present"
+                )
+            evidence = {
+                "library": dll,
+                "component": lib.component,
+                "exports_known": lib.api is not None,
+                "used_symbols": used,
+                "used_count": len(used),
+                "unused": False,
+            }
+            yield self.finding(
+                link.objects[0] if link.objects else "link line",
+                dll,
+                message,
+                evidence,
+                Severity.NOTE if delay else None,
+            )

@@ -1,7 +1,7 @@
 """Objects and archives: ``duplicate-definition``, ``common-symbol``, ``stacked-codegen``, ``lto-object``.
 
 They read relocatable objects (``.o``, archive members) from the model and the link
-the ``linkaudit.linker`` emulation says one link combines.
+the ``linkaudit.link.elf`` emulation says one link combines.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from functools import cache
 
 from ..context import AuditContext
-from ..linker import Definition, definitions, pulled
+from ..link.coff import CoffLink, Duplicate, Linker, has_coff_objects, link_coff
+from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -74,7 +75,11 @@ exactly the duplicates of that link as errors; without one, member-versus-member
 duplicates are warnings that say when the link would pull both.
 
 Symbols in COMDAT groups (inline functions, template instantiations) are not
-duplicates: the linker keeps one copy per group. The finding names the symbol
+duplicates: the linker keeps one copy per group. A Windows --link-line (COFF objects,
+static libraries) gives link.exe's "LNK2005: S already defined in a.obj", honouring
+each COMDAT's selection: ANY and LARGEST keep one copy, NODUPLICATES is an error,
+SAME_SIZE and EXACT_MATCH are when the copies differ (--linker lld-link: its order
+and words, "duplicate symbol: S"). The finding names the symbol
 demangled and mangled, and every object (archive and member) that defines it,
 with its section. When an object's name repeats a generated suffix
 (X.cpp.DEFAULT.cpp.DEFAULT.cpp.o) the stale code generation is named as the cause
@@ -85,11 +90,15 @@ with its section. When an object's name repeats a generated suffix
         "demangled": "the C++ name (same as symbol for C)",
         "definitions": "[{object, member, section}] every definition",
         "link": "objects (loose objects, linked together) | link-line | archive-members (only if the link pulls both)",
-        "cause": "the stacked generated file names behind it, when there are",
+        "cause": "the stacked generated file names behind it, when there are; for a Windows link, "
+        "{linker, reason}: whose order the link followed and why the two definitions clash (COMDAT selection)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        # ELF objects only: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
+        line = context.config.link_line
+        if line and has_coff_objects(list(context.binaries), line):
+            yield from self._coff(link_coff(list(context.binaries), line))
+        # ELF objects below: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
         objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE and b.format is Format.ELF]
         if len(objects) < 2:
             return
@@ -165,6 +174,39 @@ with its section. When an object's name repeats a generated suffix
                 },
                 severity,
             )
+
+    def _coff(self, link: CoffLink) -> Iterator[Finding]:
+        """LNK2005 for each symbol the emulated Windows link defines twice (``link.coff.duplicates``)."""
+        for d in link.duplicates:
+            yield self.finding(
+                d.second,
+                d.name,
+                f"{coff_duplicate_line(d, link.linker)} ({d.why}); the link fails"
+                + (
+                    " with LNK1169: one or more multiply defined symbols found"
+                    if link.linker is Linker.LINK_EXE
+                    else ""
+                ),
+                {
+                    "symbol": d.name,
+                    "demangled": d.name,
+                    "definitions": [
+                        {"object": b.path, "member": b.member, "section": section}
+                        for b, section in zip((d.first, d.second), d.sections, strict=True)
+                    ],
+                    "link": "link-line",
+                    "cause": {"linker": link.linker.value, "reason": d.why},
+                },
+            )
+
+
+def coff_duplicate_line(d: Duplicate, linker: Linker) -> str:
+    """The linker's own words for a duplicate: link.exe's ``b.obj : error LNK2005: S already defined
+    in a.obj`` (a library member as ``x.lib(m.obj)``), or lld-link's ``duplicate symbol: S``."""
+    first, second = (os.path.basename(b.display_path) for b in (d.first, d.second))
+    if linker is Linker.LLD_LINK:
+        return f"duplicate symbol: {d.name} (defined at {first} and at {second})"
+    return f"{second} : error LNK2005: {d.name} already defined in {first}"
 
 
 class CommonSymbol(Rule):

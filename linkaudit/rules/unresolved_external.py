@@ -1,6 +1,6 @@
 """``unresolved-external``: a Windows link (``--link-line`` naming COFF objects) that fails with LNK2019.
 
-The link is emulated by ``linkaudit.coff_link``; the messages are link.exe's own
+The link is emulated by ``linkaudit.link.coff``; the messages are link.exe's own
 (``x.obj : error LNK2019: unresolved external symbol S referenced in function F``; ``LNK2001``
 where no referencing function is known; ``LNK1120`` for the count), each symbol grouped with the
 library its family expects (``rules/data/cuda.toml``) and — the seed's shape — the GPU driver's
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from ..coff_link import CoffLink, Reference, has_coff_objects, link_coff
 from ..context import AuditContext
+from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview

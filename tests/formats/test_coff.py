@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import struct
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from linkaudit.formats.coff import (
     StorageClass,
     WeakSearch,
     is_import_member,
+    name_gnu_import_dlls,
     parse_directives,
     read_coff,
     read_import_member,
@@ -31,6 +33,7 @@ from linkaudit.formats.coff import (
 from linkaudit.model import Binding, Format, Kind, SymbolType
 
 from ..tools import find_tool, needs
+from .arbuild import header
 
 COFF = Path(__file__).resolve().parents[2] / "sample_bins" / "coff"
 NVRTC = sorted(
@@ -155,7 +158,10 @@ def test_import_libraries_name_the_dll_of_every_symbol() -> None:
     assert {m.machine for m in _imports("nvrtc_arm64.lib")} == {"aarch64"}
     binaries = read(str(COFF / "nvrtc.lib"))
     imports = [b for b in binaries if b.kind is Kind.IMPORT_LIBRARY]
-    assert len(imports) == 10 and {b.soname for b in imports} == {"nvrtc64_120_0.dll"}
+    # The ten import members of the one DLL fold into one record (issue 17: torch_cpu.lib's 60,255
+    # members were a Binary each), in the place of the first, holding every symbol they define.
+    assert len(imports) == 1 and {b.soname for b in imports} == {"nvrtc64_120_0.dll"}
+    assert [s.name for s in imports[0].symbols] == [n for m in members for n in m.defines]
     provided = {s.name: s.version.file for b in imports for s in b.symbols if s.version is not None}
     assert provided["nvrtcCreateProgram"] == provided["__imp_nvrtcCreateProgram"] == "nvrtc64_120_0.dll"
     # The import descriptor members are COFF objects of the library.
@@ -324,3 +330,52 @@ def test_relocations_name_the_referencing_function_and_are_bounds_checked() -> N
     assert text.name == ".text" and text.relocations
     struct.pack_into("<I", data, 20 + 24, len(data) - 5)  # .text's PointerToRelocations near the end
     assert "relocation records" in _fails(bytes(data)).reason
+
+
+def _import_member(symbol: bytes, dll: bytes) -> bytes:
+    """A short import member (x64, code, by name) for ``symbol`` in ``dll`` (Microsoft PE/COFF
+    "Import Library Format": IMPORT_OBJECT_HEADER then the two names)."""
+    names = symbol + b"\0" + dll + b"\0"
+    return struct.pack("<HHHHIIHH", 0, 0xFFFF, 0, 0x8664, 0, len(names), 0, 1 << 2) + names
+
+
+def test_import_members_fold_into_one_record_per_dll(tmp_path: Path) -> None:
+    """A record per import member cost more than the rest of the audit (torch's 62,731 members);
+    6,000 members of two interleaved DLLs and one object give three records, in first-seen order."""
+    obj = (COFF / "nodup.obj").read_bytes()
+    members = [(b"nodup.obj/", obj)]
+    for i in range(3_000):
+        members += [
+            (b"a.dll/", _import_member(b"fa%d" % i, b"a.dll")),
+            (b"b.dll/", _import_member(b"fb%d" % i, b"b.dll")),
+        ]
+    body = b"".join(header(name, len(data)) + data + b"\n" * (len(data) & 1) for name, data in members)
+    path = tmp_path / "two.lib"
+    path.write_bytes(b"!<arch>\n" + body)
+    binaries = read(str(path))
+    assert [(b.kind, b.member, b.soname) for b in binaries] == [
+        (Kind.RELOCATABLE, "nodup.obj", None),
+        (Kind.IMPORT_LIBRARY, "a.dll", "a.dll"),
+        (Kind.IMPORT_LIBRARY, "b.dll", "b.dll"),
+    ]
+    a = binaries[1]
+    assert len(a.symbols) == 6_000 and a.symbols[1].name == "__imp_fa0" and a.symbols[1].version.file == "a.dll"
+    assert a.file_size == sum(len(d) for n, d in members if n == b"a.dll/")
+    # A hostile member among them is still named in the library's error.
+    path.write_bytes(b"!<arch>\n" + body + header(b"c.dll/", 20) + _import_member(b"x", b"c.dll")[:20])
+    with pytest.raises(InputError, match=r"member c\.dll: import member's SizeOfData"):
+        read(str(path))
+
+
+def test_gnu_long_import_format_names_the_dll_through_head_and_tail() -> None:
+    """mingw dlltool's .dll.a: one object per symbol referencing ``_head_*``, whose object references
+    the tail's ``*_iname``, whose ``.idata$7`` holds the DLL name (binutils dlltool.c)."""
+    binaries = read(str(COFF / "nvrtc.dll.a"))
+    assert all(b.kind is Kind.RELOCATABLE for b in binaries)
+    symbol_objects = [b for b in binaries if any(s.defined and s.name.startswith("__imp_") for s in b.symbols)]
+    assert len(symbol_objects) == 10 and {b.soname for b in symbol_objects} == {"nvrtc64_120_0.dll"}
+    (head,) = [b for b in binaries if any(s.defined and s.name.startswith("_head_") for s in b.symbols)]
+    assert head.soname is None  # the descriptor, not an import
+    # The same objects in an ELF-free, tail-free library name no DLL.
+    assert name_gnu_import_dlls([head, *symbol_objects[:1]])[1].soname == "nvrtc64_120_0.dll"
+    assert name_gnu_import_dlls([replace(b, soname=None) for b in symbol_objects])[0].soname is None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit, read
-from linkaudit.linker import read_link_line
+from linkaudit.link.line import read_link_line
 
 from ..tools import find_tool, needs
 

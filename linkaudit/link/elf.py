@@ -1,0 +1,149 @@
+"""The ELF static link: which objects and archive members one link combines.
+
+GNU ld (and lld, gold) take loose object files whole and pull an archive member
+only when it defines a symbol that is still undefined at that point; an archive
+is rescanned until it pulls nothing more (``ld(1)``, "-l namespec"; archives are
+not revisited later unless grouped).  This module is pure: it reads the model.
+
+Sources: ``ld(1)``; the System V ABI "Archive File" chapter; GNU ld's
+``elf_link_add_archive_symbols``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..model import Binary, Binding, Kind
+from .line import LinkInput
+
+#: ``st_shndx`` of a COMMON symbol (gABI ``SHN_COMMON``).
+SHN_COMMON = 0xFFF2
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One strong or common definition of a global symbol in a relocatable object.
+
+    Attributes:
+        name: the symbol name (mangled).
+        binary: the object (``binary.member`` set for an archive member).
+        section: the section it is defined in (``".text"``, ``"COMMON"``, ``"ABS"``).
+        common: a COMMON symbol (tentative definition, ``-fcommon``).
+    """
+
+    name: str
+    binary: Binary
+    section: str
+    common: bool
+
+
+def definitions(binary: Binary) -> list[Definition]:
+    """Global definitions of a relocatable object that the linker could find twice.
+
+    Left out: undefined, local and weak symbols, and symbols in COMDAT groups (the linker
+    keeps one copy per group signature: inline functions, template instantiations).
+    """
+    if binary.kind is not Kind.RELOCATABLE:
+        return []
+    out = []
+    names = binary.section_names
+    for sym in binary.symbols.strong_definitions():
+        if not sym.name or sym.section in binary.comdat_sections:
+            continue
+        common = sym.section == SHN_COMMON or int(sym.type) == 5
+        if common:
+            section = "COMMON"
+        elif sym.section == 0xFFF1:
+            section = "ABS"
+        else:
+            section = names[sym.section] if sym.section < len(names) else f"section {sym.section}"
+        out.append(Definition(sym.name, binary, section, common))
+    return out
+
+
+def _key(path: str) -> str:
+    """A path's identity for matching link-line entries to inputs: its real path."""
+    return os.path.realpath(path)
+
+
+def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None = None) -> list[Binary]:
+    """The objects and archive members one link combines, each as often as the link takes it.
+
+    Args:
+        binaries: the inputs read (relocatable objects, archive members with ``member``,
+            and shared libraries, whose exports satisfy references without being linked in).
+        order: the link line's inputs in order; ``None`` takes every loose object, then the
+            archives in input order.
+
+    Returns:
+        Loose objects whole (once per mention), and the archive members the link pulls —
+        a member is pulled when it defines a symbol a strong (not weak) reference still
+        needs; an archive is rescanned until it pulls nothing more; a ``--start-group``
+        group is rescanned as a whole; ``--whole-archive`` takes every member.
+    """
+    objects = [b for b in binaries if b.kind in (Kind.RELOCATABLE, Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION)]
+    by_path: dict[str, list[Binary]] = {}
+    for b in objects:
+        by_path.setdefault(_key(b.path), []).append(b)
+    entries: list[LinkInput]
+    if order is None:
+        loose = [b.path for b in objects if b.member is None and b.kind is Kind.RELOCATABLE]
+        archives = [b.path for b in objects if b.member is not None]
+        entries = [LinkInput(p) for p in dict.fromkeys(loose + archives)]
+    else:
+        entries = [item if isinstance(item, LinkInput) else LinkInput(item) for item in order]
+    undefined: set[str] = set()
+    defined: set[str] = set()
+    out: list[Binary] = []
+
+    def take(b: Binary, link_in: bool = True) -> None:
+        if link_in:
+            out.append(b)
+        for sym in b.symbols:
+            if not sym.name or sym.binding == Binding.LOCAL:
+                continue
+            if sym.defined:
+                defined.add(sym.name)
+                undefined.discard(sym.name)
+            elif sym.binding != Binding.WEAK and sym.name not in defined:
+                undefined.add(sym.name)  # weak references pull no archive member (ld(1))
+
+    def scan(archives: list[list[Binary]], taken: set[int]) -> None:
+        changed = True
+        while changed and undefined:  # rescan until nothing more is pulled
+            changed = False
+            for members in archives:
+                for member in members:
+                    if id(member) in taken:
+                        continue
+                    if any(sym.defined and sym.name in undefined for sym in member.symbols.strong_definitions()):
+                        taken.add(id(member))
+                        take(member)
+                        changed = True
+
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if entry.group:
+            group = [e for e in entries[i:] if e.group == entry.group]
+            i += len(group)
+            scan([by_path.get(_key(e.path), []) for e in group if e.path], set())
+            continue
+        i += 1
+        members = by_path.get(_key(entry.path), []) if entry.path else []
+        if not members:
+            continue
+        if members[0].kind is not Kind.RELOCATABLE:
+            take(members[0], link_in=False)  # a shared library: its exports satisfy references
+            continue
+        if members[0].member is None:
+            take(members[0])
+            continue
+        if entry.whole:
+            for member in members:
+                take(member)
+            continue
+        scan([members], set())
+    return out

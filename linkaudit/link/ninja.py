@@ -1,0 +1,166 @@
+"""The link command of one target of a Ninja build file (``build.ninja``, as CMake's Ninja
+generator writes it), with its response file's contents where the command reads one.
+
+Ninja's manual ("The Ninja build system", "Ninja file reference"): ``rule NAME`` with indented
+bindings (``command``, ``rspfile``, ``rspfile_content``); ``build OUTPUTS: RULE INPUTS`` (``|``
+implicit, ``||`` order-only) with indented bindings that shadow the rule's and the file's;
+``include`` / ``subninja`` (CMake puts its rules in ``CMakeFiles/rules.ninja``); ``$var`` /
+``${var}``, ``$in``, ``$in_newline``, ``$out``, and the escapes ``$$``, ``$ ``, ``$:`` and
+``$`` at the end of a line (a continuation).  On Windows CMake links through
+``cmake -E vs_link_dll ... -- link.exe /nologo @$RSP_FILE ...`` with ``rspfile_content =
+$in_newline $LINK_PATH $LINK_LIBRARIES``: the ``@file`` is replaced by that content here, as
+Ninja writes it before running the command.
+
+Input reading for this room: it reads the build files only (bounded), never runs anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+#: The most bytes of build files read (PyTorch's build.ninja is about 60 MB).
+MAX_BYTES = 512 << 20
+#: ``include`` / ``subninja`` nesting.
+MAX_DEPTH = 16
+_VARIABLE = re.compile(r"\$(\$|:| |\n|\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+))")
+
+
+@dataclass
+class _Edge:
+    outputs: list[str]
+    rule: str
+    inputs: list[str]
+    bindings: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _File:
+    """What the reading keeps: file-level bindings, rules, the edge wanted."""
+
+    target: str
+    variables: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, dict[str, str]] = field(default_factory=dict)
+    edge: _Edge | None = None
+    read: int = 0
+    outputs: int = 0
+
+
+def expand(text: str, scopes: tuple[dict[str, str], ...]) -> str:
+    """``text`` with Ninja's variables and escapes replaced, each variable looked up in
+    ``scopes`` in order (an unknown one is empty, as in Ninja)."""
+
+    def one(m: re.Match[str]) -> str:
+        whole = m.group(1)
+        if whole in ("$", ":", " "):
+            return whole
+        if whole == "\n":
+            return ""
+        name = m.group(2) or m.group(3)
+        return next((s[name] for s in scopes if name in s), "")
+
+    return _VARIABLE.sub(one, text)
+
+
+def _split(text: str) -> list[str]:
+    """Paths of a ``build`` line: split on spaces not escaped (``$ ``), escapes kept for ``expand``."""
+    return [p for p in re.split(r"(?<!\$) +", text.strip()) if p]
+
+
+def _lines(path: str, state: _File) -> list[str]:
+    """The logical lines of one build file (``$``-newline continuations joined), comments dropped."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read(MAX_BYTES - state.read + 1)
+    except OSError as exc:
+        raise ConfigError(f"--link-line {path}: cannot read: {exc.strerror or exc}") from exc
+    state.read += len(text)
+    if state.read > MAX_BYTES:
+        raise ConfigError(f"--link-line {path}: build files of more than {MAX_BYTES >> 20} MiB")
+    text = re.sub(r"\$\n[ \t]*", "", text.replace("\r\n", "\n"))
+    return [line for line in text.split("\n") if not line.lstrip().startswith("#")]
+
+
+def _read(path: str, state: _File, depth: int) -> None:
+    """Read ``path`` into ``state``: bindings, rules, the edge producing ``state.target``."""
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"--link-line {path}: include/subninja nested more than {MAX_DEPTH} deep")
+    base = os.path.dirname(path)
+    scope: dict[str, str] | None = None  # the indented bindings' owner
+    for line in _lines(path, state):
+        if line[:1] in (" ", "\t"):
+            name, eq, value = line.strip().partition("=")
+            if eq and scope is not None:
+                scope[name.strip()] = value.strip()
+            continue
+        scope = None
+        word, _sp, rest = line.partition(" ")
+        if word == "rule":
+            scope = state.rules.setdefault(rest.strip(), {})
+        elif word == "build":
+            scope = _edge(rest, state)
+        elif word in ("include", "subninja"):
+            _read(os.path.join(base, expand(rest.strip(), (state.variables,))), state, depth + 1)
+        elif "=" in line:
+            name, _eq, value = line.partition("=")
+            state.variables[name.strip()] = expand(value.strip(), (state.variables,))
+
+
+def _edge(rest: str, state: _File) -> dict[str, str] | None:
+    """Parse a ``build`` line; keep it (and return its binding scope) when it produces the target."""
+    colon = re.search(r"(?<!\$):", rest)
+    outs, after = (rest[: colon.start()], rest[colon.end() :]) if colon else (rest, "")
+    outputs = [expand(o, (state.variables,)) for o in _split(outs.split(" | ")[0])]
+    state.outputs += len(outputs)
+    if state.edge is not None or _same(state.target) not in {_same(o) for o in outputs}:
+        return None
+    rule, _sp, ins = after.strip().partition(" ")
+    explicit = re.split(r"(?<!\$) \|", ins)[0]
+    state.edge = _Edge(outputs, rule, [expand(i, (state.variables,)) for i in _split(explicit)])
+    return state.edge.bindings
+
+
+def _same(path: str) -> str:
+    """An output's identity: ``bin\\x.dll`` and ``bin/x.dll`` name one file (CMake writes backslashes)."""
+    return os.path.normpath(path.replace("\\", "/"))
+
+
+def ninja_link_command(path: str, target: str) -> str:
+    """The command Ninja runs to build ``target`` (an output of ``path``'s build file, written as
+    in it), its variables expanded and an ``@RSPFILE`` replaced by the rule's ``rspfile_content``.
+
+    Raises:
+        ConfigError: the file cannot be read, no edge produces ``target``, its rule is missing.
+    """
+    state = _File(target)
+    _read(path, state, 0)
+    edge = state.edge
+    if edge is None:
+        raise ConfigError(f"--link-line {path}: no build edge produces {target} ({state.outputs} outputs read)")
+    rule = state.rules.get(edge.rule)
+    if rule is None:
+        raise ConfigError(f"--link-line {path}: {target} is built by rule {edge.rule}, which the file does not define")
+    special = {"in": " ".join(edge.inputs), "in_newline": "\n".join(edge.inputs), "out": " ".join(edge.outputs)}
+    bindings = {k: expand(v, (special, state.variables)) for k, v in edge.bindings.items()}
+    scopes = (special, bindings, state.variables)
+    rule_scope = {k: expand(v, scopes) for k, v in rule.items() if k not in ("command", "rspfile_content")}
+    scopes = (special, bindings, rule_scope, state.variables)
+    command = expand(rule.get("command", ""), scopes)
+    rspfile = rule_scope.get("rspfile")
+    if rspfile:
+        content = expand(rule.get("rspfile_content", ""), scopes)
+        command = re.sub(rf"(?<!\S)@{re.escape(rspfile)}(?!\S)", lambda _m: content.replace("\n", " "), command)
+    return _after_cmake_vs_link(command)
+
+
+def _after_cmake_vs_link(command: str) -> str:
+    """The linker's part of a command: after ``cmake -E vs_link_dll|vs_link_exe ... --``, and of a
+    chain ``a && b && c``, the part that runs the linker (the one naming objects)."""
+    parts = [p for p in re.split(r"\s&&\s", command) if p.strip() not in ("", ":", "cd .")]
+    linking = [p for p in parts if re.search(r"\.(obj|o)\b", p)] or parts
+    chosen = linking[0] if linking else command
+    m = re.search(r"\s-E\s+vs_link_(?:dll|exe)\b.*?\s--\s+(.*)", chosen, re.S)
+    return m.group(1) if m else chosen
