@@ -634,7 +634,9 @@ def _audit_installation(
             config = _installation_config(config, staged, sites)
         for directory in config.dll_directories:
             if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
-                raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
+                raise ConfigError(
+                    f"--dll-directory (dll-directories) {directory}: not a directory (here or in a package given)"
+                )
         files, findings, ran, roots, binaries, linkage = _audit_staged(staged, config, sites)
         host = config.target is not None and config.target.system_libraries is None
         outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
