@@ -708,7 +708,11 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
         # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
-        dll_directories=staged_entries(config.dll_directories, staged) + staged.delvewheel_dll_directories(),
+        dll_directories=(
+            staged_entries(config.dll_directories, staged)
+            + staged.delvewheel_dll_directories()
+            + tuple(d for site in sites for d in site.delvewheel_dll_directories())
+        ),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),

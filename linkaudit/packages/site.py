@@ -17,6 +17,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from .delvewheel import libs_directories
 from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
 from .planner import glibc_of
 
@@ -48,6 +49,13 @@ class Site:
         if rel.startswith(".."):
             return None
         return self._owner.get(rel.replace(os.sep, "/"))
+
+    def delvewheel_dll_directories(self) -> tuple[str, ...]:
+        """The ``<name>.libs`` directories (host paths) of the distributions installed here that
+        delvewheel repaired (``delvewheel.libs_directories``): their patched ``__init__.py`` adds
+        them with ``os.add_dll_directory`` before any import, as inside the wheel."""
+        out = [d for dist in self.distributions for d in libs_directories(dist.files, self.root)]
+        return tuple(dict.fromkeys(out))
 
     def holds(self, path: str) -> bool:
         """True when the host ``path`` lies inside the site."""
