@@ -211,6 +211,9 @@ chain has one).
             if not hint and wrong:
                 hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
             message += hint
+            shipped = provider_hint(context, requester, name) if not dyld else None
+            if shipped is not None:
+                message += shipped.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
             redistributable = not dyld and is_redistributable(name)
             if redistributable:
                 message += (
@@ -233,6 +236,15 @@ chain has one).
                     "error": None,
                     "unresolved_symbols": [],
                     "redistributable": redistributable,
+                    **(
+                        {
+                            "providers": list(shipped.providers),
+                            "declared_by": shipped.declared_by,
+                            "extra": shipped.extra,
+                        }
+                        if shipped is not None
+                        else {}
+                    ),
                 },
                 Severity.WARNING if redistributable else None,
             )

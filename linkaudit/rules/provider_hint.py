@@ -29,7 +29,8 @@ class ProviderHint:
 def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint | None:
     """The hint for ``needed`` missing for the binary ``file``, or ``None`` when neither the
     provider index nor the installation's metadata says anything of it."""
-    shipped = providers().get(needed, ())
+    index = providers()
+    shipped = index.get(needed) or index.get(needed.lower(), ())  # a DLL name: in any case
     model = context.installation
     owner = model.owner(file) if model is not None else None
     if not shipped:
