@@ -32,7 +32,9 @@ def test_aarch64_and_windows_names_are_in_the_index() -> None:
 def test_a_missing_nvidia_dll_names_the_wheel_that_ships_it(tmp_path: Path) -> None:
     wheel = tmp_path / "pkg-1.0-py3-none-win_amd64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr("pkg/_C.cp311-win_amd64.pyd", (PE / "fixed/torch_cuda.dll").read_bytes())  # imports nvrtc64_120_0.dll
+        zf.writestr(
+            "pkg/_C.cp311-win_amd64.pyd", (PE / "fixed/torch_cuda.dll").read_bytes()
+        )  # imports nvrtc64_120_0.dll
         zf.writestr("pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
         zf.writestr("pkg-1.0.dist-info/RECORD", "")
     report = audit([str(wheel)], AuditConfig(target=TargetEnvironment()))

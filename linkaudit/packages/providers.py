@@ -78,3 +78,47 @@ def provider_requires() -> dict[str, tuple[str, ...]]:
         ValueError: the data file's ``requires`` is not a mapping of lists of strings.
     """
     return _names(_document(), "requires", "Requires-Dist lines")
+
+
+_CONDA_INDEX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "conda_providers.json")
+
+
+@cache
+def _conda_document() -> dict[str, object]:
+    """``packages/data/conda_providers.json`` (curated; its ``source`` says from where), version checked.
+
+    Raises:
+        ValueError: not version 1 of the conda index, or its ``sysroot`` has no list of libraries.
+    """
+    with open(_CONDA_INDEX, encoding="utf-8") as fh:
+        data = json.loads(fh.read())
+    sysroot = data.get("sysroot") if isinstance(data, dict) else None
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != 1
+        or not isinstance(data.get("sonames"), dict)
+        or not isinstance(sysroot, dict)
+        or not isinstance(sysroot.get("libraries"), list)
+    ):
+        raise ValueError("packages/data/conda_providers.json: not version 1 of the conda provider index")
+    return data
+
+
+def conda_providers() -> dict[str, tuple[str, ...]]:
+    """SONAME -> the conda-forge packages that ship it (current name first, then old aliases).
+
+    Raises:
+        ValueError: the data file is not version 1 of the conda index, or an entry is not a list of names.
+    """
+    return _names(_conda_document(), "sonames", "conda package names")
+
+
+def conda_sysroot_libraries() -> frozenset[str]:
+    """glibc's libraries and loaders, which conda-forge's ``sysroot_linux-*`` ships: present on
+    every target of a conda package (conda-build never calls them overlinking).
+
+    Raises:
+        ValueError: the data file is not version 1 of the conda index.
+    """
+    libraries = _conda_document()["sysroot"]["libraries"]  # type: ignore[index]
+    return frozenset(str(n) for n in libraries)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
+from .site import read_conda_index
 from .staging import STOP_CHARS, Clash, StagingRoot
 
 
@@ -52,11 +53,17 @@ class Staged:
 
     def distributions(self) -> dict[str, Distribution]:
         """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
-        Requires-Dist); a wheel without one is left out."""
+        Requires-Dist), and each conda package -> what its ``info/index.json`` says (name, subdir,
+        depends); a package without either is left out."""
         out = {}
         for site in self._sites:
             for label, files in site.dist_files.items():
                 out[label] = distribution(f"{label}!{files['where']}", files)
+            for label, text in site.conda_index.items():
+                owned = [rel for rel, owner in site.owner.items() if owner == label]
+                dist = read_conda_index(text, f"{label}!info/index.json", owned)
+                if dist is not None:
+                    out[label] = dist
         return out
 
     def delvewheel_dll_directories(self) -> tuple[str, ...]:

@@ -140,7 +140,9 @@ chain has one).
         if hint is not None:
             message += hint.text
             reached = any(root["reached"] for r in requesters for root in r.roots)
-            if all(h is not None and h.extra is not None for h in hints) and not reached:
+            if all(h is not None and h.severity is Severity.NOTE for h in hints):
+                severity = Severity.NOTE  # a conda package's declared dependency brings it
+            elif all(h is not None and h.extra is not None for h in hints) and not reached:
                 severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
         return self.finding(
             first.file,
@@ -211,9 +213,9 @@ chain has one).
             if not hint and wrong:
                 hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
             message += hint
-            shipped = provider_hint(context, requester, name) if not dyld else None
-            if shipped is not None:
-                message += shipped.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
+            wheel_hint = provider_hint(context, requester, name) if not dyld else None
+            if wheel_hint is not None:
+                message += wheel_hint.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
             redistributable = not dyld and is_redistributable(name)
             if redistributable:
                 message += (
@@ -238,11 +240,11 @@ chain has one).
                     "redistributable": redistributable,
                     **(
                         {
-                            "providers": list(shipped.providers),
-                            "declared_by": shipped.declared_by,
-                            "extra": shipped.extra,
+                            "providers": list(wheel_hint.providers),
+                            "declared_by": wheel_hint.declared_by,
+                            "extra": wheel_hint.extra,
                         }
-                        if shipped is not None
+                        if wheel_hint is not None
                         else {}
                     ),
                 },
