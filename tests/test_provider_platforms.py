@@ -32,14 +32,14 @@ def test_aarch64_and_windows_names_are_in_the_index() -> None:
 def test_a_missing_nvidia_dll_names_the_wheel_that_ships_it(tmp_path: Path) -> None:
     wheel = tmp_path / "pkg-1.0-py3-none-win_amd64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr(
-            "pkg/_C.cp311-win_amd64.pyd", (PE / "fixed/torch_cuda.dll").read_bytes()
-        )  # imports nvrtc64_120_0.dll
+        for module in ("_C", "_D"):  # two requesters: the second met a name the first's hint had shadowed
+            pyd = f"pkg/{module}.cp311-win_amd64.pyd"
+            zf.writestr(pyd, (PE / "fixed/torch_cuda.dll").read_bytes())  # imports nvrtc64_120_0.dll
         zf.writestr("pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
         zf.writestr("pkg-1.0.dist-info/RECORD", "")
     report = audit([str(wheel)], AuditConfig(target=TargetEnvironment()))
-    (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
-    assert missing.subject.lower() == "nvrtc64_120_0.dll"
+    missing, other = [f for f in report.findings if f.rule == "library-not-found"]
+    assert missing.subject.lower() == other.subject.lower() == "nvrtc64_120_0.dll"
     assert missing.evidence["providers"] == ["nvidia-cuda-nvrtc-cu12"]
     assert "which no dependency of pkg declares: add nvidia-cuda-nvrtc-cu12 to its Requires-Dist" in missing.message
 
