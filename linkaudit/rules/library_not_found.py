@@ -174,8 +174,6 @@ chain has one).
         nowhere (see ``explain``)."""
         if not context.windows and not context.dyld:
             return  # no PE or Mach-O load: neither loader's room is imported on an ELF-only run
-        from ..loader.windows import is_redistributable
-
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
         dyld_roots = {load.root for load in context.dyld}
         # base name (lower case) -> PE and Mach-O inputs so named -> their machines (slices)
@@ -199,57 +197,62 @@ chain has one).
                 }
                 seen.setdefault((requester, name), (res, []))[1].append(root)
         for (requester, name), (res, roots) in seen.items():
-            first = roots[0]
-            dyld = first["root"] in dyld_roots
-            wrong = any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts)
-            failure = _image_failure(first, requester, name, res, dyld)
-            attempts = [
-                {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
-                for a in res.attempts
-            ]
-            chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
-            message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
-            hint = _shipped_elsewhere(first, name, res, dyld, shipped.get(posixpath.basename(name).lower(), {}))
-            if not hint and wrong:
-                hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
-            message += hint
-            wheel_hint = provider_hint(context, requester, name) if not dyld else None
-            if wheel_hint is not None:
-                message += wheel_hint.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
-            redistributable = not dyld and is_redistributable(name)
-            if redistributable:
-                message += (
-                    f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
-                    "include and python.org's Python does not ship (only vcruntime140*.dll): it loads only "
-                    "where the Redistributable is installed — bundle the DLL (delvewheel repair does) or "
-                    "state the requirement"
-                )
-            yield self.finding(
-                requester,
-                name,
-                message,
-                {
-                    "needed": name,
-                    "requester": requester,
-                    "roots": roots,
-                    "would_fail": failure,
-                    "attempts": attempts,
-                    "attempts_not_shown": 0,
-                    "error": None,
-                    "unresolved_symbols": [],
-                    "redistributable": redistributable,
-                    **(
-                        {
-                            "providers": list(wheel_hint.providers),
-                            "declared_by": wheel_hint.declared_by,
-                            "extra": wheel_hint.extra,
-                        }
-                        if wheel_hint is not None
-                        else {}
-                    ),
-                },
-                Severity.WARNING if redistributable else None,
+            copies = shipped.get(posixpath.basename(name).lower(), {})
+            yield self._image_finding(context, requester, name, res, roots, roots[0]["root"] in dyld_roots, copies)
+
+    def _image_finding(
+        self,
+        context: AuditContext,
+        requester: str,
+        name: str,
+        res: ImageResolution,
+        roots: list[dict[str, Any]],
+        dyld: bool,
+        copies: dict[str, set[str]],
+    ) -> Finding:
+        """The finding for the PE import or Mach-O dylib ``name`` of ``requester`` found nowhere,
+        for every root whose load fails (``roots``); ``copies``: inputs of that base name."""
+        from ..loader.windows import is_redistributable
+
+        first = roots[0]
+        failure = _image_failure(first, requester, name, res, dyld)
+        attempts = [
+            {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
+            for a in res.attempts
+        ]
+        chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
+        message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
+        hint = _shipped_elsewhere(first, name, res, dyld, copies)
+        if not hint and any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts):
+            hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
+        message += hint
+        wheel_hint = provider_hint(context, requester, name) if not dyld else None
+        if wheel_hint is not None:
+            message += wheel_hint.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
+        redistributable = not dyld and is_redistributable(name)
+        if redistributable:
+            message += (
+                f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
+                "include and python.org's Python does not ship (only vcruntime140*.dll): it loads only "
+                "where the Redistributable is installed — bundle the DLL (delvewheel repair does) or "
+                "state the requirement"
             )
+        evidence: dict[str, Any] = {
+            "needed": name,
+            "requester": requester,
+            "roots": roots,
+            "would_fail": failure,
+            "attempts": attempts,
+            "attempts_not_shown": 0,
+            "error": None,
+            "unresolved_symbols": [],
+            "redistributable": redistributable,
+        }
+        if wheel_hint is not None:
+            evidence.update(
+                providers=list(wheel_hint.providers), declared_by=wheel_hint.declared_by, extra=wheel_hint.extra
+            )
+        return self.finding(requester, name, message, evidence, Severity.WARNING if redistributable else None)
 
 
 @dataclass
