@@ -39,6 +39,9 @@ def test_a_lone_conda_package_is_judged_against_its_depends(name: str) -> None:
     attempts = libz.evidence["attempts"]
     assert attempts[-1]["outcome"] == "outside-target" and "conda-forge sysroot (glibc 2.17)" in attempts[-1]["detail"]
     validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+    # --target-env policy: the same sysroot (it was a usage error: "no policy to take the system libraries from")
+    policy = audit([str(CONDA / name)], AuditConfig(target=TargetEnvironment(), target_env="policy"))
+    assert sorted((f.rule, f.subject) for f in policy.findings) == sorted(found)
     # the auditing host (its own /lib libz.so.1) counts only when asked for
     host = audit([str(CONDA / name)], AuditConfig(target=TargetEnvironment(), target_env="host"))
     assert "libz.so.1" not in {f.subject for f in host.findings if f.rule == "library-not-found"}
