@@ -634,7 +634,9 @@ def _audit_installation(
             config = _installation_config(config, staged, sites)
         for directory in config.dll_directories:
             if not os.path.isdir(directory):  # os.add_dll_directory raises FileNotFoundError too
-                raise ConfigError(f"--dll-directory {directory}: not a directory (here or in a package given)")
+                raise ConfigError(
+                    f"--dll-directory (dll-directories) {directory}: not a directory (here or in a package given)"
+                )
         files, findings, ran, roots, binaries, linkage = _audit_staged(staged, config, sites)
         host = config.target is not None and config.target.system_libraries is None
         outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
@@ -646,6 +648,23 @@ def _audit_installation(
             binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
         site_notes = [_site_note(site, config) for site in sites]
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
+
+
+def _conda_package_target(target: TargetEnvironment, staged: Staged) -> TargetEnvironment | None:
+    """``target`` for conda packages audited on their own, as conda-build judges one: on the
+    system only glibc's libraries (conda-forge's sysroot, ``providers.conda_sysroot_libraries``);
+    everything else must be inside the package or come with a package it depends on. ``None``
+    when the installation is not only conda packages."""
+    conda = [d for d in staged.distributions().values() if d.kind == "conda-package"]
+    if not conda or len(conda) != len(staged.packages):
+        return None
+    from .packages.providers import conda_sysroot_libraries
+
+    platform = min(str(t.platform) for d in conda for t in d.tags)
+    glibc = ".".join(platform.split("_")[1:3])
+    return replace(
+        target, system_libraries=conda_sysroot_libraries(), system_policy=f"conda-forge sysroot (glibc {glibc})"
+    )
 
 
 def sites_among(staged: Staged) -> list[Site]:
@@ -699,14 +718,19 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
     assert config.target is not None
     demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
     tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
-    target = policy_target(config.target, config.target_env, tagged, config.profile)
+    conda = _conda_package_target(config.target, staged) if config.target_env != "host" and not sites else None
+    target = conda or policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,
         target=target,
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
         # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
-        dll_directories=staged_entries(config.dll_directories, staged) + staged.delvewheel_dll_directories(),
+        dll_directories=(
+            staged_entries(config.dll_directories, staged)
+            + staged.delvewheel_dll_directories()
+            + tuple(d for site in sites for d in site.delvewheel_dll_directories())
+        ),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),

@@ -2,7 +2,12 @@
 """Write linkaudit/packages/data/providers.json: which PyPI distributions ship each shared
 library, by the library's own SONAME (read from the file, never guessed from its name).
 
-    python scripts/gen_provider_index.py SITE [SITE...]
+    python scripts/gen_provider_index.py [--add] SITE [SITE...]
+
+``--add`` keeps what the index already holds and adds what SITEs show (the index is the union of
+the runs its ``generated_by`` lists). Each SONAME (ELF) or export-directory DLL name (PE: the name
+the DLL records for itself, ``cudart64_13.dll``) is recorded with the platform tags of the wheels it
+was read from (``platforms``; not known for what version 1 of the index recorded).
 
 The shipped index was made from two sites (x86_64; 4.1 s, 74 MB RSS for both):
 
@@ -16,6 +21,16 @@ The shipped index was made from two sites (x86_64; 4.1 s, 74 MB RSS for both):
   nvidia-curand-cu12==10.3.10.19 nvidia-cusolver-cu12==11.7.5.82 nvidia-cusparse-cu12==12.5.10.65
   nvidia-nvjitlink-cu12==12.9.86 nvidia-nvtx-cu12==12.9.79 nvidia-cudnn-cu12 nvidia-nccl-cu12
   nvidia-cusparselt-cu12`` (one spec per command: 2.3 GB) then ``pip install --no-deps --target SITE W/*.whl``.
+
+Version 2 added aarch64 and win_amd64 from a sample of 14 wheels per platform (the small ones:
+cuda-runtime, cuda-nvrtc, curand, nvjitlink, cufft, nvtx, cuda-cupti, for CUDA 12 and 13, at the
+versions of the x86_64 sites: nvidia-cuda-runtime==13.0.96 ... nvidia-cuda-cupti-cu12==12.8.90): ``pip download --no-deps --only-binary=:all: --python-version 3.11 --platform
+manylinux2014_aarch64 --platform manylinux_2_17_aarch64 ... -d W/aarch64 SPEC`` (and ``--platform
+win_amd64 -d W/win``), then ``pip install --no-deps --target SITE --platform P --only-binary=:all:
+W/P/*.whl`` per platform and ``python scripts/gen_provider_index.py --add SITE_AARCH64 SITE_WIN
+torch-site-2.14.1``. cuBLAS, cuDNN, cuSPARSE, cuSOLVER, NCCL, cuSPARSELt, cuFile and NVSHMEM (0.3 to
+1 GB each per platform) were not sampled for aarch64 and win_amd64: their x86_64 SONAMEs stand for
+them (the same names on aarch64); their DLL names are not in the index.
 
 Each SITE is a directory wheels were installed into (``pip install --no-deps --target SITE
 nvidia-cuda-runtime==13.0.96 ...``; ``tests/realsite.py`` builds the torch 2.14.1 one with the CUDA 13
@@ -39,13 +54,25 @@ OUT = ROOT / "linkaudit/packages/data/providers.json"
 def main() -> int:
     from linkaudit.errors import InputError
     from linkaudit.formats import SNIFF_BYTES, read_path, sniff
+    from linkaudit.model import Format
     from linkaudit.packages.site import read_site
 
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    add = bool(args) and args[0] == "--add"
+    sites = args[1:] if add else args
+    if not sites:
         sys.exit(__doc__)
     sonames: dict[str, set[str]] = {}
+    platforms: dict[str, set[str]] = {}
     requires: dict[str, list[str]] = {}
-    for given in sys.argv[1:]:
+    runs: list[str] = []
+    if add:
+        old = json.loads(OUT.read_text())
+        sonames = {k: set(v) for k, v in old["sonames"].items()}
+        platforms = {k: set(v) for k, v in old.get("platforms", {}).items()}
+        requires = dict(old["requires"])
+        runs = old["generated_by"] if isinstance(old["generated_by"], list) else [old["generated_by"]]
+    for given in sites:
         site = read_site(given)
         if site is None:
             sys.exit(f"{given}: no *.dist-info")
@@ -63,12 +90,15 @@ def main() -> int:
                 except (OSError, InputError):
                     continue
                 for binary in binaries:
-                    if binary.soname:
+                    if binary.soname and binary.format is not Format.COFF:  # an import library names its DLL
                         sonames.setdefault(binary.soname, set()).add(dist.name)
+                        platforms.setdefault(binary.soname, set()).update(t.platform for t in dist.tags)
+    command = "python scripts/gen_provider_index.py " + " ".join(Path(a).name for a in sites)
     document = {
-        "version": 1,
-        "generated_by": "python scripts/gen_provider_index.py " + " ".join(Path(a).name for a in sys.argv[1:]),
+        "version": 2,
+        "generated_by": [*runs, command],
         "sonames": {name: sorted(dists) for name, dists in sorted(sonames.items())},
+        "platforms": {name: sorted(tags) for name, tags in sorted(platforms.items()) if tags},
         "requires": dict(sorted(requires.items())),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")

@@ -17,6 +17,7 @@ from ..jobs import available_cpus
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
+from .filedefaults import loader_with_file, relative_to_file
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
 
@@ -180,6 +181,7 @@ def check(
       3  internal error (a bug in linkaudit: please report it)
     """
     settings = _settings(config_path, no_config)
+    loader = loader_with_file(loader, settings)
     try:
         chosen = get_profile(profile if profile is not None else settings.profile or DEFAULT)
     except ConfigError as exc:
@@ -191,7 +193,7 @@ def check(
         max_versions=tuple(ceilings.values()),
         ignore=frozenset(ignore) | frozenset(settings.ignore),
         target=None if no_loader else target_from_options(**loader),
-        entries=entries or _entries_from_file(settings),
+        entries=entries or relative_to_file(settings.path, settings.entries),
         severities=settings.severities,
         suppressions=settings.suppressions,
         forbidden_needed=settings.forbidden_needed,
@@ -297,18 +299,3 @@ def _link_line(path: str | None, linker: str = "link.exe") -> tuple[LinkInput, .
 def _same_path(a: str, b: str) -> bool:
     """True when ``a`` and ``b`` name one file (the same real path)."""
     return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _entries_from_file(settings: FileSettings) -> tuple[str, ...]:
-    """The file's ``entries``, relative to the configuration file's directory (kept as written
-    when that is the working directory, so that they match the inputs as the user spells them,
-    and when no such file exists there: a member of a package given, ``torch/_C...so``)."""
-    base = os.path.dirname(os.path.abspath(settings.path)) if settings.path else os.getcwd()
-    if base == os.getcwd():
-        return settings.entries
-    out = []
-    for entry in settings.entries:
-        near = entry if os.path.isabs(entry) else os.path.relpath(os.path.join(base, entry))
-        # Not a file beside the configuration: kept as written, it may name a package member.
-        out.append(near if os.path.lexists(near) or "!" in entry else entry)
-    return tuple(out)

@@ -7,6 +7,7 @@ beside the recipe, read with ``tomllib`` and validated; every error names the fi
     max_versions = ["GLIBC_2.28", "GLIBCXX_3.4.19"]
     ignore = ["unused-needed"]
     entries = ["torch/_C.cpython-311-x86_64-linux-gnu.so"]
+    dll-directories = ["torch/lib"]   # and the other loader options: LOADER_KEYS
 
     [severity]
     rpath-leak = "error"
@@ -45,8 +46,22 @@ from ..errors import ConfigError
 from ..report import Severity
 from .model import NeededPolicy, Suppression, VersionCeiling
 
+#: The loader options a file may set, each as ``check``'s option of the same name (``--dll-directory``
+#: is ``dll-directories``), with the type of its value: ``list`` (of strings), ``str`` or ``bool``.
+LOADER_KEYS: dict[str, type] = {
+    "dll-directories": list,
+    "ld-library-path": list,
+    "dyld-library-path": list,
+    "dyld-fallback-library-path": list,
+    "executable-path": str,
+    "target-env": str,
+    "with-driver": bool,
+}
+#: The values ``target-env`` takes (as ``--target-env``).
+TARGET_ENVS = ("auto", "host", "policy")
 KNOWN_KEYS = frozenset(
     {"profile", "max_versions", "ignore", "entries", "severity", "suppress", "forbidden-needed", "required-needed"}
+    | set(LOADER_KEYS)
 )
 #: Largest configuration file read, bytes (a real one is a few KiB).
 MAX_CONFIG_BYTES = 1 << 20
@@ -67,6 +82,12 @@ class FileSettings:
     suppressions: tuple[Suppression, ...] = ()
     forbidden_needed: tuple[NeededPolicy, ...] = ()
     required_needed: tuple[NeededPolicy, ...] = ()
+    loader: tuple[tuple[str, str | bool | tuple[str, ...]], ...] = ()
+    """The loader options set (``LOADER_KEYS``), as ``(key, value)`` in key order; a list is a tuple."""
+
+    def loader_value(self, key: str) -> str | bool | tuple[str, ...] | None:
+        """The value the file gives loader option ``key`` (``"dll-directories"``), ``None`` when unset."""
+        return dict(self.loader).get(key)
 
 
 def find_config(start: str) -> str | None:
@@ -298,7 +319,37 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         suppressions=tuple(suppressions),
         forbidden_needed=policies["forbidden-needed"],
         required_needed=policies["required-needed"],
+        loader=_loader_settings(data, at),
     )
+
+
+def _loader_settings(
+    data: dict[str, Any], at: Callable[[str], str]
+) -> tuple[tuple[str, str | bool | tuple[str, ...]], ...]:
+    """The loader options ``data`` sets (``LOADER_KEYS``), validated.
+
+    Raises:
+        ConfigError: a value of the wrong type, an empty path or one holding NUL, a
+            ``target-env`` that is not auto, host or policy; the message names the key and line.
+    """
+    out: list[tuple[str, str | bool | tuple[str, ...]]] = []
+    for key, kind in sorted(LOADER_KEYS.items()):
+        if key not in data:
+            continue
+        value = data[key]
+        if kind is list:
+            out.append((key, _strings(data, key, at(key))))
+        elif kind is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{at(key)}: {key} must be true or false, not {value!r}")
+            out.append((key, value))
+        else:
+            if not isinstance(value, str) or not value or "\0" in value:
+                raise ConfigError(f"{at(key)}: {key} must be a non-empty string, not {value!r}")
+            if key == "target-env" and value not in TARGET_ENVS:
+                raise ConfigError(f"{at(key)}: target-env = {value!r}: expected {', '.join(TARGET_ENVS)}")
+            out.append((key, value))
+    return tuple(out)
 
 
 def _needed_policies(

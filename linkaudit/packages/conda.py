@@ -20,8 +20,8 @@ def is_conda_zip(zf: zipfile.ZipFile) -> bool:
 
 def stage_conda_zip(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, packed: int) -> None:
     """Stage the ``pkg-*.tar.zst`` members of the ``.conda`` open as ``zf`` (``packed``: its size
-    on disk, bytes: the sizes its zip directory states are not trusted); ``info-*`` and
-    ``metadata.json`` hold no binary."""
+    on disk, bytes: the sizes its zip directory states are not trusted), and of ``info-*.tar.zst``
+    for its ``info/index.json``; ``metadata.json`` holds no binary."""
     infos = listed_members(stager, label, zf)
     for info in infos:
         if info.is_dir():
@@ -31,8 +31,8 @@ def stage_conda_zip(stager: Stager, site: StagingRoot, label: str, zf: zipfile.Z
             stager.refuse(label, info.filename or "(empty name)", unsafe_reason(info.filename))
             continue
         site.claim_dirs(name, label)
-        if not (name.startswith("pkg-") and name.endswith(".tar.zst")):
-            continue
+        if not (name.startswith(("pkg-", "info-")) and name.endswith(".tar.zst")):
+            continue  # info-*: for info/index.json (tar.stage_stream keeps it)
         try:
             with zf.open(info) as raw:
                 stage_stream(stager, site, label, "conda", decompressed(raw, ZSTD, packed), label, packed)

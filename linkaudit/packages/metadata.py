@@ -64,6 +64,9 @@ class Distribution:
         files: the paths its ``RECORD`` lists, relative to the site, normalised.
         requires: its ``Requires-Dist`` lines, as written (markers evaluated later).
         extras: its ``Provides-Extra`` names, normalised.
+        kind: ``"wheel"`` (a ``.dist-info``), ``"conda"`` (a prefix's ``conda-meta`` record) or
+            ``"conda-package"`` (a lone conda package's ``info/index.json``); for both conda kinds
+            ``requires`` are its ``depends``, by package name.
     """
 
     name: str
@@ -73,6 +76,7 @@ class Distribution:
     files: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
+    kind: str = "wheel"
 
     def wheel_name(self) -> str:
         """A wheel file name with this distribution's compressed tag set, for what reads tags

@@ -70,6 +70,7 @@ class Declared:
         under: the extra of the declaring distribution it is declared under, or ``None``.
         maybe: True when its marker depends on what no tag decides (``platform_release``).
         requirement: the ``Requires-Dist`` line.
+        specifier: the versions it asks for (``==12.*``), ``""`` for any.
     """
 
     name: str
@@ -77,6 +78,7 @@ class Declared:
     under: str | None
     maybe: bool
     requirement: str
+    specifier: str = ""
 
 
 def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[str] = ()) -> list[Declared]:
@@ -93,7 +95,8 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
             # A marker on what no tag decides may hold on the target: "maybe declared", kept.
             if req.marker is None or maybe or _holds(req.marker, {**env, "extra": under or ""}):
                 names = tuple(sorted(str(canonicalize_name(e)) for e in req.extras))
-                out.append(Declared(str(canonicalize_name(req.name)), names, under, maybe, line))
+                name = str(canonicalize_name(req.name))
+                out.append(Declared(name, names, under, maybe, line, str(req.specifier)))
                 break
     return out
 
@@ -133,29 +136,45 @@ def closure(
     queue: list[tuple[str, tuple[str, ...], Declared | None]] = [(root, tuple(extras), None)]
     while queue:
         name, asked, via = queue.pop(0)
-        requires = _requires_of(name, dists)
+        requires = _requires_of(name, dists, via.specifier if via is not None else "")
         for item in declared(requires, env, asked):
             if item.name in found or item.name == root:
                 continue
             found[item.name] = (
                 item
                 if via is None
-                else Declared(item.name, item.extras, via.under, via.maybe or item.maybe, via.requirement)
+                else Declared(
+                    item.name, item.extras, via.under, via.maybe or item.maybe, via.requirement, item.specifier
+                )
             )
             queue.append((item.name, item.extras, found[item.name]))
     return found
 
 
-def _requires_of(name: str, dists: Mapping[str, Distribution]) -> tuple[str, ...]:
+def _requires_of(name: str, dists: Mapping[str, Distribution], specifier: str = "") -> tuple[str, ...]:
+    """What ``name`` requires: an installed distribution's metadata; for a meta-package, the
+    highest version of it ``specifier`` allows (``cuda-toolkit==12.*`` is 12.9.2, not 13.0.3; the
+    highest of all when none is allowed); else what the provider index recorded."""
     dist = dists.get(name)
     if dist is not None:
         return dist.requires
     versions = meta_packages().get(name)
     if versions:
-        return tuple(versions[max(versions, key=_version_key)])
+        allowed = [v for v in versions if _allows(specifier, v)] or list(versions)
+        return tuple(versions[max(allowed, key=_version_key)])
     from .providers import provider_requires
 
     return provider_requires().get(name, ())
+
+
+def _allows(specifier: str, version: str) -> bool:
+    """True when the PEP 440 ``specifier`` (``""``: any) allows ``version``; an unparsable one allows all."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(specifier).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return True
 
 
 def _version_key(version: str) -> tuple[int, ...]:

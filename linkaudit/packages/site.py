@@ -17,6 +17,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from .delvewheel import libs_directories
 from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
 from .planner import glibc_of
 
@@ -48,6 +49,13 @@ class Site:
         if rel.startswith(".."):
             return None
         return self._owner.get(rel.replace(os.sep, "/"))
+
+    def delvewheel_dll_directories(self) -> tuple[str, ...]:
+        """The ``<name>.libs`` directories (host paths) of the distributions installed here that
+        delvewheel repaired (``delvewheel.libs_directories``): their patched ``__init__.py`` adds
+        them with ``os.add_dll_directory`` before any import, as inside the wheel."""
+        out = [d for dist in self.distributions for d in libs_directories(dist.files, self.root)]
+        return tuple(dict.fromkeys(out))
 
     def holds(self, path: str) -> bool:
         """True when the host ``path`` lies inside the site."""
@@ -177,6 +185,33 @@ def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
     return max(found) if found else (sysroot or CONDA_FORGE_GLIBC)
 
 
+def conda_distribution(
+    record: dict[str, object], glibc: tuple[int, int], where: str, files: list[str], kind: str = "conda"
+) -> Distribution:
+    """The ``Distribution`` of a conda package's record (``info/index.json`` or ``conda-meta/*.json``):
+    its ``depends`` by package name (virtual ``__glibc`` and the like left out), tagged
+    ``manylinux_{glibc}_{arch}`` for its ``subdir``; ``kind`` as ``Distribution.kind``."""
+    from packaging.tags import Tag  # packaging.tags: only for a conda package or prefix given
+
+    arch = _CONDA_ARCH.get(str(record.get("subdir", "")), "x86_64")
+    tag = Tag("py3", "none", f"manylinux_{glibc[0]}_{glibc[1]}_{arch}")
+    depends = [d.split()[0] for d in _strings(record.get("depends")) if d.strip() and not d.startswith("__")]
+    name, version = str(record["name"]), str(record.get("version", ""))
+    return Distribution(name, version, where, frozenset({tag}), tuple(files), tuple(depends), kind=kind)
+
+
+def read_conda_index(text: str, where: str, files: list[str]) -> Distribution | None:
+    """The ``Distribution`` a lone conda package's ``info/index.json`` (``text``) describes, owning
+    ``files``; ``None`` when it is not JSON or names no package."""
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+        return None
+    return conda_distribution(record, conda_glibc([record]), where, files, "conda-package")
+
+
 def read_prefix(root: str) -> Site | None:
     """The conda prefix at ``root`` (``conda-meta/*.json``: one record per installed package, its
     ``files`` owned by it, its ``depends`` by name) as a site whose every package carries the
@@ -185,16 +220,10 @@ def read_prefix(root: str) -> Site | None:
     records = _conda_records(os.path.join(root, "conda-meta"))
     if not records:
         return None
-    from packaging.tags import Tag  # packaging.tags: only for a conda prefix given
-
-    major, minor = conda_glibc(records)
+    glibc = conda_glibc(records)
     dists = []
     for record in records:
-        arch = _CONDA_ARCH.get(str(record.get("subdir", "")), "x86_64")
-        tag = Tag("py3", "none", f"manylinux_{major}_{minor}_{arch}")
-        depends = [d.split()[0] for d in _strings(record.get("depends")) if d.strip() and not d.startswith("__")]
         files = [posixpath.normpath(f) for f in _strings(record.get("files"))]
-        name, version = str(record["name"]), str(record.get("version", ""))
-        where = os.path.join(root, "conda-meta", f"{name}-{version}")
-        dists.append(Distribution(name, version, where, frozenset({tag}), tuple(files), tuple(depends)))
+        where = os.path.join(root, "conda-meta", f"{record['name']}-{record.get('version', '')}")
+        dists.append(conda_distribution(record, glibc, where, files))
     return Site(root, tuple(sorted(dists, key=lambda d: d.name)))

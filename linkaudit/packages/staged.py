@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
+from .site import read_conda_index
 from .staging import STOP_CHARS, Clash, StagingRoot
 
 
@@ -51,37 +53,31 @@ class Staged:
 
     def distributions(self) -> dict[str, Distribution]:
         """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
-        Requires-Dist); a wheel without one is left out."""
+        Requires-Dist), and each conda package -> what its ``info/index.json`` says (name, subdir,
+        depends); a package without either is left out."""
         out = {}
         for site in self._sites:
             for label, files in site.dist_files.items():
                 out[label] = distribution(f"{label}!{files['where']}", files)
+            for label, text in site.conda_index.items():
+                owned = [rel for rel, owner in site.owner.items() if owner == label]
+                dist = read_conda_index(text, f"{label}!info/index.json", owned)
+                if dist is not None:
+                    out[label] = dist
         return out
 
     def delvewheel_dll_directories(self) -> tuple[str, ...]:
         """The staged host paths of the top-level ``*.libs`` directories of each wheel that
-        delvewheel repaired (its ``X.dist-info/DELVEWHEEL`` says so), in staging order.
-
-        delvewheel vendors a wheel's DLLs into ``<name>.libs/`` and patches the package's
-        ``__init__.py`` to call ``os.add_dll_directory`` on it before any extension module is
-        imported, so Windows finds them there (LoadLibraryEx's
-        ``LOAD_LIBRARY_SEARCH_USER_DIRS``): the same as ``--dll-directory``.
-        """
+        delvewheel repaired (``delvewheel.libs_directories``), in staging order: the package's
+        patched ``__init__.py`` adds them with ``os.add_dll_directory`` before any import, the same
+        as ``--dll-directory``."""
         out: list[str] = []
         for site in self._sites:
-            repaired = {
-                label
-                for rel, (label, _crc, _size) in site.listed.items()
-                if rel.endswith(".dist-info/DELVEWHEEL") and rel.count("/") == 1
-            }
-            if not repaired:
-                continue
-            tops = {
-                rel.split("/", 1)[0]: label
-                for rel, (label, _crc, _size) in site.listed.items()
-                if "/" in rel and rel.split("/", 1)[0].endswith(".libs")
-            }
-            out += [os.path.join(site.host, top) for top, label in tops.items() if label in repaired]
+            by_label: dict[str, list[str]] = {}
+            for rel, (label, _crc, _size) in site.listed.items():
+                by_label.setdefault(label, []).append(rel)
+            for files in by_label.values():
+                out += libs_directories(files, site.host)
         return tuple(dict.fromkeys(out))
 
     def holds_packages(self, directory: str) -> bool:

@@ -92,6 +92,7 @@ class StagingRoot:
     files: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
     dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    conda_index: dict[str, str] = field(default_factory=dict)  # conda package -> its info/index.json
     _past: dict[str, list[str]] = field(default_factory=dict)
     _past_size: int = -1
 

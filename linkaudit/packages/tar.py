@@ -17,6 +17,7 @@ from typing import IO, Any, cast
 from ..errors import InputError
 from . import limits
 from .magic import ZSTD
+from .metadata import MAX_METADATA
 from .staging import CORRUPT, SECOND_COPY, Refused, Stager, StagingRoot, install_path, safe_name, unsafe_reason
 from .zstdframes import CheckedStream
 
@@ -173,6 +174,9 @@ def _member(
         return
     src = tf.extractfile(member)
     if src is None:
+        return
+    if name == "info/index.json" and (kind == "conda" or label.endswith(".tar.bz2")):  # its depends, its subdir
+        site.conda_index[label] = src.read(MAX_METADATA).decode("utf-8", errors="replace")
         return
     rel = install_path(kind, name)
     if rel is not None and rel in written and site.owner.get(rel) == label:

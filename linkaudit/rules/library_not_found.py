@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import AuditContext
@@ -11,11 +12,11 @@ from ..loader.analysis import would_fail
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..loader.musl import musl_load_error
-from ..model import Format
+from ..model import Binary, Format
 from ..report import Finding, Severity
-from .base import Rule
+from .base import Rule, preview
 from .data import driver_index
-from .provider_hint import provider_hint
+from .provider_hint import ProviderHint, provider_hint
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -107,93 +108,72 @@ chain has one).
         "providers": "the PyPI distributions that ship a library of this SONAME (the provider index), when known",
         "declared_by": "the Requires-Dist line through which the requester's distribution declares one, or null",
         "extra": "the extra it is declared under (a warning when only unreached plugins need it), or null",
+        "requesters": "ELF: [{file, requester, chain, reached, declared_by, extra, unresolved_symbols}] every object "
+        "of the installation that needs it, by path (one finding per missing library; the first names the file)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         yield from self._images(context)
-        linkage = context.linkage
-        if linkage is None:
-            return
-        seen: dict[tuple[str, str], dict[str, Any]] = {}
-        for load, root in zip(linkage.loads, linkage.roots, strict=True):
-            for (requester, needed), res in load.resolutions.items():
-                if res.found:
-                    continue
-                if any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
-                    continue  # the GPU driver: driver-link reports it, with this chain
-                # One finding per file and DT_NEEDED, however many roots load it, under whatever spelling.
-                key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
-                entry = seen.get(key)
-                chain = [*load.chain(requester), needed]
-                if load.loader == "musl":
-                    detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
-                    message = musl_load_error(needed, requester, detail)
-                else:
-                    message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
-                root_info = {
-                    "root": load.root,
-                    "kind": load.kind.value,
-                    "reached": root.reached,
-                    "chain": chain,
-                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
-                }
-                if entry is None:
-                    seen[key] = {"res": res, "roots": [root_info], "message": message}
-                else:
-                    entry["roots"].append(root_info)
-        by_path = {b.path: b for b in context.binaries}
-        for (requester, needed), entry in seen.items():
-            res = entry["res"]
-            binary = by_path.get(requester) or by_path.get(linkage.audited.get(requester, ""))
-            consequences = sorted(
-                {
-                    s.display_name()
-                    for s in (binary.symbols.undefined() if binary is not None else ())
-                    if s.version is not None and s.version.file == needed
-                }
-            )
-            roots = entry["roots"]
-            first = roots[0]
-            file = linkage.audited.get(requester, requester)
-            chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in first["chain"])
-            tried = len(res.attempts) + res.more_attempts
-            how = "when dlopen()ed" if not first["reached"] else f"loading {first['root']}"
-            message = f"{first['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
-            hint = provider_hint(context, file, needed)
-            severity = None
-            if hint is not None:
-                message += hint.text
-                if hint.extra is not None and not any(r["reached"] for r in roots):
-                    severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
-            yield self.finding(
-                file,
-                needed,
-                message,
-                {
-                    **(
-                        {"providers": list(hint.providers), "declared_by": hint.declared_by, "extra": hint.extra}
-                        if hint is not None
-                        else {}
-                    ),
-                    "needed": needed,
-                    "requester": requester,
-                    "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
-                    "would_fail": first["would_fail"],
-                    "attempts": attempts_evidence(res.attempts),
-                    "attempts_not_shown": res.more_attempts,
-                    "error": res.error,
-                    "unresolved_symbols": consequences,
-                },
-                severity,
-            )
+        failures = _elf_failures(context)
+        by_path = {b.path: b for b in context.binaries} if failures else {}
+        for needed, requesters in failures.items():
+            yield self._elf_finding(context, by_path, needed, requesters)
+
+    def _elf_finding(
+        self, context: AuditContext, by_path: dict[str, Binary], needed: str, requesters: list[_Requester]
+    ) -> Finding:
+        """The one finding for ``needed`` missing in this installation: the first requester (by
+        path) names the file, so the fingerprint holds from run to run; every other requester, and
+        the chain from each root, is in the evidence and the message counts them."""
+        first = requesters[0]
+        res, top = first.res, first.roots[0]
+        chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in top["chain"])
+        tried = len(res.attempts) + res.more_attempts
+        how = "when dlopen()ed" if not top["reached"] else f"loading {top['root']}"
+        message = f"{top['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
+        hints = [provider_hint(context, r.file, needed) for r in requesters]
+        hint = hints[0]
+        if len(requesters) > 1:
+            others = [posixpath.basename(r.file) for r in requesters[1:]]
+            message += f"; also needed by {len(others)} more: {preview(others)}"
+        severity = None
+        if hint is not None:
+            message += hint.text
+            reached = any(root["reached"] for r in requesters for root in r.roots)
+            if all(h is not None and h.severity is Severity.NOTE for h in hints):
+                severity = Severity.NOTE  # a conda package's declared dependency brings it
+            elif all(h is not None and h.extra is not None for h in hints) and not reached:
+                severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
+        return self.finding(
+            first.file,
+            needed,
+            message,
+            {
+                **(
+                    {"providers": list(hint.providers), "declared_by": hint.declared_by, "extra": hint.extra}
+                    if hint is not None
+                    else {}
+                ),
+                "needed": needed,
+                "requester": first.requester,
+                "roots": [{k: v for k, v in root.items() if k != "would_fail"} for r in requesters for root in r.roots],
+                "would_fail": top["would_fail"],
+                "attempts": attempts_evidence(res.attempts),
+                "attempts_not_shown": res.more_attempts,
+                "error": res.error,
+                "unresolved_symbols": _consequences(by_path, first, needed),
+                "requesters": [
+                    _requester_evidence(by_path, r, h, needed) for r, h in zip(requesters, hints, strict=True)
+                ],
+            },
+            severity,
+        )
 
     def _images(self, context: AuditContext) -> Iterator[Finding]:
         """A PE import no directory of the Windows search order holds, or a Mach-O dylib dyld finds
         nowhere (see ``explain``)."""
         if not context.windows and not context.dyld:
             return  # no PE or Mach-O load: neither loader's room is imported on an ELF-only run
-        from ..loader.windows import is_redistributable
-
         seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
         dyld_roots = {load.root for load in context.dyld}
         # base name (lower case) -> PE and Mach-O inputs so named -> their machines (slices)
@@ -217,45 +197,125 @@ chain has one).
                 }
                 seen.setdefault((requester, name), (res, []))[1].append(root)
         for (requester, name), (res, roots) in seen.items():
-            first = roots[0]
-            dyld = first["root"] in dyld_roots
-            wrong = any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts)
-            failure = _image_failure(first, requester, name, res, dyld)
-            attempts = [
-                {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
-                for a in res.attempts
-            ]
-            chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
-            message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
-            hint = _shipped_elsewhere(first, name, res, dyld, shipped.get(posixpath.basename(name).lower(), {}))
-            if not hint and wrong:
-                hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
-            message += hint
-            redistributable = not dyld and is_redistributable(name)
-            if redistributable:
-                message += (
-                    f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
-                    "include and python.org's Python does not ship (only vcruntime140*.dll): it loads only "
-                    "where the Redistributable is installed — bundle the DLL (delvewheel repair does) or "
-                    "state the requirement"
-                )
-            yield self.finding(
-                requester,
-                name,
-                message,
-                {
-                    "needed": name,
-                    "requester": requester,
-                    "roots": roots,
-                    "would_fail": failure,
-                    "attempts": attempts,
-                    "attempts_not_shown": 0,
-                    "error": None,
-                    "unresolved_symbols": [],
-                    "redistributable": redistributable,
-                },
-                Severity.WARNING if redistributable else None,
+            copies = shipped.get(posixpath.basename(name).lower(), {})
+            yield self._image_finding(context, requester, name, res, roots, roots[0]["root"] in dyld_roots, copies)
+
+    def _image_finding(
+        self,
+        context: AuditContext,
+        requester: str,
+        name: str,
+        res: ImageResolution,
+        roots: list[dict[str, Any]],
+        dyld: bool,
+        copies: dict[str, set[str]],
+    ) -> Finding:
+        """The finding for the PE import or Mach-O dylib ``name`` of ``requester`` found nowhere,
+        for every root whose load fails (``roots``); ``copies``: inputs of that base name."""
+        from ..loader.windows import is_redistributable
+
+        first = roots[0]
+        failure = _image_failure(first, requester, name, res, dyld)
+        attempts = [
+            {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
+            for a in res.attempts
+        ]
+        chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
+        message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
+        hint = _shipped_elsewhere(first, name, res, dyld, copies)
+        if not hint and any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts):
+            hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
+        message += hint
+        wheel_hint = provider_hint(context, requester, name) if not dyld else None
+        if wheel_hint is not None:
+            message += wheel_hint.text  # an NVIDIA DLL: the wheel that ships it (the provider index)
+        redistributable = not dyld and is_redistributable(name)
+        if redistributable:
+            message += (
+                f". {name} is part of the Microsoft Visual C++ Redistributable, which Windows does not "
+                "include and python.org's Python does not ship (only vcruntime140*.dll): it loads only "
+                "where the Redistributable is installed — bundle the DLL (delvewheel repair does) or "
+                "state the requirement"
             )
+        evidence: dict[str, Any] = {
+            "needed": name,
+            "requester": requester,
+            "roots": roots,
+            "would_fail": failure,
+            "attempts": attempts,
+            "attempts_not_shown": 0,
+            "error": None,
+            "unresolved_symbols": [],
+            "redistributable": redistributable,
+        }
+        if wheel_hint is not None:
+            evidence.update(
+                providers=list(wheel_hint.providers), declared_by=wheel_hint.declared_by, extra=wheel_hint.extra
+            )
+        return self.finding(requester, name, message, evidence, Severity.WARNING if redistributable else None)
+
+
+@dataclass
+class _Requester:
+    """One object whose DT_NEEDED of a missing library resolves nowhere: its audited ``file``, the
+    ``requester`` path as loaded, its resolution (every path tried) and the roots whose load fails."""
+
+    file: str
+    requester: str
+    res: Any
+    roots: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
+    """Each DT_NEEDED that resolves nowhere in the ld.so and musl loads -> every object that
+    needs it (once per file, however many roots load it, under whatever spelling), by file path."""
+    linkage = context.linkage
+    if linkage is None:
+        return {}
+    seen: dict[str, dict[str, _Requester]] = {}
+    for load, root in zip(linkage.loads, linkage.roots, strict=True):
+        for (requester, needed), res in load.resolutions.items():
+            if res.found or any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
+                continue  # found, or the GPU driver: driver-link reports it, with this chain
+            file = linkage.audited.get(requester, posixpath.normpath(requester))
+            entry = seen.setdefault(needed, {}).setdefault(file, _Requester(file, requester, res))
+            if load.loader == "musl":
+                detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
+                message = musl_load_error(needed, requester, detail)
+            else:
+                message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+            entry.roots.append(
+                {
+                    "root": load.root,
+                    "kind": load.kind.value,
+                    "reached": root.reached,
+                    "chain": [*load.chain(requester), needed],
+                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
+                }
+            )
+    return {needed: [by_file[f] for f in sorted(by_file)] for needed, by_file in seen.items()}
+
+
+def _consequences(by_path: dict[str, Binary], r: _Requester, needed: str) -> list[str]:
+    """The undefined symbols of requester ``r`` versioned for ``needed``, which then bind nowhere."""
+    binary = by_path.get(r.requester) or by_path.get(r.file)
+    undefined = binary.symbols.undefined() if binary is not None else ()
+    return sorted({s.display_name() for s in undefined if s.version is not None and s.version.file == needed})
+
+
+def _requester_evidence(
+    by_path: dict[str, Binary], r: _Requester, hint: ProviderHint | None, needed: str
+) -> dict[str, Any]:
+    """One requester, JSON-ready: its file, the chain from its first root, how its distribution declares a provider."""
+    return {
+        "file": r.file,
+        "requester": r.requester,
+        "chain": r.roots[0]["chain"],
+        "reached": any(root["reached"] for root in r.roots),
+        "declared_by": hint.declared_by if hint is not None else None,
+        "extra": hint.extra if hint is not None else None,
+        "unresolved_symbols": _consequences(by_path, r, needed),
+    }
 
 
 def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageResolution, dyld: bool) -> str:

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packaging.utils import canonicalize_name
+
 from ..context import AuditContext
-from ..packages.providers import providers
+from ..packages.installation import InstallationModel
+from ..packages.providers import conda_providers, providers
+from ..report import Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,20 +22,26 @@ class ProviderHint:
         providers: the distributions that ship it.
         declared_by: the ``Requires-Dist`` line through which the distribution declares one, or ``None``.
         extra: the extra it is declared under (``cuda``), or ``None``.
+        severity: the finding's severity when the hint decides it (a conda package's declared
+            dependency: a note), else ``None``.
     """
 
     text: str
     providers: tuple[str, ...]
     declared_by: str | None
     extra: str | None
+    severity: Severity | None = None
 
 
 def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint | None:
     """The hint for ``needed`` missing for the binary ``file``, or ``None`` when neither the
     provider index nor the installation's metadata says anything of it."""
-    shipped = providers().get(needed, ())
     model = context.installation
     owner = model.owner(file) if model is not None else None
+    if model is not None and owner is not None and model.distributions[owner].kind.startswith("conda"):
+        return _conda_hint(model, owner, needed)
+    index = providers()
+    shipped = index.get(needed) or index.get(needed.lower(), ())  # a DLL name: in any case
     if not shipped:
         if model is None or owner is None:
             return None
@@ -55,4 +65,27 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
             )
             return ProviderHint(text, shipped, extras[name].requirement, extra)
     text = f"; {needed} is shipped by {names}, which no dependency of {owner} declares: add {shipped[0]} to its Requires-Dist"
+    return ProviderHint(text, shipped, None, None)
+
+
+def _conda_hint(model: InstallationModel, owner: str, needed: str) -> ProviderHint:
+    """The hint for a conda package ``owner`` (conda-build's check of run requirements,
+    ``conda_build/post.py``): a library shipped by a package it ``depends`` on is, for a lone
+    package, a note — not self-contained, the dependency brings it — and in a prefix an error (the
+    dependency is not installed there); else the package to add to ``requirements/run`` (overlinking)."""
+    lone = model.distributions[owner].kind == "conda-package"
+    shipped = conda_providers().get(needed, ())
+    depends = {canonicalize_name(d.split()[0]): d for d in model.distributions[owner].requires}
+    for name in shipped:
+        if canonicalize_name(name) in depends:
+            where = "installed with it, not inside this package" if lone else "it is not installed in this prefix"
+            text = f"; {needed} is shipped by the conda package {name}, which {owner} depends on: {where}"
+            return ProviderHint(text, shipped, depends[canonicalize_name(name)], None, Severity.NOTE if lone else None)
+    if not shipped:
+        text = f"; no conda package {owner} depends on is known to ship {needed} (conda-build: overlinking)"
+        return ProviderHint(text, (), None, None)
+    text = (
+        f"; {needed} is shipped by the conda package {' or '.join(shipped)}, which {owner} does not depend on: "
+        f"add {shipped[0]} to requirements/run (conda-build: overlinking)"
+    )
     return ProviderHint(text, shipped, None, None)

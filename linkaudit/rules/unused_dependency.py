@@ -32,6 +32,10 @@ sources do not name them either (torch's __init__.py preloads the NVIDIA
 libraries with ctypes). Then Q is installed for nothing: a larger download,
 another version to keep compatible. conda-build calls this overdepending.
 
+For a conda package audited on its own (conda-build's own check: Q is not
+installed), Q's libraries are those the conda provider index lists for it, and
+Q is unused when no binary of P needs one of them.
+
 A note: P may load Q in ways a static reading does not see (a path built at
 run time). Only distributions given (their binaries among the inputs) are judged.
 """
@@ -55,19 +59,27 @@ run time). Only distributions given (their binaries among the inputs) are judged
                 first.setdefault(owner, b.path)
         used: set[tuple[str | None, str | None]] = set()
         mentioned: set[str] = set()
+        needs: dict[str | None, set[str]] = {}  # distribution -> every DT_NEEDED of its binaries
         for load in linkage.loads:
             for obj in load.objects:
                 mentioned.update(obj.binary.dlopen_names)
-            for (requester, _needed), res in load.resolutions.items():
+            for (requester, needed), res in load.resolutions.items():
+                owner = model.owner(linkage.audited.get(requester, requester))
+                needs.setdefault(owner, set()).add(needed)
                 if res.path is not None:
-                    used.add((model.owner(linkage.audited.get(requester, requester)), model.owner(res.path)))
+                    used.add((owner, model.owner(res.path)))
         for mine, where in first.items():
             dist = model.distributions[mine]
             text = _sources(dist, context.site_roots)
             for item in declared(dist.requires, model.env):
                 other = model.distributions.get(item.name)
-                libraries = _libraries_only(other) if other is not None else None
-                if not libraries or (mine, item.name) in used:
+                if other is not None:
+                    libraries = _libraries_only(other)
+                elif dist.kind == "conda-package":  # a lone conda package: what the conda index says item ships
+                    libraries = _conda_libraries(item.name)
+                else:
+                    libraries = []
+                if not libraries or (mine, item.name) in used or needs.get(mine, set()) & set(libraries):
                     continue
                 stems = {_stem(lib) for lib in libraries}
                 if any(_stem(m) in stems for m in mentioned) or any(s in text for s in stems):
@@ -84,6 +96,13 @@ run time). Only distributions given (their binaries among the inputs) are judged
                         "libraries": libraries,
                     },
                 )
+
+
+def _conda_libraries(name: str) -> list[str]:
+    """The SONAMEs the conda package ``name`` ships, as the conda provider index says (``[]``: unknown)."""
+    from ..packages.providers import conda_providers
+
+    return sorted(soname for soname, names in conda_providers().items() if name in names)
 
 
 def _libraries_only(dist: Distribution) -> list[str]:

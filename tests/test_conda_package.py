@@ -1,0 +1,63 @@
+"""A lone conda package (``.conda`` / ``.tar.bz2``) judged as conda-build judges it: each needed
+library inside the package, brought by a package its ``info/index.json`` ``depends`` on (a note),
+or glibc's (conda-forge's sysroot); else the finding names the conda package to add to
+``requirements/run`` (overlinking); a dependency nothing needs is ``unused-dependency``
+(overdepending). The sample is ``sample_bins/conda/`` (``build_conda.sh``)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from output.schema import validate_report
+
+from linkaudit import AuditConfig, audit
+from linkaudit.loader.target import TargetEnvironment
+from linkaudit.output import OutputFormat, renderer
+
+CONDA = Path(__file__).resolve().parents[1] / "sample_bins/conda"
+
+
+@pytest.mark.parametrize("name", ["condademo-1.0-0.conda", "condademo-1.0-0.tar.bz2"])
+def test_a_lone_conda_package_is_judged_against_its_depends(name: str) -> None:
+    report = audit([str(CONDA / name)], AuditConfig(target=TargetEnvironment()))
+    found = {(f.rule, f.subject): f for f in report.findings}
+    assert set(found) == {
+        ("library-not-found", "libz.so.1"),
+        ("library-not-found", "libcudart.so.13"),
+        ("unused-dependency", "libcublas"),
+    }  # libcondahelper.so: inside the package; libc.so.6: glibc's, the sysroot's
+    libz = found[("library-not-found", "libz.so.1")]
+    assert libz.severity.value == "error" and libz.evidence["providers"] == ["libzlib", "zlib"]
+    assert "add libzlib to requirements/run (conda-build: overlinking)" in libz.message
+    cudart = found[("library-not-found", "libcudart.so.13")]
+    assert cudart.severity.value == "note" and cudart.evidence["declared_by"] == "cuda-cudart"
+    assert "which condademo depends on: installed with it, not inside this package" in cudart.message
+    assert found[("unused-dependency", "libcublas")].severity.value == "note"
+    attempts = libz.evidence["attempts"]
+    assert attempts[-1]["outcome"] == "outside-target" and "conda-forge sysroot (glibc 2.17)" in attempts[-1]["detail"]
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+    # --target-env policy: the same sysroot (it was a usage error: "no policy to take the system libraries from")
+    policy = audit([str(CONDA / name)], AuditConfig(target=TargetEnvironment(), target_env="policy"))
+    assert sorted((f.rule, f.subject) for f in policy.findings) == sorted(found)
+    # the auditing host (its own /lib libz.so.1) counts only when asked for
+    host = audit([str(CONDA / name)], AuditConfig(target=TargetEnvironment(), target_env="host"))
+    assert "libz.so.1" not in {f.subject for f in host.findings if f.rule == "library-not-found"}
+
+
+def test_in_a_prefix_a_declared_dependency_that_is_not_installed_is_an_error(tmp_path: Path) -> None:
+    """The same package installed by hand into a prefix (its files and a conda-meta record) without
+    cuda-cudart: there the dependency should have been installed, so libcudart.so.13 is an error."""
+    prefix = tmp_path / "env"
+    with tarfile.open(CONDA / "condademo-1.0-0.tar.bz2") as tf:
+        tf.extractall(prefix, filter="data")
+    index = json.loads((prefix / "info/index.json").read_text())
+    files = (prefix / "info/files").read_text().split()
+    (prefix / "conda-meta").mkdir()
+    (prefix / "conda-meta/condademo-1.0-0.json").write_text(json.dumps({**index, "files": files}))
+    report = audit([str(prefix / "lib")], AuditConfig(target=TargetEnvironment()))
+    cudart = [f for f in report.findings if f.rule == "library-not-found" and f.subject == "libcudart.so.13"]
+    assert [f.severity.value for f in cudart] == ["error"]
+    assert "which condademo depends on: it is not installed in this prefix" in cudart[0].message
