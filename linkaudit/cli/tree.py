@@ -19,6 +19,7 @@ from ..packages import most_demanding
 from ..packages.installation import installation_model
 from .emit import emit
 from .options import loader_options, target_from_options
+from .pictures import PICTURE_FORMATS, load_graphs, render_picture
 from .reading import Inputs, read_inputs
 
 
@@ -80,7 +81,14 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", *PICTURE_FORMATS]),
+    default="text",
+    show_default=True,
+    help="dot: a Graphviz digraph (for dot -Tsvg); mermaid: a Mermaid flowchart (docs/pictures.md).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="List every path tried, for found libraries too.")
 @click.option("--all-roots", is_flag=True, help="Also draw inputs no root reaches (loaded alone as a dlopen).")
 @click.option(
@@ -117,7 +125,9 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
     # --bind: every import of every image of each PE and Mach-O load, bound in that load
     binder = ImageBinder(inputs.binaries, images) if bind and images else None
     image_bindings = [binder.bind_load(ld) for ld in images] if binder is not None else []
-    if fmt == "json":
+    if fmt in PICTURE_FORMATS:
+        emit(render_picture(fmt, load_graphs(inputs, loads, images, owners_of(inputs), analysis.system_dirs)))
+    elif fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose, owners_of(inputs)))
         for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
             mine = []
