@@ -29,10 +29,13 @@ def owners_of(inputs: Inputs) -> Callable[[str], str | None] | None:
     return model.owner if model is not None else None
 
 
-def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
+def run_analysis(
+    inputs: Inputs, options: dict[str, Any], bind_all: bool = False, quiet: bool = False
+) -> tuple[Any, int]:
     """Emulate the loader over the inputs read with the options given; returns (analysis, exit status).
 
-    Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.  An
+    Unreadable inputs are reported on stderr unless ``quiet`` (``check`` reports them itself; exit
+    status 2); the others are still analysed.  An
     installed site among the inputs is loaded against its most demanding tag's policy, as by ``check``.
     """
     sites = sites_among(inputs.staged)
@@ -43,7 +46,7 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     entries = staged_entries(options.get("entries", ()), inputs.staged)
     analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
     errors.extend(more)
-    for problem in errors:
+    for problem in errors if not quiet else ():
         click.echo(f"linkaudit: error: {text_safe(inputs.staged.label(str(problem)))}", err=True)
     if analysis is None:
         raise ConfigError("the loader emulation could not run (see the errors above)")
