@@ -166,7 +166,8 @@ class Browser:
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) at the centre of the first element ``selector`` names."""
         box = self.evaluate(
-            f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " e.scrollIntoView({block: 'center', inline: 'center'}); const r = e.getBoundingClientRect();"
             " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
         )
         for kind in ("mousePressed", "mouseReleased"):
