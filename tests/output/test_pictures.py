@@ -111,3 +111,12 @@ def test_mermaid_parser_accepts_every_flowchart(run_cli, tmp_path: Path) -> None
         with pytest.raises(RuntimeError):  # the parser does reject what is not a flowchart
             b.evaluate(f"mermaid.parse({json.dumps(charts[0].replace('-->', '-- >', 1) + ' ]]')})", await_promise=True)
         assert not b.errors and not b.blocked
+
+
+def test_why_draws_only_the_chains_to_its_target(run_cli) -> None:  # type: ignore[no-untyped-def]
+    result = run_cli("why", str(ROOT / INPUTS["elf"]), "libcuda.so.1", "--format", "dot")
+    nodes = re.findall(r"^ +(g\d+_n\d+) \[label=\"([^\"]*)\"", result.stdout, re.M)
+    assert [label for _id, label in nodes] == ["libtorch_cuda.so", "libcuda.so.1"]  # libc is not on the way
+    assert result.stdout.count(" -> ") == 1 and "#dc2626" in result.stdout
+    macho = run_cli("why", str(ROOT / INPUTS["macho"]), "libnvrtc.12.dylib", "--format", "mermaid").stdout
+    assert "@rpath/libnvrtc.12.dylib" in macho and "LC_RPATH of" in macho and "libSystem" not in macho
