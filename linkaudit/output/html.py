@@ -29,6 +29,10 @@ def asset(name: str) -> str:
     return (files("linkaudit.output") / "assets" / name).read_text(encoding="utf-8")
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _e(text: object) -> str:
     return html.escape(utf8_safe(str(text)), quote=True)
 
@@ -63,11 +67,15 @@ def _data(report: Report, graphs: Sequence[LoadGraph]) -> str:
     findings = []
     for f in report.findings:
         where = _where(f, graphs)
-        findings.append(
-            {"rule": f.rule, "severity": f.severity.value, "file": f.file, "subject": f.subject,
-             "message": f.message, "suppressed": f.suppressed, "graph": where[0] if where else None,
-             "node": where[1] if where else None}
-        )
+        item = {"rule": f.rule, "severity": f.severity.value, "file": f.file, "subject": f.subject,
+                "message": f.message, "suppressed": f.suppressed, "graph": where[0] if where else None,
+                "node": where[1] if where else None}  # fmt: skip
+        symbols = f.evidence.get("symbols")
+        if f.evidence.get("expected_provider") and isinstance(symbols, (list, tuple)):
+            # under-linking (missing-provider): the provider the symbols expect, drawn beside the load
+            item["provider"] = {"name": f.evidence["expected_provider"], "family": f.evidence.get("family"),
+                                "symbols": list(symbols)}  # fmt: skip
+        findings.append(item)
     doc = {"graphs": [_graph_dict(g) for g in graphs], "findings": findings}
     return json.dumps(utf8_tree(doc), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
@@ -77,7 +85,7 @@ def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
     planned = report.config.get("installations") or []
     audited = sum(1 for f in report.files if f.status.value == "audited")
     cells = [
-        ("inputs", f"{len(report.files)} files ({audited} audited)"),
+        ("inputs", f"{_n(len(report.files), 'file')} ({audited} audited)"),
         ("installations", str(len(planned)) if planned else "—"),
         ("import roots", str(len(report.roots) or len(graphs))),
         *((s.value + "s", str(n)) for s, n in counts),
@@ -124,7 +132,8 @@ def _loads(graphs: Sequence[LoadGraph]) -> list[str]:
             '<label><input type="checkbox" class="plugins"> lazily loaded plugins</label>'
             '<span class="legend"><i class="k-root">root</i><i class="k-library">in the inputs</i>'
             '<i class="k-outside">outside the inputs</i><i class="k-missing">missing</i>'
-            '<i class="k-driver">GPU driver</i><i class="k-plugin">plugin (dlopen, delay-load)</i>'
+            '<i class="k-driver">GPU driver</i><i class="k-expected">expected provider, not linked</i>'
+            '<i class="k-plugin">plugin (dlopen, delay-load)</i>'
             '<i class="k-failing">failing path</i></span></div>'
             '<div class="pane"><svg class="graph" xmlns="http://www.w3.org/2000/svg"></svg>'
             '<aside class="details"><p class="hint">Click a node for what it needs, where it was found '
@@ -187,8 +196,8 @@ def render(
             "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
             "<title>linkaudit report</title>",
             f"<style>{asset('report.css')}</style></head><body>",
-            f"<header><h1>linkaudit report</h1><p>{len(report.findings)} findings over {len(report.files)} files"
-            f"</p></header><main>",
+            f"<header><h1>linkaudit report</h1><p>{_n(len(report.findings), 'finding')} over "
+            f"{_n(len(report.files), 'file')}</p></header><main>",
             *body,
             "</main>",
             f'<script type="application/json" id="linkaudit-data">{_data(report, graphs)}</script>',

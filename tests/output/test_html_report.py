@@ -77,7 +77,11 @@ def test_report_in_a_real_browser(run_cli, tmp_path: Path) -> None:  # type: ign
             drawn = b.evaluate(f"[...document.querySelectorAll('#g{i} g.node')].length")
             edges = b.evaluate(f"[...document.querySelectorAll('#g{i} path.edge')].length")
             failing = b.evaluate(f"[...document.querySelectorAll('#g{i} path.edge.failing')].length")
-            assert (drawn, edges, failing) == (len(g["nodes"]), len(g["edges"]), sum(e["failing"] for e in g["edges"]))
+            # plus one node and one failing edge per missing-provider finding: the provider not linked
+            x = sum(1 for f in data["findings"] if f["graph"] == i and "provider" in f)
+            want = (len(g["nodes"]) + x, len(g["edges"]) + x, sum(e["failing"] for e in g["edges"]) + x)
+            assert (drawn, edges, failing) == want
+        assert b.evaluate("document.querySelector('#g0 g.k-expected text').textContent") == "libnvrtc.so*"
         rows = "[...document.querySelectorAll('#findings-table tbody tr')].filter(r => !r.hidden).length"
         total = b.evaluate(rows)
         b.evaluate("(s => { s.value = 'driver-link'; s.dispatchEvent(new Event('change')); })"
@@ -93,9 +97,12 @@ def test_report_in_a_real_browser(run_cli, tmp_path: Path) -> None:  # type: ign
         details = b.evaluate("document.querySelector('#g0 .details').innerText")
         assert "libcuda.so.1" in details and "Every place tried" in details and "driver-absent" in details
         assert b.evaluate("document.querySelectorAll('#g0 g.node.selected').length") == 1
+        b.click("#g0 g.node.k-expected")
+        details = b.evaluate("document.querySelector('#g0 .details').innerText")
+        assert "nvrtcCreateProgram" in details and "missing-provider" in details
         # collapsing by package keeps the root and draws one node per package (none here: same count)
         b.click("#g0 input.collapse")
-        assert b.evaluate("document.querySelectorAll('#g0 g.node').length") == len(data["graphs"][0]["nodes"])
+        assert b.evaluate("document.querySelectorAll('#g0 g.node').length") == len(data["graphs"][0]["nodes"]) + 1
         png = b.screenshot()
         assert b.errors == [] and b.blocked == []
     assert png_colours(png) >= 16, "the screenshot is blank"

@@ -43,9 +43,11 @@
       }
       group[n.id] = id;
     }
+    const extra = expected(g);
+    for (const n of extra.nodes) { byId[n.id] = n; nodes.push(n); group[n.id] = n.id; }
     const edges = [];
     const seen = {};
-    for (const e of g.edges) {
+    for (const e of g.edges.concat(extra.edges)) {
       const s = group[e.source], t = group[e.target];
       if (s === undefined || t === undefined || s === t) continue;
       const key = s + "\u0000" + t;
@@ -54,6 +56,22 @@
       edges.push(seen[key]);
     }
     return { nodes: nodes, edges: edges, byId: byId };
+  }
+
+  // The library a missing-provider finding expects (not in DT_NEEDED): a node of its own, reached from
+  // the object with the undefined symbols by a failing edge that says how many.
+  function expected(g) {
+    const out = { nodes: [], edges: [] };
+    DATA.findings.forEach(function (f, k) {
+      if (!f.provider || DATA.graphs[f.graph] !== g || f.suppressed) return;
+      const id = "x" + k;
+      const family = f.provider.family ? " " + f.provider.family : "";
+      out.nodes.push({ id: id, label: f.provider.name, kind: "expected", path: null, package: null,
+        tried: [], symbols: f.provider.symbols, finding: f });
+      out.edges.push({ source: f.node, target: id, name: f.provider.name, kind: "needed", failing: true,
+        how: f.provider.symbols.length + family + " symbols undefined, no DT_NEEDED" });
+    });
+    return out;
   }
 
   function layout(v) {
@@ -176,6 +194,7 @@
   }
 
   function findingsOf(view, n) {
+    if (n.finding) return [n.finding];
     const members = n.members || [n];
     const paths = {}, labels = {};
     for (const m of members) { if (m.path) paths[m.path] = true; labels[m.label] = true; }
@@ -203,12 +222,14 @@
     if (n.path) html("div", n.path, box);
     const mine = {};
     for (const m of n.members || [n]) mine[m.id] = true;
-    const ins = view.g.edges.filter(function (e) { return mine[e.target] && !mine[e.source]; });
-    const outs = view.g.edges.filter(function (e) { return mine[e.source] && !mine[e.target]; });
+    const all = view.g.edges.concat(expected(view.g).edges);
+    const ins = all.filter(function (e) { return mine[e.target] && !mine[e.source]; });
+    const outs = all.filter(function (e) { return mine[e.source] && !mine[e.target]; });
     const lab = function (i) { const m = view.g.nodes.find(function (x) { return x.id === i; }); return m ? m.label : i; };
     list(box, "Found", ins.map(function (e) { return e.name + " — " + e.how + " (needed by " + lab(e.source) + ")"; }));
     list(box, "Needs", outs.map(function (e) { return e.name + " → " + e.how; }));
     list(box, "Every place tried", n.tried || []);
+    list(box, "Undefined symbols it would provide", n.symbols || []);
     if (n.members) list(box, "Objects", n.members.map(function (m) { return m.label; }));
     list(box, "Findings", findingsOf(view, n).map(function (f) { return f.severity + " [" + f.rule + "] " + f.subject + ": " + f.message; }));
     view.selected = id;
