@@ -87,6 +87,8 @@ class GraphEdge:
             ``application-directory``...), ``already-loaded``, ``not found`` or ``dlopen`` / ``delay-load``.
         kind: needed, weak or lazy.
         failing: on the chain from the root to a library the load cannot find.
+        first: the edge by which the target was loaded first (the text tree's edge); the others
+            name a library already loaded.
     """
 
     source: str
@@ -95,6 +97,7 @@ class GraphEdge:
     how: str
     kind: EdgeKind
     failing: bool = False
+    first: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +142,9 @@ class _Builder:
         return node.id
 
     def link(self, source: str, target: str, name: str, how: str, kind: EdgeKind = EdgeKind.NEEDED) -> None:
+        first = target not in self.parents
         self.parents.setdefault(target, source)
-        self.edges.append(GraphEdge(source, target, name, how, kind))
+        self.edges.append(GraphEdge(source, target, name, how, kind, first=first))
 
     def graph(self, root: str, kind: str, loader: str) -> LoadGraph:
         """The graph, with the edges on the way to each missing or driver node marked failing."""
@@ -155,7 +159,8 @@ class _Builder:
                     failing.add((self.parents[child], child))
                     child = self.parents[child]
         edges = tuple(
-            GraphEdge(e.source, e.target, e.name, e.how, e.kind, (e.source, e.target) in failing) for e in self.edges
+            GraphEdge(e.source, e.target, e.name, e.how, e.kind, (e.source, e.target) in failing, e.first)
+            for e in self.edges
         )
         return LoadGraph(root, kind, loader, tuple(self.nodes.values()), edges)
 

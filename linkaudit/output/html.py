@@ -17,8 +17,8 @@ from importlib.resources import files
 from typing import Any
 
 from ..report import Finding, Report, Severity
-from .graph import LoadGraph
-from .shared import utf8_safe, utf8_tree
+from .graph import LoadGraph, NodeKind
+from .shared import text_safe
 
 #: The vendored layout library and the page's own script and style (package data).
 ASSETS = ("dagre.min.js", "report.js", "report.css")
@@ -34,7 +34,18 @@ def _n(count: int, word: str) -> str:
 
 
 def _e(text: object) -> str:
-    return html.escape(utf8_safe(str(text)), quote=True)
+    return html.escape(text_safe(str(text)), quote=True)
+
+
+def _safe_tree(value: Any) -> Any:
+    """A JSON-ready value with every string ``text_safe`` (a name's newline or ESC shown escaped)."""
+    if isinstance(value, str):
+        return text_safe(value)
+    if isinstance(value, dict):
+        return {text_safe(str(k)): _safe_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_safe_tree(v) for v in value]
+    return value
 
 
 def _where(finding: Finding, graphs: Sequence[LoadGraph]) -> tuple[int, str] | None:
@@ -57,7 +68,7 @@ def _graph_dict(g: LoadGraph) -> dict[str, Any]:
         ],
         "edges": [
             {"source": e.source, "target": e.target, "name": e.name, "how": e.how, "kind": e.kind.value,
-             "failing": e.failing}
+             "failing": e.failing, "first": e.first}
             for e in g.edges
         ],
     }
@@ -77,7 +88,7 @@ def _data(report: Report, graphs: Sequence[LoadGraph]) -> str:
                                 "symbols": list(symbols)}  # fmt: skip
         findings.append(item)
     doc = {"graphs": [_graph_dict(g) for g in graphs], "findings": findings}
-    return json.dumps(utf8_tree(doc), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return json.dumps(_safe_tree(doc), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
@@ -117,6 +128,19 @@ def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
     return out
 
 
+def _counts(g: LoadGraph) -> str:
+    """``"33 objects, 1 missing, 53 plugins named"``: the objects loaded, then what is not."""
+    kinds = [n.kind for n in g.nodes]
+    lazy = kinds.count(NodeKind.PLUGIN)
+    missing = kinds.count(NodeKind.MISSING) + sum(1 for n in g.nodes if n.kind is NodeKind.DRIVER and n.path is None)
+    parts = [_n(len(kinds) - lazy - missing, "object")]
+    if missing:
+        parts.append(f"{missing} not found")
+    if lazy:
+        parts.append(f"{_n(lazy, 'plugin')} named")
+    return ", ".join(parts)
+
+
 def _loads(graphs: Sequence[LoadGraph]) -> list[str]:
     out = ['<section id="loads"><h2>Loads, per import root</h2>']
     if not graphs:
@@ -125,11 +149,12 @@ def _loads(graphs: Sequence[LoadGraph]) -> list[str]:
         failing = any(e.failing for e in g.edges)
         out.append(
             f'<article class="load{" fails" if failing else ""}" id="g{i}" data-graph="{i}">'
-            f'<h3>{_e(g.root)} <small>[{_e(g.kind)}] ({_e(g.loader)}) — {len(g.nodes)} objects'
+            f"<h3>{_e(g.root)} <small>[{_e(g.kind)}] ({_e(g.loader)}) — {_counts(g)}"
             f'{", fails to load" if failing else ""}</small></h3>'
             '<div class="toolbar"><button class="fit">fit</button>'
             '<label><input type="checkbox" class="collapse"> collapse by package</label>'
             '<label><input type="checkbox" class="plugins"> lazily loaded plugins</label>'
+            '<label><input type="checkbox" class="every"> every edge (also to libraries already loaded)</label>'
             '<span class="legend"><i class="k-root">root</i><i class="k-library">in the inputs</i>'
             '<i class="k-outside">outside the inputs</i><i class="k-missing">missing</i>'
             '<i class="k-driver">GPU driver</i><i class="k-expected">expected provider, not linked</i>'

@@ -136,7 +136,7 @@ def test_torch_site_report(run_cli, torch_site: Path, tmp_path: Path) -> None:  
         assert b.errors == [] and b.blocked == []
         heads = b.evaluate("[...document.querySelectorAll('article.load h3')].map(h => h.textContent)")
         c = next(i for i, h in enumerate(heads) if "/_C." in h)
-        assert "— 33 objects" in heads[c] or "objects" in heads[c]
+        assert "— 33 objects, 53 plugins named" in heads[c]
         shown = b.evaluate(f"document.querySelectorAll('#g{c} g.k-root, #g{c} g.k-library, #g{c} g.k-outside').length")
         assert shown == 33
         b.click(f"#g{c} input.collapse")

@@ -6,6 +6,7 @@
   const DATA = JSON.parse(document.getElementById("linkaudit-data").textContent);
   const NS = "http://www.w3.org/2000/svg";
   const PLUGINS_SHOWN = 8; // plugins drawn by default when a load names at most this many
+  const EVERY_EDGE = 12; // every edge drawn by default in a load of at most this many nodes
   const views = [];
 
   function svg(tag, attrs, parent) {
@@ -48,6 +49,7 @@
     const edges = [];
     const seen = {};
     for (const e of g.edges.concat(extra.edges)) {
+      if (!opts.every && !e.first && !e.failing) continue; // a library already loaded: the tree's edges only
       const s = group[e.source], t = group[e.target];
       if (s === undefined || t === undefined || s === t) continue;
       const key = s + "\u0000" + t;
@@ -79,7 +81,7 @@
     lg.setGraph({ rankdir: "LR", nodesep: 10, ranksep: 70, marginx: 10, marginy: 10 });
     lg.setDefaultEdgeLabel(function () { return {}; });
     for (const n of v.nodes) {
-      const sub = n.members ? n.members.length + " objects" : n.package || "";
+      const sub = n.members ? n.members.length + (n.members.length === 1 ? " object" : " objects") : n.package || "";
       const w = Math.max(n.label.length, sub.length) * 6.4 + 18;
       lg.setNode(n.id, { width: w, height: sub ? 32 : 22 });
     }
@@ -114,7 +116,7 @@
       svg("rect", { width: box.width, height: box.height, rx: 5 }, g);
       const t = svg("text", { x: 9, y: 15 }, g);
       t.textContent = n.label;
-      const sub = n.members ? n.members.length + " objects" : n.package;
+      const sub = n.members ? n.members.length + (n.members.length === 1 ? " object" : " objects") : n.package;
       if (sub) svg("text", { x: 9, y: 27, class: "pkg" }, g).textContent = sub;
       svg("title", {}, g).textContent = n.path || n.label;
       const errors = errorsAt(n);
@@ -150,7 +152,7 @@
     const lg = layout(view.v);
     view.size = { w: lg.graph().width || 100, h: lg.graph().height || 100 };
     // a small load gets a small pane; a large one the full height, to pan and zoom in
-    view.svg.style.height = Math.round(Math.max(180, Math.min(460, view.size.h * 1.3 + 40))) + "px";
+    view.svg.style.height = Math.round(Math.max(180, Math.min(720, view.size.h * 1.3 + 40))) + "px";
     view.layer = svg("g", { class: "viewport" }, root);
     const onpath = {};
     for (const e of view.v.edges) if (e.failing) { onpath[e.source] = true; onpath[e.target] = true; }
@@ -240,7 +242,9 @@
     const g = DATA.graphs[index];
     const plugins = g.nodes.filter(function (n) { return n.kind === "plugin"; }).length;
     const view = { index: index, g: g, svg: article.querySelector("svg.graph"), details: article.querySelector(".details"),
-      opts: { collapse: false, plugins: plugins <= PLUGINS_SHOWN } };
+      opts: { collapse: false, plugins: plugins <= PLUGINS_SHOWN, every: g.nodes.length <= EVERY_EDGE } };
+    article.querySelector("input.every").checked = view.opts.every;
+    article.querySelector("input.every").addEventListener("change", function (ev) { view.opts.every = ev.target.checked; render(view); });
     article.querySelector("input.plugins").checked = view.opts.plugins;
     article.querySelector("input.plugins").parentNode.append(" (" + plugins + ")");
     article.querySelector("input.plugins").addEventListener("change", function (ev) { view.opts.plugins = ev.target.checked; render(view); });
