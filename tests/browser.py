@@ -20,7 +20,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 ALLOWED_SCHEMES = ("file:", "data:", "blob:")
@@ -65,8 +65,11 @@ class Browser:
         for method in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
             self.call(method, session=True)
         self.call("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}, session=True)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
 
     # -- the protocol -------------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
@@ -95,13 +98,24 @@ class Browser:
             url = params["request"]["url"]
             self.requests.append(url)
             if url.startswith(ALLOWED_SCHEMES):
-                self._send({"id": self._next(), "method": "Fetch.continueRequest",
-                            "params": {"requestId": params["requestId"]}, "sessionId": self.session})
+                self._send(
+                    {
+                        "id": self._next(),
+                        "method": "Fetch.continueRequest",
+                        "params": {"requestId": params["requestId"]},
+                        "sessionId": self.session,
+                    }
+                )
             else:
                 self.blocked.append(url)
-                self._send({"id": self._next(), "method": "Fetch.failRequest",
-                            "params": {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
-                            "sessionId": self.session})
+                self._send(
+                    {
+                        "id": self._next(),
+                        "method": "Fetch.failRequest",
+                        "params": {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
+                        "sessionId": self.session,
+                    }
+                )
         elif method == "Network.requestWillBeSent":
             self.requests.append(params["request"]["url"])
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
@@ -182,10 +196,8 @@ class Browser:
 
     def close(self) -> None:
         """End the browser (the one this object started) and remove its profile."""
-        try:
+        with suppress(RuntimeError, OSError):
             self.call("Browser.close", timeout=10)
-        except (RuntimeError, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -261,7 +261,9 @@ def image_graph(load: ImageLoad, is_driver: IsDriver, owners: Owners | None = No
         elif res.system:
             target = b.add(res.path or f"={name}", name, res.path, NodeKind.OUTSIDE)
         else:
-            tried = tuple(f"{a.path} [{a.source}] {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in res.attempts)
+            tried = tuple(
+                f"{a.path} [{a.source}] {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in res.attempts
+            )
             kind = NodeKind.DRIVER if is_driver(_base(name)) else NodeKind.MISSING
             target = b.add(f"?{name}", name, None, kind, tried)
         b.link(me, target, name, _image_how(res), EdgeKind.WEAK if res.optional else EdgeKind.NEEDED)

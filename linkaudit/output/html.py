@@ -67,8 +67,15 @@ def _graph_dict(g: LoadGraph) -> dict[str, Any]:
             for n in g.nodes
         ],
         "edges": [
-            {"source": e.source, "target": e.target, "name": e.name, "how": e.how, "kind": e.kind.value,
-             "failing": e.failing, "first": e.first}
+            {
+                "source": e.source,
+                "target": e.target,
+                "name": e.name,
+                "how": e.how,
+                "kind": e.kind.value,
+                "failing": e.failing,
+                "first": e.first,
+            }
             for e in g.edges
         ],
     }
@@ -150,7 +157,7 @@ def _loads(graphs: Sequence[LoadGraph]) -> list[str]:
         out.append(
             f'<article class="load{" fails" if failing else ""}" id="g{i}" data-graph="{i}">'
             f"<h3>{_e(g.root)} <small>[{_e(g.kind)}] ({_e(g.loader)}) — {_counts(g)}"
-            f'{", fails to load" if failing else ""}</small></h3>'
+            f"{', fails to load' if failing else ''}</small></h3>"
             '<div class="toolbar"><button class="fit">fit</button>'
             '<label><input type="checkbox" class="collapse"> collapse by package</label>'
             '<label><input type="checkbox" class="plugins"> lazily loaded plugins</label>'
@@ -213,21 +220,24 @@ def render(
         *_table(report),
         *_rules(report, explanations or {}),
     ]
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
-            "<title>linkaudit report</title>",
-            f"<style>{asset('report.css')}</style></head><body>",
-            f"<header><h1>linkaudit report</h1><p>{_n(len(report.findings), 'finding')} over "
-            f"{_n(len(report.files), 'file')}</p></header><main>",
-            *body,
-            "</main>",
-            f'<script type="application/json" id="linkaudit-data">{_data(report, graphs)}</script>',
-            f"<script>{asset('dagre.min.js')}</script>",
-            f"<script>{asset('report.js')}</script>",
-            "</body></html>",
-        ]
-    ) + "\n"
+    return (
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+                "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+                "<title>linkaudit report</title>",
+                f"<style>{asset('report.css')}</style></head><body>",
+                f"<header><h1>linkaudit report</h1><p>{_n(len(report.findings), 'finding')} over "
+                f"{_n(len(report.files), 'file')}</p></header><main>",
+                *body,
+                "</main>",
+                f'<script type="application/json" id="linkaudit-data">{_data(report, graphs)}</script>',
+                f"<script>{asset('dagre.min.js')}</script>",
+                f"<script>{asset('report.js')}</script>",
+                "</body></html>",
+            ]
+        )
+        + "\n"
+    )

@@ -93,7 +93,7 @@ def test_report_in_a_real_browser(run_cli, tmp_path: Path) -> None:  # type: ign
                            ".map(r => r.cells[1].textContent)")  # fmt: skip
         assert set(texts) == {"driver-link"}
         # a real click on the driver node of the first load: its details, with every place tried
-        b.click('#g0 g.node.k-driver')
+        b.click("#g0 g.node.k-driver")
         details = b.evaluate("document.querySelector('#g0 .details').innerText")
         assert "libcuda.so.1" in details and "Every place tried" in details and "driver-absent" in details
         assert b.evaluate("document.querySelectorAll('#g0 g.node.selected').length") == 1

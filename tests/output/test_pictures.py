@@ -36,7 +36,7 @@ HOSTILE = LoadGraph(
     "dlopen",
     "glibc",
     (
-        GraphNode("n0", 'lib"a}.so\n-->', "/x/lib\"a}.so", 'pkg"];', NodeKind.ROOT),
+        GraphNode("n0", 'lib"a}.so\n-->', '/x/lib"a}.so', 'pkg"];', NodeKind.ROOT),
         GraphNode("n1", "lib|b;%%.so <b>#x</b>", None, None, NodeKind.MISSING, ("/x [DT_RPATH] missing",)),
     ),
     (GraphEdge("n0", "n1", "lib|b", 'not "found" |x|', EdgeKind.NEEDED, True),),
