@@ -85,7 +85,7 @@ def _data(report: Report, graphs: Sequence[LoadGraph]) -> str:
     findings = []
     for f in report.findings:
         where = _where(f, graphs)
-        item = {"rule": f.rule, "severity": f.severity.value, "file": f.file, "subject": f.subject,
+        item: dict[str, Any] = {"rule": f.rule, "severity": f.severity.value, "file": f.file, "subject": f.subject,
                 "message": f.message, "suppressed": f.suppressed, "graph": where[0] if where else None,
                 "node": where[1] if where else None}  # fmt: skip
         symbols = f.evidence.get("symbols")
