@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
 
 from ..loader.closure import Load
 from ..loader.images import ImageLoad
@@ -14,6 +17,18 @@ from .reading import Inputs
 
 #: ``tree`` / ``why`` formats that draw the loads.
 PICTURE_FORMATS = ("dot", "mermaid")
+
+
+def format_option(pictures_help: str) -> Callable[[Any], Any]:
+    """``--format text|json|dot|mermaid`` of ``tree`` and ``why``; ``pictures_help`` says what the pictures draw."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", *PICTURE_FORMATS]),
+        default="text",
+        show_default=True,
+        help=f"dot: a Graphviz digraph (for dot -Tsvg); mermaid: a Mermaid flowchart; {pictures_help} (docs/pictures.md).",
+    )
 
 
 def _relabel(graph: LoadGraph, label: Callable[[str], str]) -> LoadGraph:

@@ -19,7 +19,7 @@ from ..packages import most_demanding
 from ..packages.installation import installation_model
 from .emit import emit
 from .options import loader_options, target_from_options
-from .pictures import PICTURE_FORMATS, load_graphs, render_picture
+from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
 from .reading import Inputs, read_inputs
 
 
@@ -84,14 +84,7 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", *PICTURE_FORMATS]),
-    default="text",
-    show_default=True,
-    help="dot: a Graphviz digraph (for dot -Tsvg); mermaid: a Mermaid flowchart (docs/pictures.md).",
-)
+@format_option("each root's load")
 @click.option("--verbose", "-v", is_flag=True, help="List every path tried, for found libraries too.")
 @click.option("--all-roots", is_flag=True, help="Also draw inputs no root reaches (loaded alone as a dlopen).")
 @click.option(

@@ -16,7 +16,7 @@ from ..output.graph import restrict
 from ..rules.data import driver_index
 from .emit import emit
 from .options import loader_options
-from .pictures import PICTURE_FORMATS, load_graphs, render_picture
+from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
 from .reading import Inputs, read_inputs
 from .tree import owners_of, run_analysis, run_images
 
@@ -127,14 +127,7 @@ def _picture(
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(), metavar="PATH...")
 @click.argument("target", metavar="LIBRARY|SYMBOL")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", *PICTURE_FORMATS]),
-    default="text",
-    show_default=True,
-    help="dot / mermaid: only the chains from each root to TARGET (or to the objects using the symbol) drawn.",
-)
+@format_option("only the chains from each root to TARGET (or to the objects using the symbol)")
 @loader_options
 def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
     """Explain TARGET in the loads of PATH... (files, directories or packages: several wheels
