@@ -142,3 +142,14 @@ def test_torch_site_report(run_cli, torch_site: Path, tmp_path: Path) -> None:  
         b.click(f"#g{c} input.collapse")
         packages = b.evaluate(f"document.querySelectorAll('#g{c} g.k-package').length")
         assert 5 <= packages < 33 and b.errors == []
+
+
+def test_wheel_members_are_named_as_every_report_names_them(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    wheel = "sample_bins/wheels/dist/pkg-1.0-cp311-abi3-manylinux_2_17_x86_64.whl"
+    _out, data = _report(run_cli, tmp_path, wheel)
+    (graph,) = data["graphs"]
+    assert graph["root"].endswith(".whl!pkg/mod.abi3.so")
+    owned = {n["label"]: n["package"] for n in graph["nodes"]}
+    # the wheel's own objects are the distribution's; libc is the system's, nobody's
+    assert owned["mod.abi3.so"] == owned["libhelper.so"] == "pkg" and owned["libc.so.6"] is None
+    assert not any("/tmp" in (n["path"] or "") for n in graph["nodes"])  # no staging directory leaks
