@@ -98,6 +98,14 @@ def _data(report: Report, graphs: Sequence[LoadGraph]) -> str:
     return json.dumps(_safe_tree(doc), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
+def _roots(report: Report, graphs: Sequence[LoadGraph]) -> str:
+    """``"4 (+34 loaded alone)"``: the import roots, then the inputs no root reaches (loaded as a dlopen)."""
+    if not report.roots:
+        return str(len(graphs))
+    alone = sum(1 for r in report.roots if not r.reached)
+    return f"{len(report.roots) - alone}" + (f" (+{alone} loaded alone)" if alone else "")
+
+
 def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
     counts = [(s, report.count(s)) for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE)]
     planned = report.config.get("installations") or []
@@ -105,7 +113,7 @@ def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
     cells = [
         ("inputs", f"{_n(len(report.files), 'file')} ({audited} audited)"),
         ("installations", str(len(planned)) if planned else "—"),
-        ("import roots", str(len(report.roots) or len(graphs))),
+        ("import roots", _roots(report, graphs)),
         *((s.value + "s", str(n)) for s, n in counts),
         ("suppressed", str(report.suppressed)),
         ("time taken", f"{report.seconds:.2f} s"),
