@@ -89,6 +89,9 @@ SPECS: dict[str, ToolSpec] = {
         # musl's loader is its ldd: `/lib/ld-musl-x86_64.so.1 --list FILE` (run on our own samples only).
         ToolSpec("musl-ldd", ("/lib/ld-musl-x86_64.so.1",), "musl-tools"),
         ToolSpec("musl-gcc", ("musl-gcc",), "musl-tools"),
+        # headless Chromium driven over the DevTools protocol on a pipe (tests/browser.py)
+        ToolSpec("chromium", ("chromium", "chromium-browser"), "chromium", (100,)),
+        ToolSpec("dot", ("dot",), "graphviz"),
     )
 }
 

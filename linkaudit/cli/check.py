@@ -243,6 +243,10 @@ def check(
         options["show_suppressed"] = True
     if fmt == OutputFormat.SARIF.value:
         options["inputs"] = paths  # fingerprints relative to the inputs, as the baseline's
+    if fmt == OutputFormat.HTML.value and not no_loader:
+        from .htmlreport import html_options  # the loads drawn, read again as tree reads them
+
+        options.update(html_options(paths, {**loader, "entries": config.entries}, report.rules))
     text = renderer(OutputFormat(fmt))(report, color=color, **options)
     if output is not None:
         write_output(output, text, [*protected, *(f.path for f in report.files)])

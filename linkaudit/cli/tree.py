@@ -19,6 +19,7 @@ from ..packages import most_demanding
 from ..packages.installation import installation_model
 from .emit import emit
 from .options import loader_options, target_from_options
+from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
 from .reading import Inputs, read_inputs
 
 
@@ -28,10 +29,13 @@ def owners_of(inputs: Inputs) -> Callable[[str], str | None] | None:
     return model.owner if model is not None else None
 
 
-def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False) -> tuple[Any, int]:
+def run_analysis(
+    inputs: Inputs, options: dict[str, Any], bind_all: bool = False, quiet: bool = False
+) -> tuple[Any, int]:
     """Emulate the loader over the inputs read with the options given; returns (analysis, exit status).
 
-    Unreadable inputs are reported on stderr (exit status 2); the others are still analysed.  An
+    Unreadable inputs are reported on stderr unless ``quiet`` (``check`` reports them itself; exit
+    status 2); the others are still analysed.  An
     installed site among the inputs is loaded against its most demanding tag's policy, as by ``check``.
     """
     sites = sites_among(inputs.staged)
@@ -42,7 +46,7 @@ def run_analysis(inputs: Inputs, options: dict[str, Any], bind_all: bool = False
     entries = staged_entries(options.get("entries", ()), inputs.staged)
     analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
     errors.extend(more)
-    for problem in errors:
+    for problem in errors if not quiet else ():
         click.echo(f"linkaudit: error: {text_safe(inputs.staged.label(str(problem)))}", err=True)
     if analysis is None:
         raise ConfigError("the loader emulation could not run (see the errors above)")
@@ -80,7 +84,7 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("each root's load")
 @click.option("--verbose", "-v", is_flag=True, help="List every path tried, for found libraries too.")
 @click.option("--all-roots", is_flag=True, help="Also draw inputs no root reaches (loaded alone as a dlopen).")
 @click.option(
@@ -117,7 +121,9 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
     # --bind: every import of every image of each PE and Mach-O load, bound in that load
     binder = ImageBinder(inputs.binaries, images) if bind and images else None
     image_bindings = [binder.bind_load(ld) for ld in images] if binder is not None else []
-    if fmt == "json":
+    if fmt in PICTURE_FORMATS:
+        emit(render_picture(fmt, load_graphs(inputs, loads, images, owners_of(inputs), analysis.system_dirs)))
+    elif fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose, owners_of(inputs)))
         for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
             mine = []

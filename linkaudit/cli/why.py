@@ -12,9 +12,11 @@ from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
+from ..output.graph import restrict
 from ..rules.data import driver_index
 from .emit import emit
 from .options import loader_options
+from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
 from .reading import Inputs, read_inputs
 from .tree import owners_of, run_analysis, run_images
 
@@ -106,10 +108,26 @@ def _names_it(load: ImageLoad, needed: str, path: str | None, target: str) -> bo
     return target in names
 
 
+def _picture(
+    inputs: Inputs, fmt: str, target: str, analysis: Any, images: list[ImageLoad], uses: list[dict[str, Any]]
+) -> str:
+    """The chains of ``why`` as a picture: each load (reached or not) cut down to the paths from its
+    root to the nodes TARGET names (a library by DT_NEEDED, file or install name; a symbol: the
+    objects using it and those it binds to)."""
+    users = {inputs.staged.label(p) for u in uses for p in (u.get("user"), u.get("binds_to"), u.get("importer")) if p}
+    graphs = []
+    for g in load_graphs(inputs, analysis.loads, images, owners_of(inputs), analysis.system_dirs):
+        named = {e.target for e in g.edges if e.name == target or _base(e.name) == target}
+        named |= {n.id for n in g.nodes if target in (n.label, _base(n.path)) or n.path in users}
+        if named:
+            graphs.append(restrict(g, sorted(named)))
+    return render_picture(fmt, graphs)
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(), metavar="PATH...")
 @click.argument("target", metavar="LIBRARY|SYMBOL")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("only the chains from each root to TARGET (or to the objects using the symbol)")
 @loader_options
 def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
     """Explain TARGET in the loads of PATH... (files, directories or packages: several wheels
@@ -223,7 +241,9 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     }
                 )
         uses.extend(_image_uses(images, inputs.binaries, target))
-    if fmt == "json":
+    if fmt in PICTURE_FORMATS:
+        emit(_picture(inputs, fmt, target, analysis, images, uses))
+    elif fmt == "json":
         doc = {
             "schema": SCHEMA_VERSION,
             "target": target,

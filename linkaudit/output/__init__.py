@@ -22,6 +22,7 @@ class OutputFormat(enum.StrEnum):
     JUNIT = "junit"
     GITHUB = "github"
     SARIF = "sarif"
+    HTML = "html"
 
 
 def renderer(fmt: OutputFormat) -> Callable[..., str]:
@@ -46,6 +47,10 @@ def renderer(fmt: OutputFormat) -> Callable[..., str]:
         from . import sarif
 
         return sarif.render
+    if fmt is OutputFormat.HTML:
+        from . import html
+
+        return html.render
     raise AssertionError(f"unhandled output format {fmt}")  # pragma: no cover
 
 
