@@ -605,7 +605,9 @@ class SymbolTable:
                 continue
             raw = versym[i] if versym else 1
             version = versions.get(raw & 0x7FFF) if versym else None
-            out.append(Definition(version.name if version else None, raw & 0x7FFF, raw & 0x8000 != 0, raw_info >> 4 == 2))
+            out.append(
+                Definition(version.name if version else None, raw & 0x7FFF, raw & 0x8000 != 0, raw_info >> 4 == 2)
+            )
         return tuple(out)
 
     def memo(self, key: str) -> dict[Any, Any]:

@@ -52,7 +52,8 @@ def gnu_hash(name: str) -> int:
     while len(powers) <= n:
         powers.append(powers[-1] * 33 & _MASK)
     # Horner's rule unrolled: 5381 * 33**n + sum(c_i * 33**(n - 1 - i))
-    return (5381 * powers[n] + sum(map(mul, reversed(data), powers))) & _MASK
+    total: int = 5381 * powers[n] + sum(map(mul, reversed(data), powers))
+    return total & _MASK
 
 
 def hash_key(name: str) -> int:
