@@ -50,20 +50,21 @@ class Bound:
     provider: str | None
 
 
-def provider_view(provider: Binary, wanted: Mapping[int, Sequence[str]]) -> dict[str, tuple[Definition, ...]]:
+def provider_view(
+    provider: Binary, wanted: Mapping[int, Sequence[str]], keys: frozenset[int]
+) -> dict[str, tuple[Definition, ...]]:
     """``provider``'s definitions of the wanted names only, found through its ELF hash table.
 
-    ``wanted`` maps a ``hash_key`` to the consumer's undefined names with that key.  With
-    ``DT_GNU_HASH`` only the names whose key the provider stores (one C-speed set intersection)
-    are looked up; with ``DT_HASH`` every wanted name walks its chain.  Each lookup is memoised
+    ``wanted`` maps a ``hash_key`` to the consumer's undefined names with that key (``keys``: its
+    keys as one set).  With ``DT_GNU_HASH`` only the names whose key the provider stores (one
+    C-speed set intersection) are looked up; with ``DT_HASH`` every wanted name walks its chain.  Each lookup is memoised
     per (provider, name) (``symbol_lookup.definitions_of_name``); no other name is decoded.
     """
     table = provider.symbols
     ht = table.hash_table
     assert ht is not None
-    keys = candidates(table, frozenset(wanted)) if ht.gnu else wanted.keys()
     view: dict[str, tuple[Definition, ...]] = {}
-    for key in keys:
+    for key in candidates(table, keys) if ht.gnu else keys:
         for name in wanted[key]:
             found = definitions_of_name(table, name)
             if found:
@@ -124,6 +125,7 @@ def bind_object(
     if not undefined:
         return []  # nothing to bind: the scope need not be walked
     by_key = _wanted(binary.symbols, undefined)
+    keys = frozenset(by_key)
     wanted = {name for names in by_key.values() for name in names}
     wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
     providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
@@ -140,7 +142,7 @@ def bind_object(
             modelled.setdefault(provider.soname or entry, entry)
             continue
         if definitions_of is None and provider.symbols.hash_table is not None:
-            defs: Mapping[str, tuple[Definition, ...]] = provider_view(provider, by_key)
+            defs: Mapping[str, tuple[Definition, ...]] = provider_view(provider, by_key, keys)
         else:
             defs = get_defs(provider)
         if not defs.keys().isdisjoint(wanted):  # only objects defining a referenced name can matter
