@@ -133,3 +133,23 @@ def test_torch_lib_binds_through_hash_tables(torch_lib: Path, monkeypatch: pytes
     _assert_only_wanted_names(fresh, lookups, collisions=0.001)
     exports = sum(len(b.symbols) - b.symbols.undefined_count for b in fresh.values())
     assert len(lookups.calls) < exports / 4  # far fewer names looked up than the providers define
+
+
+def test_a_hash_table_that_does_not_fit_is_left_out(samples: Path, tmp_path: Path) -> None:
+    """A bucket outside ``.dynsym`` (a damaged or hostile table): no table kept, binding by the name map, same result."""
+    folder = samples / "loader" / "ancestor_runpath"
+    lib = folder / "lib" / "libleaf.so"
+    (good,) = read(str(lib))
+    ht = good.symbols.hash_table
+    assert ht is not None and ht.gnu
+    data = bytearray(lib.read_bytes())
+    at = data.find(ht.buckets.tobytes() + ht.chain.tobytes())
+    assert at > 0 and data.find(ht.buckets.tobytes() + ht.chain.tobytes(), at + 1) < 0
+    data[at : at + 4] = (0xFFFFFF00).to_bytes(4, "little")
+    bad_path = tmp_path / "libleaf.so"
+    bad_path.write_bytes(bytes(data))
+    (bad,) = read(str(bad_path))
+    assert bad.symbols.hash_table is None
+    assert bad.symbols.definitions() == good.symbols.definitions()
+    objects = {str(bad_path): bad, **_binaries(folder / "mid")}
+    assert _bind_all(objects, by_map=False) == _bind_all(dict(_fresh(objects)), by_map=True)
