@@ -3,13 +3,15 @@
 
 Each comparison runs linkaudit and its peer as new processes, one after the other, N times
 (default 9) after one warm-up each (page cache and ``.pyc`` files warm), and prints both wall
-times as min / median / max and the per-pair ratio linkaudit / peer (median, min, max; below
-1.0 means linkaudit is faster).  Rows:
+times and both CPU times (user + system of the finished children, ``getrusage``) as min /
+median / max, and the per-pair ratios linkaudit / peer (below 1.0 means linkaudit is faster).
+On a loaded machine the CPU ratio is the figure to read; the wall ratio needs an idle one.
+Rows:
 
 * ``check torch/lib`` vs binutils run **once over all files** (``readelf -dW F...``,
   ``nm -D --undefined-only F...``, ``nm -D --defined-only F...``: three processes) — the
   strong baseline — and vs binutils started once **per file** (three processes per file);
-* ``check`` on the ``.whl`` vs ``auditwheel show`` (when ``auditwheel`` is on ``PATH``);
+* ``check`` on the ``.whl`` vs ``auditwheel show`` (``--auditwheel PATH``, else ``auditwheel`` on ``PATH``);
 * ``tree --bind`` of ``torch/_C`` in the installed site vs ``ldd -r`` (glibc's loader on that
   trusted wheel, as ``bench_tree.py`` does);
 * ``tree`` of ``torch/_C`` vs pax-utils ``lddtree`` (when installed: ``apt-get install pax-utils``);
@@ -21,7 +23,7 @@ imports before the first file is read) is ``bench_startup.py``'s.
 
 Usage::
 
-    python benchmarks/bench_ratios.py [--runs N] [--linkaudit PATH] [--only ROW...]
+    python benchmarks/bench_ratios.py [--runs N] [--linkaudit PATH] [--auditwheel PATH] [--only ROW...]
 
 The inputs come from the tests' cache (``tests/realsite.py``: ``~/.cache/linkaudit-tests``,
 fetched with pip on first use).  ``PYTHONDONTWRITEBYTECODE`` is dropped from linkaudit's
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -48,13 +51,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 Job = list[list[str]]
 
 
-def run_job(job: Job, env: dict[str, str] | None = None) -> float:
-    """Wall seconds of the commands of ``job``, run in order, output to /dev/null."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_job(job: Job, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the commands of ``job``, run in order, output to /dev/null."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     with open(os.devnull, "wb") as null:
         for argv in job:
             subprocess.run(argv, stdout=null, stderr=null, env=env, check=False)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def spread(xs: list[float], unit: str = " s") -> str:
@@ -66,12 +75,11 @@ def compare(name: str, ours: Job, peer: Job, runs: int, env: dict[str, str]) -> 
     """Time ``ours`` and ``peer`` alternately ``runs`` times (after a warm-up each) and print the row."""
     run_job(ours, env)
     run_job(peer)
-    ours_t: list[float] = []
-    peer_t: list[float] = []
+    ours_t: list[tuple[float, float]] = []
+    peer_t: list[tuple[float, float]] = []
     for _ in range(runs):
         ours_t.append(run_job(ours, env))
         peer_t.append(run_job(peer))
-    ratios = [a / b for a, b in zip(ours_t, peer_t, strict=True)]
     print(f"\n## {name}")
     print(f"linkaudit: {' '.join(ours[0])}")
     for argv in peer[:3]:
@@ -79,9 +87,12 @@ def compare(name: str, ours: Job, peer: Job, runs: int, env: dict[str, str]) -> 
         print(f"peer:      {' '.join(shown)}")
     if len(peer) > 3:
         print(f"           ... and {len(peer) - 3} more processes, one after the other")
-    print(f"linkaudit {spread(ours_t)}")
-    print(f"peer      {spread(peer_t)}")
-    print(f"ratio     {spread(ratios, '')} (median of per-pair ratios {statistics.median(ratios):.2f})")
+    for k, what in enumerate(("wall", "CPU")):
+        mine, theirs = [t[k] for t in ours_t], [t[k] for t in peer_t]
+        ratios = [a / b if b else float("inf") for a, b in zip(mine, theirs, strict=True)]
+        print(f"{what:4} linkaudit {spread(mine)}")
+        print(f"{what:4} peer      {spread(theirs)}")
+        print(f"{what:4} ratio     {spread(ratios, '')}")
 
 
 def torch_lib() -> Path | None:
@@ -111,7 +122,7 @@ def mac_files() -> Path | None:
     return target
 
 
-def rows(linkaudit: list[str]) -> dict[str, Callable[[], tuple[str, Job, Job] | str]]:
+def rows(linkaudit: list[str], auditwheel: str | None = None) -> dict[str, Callable[[], tuple[str, Job, Job] | str]]:
     """Row name -> a function giving ``(title, ours, peer)``, or the reason the row is skipped."""
 
     def binutils_once() -> tuple[str, Job, Job] | str:
@@ -146,12 +157,13 @@ def rows(linkaudit: list[str]) -> dict[str, Callable[[], tuple[str, Job, Job] | 
         found = sorted((cache_root() / "wheels").glob("torch-2.14.1-*.whl"))
         if not found:
             return "the torch 2.14.1 wheel is not in the tests' cache"
-        if not shutil.which("auditwheel"):
-            return "auditwheel is not on PATH"
+        peer = auditwheel or shutil.which("auditwheel")
+        if not peer:
+            return "auditwheel is not on PATH (--auditwheel PATH)"
         return (
             "check torch.whl vs auditwheel show",
             [[*linkaudit, "check", str(found[0])]],
-            [["auditwheel", "show", str(found[0])]],
+            [[peer, "show", str(found[0])]],
         )
 
     def site_module() -> Path | None:
@@ -205,6 +217,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--linkaudit", help="the linkaudit to time (default: `linkaudit` on PATH, else -m)")
+    parser.add_argument("--auditwheel", help="the auditwheel to compare with (default: `auditwheel` on PATH)")
     table = rows([])
     parser.add_argument("--only", nargs="*", choices=sorted(table), help="rows to run (default: all)")
     args = parser.parse_args()
@@ -213,7 +226,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     print(f"linkaudit: {' '.join(linkaudit)}; {args.runs} runs per row, alternating, after one warm-up each")
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    for name, make in rows(linkaudit).items():
+    for name, make in rows(linkaudit, args.auditwheel).items():
         if args.only and name not in args.only:
             continue
         made = make()

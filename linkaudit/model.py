@@ -352,6 +352,29 @@ class Definition(NamedTuple):
     weak: bool
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ElfHashTable:
+    """An ELF object's own symbol hash table, as its loader reads it (``elf/dl-lookup.c``).
+
+    Attributes:
+        gnu: ``True`` for ``DT_GNU_HASH`` (glibc's ``dl_new_hash``), ``False`` for the gABI's
+            ``DT_HASH`` (``_dl_elf_hash``).
+        buckets: per bucket, the ``.dynsym`` index of its first symbol (``DT_GNU_HASH``: 0 for an
+            empty bucket; ``DT_HASH``: 0 = ``STN_UNDEF`` ends the chain).
+        chain: ``DT_GNU_HASH``: the 32-bit hash of each symbol from ``symoffset`` on, bit 0 set on
+            the last entry of a bucket's run; ``DT_HASH``: the next ``.dynsym`` index per symbol.
+        symoffset: ``DT_GNU_HASH``: the ``.dynsym`` index of the first hashed symbol; 0 for ``DT_HASH``.
+
+    The bloom filter of ``DT_GNU_HASH`` is not kept: the hashes in ``chain``, as one set per table,
+    filter exactly (``loader.symbol_lookup``).
+    """
+
+    gnu: bool
+    buckets: array.array[int]
+    chain: array.array[int]
+    symoffset: int = 0
+
+
 def _u8(data: bytes | Sequence[int] = b"") -> array.array[int]:
     return array.array("B", data)
 
@@ -377,6 +400,8 @@ class SymbolTable:
             empty when the binary carries no symbol versions.
         versions: maps a versym index (hidden bit cleared) to its ``SymbolVersion``;
             indices 0 (local) and 1 (global) are absent, meaning "unversioned".
+        hash_table: the ELF object's ``DT_GNU_HASH`` (or else ``DT_HASH``) table over these
+            symbols (table index ``i`` is ``.dynsym`` index ``i + 1``), or ``None``.
     """
 
     strtab: bytes = b""
@@ -388,6 +413,7 @@ class SymbolTable:
     sizes: array.array[int] = field(default_factory=lambda: array.array("Q"))
     versym: array.array[int] = field(default_factory=lambda: array.array("H"))
     versions: Mapping[int, SymbolVersion] = field(default_factory=lambda: MappingProxyType({}))
+    hash_table: ElfHashTable | None = None
     _memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -429,7 +455,7 @@ class SymbolTable:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (between the processes of ``--jobs``) without the memo, ``versions`` as a dict."""
         columns = (self.strtab, self.name_offsets, self.info, self.other, self.section, self.values, self.sizes)
-        return (_unpickle_table, (*columns, self.versym, dict(self.versions)))
+        return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table))
 
     def __iter__(self) -> Iterator[Symbol]:
         return self._views(range(len(self.name_offsets)))
@@ -564,6 +590,33 @@ class SymbolTable:
         self._memo["definitions"] = out
         return out
 
+    def definitions_at(self, indices: Iterable[int]) -> tuple[Definition, ...]:
+        """The ``Definition`` of each symbol at ``indices`` that ld.so may bind to (as ``definitions``).
+
+        For a lookup through the object's hash table: ``indices`` are the table indices whose
+        name matched; the others are skipped (undefined, local, a section or file symbol, or a
+        zero value that is not TLS).
+        """
+        info, section, values, versym, versions = self.info, self.section, self.values, self.versym, self.versions
+        out: list[Definition] = []
+        for i in indices:
+            raw_info = info[i]
+            if not section[i] or not _BINDABLE_INFO[raw_info] or not (values[i] or _TLS_INFO[raw_info]):
+                continue
+            raw = versym[i] if versym else 1
+            version = versions.get(raw & 0x7FFF) if versym else None
+            out.append(
+                Definition(version.name if version else None, raw & 0x7FFF, raw & 0x8000 != 0, raw_info >> 4 == 2)
+            )
+        return tuple(out)
+
+    def memo(self, key: str) -> dict[Any, Any]:
+        """A dictionary kept with this table under ``key`` (what the loader derives from it, computed once)."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = {}
+        return found  # type: ignore[return-value]
+
     def names(self, indices: Iterable[int]) -> list[str]:
         """Decode the names of the symbols at ``indices``, in bulk."""
         return self._decode(list(map(self.name_offsets.__getitem__, indices)))
@@ -575,6 +628,8 @@ class SymbolTable:
         into the middle of a string (suffix sharing) is decoded when first asked for and added
         to the map, so that thousands of symbols naming one offset share one ``str``.
         """
+        if "strings" not in self._memo and len(offsets) * 4 < len(self.name_offsets):
+            return self._decode_each(offsets)  # a few names of a large table: not worth splitting it all
         by_offset = self._strings()
         names: list[str | None] = list(map(by_offset.get, offsets))
         if None in names:
@@ -582,6 +637,20 @@ class SymbolTable:
                 if name is None:
                     names[k] = self._inner_name(offsets[k])
         return names  # type: ignore[return-value]
+
+    def _decode_each(self, offsets: list[int]) -> list[str]:
+        """Names at ``offsets``, each found and decoded on its own (remembered per offset)."""
+        known = self.memo("each")
+        strtab = self.strtab
+        find, size = strtab.find, len(strtab)
+        out: list[str] = []
+        for start in offsets:
+            name = known.get(start)
+            if name is None:
+                end = find(b"\0", start)
+                name = known[start] = strtab[start : end if end >= 0 else size].decode("utf-8", "surrogateescape")
+            out.append(name)
+        return out
 
     def _strings(self) -> dict[int, str]:
         """The map string-table offset -> name (the whole strings of an ASCII table; then every name decoded)."""
@@ -672,10 +741,12 @@ _DEFAULT_VISIBILITY = bytes(1 if (i & 3) == 0 else 0 for i in range(256))
 def _unpickle_table(
     strtab: bytes, offsets: array.array[int], info: array.array[int], other: array.array[int],
     section: array.array[int], values: array.array[int], sizes: array.array[int], versym: array.array[int],
-    versions: dict[int, SymbolVersion],
+    versions: dict[int, SymbolVersion], hash_table: ElfHashTable | None = None,
 ) -> SymbolTable:  # fmt: skip
     """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave."""
-    return SymbolTable(strtab, offsets, info, other, section, values, sizes, versym, MappingProxyType(versions))
+    return SymbolTable(
+        strtab, offsets, info, other, section, values, sizes, versym, MappingProxyType(versions), hash_table
+    )
 
 
 @dataclass(frozen=True, slots=True)

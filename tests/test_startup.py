@@ -54,6 +54,9 @@ NOT_FOR_ELF = {
     "pefile",
     "macholib",
     "lief",
+    # the COFF reader and the Windows link: only for COFF inputs and a link line
+    "linkaudit.formats.coff",
+    "linkaudit.coff_link",
     # other commands and options
     "linkaudit.cli.tree",
     "linkaudit.cli.why",

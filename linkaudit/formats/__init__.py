@@ -14,7 +14,6 @@ import struct
 
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
-from .coff import is_coff_object
 from .elf import read_elf
 from .filebytes import Buffer, file_bytes, open_file
 
@@ -64,6 +63,8 @@ def sniff(head: bytes) -> Container | None:
         return Container.ARCHIVE
     if head.startswith((b"BC\xc0\xde", b"\xde\xc0\x17\x0b")):
         return Container.LLVM_BITCODE  # raw bitcode, or the bitcode wrapper header
+    from .coff import is_coff_object  # COFF objects have no magic: the reader only for what is left
+
     if is_coff_object(head):
         return Container.COFF
     return None

@@ -50,6 +50,7 @@ from ..model import (
     DF_1_PIE,
     DF_BIND_NOW,
     Binary,
+    ElfHashTable,
     Endian,
     Format,
     Kind,
@@ -1125,6 +1126,7 @@ def _read_symbols(
     strtab = _symbol_strtab(r, table, names, strings)
     _spend_symbol_names(r, table, names, strtab)
     versym = _read_versym(r, dyn, segments, sections, n) if versions else array.array("H")
+    hash_table = _read_hash_table(r, dyn, segments, n)
     return SymbolTable(
         strtab=strtab,
         name_offsets=names,
@@ -1135,7 +1137,50 @@ def _read_symbols(
         sizes=sizes,
         versym=versym,
         versions=MappingProxyType(versions),
+        hash_table=hash_table,
     )
+
+
+def _words(r: _Reader, offset: int, count: int) -> array.array[int] | None:
+    """``count`` 32-bit words at ``offset`` in the file's byte order, or ``None`` past the end."""
+    if offset < 0 or count < 0 or offset + count * 4 > r.size:
+        return None
+    words = array.array("I")
+    words.frombytes(bytes(r.buf[offset : offset + count * 4]))
+    if r.L.little != _HOST_LITTLE:
+        words.byteswap()
+    return words
+
+
+def _read_hash_table(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], count: int) -> ElfHashTable | None:
+    """The ``DT_GNU_HASH`` table over the ``count`` ``.dynsym`` entries, else the ``DT_HASH`` one.
+
+    glibc's loader looks names up through ``DT_GNU_HASH`` when present (``elf/dl-lookup.c``,
+    ``_dl_setup_hash``), else the gABI's ``DT_HASH``.  A table that does not fit the file or
+    does not index the symbol table consistently (a bucket or chain outside ``.dynsym``, an
+    ``nchain`` other than the symbol count) is left out: binding then uses the bulk name map.
+    """
+    try:
+        if dyn.gnu_hash is not None:
+            off = _vaddr_to_offset(r, segments, dyn.gnu_hash, "DT_GNU_HASH")
+            header = _words(r, off, 4)
+            if header is not None:
+                nbuckets, symoffset, bloom_size, _shift = header
+                buckets_off = off + 16 + bloom_size * (r.L.bits // 8)
+                buckets = _words(r, buckets_off, nbuckets)
+                chain = _words(r, buckets_off + nbuckets * 4, count - symoffset) if symoffset <= count else None
+                if buckets is not None and chain is not None and nbuckets and max(buckets) < count:
+                    return ElfHashTable(True, buckets, chain, symoffset)
+        if dyn.hash is not None and r.L.word.size == 4:
+            off = _vaddr_to_offset(r, segments, dyn.hash, "DT_HASH")
+            header = _words(r, off, 2)
+            if header is not None and header[0] and header[1] == count:
+                words = _words(r, off + 8, header[0] + header[1])
+                if words is not None and max(words) < count:
+                    return ElfHashTable(False, words[: header[0]], words[header[0] :])
+    except InputError:
+        return None  # an address outside every PT_LOAD: no table to look names up in
+    return None
 
 
 def _symbol_strtab(r: _Reader, table: _Table, names: array.array[int], strings: _Strings) -> bytes:

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..model import Binary, Definition, Symbol
+from ..model import Binary, Definition, Symbol, SymbolTable
 from .modelled import is_modelled
+from .symbol_lookup import candidates, definitions_of_name, hash_key
 
 #: Prefixes of the C API a CPython interpreter exports to extension modules.
 INTERPRETER_PREFIXES = ("Py", "_Py")
@@ -47,6 +48,28 @@ class Bound:
 
     symbol: Symbol
     provider: str | None
+
+
+def provider_view(
+    provider: Binary, wanted: Mapping[int, Sequence[str]], keys: frozenset[int]
+) -> dict[str, tuple[Definition, ...]]:
+    """``provider``'s definitions of the wanted names only, found through its ELF hash table.
+
+    ``wanted`` maps a ``hash_key`` to the consumer's undefined names with that key (``keys``: its
+    keys as one set).  With ``DT_GNU_HASH`` only the names whose key the provider stores (one
+    C-speed set intersection) are looked up; with ``DT_HASH`` every wanted name walks its chain.  Each lookup is memoised
+    per (provider, name) (``symbol_lookup.definitions_of_name``); no other name is decoded.
+    """
+    table = provider.symbols
+    ht = table.hash_table
+    assert ht is not None
+    view: dict[str, tuple[Definition, ...]] = {}
+    for key in candidates(table, keys) if ht.gnu else keys:
+        for name in wanted[key]:
+            found = definitions_of_name(table, name)
+            if found:
+                view[name] = found
+    return view
 
 
 def matches(ref: Symbol, provider: Binary, definitions: tuple[Definition, ...]) -> bool:
@@ -101,7 +124,9 @@ def bind_object(
     undefined = binary.symbols.undefined()
     if not undefined:
         return []  # nothing to bind: the scope need not be walked
-    wanted = {ref.name for ref in undefined}
+    by_key = _wanted(binary.symbols, undefined)
+    keys = frozenset(by_key)
+    wanted = {name for names in by_key.values() for name in names}
     wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
     providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
     modelled: dict[str, str] = {}  # file name -> path of each modelled library in scope, first kept
@@ -116,8 +141,11 @@ def bind_object(
         if is_modelled(entry):
             modelled.setdefault(provider.soname or entry, entry)
             continue
-        defs = get_defs(provider)
-        if wanted & defs.keys():  # only objects defining a referenced name can matter
+        if definitions_of is None and provider.symbols.hash_table is not None:
+            defs: Mapping[str, tuple[Definition, ...]] = provider_view(provider, by_key, keys)
+        else:
+            defs = get_defs(provider)
+        if not defs.keys().isdisjoint(wanted):  # only objects defining a referenced name can matter
             providers.append((entry, provider, defs))
     key = (path, id(binary.symbols), tuple(p for p, _b, _d in providers) + tuple(modelled.values()))
     if cache is not None:
@@ -147,3 +175,14 @@ def bind_object(
     if cache is not None:
         cache[key] = out
     return out
+
+
+def _wanted(table: SymbolTable, undefined: Sequence[Symbol]) -> dict[int, list[str]]:
+    """``hash_key`` -> the distinct undefined names of ``table`` with that key (each hashed once per run)."""
+    memo = table.memo("wanted")
+    found: dict[int, list[str]] | None = memo.get(0)
+    if found is None:
+        found = memo[0] = {}
+        for name in dict.fromkeys(ref.name for ref in undefined if ref.name):
+            found.setdefault(hash_key(name), []).append(name)
+    return found

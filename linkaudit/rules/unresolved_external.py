@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
 from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+
+if TYPE_CHECKING:
+    from ..coff_link import CoffLink, Reference
 from .data import SymbolFamily, driver_index, family_index
 
 
@@ -83,8 +87,12 @@ of the line (or its directory) as an input to make the prediction exact.
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         line = context.config.link_line
+        if not line:
+            return
+        from ..coff_link import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
+
         binaries = list(context.binaries)
-        if not line or not has_coff_objects(binaries, line):
+        if not has_coff_objects(binaries, line):
             return
         link = link_coff(binaries, line)
         if not link.unresolved:
