@@ -22,6 +22,7 @@ import stat
 from typing import overload
 
 from ..errors import InputError
+from .ranges import RangeBytes
 
 #: Bytes of one cached block (the unit of small reads).
 BLOCK = 64 * 1024
@@ -169,8 +170,8 @@ class FileBytes:
         return FileBytes(self._file, self._base + offset, max(0, min(length, self.size - offset)))
 
 
-#: What the readers take: a file's bytes, in memory or read on demand.
-Buffer = bytes | FileBytes
+#: What the readers take: a file's bytes, in memory, read on demand, or a member's kept ranges.
+Buffer = bytes | FileBytes | RangeBytes
 
 
 def open_file(path: str) -> tuple[int, os.stat_result]:

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..formats import SNIFF_BYTES, sniff
 from . import limits
+from .members import Members
 from .metadata import MAX_METADATA, MAX_RECORD
 from .staging import (
     CORRUPT,
@@ -29,8 +30,8 @@ from .zipped import listed_members
 #: The ``.dist-info`` files kept, with the largest size read of each.
 _METADATA_LIMITS = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
 
-#: One member to inflate: (its zip entry, its name, host destination, installed path).
-Job = tuple[zipfile.ZipInfo, str, str, str]
+#: One member to inflate: (its zip entry, its name, host destination, installed path, first bytes).
+Job = tuple[zipfile.ZipInfo, str, str, str, bytes]
 
 
 def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, packed: int) -> None:
@@ -112,12 +113,12 @@ def _plan_member(
     if earlier is not None:
         # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
         stager.refuse(label, name, SECOND_COPY)
-        jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3])
+        jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3], head)
         return
     destination = stager.plan(site, label, "wheel", name, head)
     if destination is not None:
         planned[destination[1]] = len(jobs)
-        jobs.append((info, name, *destination))
+        jobs.append((info, name, *destination, head))
 
 
 def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | None:
@@ -140,12 +141,16 @@ def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | 
 
 
 def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job]) -> None:
-    """Decompress and write the planned zip members, on up to ``WORKERS`` threads; refusals are
-    recorded in member order, so the result is the same as a serial run."""
+    """Inflate the planned zip members, on up to ``WORKERS`` threads: each one found in the cache
+    (``cache.member_key``) only placed, an ELF file streamed to its kept ranges, any other written
+    out; refusals are recorded in member order, so the result is the same as a serial run."""
+    members = Members(label)
 
     def one(job: Job) -> str | None:
-        info, _name, dest, _rel = job
+        info, name, dest, _rel, head = job
         try:
+            if members.place_cached(info, name, dest, head) or members.stream(zf, info, name, dest, stager):
+                return None
             with zf.open(info) as src:
                 write_member(src, b"", dest, stager.budget, None, cap=info.file_size)
         except Refused as exc:
@@ -162,7 +167,7 @@ def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: 
             outcomes = list(pool.map(one, jobs))
     else:
         outcomes = [one(job) for job in jobs]
-    for (_info, name, _dest, rel), reason in zip(jobs, outcomes, strict=True):
+    for (_info, name, _dest, rel, _head), reason in zip(jobs, outcomes, strict=True):
         if reason is not None:
             stager.refuse(label, name, reason)
             site.disown(rel)
