@@ -79,7 +79,16 @@ def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypat
 
     monkeypatch.setattr("linkaudit.packages.members.stream_member", never)
     monkeypatch.setattr("linkaudit.packages.wheel.write_member", never)
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def counting_open(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(getattr(name, "filename", name))
+        return real_open(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", counting_open)
     assert _report(run_cli, "check", str(whl)) == cold
+    assert opened == []  # every member sniffed from the cached heads: none opened, none inflated
 
 
 def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -180,11 +189,11 @@ def test_two_processes_sharing_a_cache_give_the_uncached_report(tmp_path: Path) 
 
 
 def test_the_least_recently_used_entries_are_evicted(tmp_path: Path) -> None:
-    store = Cache(str(tmp_path / "c"), max_bytes=1)
+    store = Cache(str(tmp_path / "c"), max_bytes=1 << 40)
     binaries = tuple(read_path(str(SAMPLES / "broken/libtorch_cuda.so")))
     keys = [Key(f"{i:02x}" * 32, 0, lambda: "") for i in range(3)]
     for k in keys:
-        store._write(k, binaries, None)
+        store.put(k, binaries)
     size = store.info().size // 3
     store.max_bytes = 2 * size
     os.utime(store._path(keys[0].name), ns=(1, 1))  # the oldest use
@@ -214,7 +223,7 @@ def test_the_cached_record_is_the_read_one() -> None:
                 continue
             from linkaudit.cache.codec import encode_entry
 
-            entry = decode_entry(json.loads(json.dumps(encode_entry("k", tuple(binaries), 1, None))), "k")
+            entry = decode_entry(json.loads(json.dumps(encode_entry("k", 1, None, tuple(binaries)))), "k")
             assert entry is not None
             assert [encode_binary(dataclasses.replace(b, path="")) for b in binaries] == [
                 encode_binary(b) for b in entry.binaries

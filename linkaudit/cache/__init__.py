@@ -31,9 +31,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import Binary
-from .codec import READER_VERSION, decode_entry, encode_entry
+from .codec import READER_VERSION, Entry, Heads, decode_entry, encode_entry
 
 __all__ = ["READER_VERSION", "Cache", "CacheInfo", "Key", "active", "configure", "file_key", "member_key"]
 
@@ -155,15 +156,25 @@ class Cache:
     def get(self, key: Key) -> tuple[Binary, ...] | None:
         """The binaries stored under ``key``, or ``None`` (absent, corrupt, foreign, stale, racy
         and changed).  Never raises."""
+        found = self._lookup(key)
+        return found.binaries if found is not None else None
+
+    def get_heads(self, key: Key) -> Heads | None:
+        """The first bytes of a package's members stored under ``key`` (``put_heads``), or ``None``."""
+        found = self._lookup(key)
+        return found.heads if found is not None else None
+
+    def _lookup(self, key: Key) -> Entry | None:
+        """The valid entry of ``key``, its stamp trusted or its content compared (then refreshed)."""
         path = self._path(key.name)
-        entry = _load(path)
-        found = decode_entry(entry, key.name) if entry is not None else None
+        raw = _load(path)
+        found = decode_entry(raw, key.name) if raw is not None else None
         if found is not None and key.stamp + GRANULARITY_NS >= found.written:
             content = key.content()
             if not content or content != found.content:
                 found = None
-            else:
-                self._write(key, found.binaries, content)  # refreshed: trusted by stamp from now on
+            elif isinstance(raw, dict):
+                self._write(key.name, {**raw, "written": time.time_ns()})  # trusted by stamp from now on
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -171,24 +182,31 @@ class Cache:
             self.hits += 1
         with contextlib.suppress(OSError):
             os.utime(path)  # most recently used
-        return found.binaries
+        return found
 
     def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:
         """Store ``binaries`` under ``key`` (atomically); failures to write are ignored."""
+        self._store(key, binaries, None)
+
+    def put_heads(self, key: Key, heads: Heads) -> None:
+        """Store the first bytes of a package's members (name -> (CRC-32, size, bytes)) under ``key``."""
+        self._store(key, None, heads)
+
+    def _store(self, key: Key, binaries: tuple[Binary, ...] | None, heads: Heads | None) -> None:
         now = time.time_ns()
         content = key.content() if key.stamp + GRANULARITY_NS >= now else None
-        self._write(key, binaries, content)
+        self._write(key.name, encode_entry(key.name, now, content, binaries, heads))
         with self._lock:
             self._puts += 1
             due = self._puts % 64 == 1
         if due:
             self.evict()
 
-    def _write(self, key: Key, binaries: tuple[Binary, ...], content: str | None) -> None:
-        path = self._path(key.name)
-        data = json.dumps(encode_entry(key.name, binaries, time.time_ns(), content), separators=(",", ":"))
+    def _write(self, name: str, value: dict[str, Any]) -> None:
+        path = self._path(name)
+        data = json.dumps(value, separators=(",", ":"))
         folder = os.path.dirname(path)
-        tmp = os.path.join(folder, f".tmp-{key.name}-{os.getpid()}-{threading.get_ident()}")
+        tmp = os.path.join(folder, f".tmp-{name}-{os.getpid()}-{threading.get_ident()}")
         try:
             os.makedirs(folder, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)

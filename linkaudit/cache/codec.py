@@ -52,19 +52,25 @@ class Invalid(ValueError):
     """A cache entry that is not what linkaudit writes."""
 
 
+#: What a package's members begin with: member name -> (CRC-32, size, its first bytes).
+Heads = dict[str, tuple[int, int, bytes]]
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """A validated entry.
+    """A validated entry: binaries (of a file or member) or heads (of a package's members).
 
     Attributes:
         written: when it was written (ns since the epoch).
         content: the content hash stored with it, or ``None``.
-        binaries: the binaries, ``path`` empty.
+        binaries: the binaries, ``path`` empty (``None`` in a heads entry).
+        heads: the package's members' first bytes (``None`` in a binaries entry).
     """
 
     written: int
     content: str | None
-    binaries: tuple[Binary, ...]
+    binaries: tuple[Binary, ...] | None
+    heads: Heads | None = None
 
 
 def _column(values: array.array[int]) -> str:
@@ -98,21 +104,19 @@ def encode_binary(binary: Binary) -> dict[str, Any]:
     return fields
 
 
-def encode_entry(name: str, binaries: tuple[Binary, ...], written: int, content: str | None) -> dict[str, Any]:
-    """The JSON value of the entry ``name`` holding ``binaries`` (their ``path`` left out)."""
-    out = []
-    for b in binaries:
-        fields = encode_binary(b)
-        del fields["path"]
-        out.append(fields)
-    return {
-        "magic": _MAGIC,
-        "reader": READER_VERSION,
-        "key": name,
-        "written": written,
-        "content": content,
-        "binaries": out,
-    }
+def encode_entry(
+    name: str, written: int, content: str | None, binaries: tuple[Binary, ...] | None, heads: Heads | None = None
+) -> dict[str, Any]:
+    """The JSON value of the entry ``name`` holding ``binaries`` (their ``path`` left out) or ``heads``."""
+    out: dict[str, Any] = {"magic": _MAGIC, "reader": READER_VERSION, "key": name, "written": written}
+    out["content"] = content
+    if binaries is not None:
+        out["binaries"] = [{k: v for k, v in encode_binary(b).items() if k != "path"} for b in binaries]
+    if heads is not None:
+        out["heads"] = {
+            m: [crc, size, base64.b64encode(head).decode("ascii")] for m, (crc, size, head) in heads.items()
+        }
+    return out
 
 
 # --- decoding, checked -------------------------------------------------------------------
@@ -274,12 +278,27 @@ def decode_entry(value: object, name: str) -> Entry | None:
     try:
         if not isinstance(value, dict) or value.get("magic") != _MAGIC or value.get("reader") != READER_VERSION:
             return None
-        if value.get("key") != name or not isinstance(value.get("binaries"), list):
+        if value.get("key") != name or ("binaries" in value) == ("heads" in value):
             return None
-        binaries = tuple(_BINARY({"path": "", **_dict(b)}) for b in value["binaries"])
-        return Entry(_int(value.get("written")), _opt(_str)(value.get("content")), binaries)
+        written, content = _int(value.get("written")), _opt(_str)(value.get("content"))
+        if "heads" in value:
+            return Entry(written, content, None, _heads(value["heads"]))
+        binaries = tuple(_BINARY({"path": "", **_dict(b)}) for b in _list(lambda v: v)(value["binaries"]))
+        return Entry(written, content, binaries)
     except (Invalid, TypeError, OverflowError, MemoryError):
         return None
+
+
+def _heads(value: object) -> Heads:
+    if not isinstance(value, dict):
+        raise Invalid("not heads")
+    out: Heads = {}
+    for member, item in value.items():
+        fields = _list(lambda v: v)(item)
+        if len(fields) != 3:
+            raise Invalid("not a head")
+        out[_str(member)] = (_int(fields[0]), _int(fields[1]), _bytes(fields[2]))
+    return out
 
 
 def _dict(value: object) -> dict[str, object]:

@@ -10,6 +10,7 @@ import os
 import zipfile
 
 from ..cache import Key, active, member_key, member_variant
+from ..cache.codec import Heads
 from ..formats.ranges import Member, register
 from .staging import Inflated, Stager
 from .stream import place, stream_member
@@ -29,9 +30,26 @@ class Members:
 
     def key(self, info: zipfile.ZipInfo, name: str) -> Key | None:
         """The cache key of the member ``name`` (its entry ``info``), or ``None`` (no cache)."""
+        return self.key_of(name, info.CRC, info.compress_size, info.file_size, "wheel")
+
+    def key_of(self, name: str, crc: int, packed: int, size: int, what: str) -> Key | None:
+        """``cache.member_key`` of this wheel, or ``None`` (no cache, or the wheel cannot be stat'ed)."""
         if self.cache is None or self.stat is None:
             return None
-        return member_key(self.label, self.stat, name, info.CRC, info.compress_size, info.file_size, "wheel")
+        return member_key(self.label, self.stat, name, crc, packed, size, what)
+
+    def heads(self) -> Heads:
+        """What the cache says the wheel's members begin with (name -> (CRC-32, size, first
+        bytes)): a member listed with the same CRC-32 and size is sniffed without opening it."""
+        key = self.key_of("", 0, 0, 0, "heads")
+        found = self.cache.get_heads(key) if key is not None and self.cache is not None else None
+        return found or {}
+
+    def save_heads(self, heads: Heads) -> None:
+        """Store what the wheel's members begin with (``heads``)."""
+        key = self.key_of("", 0, 0, 0, "heads")
+        if key is not None and self.cache is not None:
+            self.cache.put_heads(key, heads)
 
     def place_cached(self, info: zipfile.ZipInfo, name: str, dest: str, head: bytes) -> bool:
         """Place the member from the cache (its ``head``: the first bytes, for sniffing); False

@@ -40,6 +40,8 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
     jobs: list[Job] = []
     planned: dict[str, int] = {}  # installed path -> its index in jobs
     package = PackageBudget(packed)
+    members = Members(label)
+    known, heads = members.heads(), {}
     for info in listed_members(stager, label, zf):
         if info.is_dir():
             continue
@@ -55,10 +57,23 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
-            _plan_member(stager, site, label, zf, info, name, jobs, planned, package)
+            head = _head(zf, info, known.get(name))
+            heads[name] = (info.CRC, info.file_size, head)
+            _plan_member(stager, site, label, info, name, head, jobs, planned, package)
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
-    _extract_all(stager, zf, site, label, jobs)
+    if heads != known:
+        members.save_heads(heads)
+    _extract_all(stager, zf, site, label, jobs, members)
+
+
+def _head(zf: zipfile.ZipFile, info: zipfile.ZipInfo, known: tuple[int, int, bytes] | None) -> bytes:
+    """The member's first ``SNIFF_BYTES``: from ``known`` (the cache's, when its CRC-32 and size
+    are the entry's), else inflated."""
+    if known is not None and known[:2] == (info.CRC, info.file_size):
+        return known[2]
+    with zf.open(info) as src:
+        return src.read(SNIFF_BYTES)
 
 
 def _keep_metadata(site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
@@ -92,17 +107,15 @@ def _plan_member(
     stager: Stager,
     site: StagingRoot,
     label: str,
-    zf: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     name: str,
+    head: bytes,
     jobs: list[Job],
     planned: dict[str, int],
     package: PackageBudget,
 ) -> None:
-    """Sniff one member and queue it in ``jobs`` when it is a binary to write, its declared size
+    """Sniff one member (its first bytes ``head``) and queue it in ``jobs`` when it is a binary to write, its declared size
     reserved against ``package`` (``planned``: installed path -> index of its job)."""
-    with zf.open(info) as src:
-        head = src.read(SNIFF_BYTES)
     rel = install_path("wheel", name)
     if rel is not None and sniff(head) is not None:
         reason = _declared_too_large(info, package)
@@ -140,11 +153,12 @@ def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | 
     return None
 
 
-def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job]) -> None:
+def _extract_all(
+    stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job], members: Members
+) -> None:
     """Inflate the planned zip members, on up to ``WORKERS`` threads: each one found in the cache
     (``cache.member_key``) only placed, an ELF file streamed to its kept ranges, any other written
     out; refusals are recorded in member order, so the result is the same as a serial run."""
-    members = Members(label)
 
     def one(job: Job) -> str | None:
         info, name, dest, _rel, head = job
