@@ -20,9 +20,10 @@ import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from .window import Window
 
 if TYPE_CHECKING:
     from ..cache import Key
@@ -33,7 +34,7 @@ class MissingRange(InputError):
     """A read touched bytes of a member that were not kept while it streamed past."""
 
 
-class RangeBytes:
+class RangeBytes(Window):
     """A read-only window on a member's kept byte ranges.
 
     Args:
@@ -45,15 +46,14 @@ class RangeBytes:
     the window's start (``view`` makes narrower windows: an ``ar`` member).
     """
 
-    __slots__ = ("_base", "_data", "_starts", "path", "size")
+    __slots__ = ("_base", "_data", "_starts")
 
     def __init__(self, path: str, size: int, extents: Iterable[tuple[int, bytes]], _base: int = 0) -> None:
         pairs = sorted((o, d) for o, d in extents if d)
         self._starts = [o for o, _ in pairs]
         self._data = [d for _, d in pairs]
         self._base = _base
-        self.path = path
-        self.size = size
+        super().__init__(path, size)
 
     @property
     def kept(self) -> int:
@@ -89,36 +89,8 @@ class RangeBytes:
             want -= n
             i += 1
 
-    def __len__(self) -> int:
-        return self.size
-
-    @overload
-    def __getitem__(self, key: int) -> int: ...
-
-    @overload
-    def __getitem__(self, key: slice) -> bytes: ...
-
-    def __getitem__(self, key: int | slice) -> bytes | int:
-        if isinstance(key, slice):
-            start, stop, step = key.indices(self.size)
-            if step < 1:
-                raise ValueError("RangeBytes slices step forwards")
-            data = self.read(start, stop - start)
-            return data if step == 1 else data[::step]
-        index = key + self.size if key < 0 else key
-        if not 0 <= index < self.size:
-            raise IndexError("index out of range")
-        return self.read(index, 1)[0]
-
-    def read(self, offset: int, length: int) -> bytes:
-        """The bytes at ``offset``, at most ``length``: fewer only at the window's end.
-
-        Raises:
-            MissingRange: some of those bytes were not kept.
-        """
-        if offset < 0 or length <= 0 or offset >= self.size:
-            return b""
-        length = min(length, self.size - offset)
+    def _exact(self, offset: int, length: int) -> bytes:
+        """Raises ``MissingRange`` when some of those bytes were not kept."""
         parts = [data[inner : inner + n] for data, inner, n in self._pieces(self._base + offset, length)]
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
