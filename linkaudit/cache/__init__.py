@@ -24,6 +24,7 @@ hit) are evicted.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -105,11 +106,18 @@ def file_key(fd: int, st: os.stat_result, what: str) -> Key:
 def member_key(container: str, st: os.stat_result, member: str, crc: int, packed: int, size: int, what: str) -> Key:
     """The key of the member ``member`` of the package file ``container`` (``st``: its stat), by
     the central directory's CRC-32 and sizes."""
+    fast = _fast(st)
     return Key(
-        _digest("member", _fast(st), member, crc, packed, size, what),
+        _digest("member", fast, member, crc, packed, size, what),
         max(st.st_mtime_ns, st.st_ctime_ns),
-        lambda: path_hash(container),
+        lambda: _container_hash(container, fast),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _container_hash(container: str, fast: tuple[int, ...]) -> str:
+    """``path_hash`` of a racy container, once per (path, stat): each of its members asks."""
+    return path_hash(container)
 
 
 def member_variant(name: str, soft_dependencies: bool) -> str:
