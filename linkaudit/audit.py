@@ -628,7 +628,7 @@ def _audit_installation(
     Raises:
         ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
     """
-    with staged_inputs(list(planned.paths), progress=progress, only=planned.packages) as staged:
+    with staged_inputs(list(planned.paths), progress=progress, only=planned.packages, whole=config.verify) as staged:
         sites = sites_among(staged)
         if config.target is not None:
             config = _installation_config(config, staged, sites)

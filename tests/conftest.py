@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+# The suite never writes the user's cache: a private one for the session (processes the tests
+# start inherit it), and a fresh one per test below (no test sees another's entries).
+os.environ["LINKAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="linkaudit-test-cache-")
+
+from linkaudit import cache as _cache
 from linkaudit.cli import main
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -15,6 +23,16 @@ from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torc
 from tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test its own cache directory, and the cache off again after it (the CLI turns it on)."""
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    yield
+    _cache.configure(False)
+
+
 SAMPLES = ROOT / "sample_bins"
 
 

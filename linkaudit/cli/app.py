@@ -31,6 +31,7 @@ _COMMANDS = {
     "explain": ("rules", "explain"),
     "profiles": ("profiles", "profiles_command"),
     "diff": ("diff", "diff"),
+    "cache": ("cache", "cache"),
 }
 
 
@@ -52,7 +53,12 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="linkaudit")
-def cli() -> None:
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of what files say (docs/cache.md; $LINKAUDIT_CACHE_DIR).",
+)
+def cli(no_cache: bool) -> None:
     """Audit the linkage of shared libraries and executables without running them.
 
     linkaudit reads ELF, PE and Mach-O files, given alone, in directories, wheels or
@@ -62,6 +68,9 @@ def cli() -> None:
     symbol versions and minimum OS versions above a target baseline, leaked build
     paths and broken version needs.
     """
+    from ..cache import configure
+
+    configure(not no_cache)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,14 +8,19 @@ symbol binding and rules live elsewhere and see only the model.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import struct
+from collections.abc import Callable
 
+from ..cache import Cache, Key, file_key, member_variant
+from ..cache import active as active_cache
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
 from .elf import read_elf
 from .filebytes import Buffer, file_bytes, open_file
+from .ranges import Member, source_of
 
 #: Bytes ``sniff`` needs to see.
 SNIFF_BYTES = 8
@@ -93,11 +98,51 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     """
     fd, st = open_file(path)
     try:
+        member = source_of(st)
+        if member is not None:  # a package member inflated to its kept ranges, or found in the cache
+            return _read_member(path, member, soft_dependencies)
         if st.st_size == 0:
             raise InputError(path, "empty file (0 bytes)")
-        return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
+        store = active_cache()
+        if store is None:
+            return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
+        key = file_key(fd, st, f"{path}\0{soft_dependencies}")
+        return cached_read(
+            store, key, path, lambda: read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
+        )
     finally:
         os.close(fd)
+
+
+def cached_read(store: Cache, key: Key, path: str, read: Callable[[], list[Binary]]) -> list[Binary]:
+    """The binaries ``store`` holds under ``key`` (their ``path`` set to ``path``), else ``read()``'s,
+    stored unless they name another file (a thin archive's members)."""
+    hit = store.get(key)
+    if hit is not None:
+        return [dataclasses.replace(b, path=path) for b in hit]
+    binaries = read()
+    if not any(b.member_file for b in binaries):
+        store.put(key, tuple(binaries))
+    return binaries
+
+
+def _read_member(path: str, member: Member, soft_dependencies: bool) -> list[Binary]:
+    """Read a placeholder's member: the binaries the cache gave at staging, or its kept ranges
+    (then cached under the member's key)."""
+    if member.binaries is not None:
+        # only read_elf reads soft dependencies (into dlopen_names)
+        return [
+            dataclasses.replace(b, path=path, dlopen_names=b.dlopen_names if soft_dependencies else ())
+            for b in member.binaries
+        ]
+    if member.source is None:
+        raise InputError(path, "a package member with no bytes kept")
+    source = member.source
+    store = active_cache() if member.key is not None else None
+    if store is None or member.key is None:
+        return read_bytes(path, source, soft_dependencies)
+    key = dataclasses.replace(member.key, name=member_variant(member.key.name, soft_dependencies))
+    return cached_read(store, key, path, lambda: read_bytes(path, source, soft_dependencies))
 
 
 def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Container | None = None) -> list[Binary]:

@@ -19,9 +19,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import overload
 
 from ..errors import InputError
+from .ranges import RangeBytes
+from .window import Window
 
 #: Bytes of one cached block (the unit of small reads).
 BLOCK = 64 * 1024
@@ -79,7 +80,7 @@ class _OpenFile:
         return data
 
 
-class FileBytes:
+class FileBytes(Window):
     """A read-only window on a file's bytes, read on demand with ``pread``.
 
     Behaves like ``bytes`` for what the readers use: ``len``, ``[i]`` (an ``int``), ``[a:b]`` and
@@ -91,44 +92,14 @@ class FileBytes:
         size: the window's length in bytes (the file's size when opened, for the whole file).
     """
 
-    __slots__ = ("_base", "_file", "path", "size")
+    __slots__ = ("_base", "_file")
 
     def __init__(self, file: _OpenFile, base: int, size: int) -> None:
+        super().__init__(file.path, size)
         self._file = file
         self._base = base
-        self.path = file.path
-        self.size = size
 
-    def __len__(self) -> int:
-        return self.size
-
-    @overload
-    def __getitem__(self, key: int) -> int: ...
-
-    @overload
-    def __getitem__(self, key: slice) -> bytes: ...
-
-    def __getitem__(self, key: int | slice) -> bytes | int:
-        if isinstance(key, slice):
-            start, stop, step = key.indices(self.size)
-            if step < 1:
-                raise ValueError("FileBytes slices step forwards")
-            data = self.read(start, stop - start)
-            return data if step == 1 else data[::step]
-        index = key + self.size if key < 0 else key
-        if not 0 <= index < self.size:
-            raise IndexError("index out of range")
-        return self.read(index, 1)[0]
-
-    def read(self, offset: int, length: int) -> bytes:
-        """The bytes at ``offset`` (window-relative), at most ``length``: fewer only at the window's end.
-
-        Raises:
-            InputError: the file shrank while being read, or an I/O error.
-        """
-        if offset < 0 or length <= 0 or offset >= self.size:
-            return b""
-        length = min(length, self.size - offset)
+    def _exact(self, offset: int, length: int) -> bytes:
         start = self._base + offset
         if length > SMALL:
             return self._file.pread(start, length)
@@ -169,8 +140,8 @@ class FileBytes:
         return FileBytes(self._file, self._base + offset, max(0, min(length, self.size - offset)))
 
 
-#: What the readers take: a file's bytes, in memory or read on demand.
-Buffer = bytes | FileBytes
+#: What the readers take: a file's bytes, in memory, read on demand, or a member's kept ranges.
+Buffer = bytes | FileBytes | RangeBytes
 
 
 def open_file(path: str) -> tuple[int, os.stat_result]:

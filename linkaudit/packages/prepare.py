@@ -210,6 +210,7 @@ def staged_inputs(
     is_package: Callable[[str], str | None] = package_kind,
     progress: Progress | None = None,
     only: Collection[str] | None = None,
+    whole: bool = False,
 ) -> Iterator[Staged]:
     """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
 
@@ -220,6 +221,8 @@ def staged_inputs(
         progress: told the bytes expected and written (a progress bar), or ``None``.
         only: the packages to stage (one installation's, ``plan_inputs``); the others found are
             left out.  ``None``: every package found.
+        whole: write every binary member out whole (``Stager.whole``), for readers that open
+            the files themselves (``--verify``).
 
     Yields:
         A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
@@ -236,11 +239,12 @@ def staged_inputs(
     import shutil
     import tempfile
 
+    from ..formats.ranges import forget_under
     from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
 
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
-        stager = Stager(Budget(progress))
+        stager = Stager(Budget(progress), whole)
         roots = _Roots(tmp)
         for p in ordered:
             kind = kinds.get(p)
@@ -254,4 +258,5 @@ def staged_inputs(
             roots.paths, stager.errors, list(kinds), list(roots.sites.values()), found=found, clashes=stager.clashes
         )
     finally:
+        forget_under(os.path.realpath(tmp))
         shutil.rmtree(tmp, ignore_errors=True)

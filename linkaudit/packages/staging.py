@@ -263,34 +263,51 @@ def write_member(
         OSError: ``dest`` cannot be created or written.
     """
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    written = 0
+    counter = Inflated(budget, limit_ratio, package, cap)
     try:
         with os.fdopen(fd, "wb") as out:
             chunk = head or src.read(limits.CHUNK)
             while chunk:
-                written += len(chunk)
-                total = budget.add(len(chunk))
-                if written > limits.MAX_MEMBER_BYTES:
-                    raise Refused(
-                        f"larger than {limits.MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)"
-                    )
-                if cap is not None and written > cap:
-                    raise Refused(f"inflates past the {cap} bytes its zip entry declares (a decompression bomb?)")
-                if limit_ratio is not None and written > max(limit_ratio, 1 << 20):
-                    raise Refused(
-                        f"expands more than {limits.MAX_RATIO} times its compressed size (a decompression bomb?)"
-                    )
-                if total > limits.MAX_TOTAL_BYTES:
-                    raise Refused(f"the packages expand to more than {limits.MAX_TOTAL_BYTES} bytes in all")
-                if package is not None and not package.add(len(chunk)):
-                    raise Refused(
-                        f"the package expands to more than {limits.MAX_RATIO} times its size (a decompression bomb?)"
-                    )
+                counter.add(len(chunk))
                 out.write(chunk)
-                chunk = src.read(limits.CHUNK if cap is None else max(min(limits.CHUNK, cap - written + 1), 1))
+                chunk = src.read(counter.next_read())
     except BaseException:
         os.unlink(dest)
         raise
+
+
+class Inflated:
+    """The bytes of one member inflated so far, against the member, package and total caps
+    (``write_member``'s arguments); ``add`` raises ``Refused`` once one is passed."""
+
+    def __init__(
+        self, budget: Budget, limit_ratio: int | None, package: PackageBudget | None = None, cap: int | None = None
+    ) -> None:
+        self.budget, self.limit_ratio, self.package, self.cap = budget, limit_ratio, package, cap
+        self.written = 0
+
+    def next_read(self) -> int:
+        """How many bytes to read next: a chunk, never more than one byte past the cap."""
+        return limits.CHUNK if self.cap is None else max(min(limits.CHUNK, self.cap - self.written + 1), 1)
+
+    def add(self, n: int) -> None:
+        """Count ``n`` more bytes.
+
+        Raises:
+            Refused: a cap was passed.
+        """
+        self.written += n
+        total = self.budget.add(n)
+        if self.written > limits.MAX_MEMBER_BYTES:
+            raise Refused(f"larger than {limits.MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)")
+        if self.cap is not None and self.written > self.cap:
+            raise Refused(f"inflates past the {self.cap} bytes its zip entry declares (a decompression bomb?)")
+        if self.limit_ratio is not None and self.written > max(self.limit_ratio, 1 << 20):
+            raise Refused(f"expands more than {limits.MAX_RATIO} times its compressed size (a decompression bomb?)")
+        if total > limits.MAX_TOTAL_BYTES:
+            raise Refused(f"the packages expand to more than {limits.MAX_TOTAL_BYTES} bytes in all")
+        if self.package is not None and not self.package.add(n):
+            raise Refused(f"the package expands to more than {limits.MAX_RATIO} times its size (a decompression bomb?)")
 
 
 def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
@@ -317,10 +334,13 @@ def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
 
 
 class Stager:
-    """Writes members into staging roots and collects what it refused (``errors``)."""
+    """Writes members into staging roots and collects what it refused (``errors``); ``whole``:
+    every member written out whole (for readers that open files themselves: ``--verify``),
+    else a wheel's ELF members are kept as ranges in memory (``members``)."""
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, whole: bool = False) -> None:
         self.budget = budget
+        self.whole = whole
         self.errors: list[InputError] = []
         self.clashes: list[Clash] = []
 

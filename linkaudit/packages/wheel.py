@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..formats import SNIFF_BYTES, sniff
 from . import limits
+from .members import Members
 from .metadata import MAX_METADATA, MAX_RECORD
 from .staging import (
     CORRUPT,
@@ -29,8 +30,8 @@ from .zipped import listed_members
 #: The ``.dist-info`` files kept, with the largest size read of each.
 _METADATA_LIMITS = {"METADATA": MAX_METADATA, "WHEEL": MAX_METADATA, "RECORD": MAX_RECORD}
 
-#: One member to inflate: (its zip entry, its name, host destination, installed path).
-Job = tuple[zipfile.ZipInfo, str, str, str]
+#: One member to inflate: (its zip entry, its name, host destination, installed path, first bytes).
+Job = tuple[zipfile.ZipInfo, str, str, str, bytes]
 
 
 def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, packed: int) -> None:
@@ -39,6 +40,8 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
     jobs: list[Job] = []
     planned: dict[str, int] = {}  # installed path -> its index in jobs
     package = PackageBudget(packed)
+    members = Members(label)
+    known, heads = members.heads(), {}
     for info in listed_members(stager, label, zf):
         if info.is_dir():
             continue
@@ -54,10 +57,23 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
-            _plan_member(stager, site, label, zf, info, name, jobs, planned, package)
+            head = _head(zf, info, known.get(name))
+            heads[name] = (info.CRC, info.file_size, head)
+            _plan_member(stager, site, label, info, name, head, jobs, planned, package)
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
-    _extract_all(stager, zf, site, label, jobs)
+    if heads != known:
+        members.save_heads(heads)
+    _extract_all(stager, zf, site, label, jobs, members)
+
+
+def _head(zf: zipfile.ZipFile, info: zipfile.ZipInfo, known: tuple[int, int, bytes] | None) -> bytes:
+    """The member's first ``SNIFF_BYTES``: from ``known`` (the cache's, when its CRC-32 and size
+    are the entry's), else inflated."""
+    if known is not None and known[:2] == (info.CRC, info.file_size):
+        return known[2]
+    with zf.open(info) as src:
+        return src.read(SNIFF_BYTES)
 
 
 def _keep_metadata(site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
@@ -91,17 +107,15 @@ def _plan_member(
     stager: Stager,
     site: StagingRoot,
     label: str,
-    zf: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     name: str,
+    head: bytes,
     jobs: list[Job],
     planned: dict[str, int],
     package: PackageBudget,
 ) -> None:
-    """Sniff one member and queue it in ``jobs`` when it is a binary to write, its declared size
+    """Sniff one member (its first bytes ``head``) and queue it in ``jobs`` when it is a binary to write, its declared size
     reserved against ``package`` (``planned``: installed path -> index of its job)."""
-    with zf.open(info) as src:
-        head = src.read(SNIFF_BYTES)
     rel = install_path("wheel", name)
     if rel is not None and sniff(head) is not None:
         reason = _declared_too_large(info, package)
@@ -112,12 +126,12 @@ def _plan_member(
     if earlier is not None:
         # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
         stager.refuse(label, name, SECOND_COPY)
-        jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3])
+        jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3], head)
         return
     destination = stager.plan(site, label, "wheel", name, head)
     if destination is not None:
         planned[destination[1]] = len(jobs)
-        jobs.append((info, name, *destination))
+        jobs.append((info, name, *destination, head))
 
 
 def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | None:
@@ -139,13 +153,18 @@ def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | 
     return None
 
 
-def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job]) -> None:
-    """Decompress and write the planned zip members, on up to ``WORKERS`` threads; refusals are
-    recorded in member order, so the result is the same as a serial run."""
+def _extract_all(
+    stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: str, jobs: list[Job], members: Members
+) -> None:
+    """Inflate the planned zip members, on up to ``WORKERS`` threads: each one found in the cache
+    (``cache.member_key``) only placed, an ELF file streamed to its kept ranges, any other written
+    out; refusals are recorded in member order, so the result is the same as a serial run."""
 
     def one(job: Job) -> str | None:
-        info, _name, dest, _rel = job
+        info, name, dest, _rel, head = job
         try:
+            if members.place_cached(info, name, dest, head) or members.stream(zf, info, name, dest, stager):
+                return None
             with zf.open(info) as src:
                 write_member(src, b"", dest, stager.budget, None, cap=info.file_size)
         except Refused as exc:
@@ -162,7 +181,7 @@ def _extract_all(stager: Stager, zf: zipfile.ZipFile, site: StagingRoot, label: 
             outcomes = list(pool.map(one, jobs))
     else:
         outcomes = [one(job) for job in jobs]
-    for (_info, name, _dest, rel), reason in zip(jobs, outcomes, strict=True):
+    for (_info, name, _dest, rel, _head), reason in zip(jobs, outcomes, strict=True):
         if reason is not None:
             stager.refuse(label, name, reason)
             site.disown(rel)

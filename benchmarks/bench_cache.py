@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Benchmark: the wheel read path and the cache (issue 14 §2, issue 15's "Wheels").
+
+Each row runs linkaudit as a new process and reports wall and CPU (user + system, from
+``wait4``) seconds, min / median / max over N runs (default 3), and the peak RSS:
+
+* ``check WHEEL --no-cache`` on the torch 2.14.1 wheel (every ELF member streamed to its kept
+  ranges, nothing written but placeholders) — and, with ``--main DIR``, the same command run from
+  another checkout (``PYTHONPATH=DIR``: the code before this change, members written out);
+* ``check WHEEL`` cold (an empty cache) and warm (the cache filled by the cold run);
+* ``auditwheel show WHEEL`` (``--auditwheel PATH``; skipped when absent);
+* ``why libcuda.so.1`` after ``check`` on torch and its 14 NVIDIA wheels, warm (``--nvidia``:
+  the wheels are fetched with pip into the tests' cache first; target < 2 s);
+* a re-``check`` of the unchanged, installed ``torch/lib``, warm (target < 0.3 s).
+
+Usage::
+
+    python benchmarks/bench_cache.py [--runs N] [--main DIR] [--auditwheel PATH] [--nvidia]
+
+The cache lives in a scratch directory (``LINKAUDIT_CACHE_DIR``), never the user's.
+``PYTHONDONTWRITEBYTECODE`` is dropped (an installed linkaudit runs from ``.pyc`` files).
+Wall times on a loaded machine mean little: compare CPU, and rerun on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from realsite import PLATFORMS, REQUIREMENTS, TORCH_VERSION, cache_root, download_torch_wheel, pip_download  # noqa: E402
+
+
+def run(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one process."""
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=null, stderr=null, env=env)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def row(name: str, argv: list[str], env: dict[str, str], runs: int, before: list[str] | None = None) -> None:
+    """Run ``argv`` ``runs`` times (each after ``before``, untimed) and print one line."""
+    walls, cpus, rss = [], [], 0
+    for _ in range(runs):
+        if before:
+            subprocess.run(before, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        wall, cpu, peak = run(argv, env)
+        walls.append(wall)
+        cpus.append(cpu)
+        rss = max(rss, peak)
+    print(
+        f"{name:<44} wall {statistics.median(walls):7.3f} s ({min(walls):.3f}-{max(walls):.3f})  "
+        f"cpu {statistics.median(cpus):7.3f} s ({min(cpus):.3f}-{max(cpus):.3f})  rss {rss // 1024} MB",
+        flush=True,
+    )
+
+
+def nvidia_wheels() -> list[Path]:
+    """torch's NVIDIA wheels (``realsite.REQUIREMENTS``), fetched once into the tests' cache."""
+    target = cache_root() / "wheels-nvidia"
+    platforms = [a for p in PLATFORMS for a in ("--platform", p)]
+    found = []
+    for requirement in REQUIREMENTS[1:]:
+        name, _, version = requirement.partition("==")
+        args = [requirement, "--only-binary=:all:", "--python-version", "3.11", *platforms]
+        wheel, reason = pip_download(target, args, f"{name.replace('-', '_')}-{version}-*.whl")
+        if wheel is None:
+            raise SystemExit(f"cannot fetch {requirement}: {reason}")
+        found.append(wheel)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--main", help="another checkout to compare with (PYTHONPATH)")
+    parser.add_argument("--auditwheel", default=shutil.which("auditwheel"))
+    parser.add_argument("--nvidia", action="store_true", help="also why-after-check on the 15 wheels")
+    args = parser.parse_args()
+    wheel, reason = download_torch_wheel(cache_root() / "wheels")
+    if wheel is None:
+        raise SystemExit(f"no torch wheel: {reason}")
+    scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["LINKAUDIT_CACHE_DIR"] = str(scratch)
+    py = [sys.executable, "-m", "linkaudit"]
+    check = ["check", "--no-config", "--format", "json", str(wheel)]
+    clear = [*py, "cache", "clear"]
+    try:
+        if args.main:
+            row("check .whl (before: --main)", py + check, {**env, "PYTHONPATH": args.main}, args.runs)
+        row("check .whl --no-cache", [*py, "--no-cache", *check], env, args.runs)
+        row("check .whl, cold cache", py + check, env, args.runs, before=clear)
+        row("check .whl, warm cache", py + check, env, args.runs)
+        if args.auditwheel:
+            row("auditwheel show .whl", [args.auditwheel, "show", str(wheel)], env, max(1, args.runs // 2))
+        lib = cache_root() / f"torch-{TORCH_VERSION}" / "torch" / "lib"
+        if lib.is_dir():
+            row("re-check torch/lib, warm cache", [*py, "check", "--no-config", "-q", str(lib)], env, args.runs)
+            row(
+                "check torch/lib --no-cache",
+                [*py, "--no-cache", "check", "--no-config", "-q", str(lib)],
+                env,
+                args.runs,
+            )
+        if args.nvidia:
+            wheels = [str(wheel), *map(str, nvidia_wheels())]
+            subprocess.run([*py, "check", "-q", *wheels], env=env, stdout=subprocess.DEVNULL, check=False)
+            row("why libcuda.so.1 after check, 15 wheels", [*py, "why", *wheels, "libcuda.so.1"], env, args.runs)
+            row("why, 15 wheels --no-cache", [*py, "--no-cache", "why", *wheels, "libcuda.so.1"], env, 1)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""A content-keyed cache of what files say: the ``Binary`` records the readers built, on disk.
+
+Where: ``$LINKAUDIT_CACHE_DIR``, else the user cache directory (``platformdirs``), under
+``binaries-v{READER_VERSION}``; the CLI turns it on (``--no-cache`` off), the library only
+when ``configure`` is called.
+
+Keys (issue 14 §2):
+- a file by its fast key ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` — trusted only
+  when the file's mtime and ctime are older than the entry by more than ``GRANULARITY_NS``
+  (git's "racy" rule: an entry written within the file's timestamp granularity of its last
+  change cannot tell a later change of the same size from none); otherwise the entry's content
+  hash (SHA-256) is compared with the file's, and an entry that matches is refreshed;
+- a package member by its container's fast key plus the member's name, CRC-32, compressed and
+  inflated sizes from the zip central directory (no member is hashed); a racy container is
+  compared by its own content hash.
+
+Entries are JSON (never pickle or marshal: loading one runs no code), written to a temporary
+file and renamed into place (concurrent runs never see half an entry), validated field by
+field like any input: a corrupt, foreign or stale entry is a miss and is rewritten.  The
+cache is bounded (``MAX_BYTES``): the least recently used entries (by mtime, touched on each
+hit) are evicted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Binary
+from .codec import READER_VERSION, Entry, Heads, decode_entry, encode_entry
+
+__all__ = ["READER_VERSION", "Cache", "CacheInfo", "Key", "active", "configure", "file_key", "member_key"]
+
+#: Timestamp granularity assumed for every file system (FAT's is 2 s; ext4, XFS, tmpfs: 1 ns).
+GRANULARITY_NS = 2_000_000_000
+#: Bytes the cache may hold before the least recently used entries are evicted.
+MAX_BYTES = 2 << 30
+#: Largest entry read back (a bigger file in the cache is foreign: ignored).
+MAX_ENTRY_BYTES = 512 << 20
+_ENV = "LINKAUDIT_CACHE_DIR"
+
+
+@dataclass(frozen=True)
+class Key:
+    """What one cache entry is looked up by.
+
+    Attributes:
+        name: the entry's file name (hex SHA-256 of everything that identifies the content).
+        stamp: the change times of the file (or container) the entry describes, ns: trusted
+            only when the entry was written more than ``GRANULARITY_NS`` after the later one.
+        content: computes the content hash when the stamp cannot be trusted (racy).
+    """
+
+    name: str
+    stamp: int
+    content: Callable[[], str] = field(compare=False, repr=False)
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(repr((READER_VERSION, *parts)).encode()).hexdigest()
+
+
+def fd_hash(fd: int, size: int) -> str:
+    """SHA-256 (hex) of the first ``size`` bytes of the open file ``fd``, read with ``pread``."""
+    h = hashlib.sha256()
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, min(1 << 22, size - offset), offset)
+        if not chunk:
+            break
+        h.update(chunk)
+        offset += len(chunk)
+    return h.hexdigest()
+
+
+def path_hash(path: str) -> str:
+    """SHA-256 (hex) of the file at ``path`` (a racy container); ``""`` when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return ""
+    try:
+        return fd_hash(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+def _fast(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def file_key(fd: int, st: os.stat_result, what: str) -> Key:
+    """The key of the open regular file ``fd`` (``st``: its ``fstat``); ``what``: how it is read
+    (``read_path``'s options), part of the key."""
+    return Key(_digest("file", _fast(st), what), max(st.st_mtime_ns, st.st_ctime_ns), lambda: fd_hash(fd, st.st_size))
+
+
+def member_key(container: str, st: os.stat_result, member: str, crc: int, packed: int, size: int, what: str) -> Key:
+    """The key of the member ``member`` of the package file ``container`` (``st``: its stat), by
+    the central directory's CRC-32 and sizes."""
+    fast = _fast(st)
+    return Key(
+        _digest("member", fast, member, crc, packed, size, what),
+        max(st.st_mtime_ns, st.st_ctime_ns),
+        lambda: _container_hash(container, fast),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _container_hash(container: str, fast: tuple[int, ...]) -> str:
+    """``path_hash`` of a racy container, once per (path, stat): each of its members asks."""
+    return path_hash(container)
+
+
+def member_variant(name: str, soft_dependencies: bool) -> str:
+    """The entry name of a member's binaries read with or without soft dependencies."""
+    return f"{name}-{int(soft_dependencies)}"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInfo:
+    """What ``linkaudit cache info`` shows.
+
+    Attributes:
+        root: the cache's directory.
+        entries: entries held.
+        size: their bytes on disk.
+        limit: ``MAX_BYTES``.
+    """
+
+    root: str
+    entries: int
+    size: int
+    limit: int
+
+
+class Cache:
+    """The entries under one directory (created on first write).
+
+    Args:
+        root: the directory (``default_root()``).
+        max_bytes: the LRU bound, bytes.
+    """
+
+    def __init__(self, root: str, max_bytes: int = MAX_BYTES) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.misses = 0
+        self._puts = 0
+        self._lock = threading.Lock()
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.root, name[:2], name + ".json")
+
+    def get(self, key: Key) -> tuple[Binary, ...] | None:
+        """The binaries stored under ``key``, or ``None`` (absent, corrupt, foreign, stale, racy
+        and changed).  Never raises."""
+        found = self._lookup(key)
+        return found.binaries if found is not None else None
+
+    def get_heads(self, key: Key) -> Heads | None:
+        """The first bytes of a package's members stored under ``key`` (``put_heads``), or ``None``."""
+        found = self._lookup(key)
+        return found.heads if found is not None else None
+
+    def _lookup(self, key: Key) -> Entry | None:
+        """The valid entry of ``key``, its stamp trusted or its content compared (then refreshed)."""
+        path = self._path(key.name)
+        raw = _load(path)
+        found = decode_entry(raw, key.name) if raw is not None else None
+        if found is not None and key.stamp + GRANULARITY_NS >= found.written:
+            content = key.content()
+            if not content or content != found.content:
+                found = None
+            elif isinstance(raw, dict):
+                self._write(key.name, {**raw, "written": time.time_ns()})  # trusted by stamp from now on
+        with self._lock:
+            if found is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        with contextlib.suppress(OSError):
+            os.utime(path)  # most recently used
+        return found
+
+    def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:
+        """Store ``binaries`` under ``key`` (atomically); failures to write are ignored."""
+        self._store(key, binaries, None)
+
+    def put_heads(self, key: Key, heads: Heads) -> None:
+        """Store the first bytes of a package's members (name -> (CRC-32, size, bytes)) under ``key``."""
+        self._store(key, None, heads)
+
+    def _store(self, key: Key, binaries: tuple[Binary, ...] | None, heads: Heads | None) -> None:
+        now = time.time_ns()
+        content = key.content() if key.stamp + GRANULARITY_NS >= now else None
+        self._write(key.name, encode_entry(key.name, now, content, binaries, heads))
+        with self._lock:
+            self._puts += 1
+            due = self._puts % 64 == 1
+        if due:
+            self.evict()
+
+    def _write(self, name: str, value: dict[str, Any]) -> None:
+        path = self._path(name)
+        data = json.dumps(value, separators=(",", ":"))
+        folder = os.path.dirname(path)
+        tmp = os.path.join(folder, f".tmp-{name}-{os.getpid()}-{threading.get_ident()}")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(data)
+                os.replace(tmp, path)  # atomic: a reader sees the old entry or the new one, never half
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            pass
+
+    def entries(self) -> list[tuple[float, int, str]]:
+        """``(mtime, size, path)`` of every entry, oldest first."""
+        out = []
+        for dirpath, _dirs, files in os.walk(self.root):
+            for name in files:
+                if name.endswith(".json") and not name.startswith("."):
+                    path = os.path.join(dirpath, name)
+                    try:
+                        st = os.stat(path)
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime, st.st_size, path))
+        return sorted(out)
+
+    def evict(self) -> int:
+        """Remove the least recently used entries until the cache holds at most ``max_bytes``; how many."""
+        entries = self.entries()
+        total = sum(size for _t, size, _p in entries)
+        removed = 0
+        for _t, size, path in entries:
+            if total <= self.max_bytes:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed
+
+    def info(self) -> CacheInfo:
+        """How many entries, how many bytes."""
+        entries = self.entries()
+        return CacheInfo(self.root, len(entries), sum(size for _t, size, _p in entries), self.max_bytes)
+
+    def clear(self) -> int:
+        """Remove every entry (and leftover temporary files); how many entries."""
+        count = 0
+        for dirpath, _dirs, files in os.walk(self.root):
+            for name in files:
+                if name.endswith(".json") or name.startswith(".tmp-"):
+                    try:
+                        os.unlink(os.path.join(dirpath, name))
+                    except OSError:
+                        continue
+                    count += not name.startswith(".tmp-")
+        return count
+
+
+def _load(path: str) -> object | None:
+    """The JSON value of the entry file ``path``, or ``None`` (absent, too large, not JSON)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        value: object = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value
+
+
+def default_root(environ: dict[str, str] | None = None) -> str:
+    """``$LINKAUDIT_CACHE_DIR``, else the user cache directory's ``linkaudit``; with the reader version."""
+    env = os.environ if environ is None else environ
+    base = env.get(_ENV)
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_cache_dir("linkaudit", appauthor=False)
+    return os.path.join(base, f"binaries-v{READER_VERSION}")
+
+
+_ACTIVE: Cache | None = None
+
+
+def configure(enabled: bool, root: str | None = None) -> Cache | None:
+    """Turn the cache on (at ``root``, by default ``default_root()``) or off; the active cache."""
+    global _ACTIVE
+    _ACTIVE = Cache(root or default_root()) if enabled else None
+    return _ACTIVE
+
+
+def active() -> Cache | None:
+    """The cache reads go through, or ``None`` (off)."""
+    return _ACTIVE

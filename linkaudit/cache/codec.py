@@ -1,0 +1,307 @@
+"""The JSON layout of a cache entry, and its validation: every field is checked for its type and
+every column of a symbol table for its type code, length and bounds, so that a corrupt or
+foreign entry is refused (``None``) and never turns into a ``Binary`` the rules would trust.
+
+An entry: ``{"magic", "reader", "key", "written", "content", "binaries": [...]}``; each binary
+is an object of ``Binary``'s fields (``path`` left out: the reader's caller sets it), enums by
+value, tuples as lists, the symbol table as base64 columns (little-endian) and its versions.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import dataclasses
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from ..model import (
+    Binary,
+    Endian,
+    Format,
+    Kind,
+    Libc,
+    NeededLibrary,
+    NeedKind,
+    SymbolTable,
+    SymbolVersion,
+    VersionDefinition,
+    VersionNeed,
+    VersionNeedEntry,
+)
+
+#: Bumped whenever a reader's output or this layout changes: entries of other versions are never read.
+READER_VERSION = 1
+_MAGIC = "linkaudit-binaries"
+#: The symbol table's columns and the ``array`` type code of each.
+_COLUMNS = {
+    "name_offsets": "I",
+    "info": "B",
+    "other": "B",
+    "section": "H",
+    "values": "Q",
+    "sizes": "Q",
+    "versym": "H",
+}
+
+
+class Invalid(ValueError):
+    """A cache entry that is not what linkaudit writes."""
+
+
+#: What a package's members begin with: member name -> (CRC-32, size, its first bytes).
+Heads = dict[str, tuple[int, int, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A validated entry: binaries (of a file or member) or heads (of a package's members).
+
+    Attributes:
+        written: when it was written (ns since the epoch).
+        content: the content hash stored with it, or ``None``.
+        binaries: the binaries, ``path`` empty (``None`` in a heads entry).
+        heads: the package's members' first bytes (``None`` in a binaries entry).
+    """
+
+    written: int
+    content: str | None
+    binaries: tuple[Binary, ...] | None
+    heads: Heads | None = None
+
+
+def _column(values: array.array[int]) -> str:
+    data = values if sys.byteorder == "little" else array.array(values.typecode, values)
+    if sys.byteorder != "little":
+        data.byteswap()
+    return base64.b64encode(data.tobytes()).decode("ascii")
+
+
+def _encode_value(value: object) -> object:
+    if isinstance(value, SymbolTable):
+        return {
+            "strtab": base64.b64encode(value.strtab).decode("ascii"),
+            **{name: _column(getattr(value, name)) for name in _COLUMNS},
+            "versions": [[i, v.name, v.file] for i, v in sorted(value.versions.items())],
+        }
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return [_encode_value(v) for v in value]
+    return value.value if isinstance(value, (Format, Endian, Libc, Kind, NeedKind)) else value
+
+
+def encode_binary(binary: Binary) -> dict[str, Any]:
+    """The JSON value of ``binary``, every field (``path`` too): what an entry holds, and what two
+    records are compared by (a ``SymbolTable`` compares by identity)."""
+    fields = _encode_value(binary)
+    assert isinstance(fields, dict)
+    return fields
+
+
+def encode_entry(
+    name: str, written: int, content: str | None, binaries: tuple[Binary, ...] | None, heads: Heads | None = None
+) -> dict[str, Any]:
+    """The JSON value of the entry ``name`` holding ``binaries`` (their ``path`` left out) or ``heads``."""
+    out: dict[str, Any] = {"magic": _MAGIC, "reader": READER_VERSION, "key": name, "written": written}
+    out["content"] = content
+    if binaries is not None:
+        out["binaries"] = [{k: v for k, v in encode_binary(b).items() if k != "path"} for b in binaries]
+    if heads is not None:
+        out["heads"] = {
+            m: [crc, size, base64.b64encode(head).decode("ascii")] for m, (crc, size, head) in heads.items()
+        }
+    return out
+
+
+# --- decoding, checked -------------------------------------------------------------------
+
+Decoder = Callable[[object], Any]
+
+
+def _typed(kind: type) -> Decoder:
+    def check(value: object) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise Invalid(f"{value!r:.40} is not a {kind.__name__}")
+        return value
+
+    return check
+
+
+_str, _int, _bool = _typed(str), _typed(int), _typed(bool)
+
+
+def _opt(inner: Decoder) -> Decoder:
+    return lambda value: None if value is None else inner(value)
+
+
+def _list(inner: Decoder) -> Decoder:
+    def decode(value: object) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise Invalid("not a list")
+        return tuple(inner(v) for v in value)
+
+    return decode
+
+
+def _enum(kind: type) -> Decoder:
+    def decode(value: object) -> Any:
+        try:
+            return kind(_str(value))
+        except ValueError as exc:
+            raise Invalid(str(exc)) from exc
+
+    return decode
+
+
+def _record(kind: type, fields: dict[str, Decoder]) -> Decoder:
+    def decode(value: object) -> Any:
+        if not isinstance(value, dict) or set(value) != set(fields):
+            raise Invalid(f"not a {kind.__name__}")
+        return kind(**{name: fields[name](value[name]) for name in fields})
+
+    return decode
+
+
+def _pair(value: object) -> tuple[str, str]:
+    items = _list(_str)(value)
+    if len(items) != 2:
+        raise Invalid("not a pair")
+    return (items[0], items[1])
+
+
+def _bytes(value: object) -> bytes:
+    try:
+        return base64.b64decode(_str(value), validate=True)
+    except ValueError as exc:
+        raise Invalid("not base64") from exc
+
+
+def _array(typecode: str, value: object) -> array.array[int]:
+    out = array.array(typecode)
+    data = _bytes(value)
+    if len(data) % out.itemsize:
+        raise Invalid("a column of a partial item")
+    out.frombytes(data)
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
+
+
+def _version(value: object) -> tuple[int, SymbolVersion]:
+    items = _list(lambda v: v)(value)
+    if len(items) != 3:
+        raise Invalid("not a version")
+    return _int(items[0]), SymbolVersion(_str(items[1]), _opt(_str)(items[2]))
+
+
+def _symbols(value: object) -> SymbolTable:
+    if not isinstance(value, dict) or set(value) != {"strtab", "versions", *_COLUMNS}:
+        raise Invalid("not a symbol table")
+    strtab = _bytes(value["strtab"])
+    columns = {name: _array(code, value[name]) for name, code in _COLUMNS.items()}
+    count = len(columns["name_offsets"])
+    if any(len(c) != count for n, c in columns.items() if n != "versym") or len(columns["versym"]) not in (0, count):
+        raise Invalid("symbol table columns of different lengths")
+    if count and max(columns["name_offsets"]) > len(strtab):
+        raise Invalid("a symbol name outside the string table")
+    versions = dict(_list(_version)(value["versions"]))
+    c = columns
+    return SymbolTable(
+        strtab,
+        c["name_offsets"],
+        c["info"],
+        c["other"],
+        c["section"],
+        c["values"],
+        c["sizes"],
+        c["versym"],
+        MappingProxyType(versions),
+    )
+
+
+_NEEDED = _record(NeededLibrary, {"name": _str, "kind": _enum(NeedKind)})
+_VERNEED = _record(
+    VersionNeed,
+    {
+        "file": _str,
+        "versions": _list(_record(VersionNeedEntry, {"name": _str, "flags": _int, "index": _int, "hash": _int})),
+    },
+)
+_VERDEF = _record(VersionDefinition, {"name": _str, "index": _int, "flags": _int, "parents": _list(_str)})
+
+#: How each field of ``Binary`` but ``path`` is decoded (a test checks that every field is here).
+FIELDS: dict[str, Decoder] = {
+    "format": _enum(Format),
+    "machine": _str,
+    "bits": _opt(_int),
+    "endian": _enum(Endian),
+    "os_abi": _str,
+    "interpreter": _opt(_str),
+    "libc": _enum(Libc),
+    "kind": _enum(Kind),
+    "soname": _opt(_str),
+    "needed": _list(_NEEDED),
+    "rpath": _list(_str),
+    "runpath": _list(_str),
+    "flags": _int,
+    "flags_1": _int,
+    "bind_now": _bool,
+    "version_needs": _list(_VERNEED),
+    "version_definitions": _list(_VERDEF),
+    "symbols": _symbols,
+    "member": _opt(_str),
+    "file_size": _int,
+    "dlopen_names": _list(_str),
+    "gnu_stack": _opt(_str),
+    "text_relocations": _bool,
+    "section_names": _list(_str),
+    "comdat_sections": lambda v: frozenset(_list(_int)(v)),
+    "member_file": _opt(_str),
+    "forwarders": _list(_pair),
+    "min_os": _opt(_str),
+    "sdk": _opt(_str),
+    "link_directives": _list(_str),
+    "referenced_from": _list(_pair),
+}
+_BINARY = _record(Binary, {"path": lambda _v: "", **FIELDS})
+
+
+def decode_entry(value: object, name: str) -> Entry | None:
+    """The entry ``name`` read from JSON ``value``, or ``None`` when it is not a valid one of this
+    reader version (wrong magic, version or key; a field of the wrong type; inconsistent columns)."""
+    try:
+        if not isinstance(value, dict) or value.get("magic") != _MAGIC or value.get("reader") != READER_VERSION:
+            return None
+        if value.get("key") != name or ("binaries" in value) == ("heads" in value):
+            return None
+        written, content = _int(value.get("written")), _opt(_str)(value.get("content"))
+        if "heads" in value:
+            return Entry(written, content, None, _heads(value["heads"]))
+        binaries = tuple(_BINARY({"path": "", **_dict(b)}) for b in _list(lambda v: v)(value["binaries"]))
+        return Entry(written, content, binaries)
+    except (Invalid, TypeError, OverflowError, MemoryError):
+        return None
+
+
+def _heads(value: object) -> Heads:
+    if not isinstance(value, dict):
+        raise Invalid("not heads")
+    out: Heads = {}
+    for member, item in value.items():
+        fields = _list(lambda v: v)(item)
+        if len(fields) != 3:
+            raise Invalid("not a head")
+        out[_str(member)] = (_int(fields[0]), _int(fields[1]), _bytes(fields[2]))
+    return out
+
+
+def _dict(value: object) -> dict[str, object]:
+    if not isinstance(value, dict) or "path" in value:
+        raise Invalid("not a binary")
+    return value

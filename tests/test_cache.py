@@ -1,0 +1,230 @@
+"""The cache of what files say: reports equal with and without it, entries validated like any
+input (corrupt or foreign ones ignored and rewritten), safe under concurrent writers, the racy
+rule, the LRU bound, a cached wheel not inflated again, and ``linkaudit cache info|clear``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from linkaudit import cache
+from linkaudit.cache import GRANULARITY_NS, Cache, Key, file_key
+from linkaudit.cache.codec import FIELDS, decode_entry, encode_binary
+from linkaudit.formats import read_path
+from linkaudit.model import Binary
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
+
+
+def _report(run_cli, *args: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    result = run_cli(*args, "--format", "json", "--no-config")
+    report = json.loads(result.stdout)
+    report["summary"].pop("seconds", None)
+    return report  # type: ignore[no-any-return]
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.json"))
+
+
+def _wheel(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for sample in ("broken/libtorch_cuda.so", "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so"):
+            zf.writestr(f"pkg/{Path(sample).name}", (SAMPLES / sample).read_bytes())
+        zf.writestr("pkg/__init__.py", "")
+    return path
+
+
+def _old(path: Path) -> None:
+    """Make ``path``'s mtime older than any entry by more than the granularity (not racy)."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 10 * GRANULARITY_NS))
+
+
+def test_every_field_of_binary_has_a_decoder() -> None:
+    assert set(FIELDS) | {"path"} == {f.name for f in dataclasses.fields(Binary)}
+
+
+@pytest.mark.parametrize("inputs", [["broken", "loader/pyext", "macho", "pe", "objects"], ["wheel"]])
+def test_cached_report_equals_the_uncached_one(run_cli, tmp_path: Path, monkeypatch, inputs: list[str]) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "c"
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    paths = [str(_wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl"))] if inputs == ["wheel"] else []
+    paths += [str(SAMPLES / i) for i in inputs if i != "wheel"]
+    plain = _report(run_cli, "--no-cache", "check", *paths)
+    assert not root.exists()  # --no-cache writes nothing
+    cold = _report(run_cli, "check", *paths)
+    assert _entries(root)
+    warm = _report(run_cli, "check", *paths)
+    assert plain == cold == warm
+    assert cache.active() is not None and cache.active().hits > 0  # type: ignore[union-attr]
+
+
+def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path / "c"))
+    whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl")
+    _old(whl)
+    cold = _report(run_cli, "check", str(whl))
+
+    def never(*_a: object, **_k: object) -> None:
+        raise AssertionError("a cached member was inflated")
+
+    monkeypatch.setattr("linkaudit.packages.members.stream_member", never)
+    monkeypatch.setattr("linkaudit.packages.wheel.write_member", never)
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def counting_open(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(getattr(name, "filename", name))
+        return real_open(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", counting_open)
+    assert _report(run_cli, "check", str(whl)) == cold
+    assert opened == []  # every member sniffed from the cached heads: none opened, none inflated
+
+
+def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "c"
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    target = SAMPLES / "broken"
+    plain = _report(run_cli, "--no-cache", "check", str(target))
+    _report(run_cli, "check", str(target))
+    entries = _entries(root)
+    good = json.loads(entries[0].read_text())
+    bad_symbols = json.loads(entries[0].read_text())
+    bad_symbols["binaries"][0]["symbols"]["name_offsets"] = "////"  # a name far past the string table
+    spoiled = [
+        b"",
+        b"\x80garbage",
+        b"[" * 100_000,
+        json.dumps({**good, "reader": 999}).encode(),
+        json.dumps({**good, "magic": "something-else"}).encode(),
+        json.dumps({**good, "binaries": [{"format": "elf"}]}).encode(),
+        json.dumps(bad_symbols).encode(),
+    ]
+    for i, entry in enumerate(entries):
+        entry.write_bytes(spoiled[i % len(spoiled)])
+    for data in spoiled:
+        assert decode_entry(json.loads(data) if data.startswith(b"{") else None, good["key"]) is None
+    assert _report(run_cli, "check", str(target)) == plain
+    for entry in entries:  # rewritten: every one valid again
+        assert decode_entry(json.loads(entry.read_text()), entry.stem) is not None
+
+
+def test_an_entry_of_a_file_changed_within_the_racy_window_is_not_trusted(tmp_path: Path) -> None:
+    """Same size, same stat (as a change within the timestamp granularity leaves it): the entry
+    was written within the granularity of the mtime, so the content is compared and differs."""
+    store = Cache(str(tmp_path / "c"))
+    lib = tmp_path / "libx.so"
+    lib.write_bytes((SAMPLES / "broken/libtorch_cuda.so").read_bytes())
+    fd = os.open(lib, os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        key = file_key(fd, st, "x")
+        store.put(key, tuple(read_path(str(lib))))
+        assert store.get(key) is not None  # racy, but the content matches
+        data = bytearray(lib.read_bytes())
+        data[-1] ^= 1
+        lib.write_bytes(bytes(data))  # same size; the old stat stands for "no visible change"
+        assert store.get(file_key(fd, st, "x")) is None
+    finally:
+        os.close(fd)
+
+
+def test_an_old_file_is_trusted_by_its_stat_without_hashing(tmp_path: Path) -> None:
+    store = Cache(str(tmp_path / "c"))
+    lib = tmp_path / "libx.so"
+    lib.write_bytes((SAMPLES / "broken/libtorch_cuda.so").read_bytes())
+    _old(lib)
+    st = lib.stat()
+    hashed = []
+    key = Key(
+        file_key(0, st, "x").name,
+        max(st.st_mtime_ns, st.st_ctime_ns) - 10 * GRANULARITY_NS,
+        lambda: hashed.append(1) or "h",
+    )  # type: ignore[func-returns-value]
+    store.put(key, tuple(read_path(str(lib))))
+    assert store.get(key) is not None and not hashed
+
+
+def test_concurrent_writers_never_leave_half_an_entry(tmp_path: Path) -> None:
+    store = Cache(str(tmp_path / "c"))
+    binaries = tuple(read_path(str(SAMPLES / "broken/libtorch_cuda.so")))
+    key = Key("ab" * 32, 0, lambda: "")
+    seen: list[bool] = []
+
+    def write() -> None:
+        for _ in range(30):
+            store.put(key, binaries)
+            seen.append(store.get(key) is not None)
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(seen) and len(seen) == 120
+    assert not list((tmp_path / "c").rglob(".tmp-*"))  # every temporary renamed into place
+
+
+def test_two_processes_sharing_a_cache_give_the_uncached_report(tmp_path: Path) -> None:
+    env = {**os.environ, "LINKAUDIT_CACHE_DIR": str(tmp_path / "c")}
+    argv = [sys.executable, "-m", "linkaudit", "check", "--no-config", "--format", "json", str(SAMPLES / "broken")]
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE) for _ in range(3)]
+    outs = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    plain = json.loads(
+        subprocess.run([*argv[:3], "--no-cache", *argv[3:]], env=env, capture_output=True, check=False).stdout
+    )
+    for report in [*outs, plain]:
+        report["summary"].pop("seconds", None)
+    assert outs == [plain] * 3
+
+
+def test_the_least_recently_used_entries_are_evicted(tmp_path: Path) -> None:
+    store = Cache(str(tmp_path / "c"), max_bytes=1 << 40)
+    binaries = tuple(read_path(str(SAMPLES / "broken/libtorch_cuda.so")))
+    keys = [Key(f"{i:02x}" * 32, 0, lambda: "") for i in range(3)]
+    for k in keys:
+        store.put(k, binaries)
+    size = store.info().size // 3
+    store.max_bytes = 2 * size
+    os.utime(store._path(keys[0].name), ns=(1, 1))  # the oldest use
+    assert store.evict() == 1 and store.get(keys[0]) is None and store.get(keys[1]) is not None
+
+
+def test_cache_info_and_clear(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path / "c"))
+    run_cli("check", "--no-config", str(SAMPLES / "broken"))
+    info = run_cli("cache", "info")
+    assert info.exit_code == 0 and str(tmp_path / "c") in info.stdout
+    count = len(_entries(tmp_path / "c"))
+    assert f"entries: {count}" in info.stdout and count > 0
+    cleared = run_cli("cache", "clear")
+    assert cleared.exit_code == 0 and f"removed {count} entries" in cleared.stdout
+    assert not _entries(tmp_path / "c")
+
+
+def test_the_cached_record_is_the_read_one() -> None:
+    for path in ("broken/libtorch_cuda.so", "macho", "pe"):
+        for target in [SAMPLES / path] if (SAMPLES / path).is_file() else sorted((SAMPLES / path).iterdir())[:6]:
+            if not target.is_file():
+                continue
+            try:
+                binaries = read_path(str(target))
+            except Exception:
+                continue
+            from linkaudit.cache.codec import encode_entry
+
+            entry = decode_entry(json.loads(json.dumps(encode_entry("k", 1, None, tuple(binaries)))), "k")
+            assert entry is not None
+            assert [encode_binary(dataclasses.replace(b, path="")) for b in binaries] == [
+                encode_binary(b) for b in entry.binaries
+            ]
