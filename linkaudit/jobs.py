@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError, UnsupportedFormat
 from .formats import read_path
@@ -189,3 +190,118 @@ def _to_read(outcome: _Outcome) -> Read:
     if container is not None:
         return Read(path, error=UnsupportedFormat(where, container, reason))
     return Read(path, error=InputError(where, reason, offset))
+
+
+# --- Independent tasks (installations) over a pool: ``audit``'s installation loop -------------
+
+#: Fewer tasks than this run in the calling process: forking a pool of two costs about what two
+#: tiny installations do (measured with benchmarks/bench_cluster.py on this 2-core machine: see
+#: docs/performance.md).
+MIN_POOL_TASKS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A task that did not give a result: it raised, or the worker running it died.
+
+    Attributes:
+        index: the task's position in the list given.
+        reason: what happened, in words (the exception's type and message, or the worker's death).
+    """
+
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """Where and how ``audit`` runs its installations (each an independent task).
+
+    Attributes:
+        runner: runs the tasks, as ``run_tasks`` does (``cluster.Cluster.run`` for a Dask
+            cluster); ``None``: ``run_tasks``, a pool of ``AuditConfig.jobs`` processes.
+        each: every package its own installation (``--each``: a channel or a mirror, whose
+            packages are not installed together), the other inputs one more.
+        on_part: called with ``(index, packages, findings)`` as each installation finishes
+            (completion order): its index in the plan, its packages (paths as given) and its
+            findings not met before, with the configuration's severities and suppressions applied.
+        on_plan: called with the number of installations once they are planned.
+    """
+
+    runner: Callable[..., list[Any]] | None = None
+    each: bool = False
+    on_part: Callable[[int, tuple[str, ...], list[Any]], None] | None = None
+    on_plan: Callable[[int], None] | None = None
+
+
+def pools(tasks: int, jobs: int) -> bool:
+    """True when ``run_tasks`` runs ``tasks`` tasks in a pool of ``jobs`` processes."""
+    return jobs > 1 and tasks >= MIN_POOL_TASKS and _can_fork()
+
+
+def run_tasks(
+    work: Callable[[Any, Any], Any],
+    common: Any,
+    tasks: Sequence[Any],
+    jobs: int,
+    on_done: Callable[[int, Any], None] | None = None,
+) -> list[Any]:
+    """``work(common, task)`` for every task, in a pool of ``jobs`` forked processes.
+
+    Args:
+        work: a module-level function (it runs in the workers); ``common`` is its first argument
+            for every task (sent to each worker once, with the fork).
+        tasks: the tasks; each is pickled to a worker and its result pickled back.
+        jobs: worker processes; 1, fewer than ``MIN_POOL_TASKS`` tasks or a caller with threads
+            (``_can_fork``) runs them here, in order.
+        on_done: called here with ``(index, result)`` as each task finishes (completion order).
+
+    Returns:
+        One entry per task, in input order: its result, or a ``Failed`` when the task raised or
+        its worker died (the other tasks' results are kept).
+    """
+    results: list[Any] = [None] * len(tasks)
+    if not pools(len(tasks), jobs):
+        for i, task in enumerate(tasks):
+            results[i] = work(common, task)
+            if on_done is not None:
+                on_done(i, results[i])
+        return results
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    global _COMMON
+    _COMMON = (work, common)  # inherited by the forked workers, never pickled
+    try:
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except Exception as error:  # the task raised, or the pool broke (a worker killed)
+                    results[i] = Failed(i, failure_reason(error))
+                if on_done is not None:
+                    on_done(i, results[i])
+    finally:
+        _COMMON = None
+    return results
+
+
+_COMMON: tuple[Callable[[Any, Any], Any], Any] | None = None
+
+
+def _run_forked(task: Any) -> Any:
+    """One task in a forked worker, with the ``work`` and ``common`` the parent set before forking."""
+    assert _COMMON is not None
+    work, common = _COMMON
+    return work(common, task)
+
+
+def failure_reason(error: BaseException) -> str:
+    """A task's failure in words: ``KilledWorker`` and a broken pool as a worker's death, any other
+    exception as its type and message."""
+    name = type(error).__name__
+    if name in ("KilledWorker", "BrokenProcessPool"):
+        return f"the worker auditing it died ({name}: {error}); the package may crash or exhaust a worker"
+    return f"{name}: {error}"

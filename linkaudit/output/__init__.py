@@ -22,6 +22,7 @@ class OutputFormat(enum.StrEnum):
     JUNIT = "junit"
     GITHUB = "github"
     SARIF = "sarif"
+    JSONL = "jsonl"
 
 
 def renderer(fmt: OutputFormat) -> Callable[..., str]:
@@ -46,6 +47,10 @@ def renderer(fmt: OutputFormat) -> Callable[..., str]:
         from . import sarif
 
         return sarif.render
+    if fmt is OutputFormat.JSONL:
+        from . import jsonl
+
+        return jsonl.render
     raise AssertionError(f"unhandled output format {fmt}")  # pragma: no cover
 
 
