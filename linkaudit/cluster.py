@@ -24,6 +24,9 @@ from typing import Any
 from .errors import ConfigError
 from .jobs import Failed, failure_reason
 
+#: How long to try reaching the scheduler before giving up (a ``distributed`` time string).
+CONNECT_TIMEOUT = "20s"
+
 #: The extra that installs ``distributed``, as the error and the test skips name it.
 EXTRA = "native-linkage-auditor[dask]"
 
@@ -72,7 +75,7 @@ class Cluster:
             raise ConfigError(f"--scheduler needs dask's distributed: pip install '{EXTRA}'") from None
         where = address if address is not None else f"--scheduler-file {scheduler_file}"
         try:
-            self.client = Client(address, scheduler_file=scheduler_file, timeout="20s", set_as_default=False)
+            self.client = Client(address, scheduler_file=scheduler_file, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, ValueError) as error:  # distributed raises OSError subclasses on timeouts
             raise ConfigError(f"--scheduler {where}: cannot reach the scheduler ({error})") from None
         try:
@@ -131,8 +134,12 @@ class Cluster:
             for i, task in enumerate(tasks)
         }
         results: list[Any] = [None] * len(tasks)
-        for future in as_completed(futures):
+        finished: set[int] = set()
+        for future in as_completed(futures, loop=self.client.loop):
             i = futures[future]
+            if i in finished:  # a result lost with a dead worker, computed again: taken once
+                continue
+            finished.add(i)
             try:
                 results[i] = future.result()
             except BaseException as error:  # KilledWorker, a cancelled future, or what the task raised

@@ -258,7 +258,9 @@ def run_tasks(
 
     Returns:
         One entry per task, in input order: its result, or a ``Failed`` when the task raised or
-        its worker died (the other tasks' results are kept).
+        its worker died.  A dead worker breaks a ``ProcessPoolExecutor`` and every task still
+        running or queued with it: those run again, each in a process of its own, so only the
+        task that kills its worker fails (as Dask retries a dead worker's tasks).
     """
     results: list[Any] = [None] * len(tasks)
     if not pools(len(tasks), jobs):
@@ -267,25 +269,55 @@ def run_tasks(
             if on_done is not None:
                 on_done(i, results[i])
         return results
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     global _COMMON
     _COMMON = (work, common)  # inherited by the forked workers, never pickled
     try:
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    results[i] = future.result()
-                except Exception as error:  # the task raised, or the pool broke (a worker killed)
-                    results[i] = Failed(i, failure_reason(error))
-                if on_done is not None:
-                    on_done(i, results[i])
+        broken = _run_pool(tasks, jobs, results, on_done)
+        for i in broken:  # again, each in a process of its own: only the culprit dies again
+            results[i] = _run_pool_of_one(tasks[i], i)
+            if on_done is not None:
+                on_done(i, results[i])
     finally:
         _COMMON = None
     return results
+
+
+def _run_pool(
+    tasks: Sequence[Any], jobs: int, results: list[Any], on_done: Callable[[int, Any], None] | None
+) -> list[int]:
+    """``run_tasks``' pool: results set (and told) as tasks finish; the indices of the tasks a dead
+    worker took down with the pool (``BrokenProcessPool``), in order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = []
+    with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except BrokenProcessPool:  # a worker died: every task not finished fails with it
+                broken.append(i)
+                continue
+            except Exception as error:  # the task raised
+                results[i] = Failed(i, failure_reason(error))
+            if on_done is not None:
+                on_done(i, results[i])
+    return sorted(broken)
+
+
+def _run_pool_of_one(task: Any, index: int) -> Any:
+    """One task in a forked process of its own: its result, or a ``Failed``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as alone:
+        try:
+            return alone.submit(_run_forked, task).result()
+        except Exception as error:
+            return Failed(index, failure_reason(error))
 
 
 _COMMON: tuple[Callable[[Any, Any], Any], Any] | None = None
