@@ -207,3 +207,12 @@ def test_no_scheduler_is_a_usage_error(run_cli, channel: Path, monkeypatch: pyte
     monkeypatch.setattr(linkaudit.cluster, "CONNECT_TIMEOUT", "2s")
     result = run_cli("check", "--scheduler", "tcp://127.0.0.1:9", str(channel))
     assert result.exit_code == 2 and "cannot reach the scheduler" in result.stderr
+
+
+def test_a_plain_check_imports_neither_dask_nor_the_streamed_report(tmp_path: Path) -> None:
+    """``--scheduler``'s and ``--format jsonl``'s modules load only when asked for."""
+    from tests.test_startup import ELF, _modules
+
+    _, modules, _ = _modules(["check", "-q", str(ELF)], tmp_path)
+    assert "linkaudit.cli.spread" in modules  # the guard looks at the right process
+    assert not modules & {"distributed", "dask", "linkaudit.cluster", "linkaudit.output.jsonl", "tempfile"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -139,6 +138,8 @@ def _open_temp(out: Spreading, output: str, stack: contextlib.ExitStack) -> None
     Raises:
         OutputError: it cannot be created.
     """
+    import tempfile  # only for a streamed --output: a plain check imports no tempfile
+
     directory = os.path.dirname(os.path.abspath(output))
     try:
         fd, temp = tempfile.mkstemp(prefix=".linkaudit-", suffix=".jsonl", dir=directory)
