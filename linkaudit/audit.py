@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .config import AuditConfig
 from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
@@ -563,7 +563,7 @@ def audit_binaries(
         settings = settings if settings is not None else ran_settings
         if planned.installation.packages or part.files:  # a wheelhouse's own directory: nothing of its own
             formed.append(planned.installation)
-    settings = settings if settings is not None else config.settings()
+    settings = settings if settings is not None else dict[str, Any](config.settings())
     files, findings = (
         merged.files,
         _configure([f for f in merged.findings if f.rule not in config.ignore], config, paths),
@@ -662,7 +662,7 @@ def _run_installations(
     def done(index: int, result: object) -> None:
         if isinstance(result, ConfigError):
             raise result
-        part, ran = (_failed_part(plan[index], result), None) if isinstance(result, Failed) else result
+        part, ran = (_failed_part(plan[index], result), None) if isinstance(result, Failed) else cast(_Done, result)
         out[index] = (part, ran)
         if spread.on_part is not None:
             new = [
@@ -680,6 +680,10 @@ def _report_order(files: Sequence[FileResult]) -> Callable[[Finding], tuple[int,
     return lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject)
 
 
+#: What an installation's task gives: its part of the report and the settings it ran with.
+_Done = tuple["_Part", dict[str, Any] | None]
+
+
 def _first(seen: set[tuple[object, ...]], finding: Finding) -> bool:
     """True the first time ``finding`` is met (as ``_Merged`` keeps it once)."""
     key = (finding.rule, finding.severity, finding.file, finding.subject, finding.message)
@@ -691,7 +695,7 @@ def _first(seen: set[tuple[object, ...]], finding: Finding) -> bool:
 
 def _installation_task(
     common: tuple[AuditConfig, Progress | None, bool], planned: PlannedInputs
-) -> tuple[_Part, dict[str, Any]] | ConfigError:
+) -> _Done | ConfigError:
     """One installation's audit as a task (in this process, a pool worker or a Dask worker):
     its part (binaries dropped unless kept) and its settings, or the ``ConfigError`` it raised."""
     config, progress, keep_binaries = common

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from .errors import ConfigError
-from .jobs import Failed, failure_reason
+from .jobs import Failed, OnDone, Work, failure_reason
 
 #: How long to try reaching the scheduler before giving up (a ``distributed`` time string).
 CONNECT_TIMEOUT = "20s"
@@ -75,13 +75,13 @@ class Cluster:
             raise ConfigError(f"--scheduler needs dask's distributed: pip install '{EXTRA}'") from None
         where = address if address is not None else f"--scheduler-file {scheduler_file}"
         try:
-            self.client = Client(address, scheduler_file=scheduler_file, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            self.client = Client(address, scheduler_file=scheduler_file, timeout=CONNECT_TIMEOUT, set_as_default=False)  # type: ignore[no-untyped-call]
         except (OSError, ValueError) as error:  # distributed raises OSError subclasses on timeouts
             raise ConfigError(f"--scheduler {where}: cannot reach the scheduler ({error})") from None
         try:
             self._check_workers(relative_inputs)
         except BaseException:
-            self.client.close()
+            self.client.close()  # type: ignore[no-untyped-call]
             raise
 
     def _check_workers(self, relative_inputs: bool) -> None:
@@ -103,7 +103,7 @@ class Cluster:
 
     def close(self) -> None:
         """Disconnect (the cluster keeps running)."""
-        self.client.close()
+        self.client.close()  # type: ignore[no-untyped-call]
 
     def __enter__(self) -> Cluster:
         return self
@@ -111,14 +111,7 @@ class Cluster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(
-        self,
-        work: Callable[[Any, Any], Any],
-        common: Any,
-        tasks: Sequence[Any],
-        jobs: int,
-        on_done: Callable[[int, Any], None] | None = None,
-    ) -> list[Any]:
+    def run(self, work: Work, common: Any, tasks: Sequence[Any], jobs: int, on_done: OnDone | None = None) -> list[Any]:
         """``work(common, task)`` for every task on the cluster's workers, as ``jobs.run_tasks``
         (``jobs`` is unused: the cluster's workers decide).
 
@@ -128,14 +121,14 @@ class Cluster:
         """
         from distributed import as_completed
 
-        shared = self.client.scatter(common, broadcast=True, hash=False)
+        shared = self.client.scatter(common, broadcast=True, hash=False)  # type: ignore[no-untyped-call]
         futures = {
             self.client.submit(work, shared, task, pure=False, key=f"linkaudit-task-{i}-{os.getpid()}-{id(tasks)}"): i
             for i, task in enumerate(tasks)
         }
         results: list[Any] = [None] * len(tasks)
         finished: set[int] = set()
-        for future in as_completed(futures, loop=self.client.loop):
+        for future in as_completed(futures, loop=self.client.loop):  # type: ignore[no-untyped-call]
             i = futures[future]
             if i in finished:  # a result lost with a dead worker, computed again: taken once
                 continue

@@ -213,6 +213,12 @@ class Failed:
     reason: str
 
 
+#: A task function, ``work(common, task) -> result`` (module-level: it runs in the workers).
+Work = Callable[[Any, Any], Any]
+#: Told ``(index, result)`` as each task finishes.
+OnDone = Callable[[int, Any], None]
+
+
 @dataclass(frozen=True, slots=True)
 class Spread:
     """Where and how ``audit`` runs its installations (each an independent task).
@@ -239,13 +245,7 @@ def pools(tasks: int, jobs: int) -> bool:
     return jobs > 1 and tasks >= MIN_POOL_TASKS and _can_fork()
 
 
-def run_tasks(
-    work: Callable[[Any, Any], Any],
-    common: Any,
-    tasks: Sequence[Any],
-    jobs: int,
-    on_done: Callable[[int, Any], None] | None = None,
-) -> list[Any]:
+def run_tasks(work: Work, common: Any, tasks: Sequence[Any], jobs: int, on_done: OnDone | None = None) -> list[Any]:
     """``work(common, task)`` for every task, in a pool of ``jobs`` forked processes.
 
     Args:
@@ -282,9 +282,7 @@ def run_tasks(
     return results
 
 
-def _run_pool(
-    tasks: Sequence[Any], jobs: int, results: list[Any], on_done: Callable[[int, Any], None] | None
-) -> list[int]:
+def _run_pool(tasks: Sequence[Any], jobs: int, results: list[Any], on_done: OnDone | None) -> list[int]:
     """``run_tasks``' pool: results set (and told) as tasks finish; the indices of the tasks a dead
     worker took down with the pool (``BrokenProcessPool``), in order."""
     import multiprocessing
@@ -320,7 +318,7 @@ def _run_pool_of_one(task: Any, index: int) -> Any:
             return Failed(index, failure_reason(error))
 
 
-_COMMON: tuple[Callable[[Any, Any], Any], Any] | None = None
+_COMMON: tuple[Work, Any] | None = None
 
 
 def _run_forked(task: Any) -> Any:
