@@ -216,3 +216,34 @@ def test_a_plain_check_imports_neither_dask_nor_the_streamed_report(tmp_path: Pa
     _, modules, _ = _modules(["check", "-q", str(ELF)], tmp_path)
     assert "linkaudit.cli.spread" in modules  # the guard looks at the right process
     assert not modules & {"distributed", "dask", "linkaudit.cluster", "linkaudit.output.jsonl", "tempfile"}
+
+
+def test_cli_scheduler_file_and_a_usage_error_for_both(run_cli, cluster: Any, channel: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``--scheduler-file`` as HPC sites write it (``{"address": ...}``); the two options together: exit 2."""
+    sched = tmp_path / "scheduler.json"
+    sched.write_text(json.dumps({"address": cluster.scheduler_address}))
+    packages = [str(p) for p in sorted(channel.iterdir())[:4]]
+    runs = [
+        run_cli("check", "--no-config", "--each", *extra, "--format", "json", *packages)
+        for extra in ((), ("--scheduler-file", str(sched)))
+    ]
+    docs = [json.loads(r.stdout) for r in runs]
+    for doc in docs:
+        doc["summary"].pop("seconds")
+    assert runs[0].exit_code == runs[1].exit_code and docs[0] == docs[1]
+    both = run_cli("check", "--scheduler", cluster.scheduler_address, "--scheduler-file", str(sched), *packages)
+    assert both.exit_code == 2 and "give one" in both.stderr
+
+
+def test_progress_counts_packages_and_findings() -> None:
+    import io
+
+    from linkaudit.cli.spread import PartProgress
+
+    stream = io.StringIO()
+    progress = PartProgress(stream)
+    progress.total = 3
+    for findings in (2, 0, 5):
+        progress.part(findings)
+    progress.close()
+    assert stream.getvalue().split("\r")[-1] == "linkaudit: 3/3 packages audited, 7 findings so far\n"
