@@ -247,3 +247,53 @@ def test_progress_counts_packages_and_findings() -> None:
         progress.part(findings)
     progress.close()
     assert stream.getvalue().split("\r")[-1] == "linkaudit: 3/3 packages audited, 7 findings so far\n"
+
+
+def _die_on(victim: str) -> None:
+    """On a worker: its audit of ``victim`` kills the worker process (as a crashing reader would)."""
+    driver = sys.modules["linkaudit.audit"]
+    real = driver._audit_installation
+
+    def dying(planned, config, progress):  # type: ignore[no-untyped-def]
+        if planned.paths == (victim,):
+            os._exit(1)
+        return real(planned, config, progress)
+
+    driver._audit_installation = dying
+
+
+def test_killed_worker_is_a_finding_for_that_package_and_the_rest_is_audited(
+    channel: Path, config: AuditConfig
+) -> None:
+    """With ``allowed-failures`` 0, the package whose audit kills its worker raises ``KilledWorker``."""
+    distributed = pytest.importorskip("distributed", reason="pip install 'native-linkage-auditor[dask]'")
+    import dask
+
+    from linkaudit.cluster import Cluster
+
+    packages = [str(p) for p in sorted(channel.iterdir())[:12]]
+    victim = packages[5]
+    expected = audit(packages, config, spread=Spread(each=True))
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=None,
+        ) as local,
+        Cluster(local.scheduler_address) as remote,
+    ):
+        remote.client.run(_die_on, victim)
+        report = audit(packages, config, spread=Spread(runner=remote.run, each=True))
+    # With no failure allowed, a task the dying worker held besides the victim's fails too (Dask's
+    # rule, why allowed-failures defaults to 3): each failed package is named, none is lost.
+    failed = {f.file: f.message for f in report.findings if f.rule == "unreadable-input"}
+    assert victim in failed and len(failed) <= 3
+    assert all("KilledWorker" in m and "died" in m for m in failed.values())
+    assert {f.path for f in report.files if f.status == "unreadable"} == set(failed)
+    assert [f for f in report.findings if f.rule != "unreadable-input"] == [
+        f for f in expected.findings if f.file.split("!")[0] not in failed
+    ]
