@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .config import AuditConfig
 from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
@@ -18,7 +18,7 @@ from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
 from .inputs import collect
-from .jobs import read_paths
+from .jobs import Failed, Spread, pools, read_paths, run_tasks
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary, Format, Libc
@@ -30,6 +30,7 @@ from .packages import (
     find_site,
     most_demanding,
     owner_in,
+    plan_each,
     plan_inputs,
     staged_inputs,
 )
@@ -160,18 +161,8 @@ def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[st
     a suppression that covers nothing becomes an ``unused-suppression`` warning.  Then the
     baseline: a finding it records is suppressed, and each entry no finding matches any more
     becomes a ``baseline-fixed`` note."""
-    overrides = dict(config.severities)
     used: set[int] = set()
-    out = []
-    for f in findings:
-        if f.rule in overrides:
-            f = replace(f, severity=overrides[f.rule])
-        for i, s in enumerate(config.suppressions):
-            if s.matches(f.rule, f.file, f.subject):
-                used.add(i)
-                f = replace(f, suppressed=s.reason)
-                break
-        out.append(f)
+    out = [_configured(f, config, used) for f in findings]
     if config.baseline is not None:
         out = _apply_baseline(out, config, inputs)
     for i, s in enumerate(config.suppressions):
@@ -187,6 +178,19 @@ def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[st
                 )
             )
     return out
+
+
+def _configured(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
+    """``f`` with its configured severity and the first suppression covering it (its index
+    added to ``used``)."""
+    overrides = dict(config.severities)
+    if f.rule in overrides:
+        f = replace(f, severity=overrides[f.rule])
+    for i, s in enumerate(config.suppressions):
+        if s.matches(f.rule, f.file, f.subject):
+            used.add(i)
+            return replace(f, suppressed=s.reason)
+    return f
 
 
 def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
@@ -479,7 +483,11 @@ def read(path: str) -> list[Binary]:
 
 
 def audit(
-    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None, together: bool = False
+    paths: Sequence[str],
+    config: AuditConfig | None = None,
+    progress: Progress | None = None,
+    together: bool = False,
+    spread: Spread | None = None,
 ) -> Report:
     """Audit files, directories and packages (wheels, conda packages, tarballs: ``packages``).
 
@@ -499,12 +507,19 @@ def audit(
 
     ``progress`` is told the bytes of package members expected and written (``packages.Progress``).
     ``together``: every input one installation (``--together``), not one per target of the wheels.
+    ``spread``: where the installations run (``jobs.Spread``: a process pool, a Dask cluster,
+    every package on its own, a callback as each finishes); the report is the same wherever.
     """
-    return audit_binaries(paths, config, progress, together)[0]
+    return audit_binaries(paths, config, progress, together, spread, keep_binaries=False)[0]
 
 
 def audit_binaries(
-    paths: Sequence[str], config: AuditConfig | None = None, progress: Progress | None = None, together: bool = False
+    paths: Sequence[str],
+    config: AuditConfig | None = None,
+    progress: Progress | None = None,
+    together: bool = False,
+    spread: Spread | None = None,
+    keep_binaries: bool = True,
 ) -> tuple[Report, tuple[Binary, ...]]:
     """``audit``, also handing back the binaries it read (a package member's ``path`` written
     ``PACKAGE!member``, as in the report), for callers that compare the model itself
@@ -512,7 +527,8 @@ def audit_binaries(
 
     The inputs are audited once per installation they make (``packages.plan_inputs``: wheels
     of one project for several Pythons apart); a file and a finding met in several installations
-    are reported once.  ``together`` makes every input one installation.
+    are reported once.  ``together`` makes every input one installation.  ``keep_binaries``:
+    hand the binaries back (else ``()``: nothing is sent back from a worker but the report).
 
     Raises:
         ConfigError: as ``audit``.
@@ -535,23 +551,24 @@ def audit_binaries(
             and (os.sep in e.path or not e.path.lower().endswith(".lib"))
         ]
         paths = [*paths, *dict.fromkeys(extra)]
-    plan = plan_inputs(list(paths), together)
+    spread = spread or Spread()
+    plan = plan_each(list(paths)) if spread.each else plan_inputs(list(paths), together)
     merged = _Merged()
     settings: dict[str, Any] | None = None
     formed = []
-    for planned in plan:
-        part, ran_config = _audit_installation(planned, config, progress)
+    for planned, (part, ran_settings) in zip(
+        plan, _run_installations(plan, config, progress, spread, keep_binaries), strict=True
+    ):
         merged.add(part)
-        settings = settings if settings is not None else ran_config.settings()
+        settings = settings if settings is not None else ran_settings
         if planned.installation.packages or part.files:  # a wheelhouse's own directory: nothing of its own
             formed.append(planned.installation)
-    assert settings is not None
+    settings = settings if settings is not None else dict[str, Any](config.settings())
     files, findings = (
         merged.files,
         _configure([f for f in merged.findings if f.rule not in config.ignore], config, paths),
     )
-    order = {f.path: i for i, f in enumerate(files)}
-    findings.sort(key=lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject))
+    findings.sort(key=_report_order(files))
     promised = [p for p in map(implied_by_wheel, merged.packages) if p is not None]
     if promised:
         # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
@@ -617,6 +634,87 @@ class _Merged:
             if k not in self._seen:
                 self._seen.add(k)
                 out.append(item)
+
+
+def _run_installations(
+    plan: Sequence[PlannedInputs],
+    config: AuditConfig,
+    progress: Progress | None,
+    spread: Spread,
+    keep_binaries: bool,
+) -> list[tuple[_Part, dict[str, Any] | None]]:
+    """Audit every installation of ``plan`` where ``spread`` says (here, a process pool, a Dask
+    cluster); each one's part and settings, in plan order.  A task that failed (it raised, its
+    worker died) is an ``unreadable-input`` finding for its packages; ``spread.on_part`` hears of
+    each part as it finishes, with its findings as configured.
+
+    Raises:
+        ConfigError: an installation's configuration is refused (``_audit_installation``).
+    """
+    pooled = spread.runner is not None or pools(len(plan), config.jobs)
+    # one level of processes: a pooled installation reads its files in its own worker
+    common = (replace(config, jobs=1) if pooled else config, None if pooled else progress, keep_binaries)
+    out: list[tuple[_Part, dict[str, Any] | None]] = [(_Part([], [], [], (), [], []), None)] * len(plan)
+    seen: set[tuple[object, ...]] = set()
+    if spread.on_plan is not None:
+        spread.on_plan(len(plan))
+
+    def done(index: int, result: object) -> None:
+        if isinstance(result, ConfigError):
+            raise result
+        part, ran = (_failed_part(plan[index], result), None) if isinstance(result, Failed) else cast(_Done, result)
+        out[index] = (part, ran)
+        if spread.on_part is not None:
+            new = [
+                _configured(f, config, set()) for f in part.findings if f.rule not in config.ignore and _first(seen, f)
+            ]
+            spread.on_part(index, plan[index].installation.packages, sorted(new, key=_report_order(part.files)))
+
+    (spread.runner or run_tasks)(_installation_task, common, plan, config.jobs, done)
+    return out
+
+
+def _report_order(files: Sequence[FileResult]) -> Callable[[Finding], tuple[int, int, str, str]]:
+    """The report's order of findings: by file in ``files``' order, most severe first, then rule and subject."""
+    order = {f.path: i for i, f in enumerate(files)}
+    return lambda f: (order.get(f.file, len(order)), f.severity.rank, f.rule, f.subject)
+
+
+#: What an installation's task gives: its part of the report and the settings it ran with.
+_Done = tuple["_Part", dict[str, Any] | None]
+
+
+def _first(seen: set[tuple[object, ...]], finding: Finding) -> bool:
+    """True the first time ``finding`` is met (as ``_Merged`` keeps it once)."""
+    key = (finding.rule, finding.severity, finding.file, finding.subject, finding.message)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _installation_task(
+    common: tuple[AuditConfig, Progress | None, bool], planned: PlannedInputs
+) -> _Done | ConfigError:
+    """One installation's audit as a task (in this process, a pool worker or a Dask worker):
+    its part (binaries dropped unless kept) and its settings, or the ``ConfigError`` it raised."""
+    config, progress, keep_binaries = common
+    try:
+        part, ran_config = _audit_installation(planned, config, progress)
+    except ConfigError as error:
+        return error
+    if not keep_binaries:
+        part.binaries = []
+    return part, ran_config.settings()
+
+
+def _failed_part(planned: PlannedInputs, failed: Failed) -> _Part:
+    """The part of an installation whose task failed: each of its packages (or its first input)
+    unreadable, saying why."""
+    names = planned.installation.packages or planned.paths[:1]
+    errors = [InputError(name, f"not audited: {failed.reason}") for name in names]
+    files = [FileResult(e.path, FileStatus.UNREADABLE, error=e.reason) for e in errors]
+    return _Part(files, [_unreadable(e) for e in errors], [], (), [], list(planned.installation.packages))
 
 
 def _audit_installation(

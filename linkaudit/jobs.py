@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError, UnsupportedFormat
 from .formats import read_path
@@ -189,3 +190,148 @@ def _to_read(outcome: _Outcome) -> Read:
     if container is not None:
         return Read(path, error=UnsupportedFormat(where, container, reason))
     return Read(path, error=InputError(where, reason, offset))
+
+
+# --- Independent tasks (installations) over a pool: ``audit``'s installation loop -------------
+
+#: Fewer tasks than this run in the calling process: forking a pool of two costs about what two
+#: tiny installations do (measured with benchmarks/bench_cluster.py on this 2-core machine: see
+#: docs/performance.md).
+MIN_POOL_TASKS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A task that did not give a result: it raised, or the worker running it died.
+
+    Attributes:
+        index: the task's position in the list given.
+        reason: what happened, in words (the exception's type and message, or the worker's death).
+    """
+
+    index: int
+    reason: str
+
+
+#: A task function, ``work(common, task) -> result`` (module-level: it runs in the workers).
+Work = Callable[[Any, Any], Any]
+#: Told ``(index, result)`` as each task finishes.
+OnDone = Callable[[int, Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """Where and how ``audit`` runs its installations (each an independent task).
+
+    Attributes:
+        runner: runs the tasks, as ``run_tasks`` does (``cluster.Cluster.run`` for a Dask
+            cluster); ``None``: ``run_tasks``, a pool of ``AuditConfig.jobs`` processes.
+        each: every package its own installation (``--each``: a channel or a mirror, whose
+            packages are not installed together), the other inputs one more.
+        on_part: called with ``(index, packages, findings)`` as each installation finishes
+            (completion order): its index in the plan, its packages (paths as given) and its
+            findings not met before, with the configuration's severities and suppressions applied.
+        on_plan: called with the number of installations once they are planned.
+    """
+
+    runner: Callable[..., list[Any]] | None = None
+    each: bool = False
+    on_part: Callable[[int, tuple[str, ...], list[Any]], None] | None = None
+    on_plan: Callable[[int], None] | None = None
+
+
+def pools(tasks: int, jobs: int) -> bool:
+    """True when ``run_tasks`` runs ``tasks`` tasks in a pool of ``jobs`` processes."""
+    return jobs > 1 and tasks >= MIN_POOL_TASKS and _can_fork()
+
+
+def run_tasks(work: Work, common: Any, tasks: Sequence[Any], jobs: int, on_done: OnDone | None = None) -> list[Any]:
+    """``work(common, task)`` for every task, in a pool of ``jobs`` forked processes.
+
+    Args:
+        work: a module-level function (it runs in the workers); ``common`` is its first argument
+            for every task (sent to each worker once, with the fork).
+        tasks: the tasks; each is pickled to a worker and its result pickled back.
+        jobs: worker processes; 1, fewer than ``MIN_POOL_TASKS`` tasks or a caller with threads
+            (``_can_fork``) runs them here, in order.
+        on_done: called here with ``(index, result)`` as each task finishes (completion order).
+
+    Returns:
+        One entry per task, in input order: its result, or a ``Failed`` when the task raised or
+        its worker died.  A dead worker breaks a ``ProcessPoolExecutor`` and every task still
+        running or queued with it: those run again, each in a process of its own, so only the
+        task that kills its worker fails (as Dask retries a dead worker's tasks).
+    """
+    results: list[Any] = [None] * len(tasks)
+    if not pools(len(tasks), jobs):
+        for i, task in enumerate(tasks):
+            results[i] = work(common, task)
+            if on_done is not None:
+                on_done(i, results[i])
+        return results
+    global _COMMON
+    _COMMON = (work, common)  # inherited by the forked workers, never pickled
+    try:
+        broken = _run_pool(tasks, jobs, results, on_done)
+        for i in broken:  # again, each in a process of its own: only the culprit dies again
+            results[i] = _run_pool_of_one(tasks[i], i)
+            if on_done is not None:
+                on_done(i, results[i])
+    finally:
+        _COMMON = None
+    return results
+
+
+def _run_pool(tasks: Sequence[Any], jobs: int, results: list[Any], on_done: OnDone | None) -> list[int]:
+    """``run_tasks``' pool: results set (and told) as tasks finish; the indices of the tasks a dead
+    worker took down with the pool (``BrokenProcessPool``), in order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = []
+    with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except BrokenProcessPool:  # a worker died: every task not finished fails with it
+                broken.append(i)
+                continue
+            except Exception as error:  # the task raised
+                results[i] = Failed(i, failure_reason(error))
+            if on_done is not None:
+                on_done(i, results[i])
+    return sorted(broken)
+
+
+def _run_pool_of_one(task: Any, index: int) -> Any:
+    """One task in a forked process of its own: its result, or a ``Failed``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as alone:
+        try:
+            return alone.submit(_run_forked, task).result()
+        except Exception as error:
+            return Failed(index, failure_reason(error))
+
+
+_COMMON: tuple[Work, Any] | None = None
+
+
+def _run_forked(task: Any) -> Any:
+    """One task in a forked worker, with the ``work`` and ``common`` the parent set before forking."""
+    assert _COMMON is not None
+    work, common = _COMMON
+    return work(common, task)
+
+
+def failure_reason(error: BaseException) -> str:
+    """A task's failure in words: ``KilledWorker`` and a broken pool as a worker's death, any other
+    exception as its type and message."""
+    name = type(error).__name__
+    if name in ("KilledWorker", "BrokenProcessPool"):
+        return f"the worker auditing it died ({name}: {error}); the package may crash or exhaust a worker"
+    return f"{name}: {error}"

@@ -61,6 +61,18 @@ class Finding:
         if not isinstance(self.evidence, MappingProxyType):
             object.__setattr__(self, "evidence", _frozen(self.evidence))
 
+    def __reduce__(self) -> tuple[type[Finding], tuple[Any, ...]]:
+        # pickled to and from pool and cluster workers: a mappingproxy does not pickle
+        return Finding, (
+            self.rule,
+            self.severity,
+            self.file,
+            self.subject,
+            self.message,
+            dict(self.evidence),
+            self.suppressed,
+        )
+
 
 class FileStatus(enum.StrEnum):
     """What happened to one input file.

@@ -20,6 +20,7 @@ from .emit import check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
+from .spread import spreading
 
 if TYPE_CHECKING:
     from ..config.baseline import Fingerprint
@@ -142,6 +143,21 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     help="Processes that read the inputs (default: the CPUs available to linkaudit, cgroup quota included); "
     "the report is the same for any N.",
 )
+@click.option(
+    "--each",
+    is_flag=True,
+    help="Audit every package on its own (a channel or mirror, whose packages are not installed together).",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the installations as tasks on this Dask cluster (tcp://host:8786; the inputs on a file system "
+    "every worker sees; needs the [dask] extra).",
+)
+@click.option(
+    "--scheduler-file", default=None, metavar="FILE", help="As --scheduler, the address read from a scheduler file."
+)
 @loader_options
 def check(
     paths: tuple[str, ...],
@@ -164,6 +180,9 @@ def check(
     show_suppressed: bool,
     together: bool,
     jobs: int | None,
+    each: bool,
+    scheduler: str | None,
+    scheduler_file: str | None,
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
@@ -222,11 +241,14 @@ def check(
     # Never write over the inputs, the configuration file or the baseline read.
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     progress = stderr_progress(quiet)
-    try:
-        report = audit(list(paths), config, progress, together=together)
-    finally:
-        if progress is not None:
-            progress.close()
+    with spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file) as spread:
+        try:
+            report = audit(list(paths), config, progress, together=together, spread=spread.spread)
+        finally:
+            if progress is not None:
+                progress.close()
+        if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
+            spread.finish(report, protected)
     if write_baseline is not None:
         from ..config import baseline
 
@@ -247,11 +269,12 @@ def check(
         from .htmlreport import html_options  # the loads drawn, read again as tree reads them
 
         options.update(html_options(paths, {**loader, "entries": config.entries}, report.rules))
-    text = renderer(OutputFormat(fmt))(report, color=color, **options)
-    if output is not None:
-        write_output(output, text, [*protected, *(f.path for f in report.files)])
-    else:
-        emit(text)
+    if fmt != OutputFormat.JSONL.value:
+        text = renderer(OutputFormat(fmt))(report, color=color, **options)
+        if output is not None:
+            write_output(output, text, [*protected, *(f.path for f in report.files)])
+        else:
+            emit(text)
     if report.has_unreadable:
         return 2
     if write_baseline is not None:

@@ -23,6 +23,7 @@ class OutputFormat(enum.StrEnum):
     GITHUB = "github"
     SARIF = "sarif"
     HTML = "html"
+    JSONL = "jsonl"
 
 
 def renderer(fmt: OutputFormat) -> Callable[..., str]:
@@ -51,6 +52,10 @@ def renderer(fmt: OutputFormat) -> Callable[..., str]:
         from . import html
 
         return html.render
+    if fmt is OutputFormat.JSONL:
+        from . import jsonl
+
+        return jsonl.render
     raise AssertionError(f"unhandled output format {fmt}")  # pragma: no cover
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from .metadata import Distribution
 from .planner import Installation
-from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_inputs, staged_inputs
+from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_each, plan_inputs, staged_inputs
 from .site import Site, find_site, most_demanding, owner_in
 from .staged import Staged
 from .staging import Progress
@@ -55,6 +55,7 @@ __all__ = [
     "most_demanding",
     "owner_in",
     "package_kind",
+    "plan_each",
     "plan_inputs",
     "staged_inputs",
 ]

@@ -204,6 +204,22 @@ def plan_inputs(
     return out
 
 
+def plan_each(paths: list[str], is_package: Callable[[str], str | None] = package_kind) -> list[PlannedInputs]:
+    """One installation per package among the inputs and in the directories given (``--each``: a
+    channel or a mirror, whose packages are not installed together), in input order; the inputs
+    that are no package (files, directories) one more, last."""
+    kinds, ordered = _recognise(paths, is_package)
+    out = [
+        PlannedInputs((p,), frozenset({p}), Installation((p,), (), "each package on its own (--each)"))
+        for p in ordered
+        if p in kinds
+    ]
+    loose = tuple(p for p in ordered if p not in kinds)
+    if loose or not out:
+        out.append(PlannedInputs(loose, frozenset(), Installation((), (), "the inputs that are no package")))
+    return out
+
+
 @contextmanager
 def staged_inputs(
     paths: list[str],

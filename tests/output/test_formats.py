@@ -127,6 +127,10 @@ def test_reports_are_valid_utf8_with_bad_bytes_and_controls_escaped(tmp_path: Pa
                 validate_report(doc)
                 assert any(f["path"].endswith("lib\nfake.so") for f in doc["files"])  # JSON escapes it
                 assert "lib\\\\xff\\\\xfe.so" in text  # the JSON text of the string lib\xff\xfe.so
+            elif fmt == "jsonl":
+                lines = [json.loads(line) for line in text.splitlines()]  # each line one JSON value
+                assert lines[-1]["type"] == "summary" and len(lines) > 1
+                assert "lib\\\\xff\\\\xfe.so" in text and "\\u001b" in text  # escaped as in the JSON report
             elif fmt == "junit":
                 validate_junit(text)
                 assert "pkg\\xff\\x1b[2J" in text
