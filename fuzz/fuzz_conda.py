@@ -19,7 +19,7 @@ with atheris.instrument_imports(include=["linkaudit"]):
     import linkaudit.packages.site
     import linkaudit.packages.tar  # noqa: F401
 
-SEEDS = ["fuzz/seeds/conda/*"]
+SEEDS = ["fuzz/seeds/conda/*", "fuzz/crashers/conda/*"]
 
 
 def test_one_input(data: bytes) -> None:

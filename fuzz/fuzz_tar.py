@@ -17,7 +17,7 @@ with atheris.instrument_imports(include=["linkaudit"]):
     import linkaudit.packages.tar
     import linkaudit.packages.zstdframes  # noqa: F401
 
-SEEDS = ["fuzz/seeds/tar/*"]
+SEEDS = ["fuzz/seeds/tar/*", "fuzz/crashers/tar/*"]
 
 
 def test_one_input(data: bytes) -> None:

@@ -17,7 +17,7 @@ with atheris.instrument_imports(include=["linkaudit"]):
     import linkaudit.packages.wheel
     import linkaudit.packages.zipped  # noqa: F401
 
-SEEDS = ["fuzz/seeds/wheel/*"]
+SEEDS = ["fuzz/seeds/wheel/*", "fuzz/crashers/wheel/*"]
 NAME = "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
 
 
