@@ -207,7 +207,7 @@ def test_requirements_under_many_extras_cost_linear_evaluations(n: int, monkeypa
     from linkaudit.packages.metadata import Distribution
 
     extras = tuple(f"e{i}" for i in range(n))
-    requires = ("base-dep",) + tuple(f'dep{i} ; extra == "E{i}"' for i in range(n))  # PEP 685: case-folded
+    requires = ("base-dep", *(f'dep{i} ; extra == "E{i}"' for i in range(n)))  # PEP 685: case-folded
     requires += ('any-dep ; "e7" in extra',)  # an `in` test on extra: every extra is tried for it
     dist = Distribution("big", "1.0", "big.dist-info", requires=requires, extras=extras)
     model = InstallationModel(
