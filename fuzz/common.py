@@ -51,6 +51,23 @@ def exercise(binaries: Sequence[Binary]) -> None:
             symbol.display_name()
 
 
+def exercise_package(path: str) -> None:
+    """What the audit asks of a package at ``path`` before any binary is read: stage it (members
+    refused are collected, never raised), find its sites, build the installation model (owners,
+    declared dependencies from METADATA / RECORD / WHEEL / index.json / paths.json) and write every
+    staged path back as ``PACKAGE!member``.  Imported here, after the harness's instrumented imports."""
+    from linkaudit.audit import sites_among
+    from linkaudit.packages import staged_inputs
+    from linkaudit.packages.installation import installation_model
+
+    with staged_inputs([path]) as staged:
+        installation_model(staged, sites_among(staged))
+        for top in staged.paths:
+            for where, _dirs, files in os.walk(top):
+                for name in files:
+                    staged.label(os.path.join(where, name))
+
+
 def run(test_one_input: Callable[[bytes], None], seeds: Sequence[str], extra: Sequence[str] = ()) -> None:
     """Run libFuzzer on ``test_one_input`` with this process's arguments, seeded from ``seeds``
     (globs under the repository) and the ``extra`` files that exist (absolute paths, never committed)."""

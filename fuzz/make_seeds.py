@@ -5,7 +5,10 @@
   big-endian; glibc-hwcaps entries and extensions), built by the test suite's own builder
   (``tests/loader/test_ldcache.py``, after glibc's ``elf/cache.c``);
 * ``seeds/config/``: configuration files using every key (``linkaudit.toml`` and a
-  ``pyproject.toml`` marked ``#pyproject``, as ``fuzz_config.py`` reads them).
+  ``pyproject.toml`` marked ``#pyproject``, as ``fuzz_config.py`` reads them);
+* ``seeds/wheel/``, ``seeds/tar/``, ``seeds/conda/``: small packages (``packages.py`` beside this
+  script) for the stager harnesses: a wheel with its dist-info, tarballs in every compression,
+  a ``.conda`` and a conda ``.tar.bz2``, each holding a small ELF library from ``sample_bins/``.
 
 Deterministic: running it again rewrites the same bytes.  Usage: ``python fuzz/make_seeds.py``.
 """
@@ -17,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from packages import write_package_seeds  # noqa: E402
 
 from tests.loader.test_ldcache import E, build  # noqa: E402
 
@@ -59,6 +64,7 @@ def main() -> None:
     configs.mkdir(parents=True, exist_ok=True)
     for name, text in CONFIGS.items():
         (configs / name).write_text(text)
+    write_package_seeds(ROOT / "fuzz/seeds")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ python="${PYTHON:-python3}"
 artifacts="${FUZZ_ARTIFACTS:-$(mktemp -d -t linkaudit-fuzz-XXXXXX)}"
 mkdir -p "$artifacts"
 failed=()
-for harness in elf archive macho pe ldcache config; do
+for harness in elf archive macho pe ldcache config wheel tar conda; do
     log="$artifacts/$harness.log"
     if "$python" "$here/fuzz_$harness.py" "-runs=$runs" "-artifact_prefix=$artifacts/$harness-" "$@" >"$log" 2>&1; then
         echo "fuzz_$harness: $(grep -E '^Done [0-9]+ runs' "$log" | tail -1)"

@@ -151,13 +151,22 @@ class Report:
             object.__setattr__(self, "config", _frozen(self.config))
 
     def count(self, severity: Severity) -> int:
-        """Number of findings of ``severity`` that are not suppressed."""
-        return sum(1 for f in self.findings if f.severity is severity and f.suppressed is None)
+        """Number of findings of ``severity`` that are not suppressed, those a ``more-findings``
+        note stands for (``capped``) included and the note itself not."""
+        return sum(
+            f.evidence[severity.value] if f.rule == MORE_FINDINGS else 1
+            for f in self.findings
+            if f.rule == MORE_FINDINGS or (f.severity is severity and f.suppressed is None)
+        )
 
     @property
     def suppressed(self) -> int:
-        """Number of suppressed findings."""
-        return sum(1 for f in self.findings if f.suppressed is not None)
+        """Number of suppressed findings (those a ``more-findings`` note stands for included)."""
+        return sum(
+            f.evidence["suppressed"] if f.rule == MORE_FINDINGS else 1
+            for f in self.findings
+            if f.rule == MORE_FINDINGS or f.suppressed is not None
+        )
 
     def count_status(self, status: FileStatus) -> int:
         """Number of input files with ``status``."""
@@ -176,3 +185,61 @@ class Report:
         return any(f.status is FileStatus.UNREADABLE for f in self.files) or any(
             f.rule == "unreadable-input" for f in self.findings
         )
+
+
+#: The rule id of the note that stands for a file's findings past the cap (``capped``).
+MORE_FINDINGS = "more-findings"
+
+
+def _kept_first(f: Finding) -> tuple[int, int, int]:
+    """Which findings of a file the cap keeps: unreadable inputs, then unsuppressed before
+    suppressed, then the most severe, so the exit status and the summary are unchanged."""
+    return (f.rule != "unreadable-input", f.suppressed is not None, f.severity.rank)
+
+
+def capped(report: Report, limit: int) -> Report:
+    """``report`` with at most ``limit`` findings per file (``0``: no cap), the rest of each file's
+    findings replaced by one ``more-findings`` note, last among that file's findings: "… and N
+    more", with the counts of what it stands for (``count``, ``error``, ``warning``, ``note``,
+    ``suppressed``, ``limit``).  The findings kept are a file's unreadable-input findings first,
+    then the unsuppressed, then the most severe (``_kept_first``), in their report order;
+    ``Report.count`` and ``suppressed`` count the findings the note stands for, so every
+    output's summary and the exit status are those of the whole report.  Output stays linear in
+    the files, whatever one file makes the rules say (N libraries, N symbols)."""
+    if limit <= 0:
+        return report
+    by_file: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_file.setdefault(f.file, []).append(f)
+    if all(len(found) <= limit for found in by_file.values()):
+        return report
+    out: list[Finding] = []
+    for path, found in by_file.items():
+        if len(found) <= limit:
+            out.extend(found)
+            continue
+        keep = {id(f) for f in sorted(found, key=_kept_first)[:limit]}
+        out.extend(f for f in found if id(f) in keep)
+        out.append(_more(path, [f for f in found if id(f) not in keep], limit))
+    rules = report.rules if not report.rules or MORE_FINDINGS in report.rules else (*report.rules, MORE_FINDINGS)
+    return Report(report.files, tuple(out), report.seconds, rules, report.config, report.roots)
+
+
+def _more(path: str, rest: list[Finding], limit: int) -> Finding:
+    """The ``more-findings`` note standing for ``rest``, the findings of ``path`` past ``limit``."""
+    counts = {s.value: sum(1 for f in rest if f.severity is s and f.suppressed is None) for s in Severity}
+    suppressed = sum(1 for f in rest if f.suppressed is not None)
+    parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n] + [f"{suppressed} suppressed"] * bool(
+        suppressed
+    )
+    rules = sorted({f.rule for f in rest})
+    return Finding(
+        MORE_FINDINGS,
+        Severity.NOTE,
+        path,
+        f"{len(rest)} more",
+        f"… and {len(rest)} more finding{'s' if len(rest) != 1 else ''} for this file ({', '.join(parts)}; "
+        f"rules: {', '.join(rules[:6])}{', …' if len(rules) > 6 else ''}), past the cap of {limit} per file "
+        "(--max-findings-per-file N shows more; 0: all)",
+        {"count": len(rest), **counts, "suppressed": suppressed, "limit": limit, "rules": rules},
+    )

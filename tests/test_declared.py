@@ -183,3 +183,42 @@ def test_a_declared_library_only_distribution_nothing_uses_is_a_note(tmp_path: P
     record = site / "app-1.0.dist-info/RECORD"
     record.write_text(record.read_text() + "pkg/__init__.py,,\n")
     assert "unused-dependency" not in {f.rule for f in audit([str(site / "pkg")]).findings}
+
+
+def _evaluations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A counter of marker evaluations (``requirements._holds``), kept working."""
+    import linkaudit.packages.requirements as requirements
+
+    real, count = requirements._holds, [0]
+
+    def counted(marker, env):  # type: ignore[no-untyped-def]
+        count[0] += 1
+        return real(marker, env)
+
+    monkeypatch.setattr(requirements, "_holds", counted)
+    return count
+
+
+@pytest.mark.parametrize("n", [60, 600])
+def test_requirements_under_many_extras_cost_linear_evaluations(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution with ``n`` extras, each declaring one project: each line's marker is
+    evaluated a bounded number of times (was once per line and extra: 360,000 at 600, 116 s)."""
+    from linkaudit.packages.installation import InstallationModel
+    from linkaudit.packages.metadata import Distribution
+
+    extras = tuple(f"e{i}" for i in range(n))
+    requires = ("base-dep", *(f'dep{i} ; extra == "E{i}"' for i in range(n)))  # PEP 685: case-folded
+    requires += ('any-dep ; "e7" in extra',)  # an `in` test on extra: every extra is tried for it
+    dist = Distribution("big", "1.0", "big.dist-info", requires=requires, extras=extras)
+    model = InstallationModel(
+        {"big": dist},
+        Tag("cp311", "cp311", "manylinux_2_17_x86_64"),
+        marker_environment(Tag("cp311", "cp311", "manylinux_2_17_x86_64")),
+    )
+    count = _evaluations(monkeypatch)
+    under = model.declares_under_extra("big")
+    assert {k: v.under for k, v in under.items()} == {**{f"dep{i}": f"e{i}" for i in range(n)}, "any-dep": "e7"}
+    assert "base-dep" in model.declares("big") and "base-dep" not in under
+    assert count[0] <= 3 * n + 10  # each line: once without an extra, once for the extra it names
+    model.declares_under_extra("big")
+    assert count[0] <= 3 * n + 10  # computed once per distribution

@@ -15,6 +15,7 @@ from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
 from ..jobs import available_cpus
 from ..output import OutputFormat, renderer, text_safe
+from ..report import capped
 from ..rules import rule_ids
 from .emit import check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
@@ -129,6 +130,15 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
 )
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
 @click.option(
+    "--max-findings-per-file",
+    "max_per_file",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    metavar="N",
+    help="Show at most N findings per file, the rest as one 'more-findings' note with their counts (0: all).",
+)
+@click.option(
     "--together",
     is_flag=True,
     help="Audit every input as one installation (a set installed side by side), not one installation per "
@@ -178,6 +188,7 @@ def check(
     baseline_path: str | None,
     write_baseline: str | None,
     show_suppressed: bool,
+    max_per_file: int,
     together: bool,
     jobs: int | None,
     each: bool,
@@ -259,6 +270,7 @@ def check(
             f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(write_baseline)}",
             err=True,
         )
+    report = capped(report, max_per_file)  # after the baseline written: it records every finding
     color = use_color(color, output)
     options: dict[str, object] = {}
     if show_suppressed and fmt == OutputFormat.TEXT.value:

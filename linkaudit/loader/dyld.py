@@ -95,12 +95,16 @@ def dyld_failure(kind: str, root: str, install_name: str, context: str = "") -> 
 
 
 def _expand(entry: str, loader_dir: str, executable_dir: str | None) -> str | None:
+    """``entry`` with a leading ``@loader_path`` / ``@executable_path`` replaced by the directory
+    given (``None``: no executable is known).  An empty directory (an image given by a bare
+    relative name, ``libfoo.dylib``) is the current one, never the root: ``@loader_path/x`` is
+    then ``x``, not ``/x``."""
     if entry.startswith("@loader_path"):
-        return posixpath.normpath(loader_dir + entry[len("@loader_path") :])
+        return posixpath.normpath((loader_dir or ".") + entry[len("@loader_path") :])
     if entry.startswith("@executable_path"):
         if executable_dir is None:
             return None
-        return posixpath.normpath(executable_dir + entry[len("@executable_path") :])
+        return posixpath.normpath((executable_dir or ".") + entry[len("@executable_path") :])
     return entry
 
 

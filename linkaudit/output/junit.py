@@ -16,7 +16,9 @@ from .shared import text_safe, utf8_tree
 
 #: Rules the driver emits about the run rather than about a file's linkage: a test case only
 #: where they found something (they would otherwise add a passing case to every file).
-_RUN_RULES = frozenset({"unreadable-input", "no-binaries", "loader-skipped", "unused-suppression", "baseline-fixed"})
+_RUN_RULES = frozenset(
+    {"unreadable-input", "no-binaries", "loader-skipped", "unused-suppression", "baseline-fixed", "more-findings"}
+)
 #: Longest ``message`` attribute: CI tables show one line.
 _MESSAGE_CHARS = 300
 

@@ -35,6 +35,7 @@ class InstallationModel:
     _staged: Staged | None = None
     _labels: Mapping[str, str] = field(default_factory=dict)  # wheel as given -> distribution name
     _closures: dict[str, dict[str, Declared]] = field(default_factory=dict)
+    _under_extras: dict[str, dict[str, Declared]] = field(default_factory=dict)
 
     def owner(self, path: str) -> str | None:
         """The distribution that installs the host ``path`` (its RECORD lists it; a staged wheel's
@@ -59,17 +60,21 @@ class InstallationModel:
         return found
 
     def declares_under_extra(self, name: str) -> dict[str, Declared]:
-        """What ``name`` declares only under one of its extras (``onnxruntime-gpu[cuda]``)."""
+        """What ``name`` declares only under one of its extras (``onnxruntime-gpu[cuda]``), each
+        with the first extra (in ``Provides-Extra`` order) that declares it directly, else the
+        nearest one through what it declares (computed once per name; one closure over every
+        extra: linear in the extras, never one closure per extra)."""
+        found = self._under_extras.get(name)
+        if found is not None:
+            return found
         dist = self.distributions.get(name)
-        if dist is None:
-            return {}
-        base = self.declares(name)
-        out: dict[str, Declared] = {}
-        for extra in dist.extras:
-            for item_name, item in closure(name, self.distributions, self.env, (extra,)).items():
-                if item_name not in base and item_name not in out:
-                    out[item_name] = item
-        return out
+        found = {}
+        if dist is not None and dist.extras:
+            base = self.declares(name)
+            every = closure(name, self.distributions, self.env, dist.extras)
+            found = {k: v for k, v in every.items() if k not in base}
+        self._under_extras[name] = found
+        return found
 
 
 def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationModel | None:

@@ -89,18 +89,34 @@ class Distribution:
         return f"{self.name.replace('-', '_')}-{self.version}-{'-'.join(parts)}.whl"
 
 
+#: The most tags one ``WHEEL`` file is taken to list: real wheels list a few dozen; a compressed
+#: tag set multiplies (``a.b.c-d.e.f-g.h.i``: 27 tags), so 300 x 300 x 300 names in 17 KB spell
+#: 27 million tags (a hang, then ``MemoryError``) before any would be used.
+MAX_WHEEL_TAGS = 4096
+
+
 def wheel_tags(text: str) -> frozenset[Tag]:
-    """The tags of a ``WHEEL`` file's ``Tag:`` lines (PEP 427; each may be compressed)."""
+    """The tags of a ``WHEEL`` file's ``Tag:`` lines (PEP 427; each may be compressed), at most
+    ``MAX_WHEEL_TAGS``: a line whose expansion would pass what is left of that budget is passed
+    over unexpanded (its size is the product of its dotted parts, counted first)."""
     from packaging.tags import parse_tag
 
     out: set[Tag] = set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        if key.strip().lower() == "tag" and value.strip():
-            try:
-                out |= parse_tag(value.strip())
-            except ValueError:
-                continue
+        value = value.strip()
+        if key.strip().lower() != "tag" or not value:
+            continue
+        parts = value.split("-")
+        size = 1
+        for part in parts:
+            size *= part.count(".") + 1
+        if len(parts) != 3 or len(out) + size > MAX_WHEEL_TAGS:
+            continue
+        try:
+            out |= parse_tag(value)
+        except ValueError:
+            continue
     return frozenset(out)
 
 

@@ -83,7 +83,15 @@ class Declared:
 
 def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[str] = ()) -> list[Declared]:
     """The requirements that hold for ``env``: unconditional ones, and for each extra in ``extras``
-    those under it.  Unparsable lines are passed over."""
+    those under it (each line under the first extra, in ``extras``' order, it holds for).
+    Unparsable lines are passed over.
+
+    Linear in lines + extras: a line's marker is evaluated without an extra, then only for the
+    extras its marker names (``extra == "gpu"``; every extra only for an ``in`` test on ``extra``),
+    never once per line and extra (600 extras, one line each: 360,000 evaluations, 116 s)."""
+    by_name: dict[str, list[str]] = {}
+    for extra in extras:
+        by_name.setdefault(str(canonicalize_name(extra)), []).append(extra)
     out = []
     for line in requires:
         try:
@@ -91,7 +99,7 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
         except InvalidRequirement:
             continue
         maybe = req.marker is not None and any(k in str(req.marker) for k in _UNDECIDED)
-        for under in (None, *extras):
+        for under in (None, *_extras_named(req.marker, by_name)):
             # A marker on what no tag decides may hold on the target: "maybe declared", kept.
             if req.marker is None or maybe or _holds(req.marker, {**env, "extra": under or ""}):
                 names = tuple(sorted(str(canonicalize_name(e)) for e in req.extras))
@@ -99,6 +107,26 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
                 out.append(Declared(name, names, under, maybe, line, str(req.specifier)))
                 break
     return out
+
+
+#: A string literal of a marker, and an ``in`` / ``not in`` test with ``extra`` on either side.
+_LITERAL = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+_EXTRA_IN = re.compile(r"\bextra\s+(?:not\s+)?in\b|\bin\s+extra\b")
+
+
+def _extras_named(marker: Marker | None, by_name: Mapping[str, list[str]]) -> list[str]:
+    """The extras of ``by_name`` (canonical name -> extras as asked, in order) that ``marker`` can
+    hold for beyond ``extra == ""``: those it names as a literal (PEP 685 compares them
+    normalised), or all of them when it tests ``extra`` with ``in``."""
+    if marker is None or not by_name:
+        return []
+    text = str(marker)
+    if "extra" not in text:
+        return []
+    if _EXTRA_IN.search(text):
+        return [e for extras in by_name.values() for e in extras]
+    named = {str(canonicalize_name(a or b)) for a, b in _LITERAL.findall(text)}
+    return [e for name, extras in by_name.items() if name in named for e in extras]
 
 
 def _holds(marker: Marker, env: Mapping[str, str]) -> bool:

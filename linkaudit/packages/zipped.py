@@ -41,8 +41,9 @@ def overlapping(infos: list[zipfile.ZipInfo]) -> dict[int, str]:
 
 
 def listed_members(stager: Stager, label: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
-    """The members the zip's central directory lists, those whose data overlap another's refused;
-    none (with an error for ``label``) when it lists more than ``MAX_MEMBERS``."""
+    """The members the zip's central directory lists, those whose data overlap another's and those
+    with an empty name refused; none (with an error for ``label``) when it lists more than
+    ``MAX_MEMBERS``."""
     infos = zf.infolist()
     if len(infos) > limits.MAX_MEMBERS:
         stager.errors.append(InputError(label, f"lists {len(infos)} members, more than {limits.MAX_MEMBERS}"))
@@ -54,4 +55,9 @@ def listed_members(stager: Stager, label: str, zf: zipfile.ZipFile) -> list[zipf
             infos[i].filename or "(empty name)",
             f"its data overlaps member {holder!r} (a zip bomb of overlapping entries?): never inflated",
         )
+    for i, info in enumerate(infos):
+        if not info.filename and i not in bad:
+            # zipfile's own is_dir() fails on it (IndexError: exit 3 before): no installer writes it
+            stager.refuse(label, "(empty name)", "a member with an empty name: never written")
+            bad[i] = ""
     return [info for i, info in enumerate(infos) if i not in bad] if bad else infos

@@ -17,7 +17,7 @@ from .duplicates import CommonSymbol, DuplicateDefinition, LtoObject, StackedCod
 from .elf_hygiene import ExecutableStack, TextRelocations
 from .external_library import ExternalLibrary
 from .file_clash import FileClash
-from .inputs import BaselineFixed, LoaderSkipped, NoBinaries, UnreadableInput, UnusedSuppression
+from .inputs import BaselineFixed, LoaderSkipped, MoreFindings, NoBinaries, UnreadableInput, UnusedSuppression
 from .isa_level import IsaLevel
 from .libpython_needed import LibpythonNeeded
 from .library_not_found import LibraryNotFound
@@ -80,6 +80,7 @@ RULES: tuple[type[Rule], ...] = (
     LoaderSkipped,
     UnusedSuppression,
     BaselineFixed,
+    MoreFindings,
 )
 
 _BY_ID = {r.id: r for r in RULES}

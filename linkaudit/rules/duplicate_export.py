@@ -1,4 +1,5 @@
-"""``duplicate-export``: two libraries of one process export the same strong symbol."""
+"""``duplicate-export``: two or more libraries of one process export the same strong symbols (one
+finding per set of libraries, not per pair)."""
 
 from __future__ import annotations
 
@@ -41,35 +42,19 @@ def _runtime(name: str) -> bool:
     return name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext")
 
 
-#: Counts of the work ``duplicate_pairs`` did in this process (for the counting tests):
-#: ``libraries`` whose export set was read, ``pairs`` of exporters examined (each one shared
-#: name of two libraries, counted once per name and pair), ``memberships`` (pair, group) tests.
-WORK = {"libraries": 0, "pairs": 0, "memberships": 0}
+#: Counts of the work ``duplicate_sets`` did in this process (for the counting tests):
+#: ``libraries`` whose export set was read, ``sets`` of exporters examined (the distinct sets of
+#: libraries exporting one name), ``memberships`` (library, group) tests.
+WORK = {"libraries": 0, "sets": 0, "memberships": 0}
 
 
 #: The libraries of each group that are among the paths given: (root or ``None``, those paths).
 Groups = Callable[[Set[str]], Iterable[tuple[str | None, Set[str]]]]
 
 
-def duplicate_pairs(
-    libraries: Mapping[str, Binary], groups: Groups
-) -> dict[tuple[str, str], tuple[set[str], set[str]]]:
-    """The pairs of libraries that share a strong export, and the groups holding both.
-
-    Args:
-        libraries: path -> every library that may be in a group (more is harmless).
-        groups: gives, for a set of paths, which of them each group (a load's closure, or all
-            the inputs) holds, with the group's root.
-
-    Returns:
-        (first path, second path), sorted -> (the names both export, without runtime names;
-        the roots of the groups that hold both, ``None`` left out) for every pair some group
-        holds together.
-
-    One index of exported name -> libraries over the distinct libraries; only names two or
-    more libraries export are looked at, and only for the libraries of those pairs are the
-    groups asked (cost: the exported names once, plus collisions times the groups).
-    """
+def _exporter_sets(libraries: Mapping[str, Binary]) -> dict[tuple[str, ...], set[str]]:
+    """The sets of two or more libraries (sorted paths) that export one name, each with the names
+    (runtime names left out) exactly that set exports: one index of name -> libraries."""
     names_of: dict[int, frozenset[str]] = {}
     seen: set[str] = set()
     repeated: set[str] = set()
@@ -82,31 +67,56 @@ def duplicate_pairs(
         seen |= names
     repeated = {n for n in repeated if not _runtime(n)}
     exporters: dict[str, list[str]] = {}
-    for path, lib in libraries.items():
-        for name in names_of[id(lib.symbols)] & repeated:
+    for path in sorted(libraries):
+        for name in names_of[id(libraries[path].symbols)] & repeated:
             exporters.setdefault(name, []).append(path)
-    shared: dict[tuple[str, str], set[str]] = {}
+    sets: dict[tuple[str, ...], set[str]] = {}
     for name, paths in exporters.items():
-        ordered = sorted(paths)
-        for i, first in enumerate(ordered):
-            for second in ordered[i + 1 :]:
-                WORK["pairs"] += 1
-                shared.setdefault((first, second), set()).add(name)
-    if not shared:
+        sets.setdefault(tuple(paths), set()).add(name)
+    return sets
+
+
+def duplicate_sets(libraries: Mapping[str, Binary], groups: Groups) -> dict[tuple[str, ...], tuple[set[str], set[str]]]:
+    """The libraries that share strong exports within some group, grouped by name set.
+
+    Args:
+        libraries: path -> every library that may be in a group (more is harmless).
+        groups: gives, for a set of paths, which of them each group (a load's closure, or all
+            the inputs) holds, with the group's root.
+
+    Returns:
+        the libraries (sorted paths, two or more) exporting some names that a group holds two or
+        more of -> (those names, runtime names left out; the roots of the groups holding two or
+        more of them, ``None`` left out).  Names exported by the same libraries are one entry:
+        N libraries exporting one name give one entry of N, not N(N-1)/2 pairs.
+
+    Cost: the exported names once, plus, per distinct set of exporters, its libraries times
+    the groups each is in; never a loop over pairs.
+    """
+    sets = _exporter_sets(libraries)
+    if not sets:
         return {}
-    member_of: dict[str, set[int]] = {}
+    member_of: dict[str, list[int]] = {}
     roots: list[str | None] = []
-    for index, (root, held) in enumerate(groups({path for pair in shared for path in pair})):
+    for index, (root, held) in enumerate(groups({path for paths in sets for path in paths})):
         roots.append(root)
         for path in held:
-            member_of.setdefault(path, set()).add(index)
-    out: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-    for (first, second), symbols in shared.items():
-        a, b = member_of.get(first, set()), member_of.get(second, set())
-        WORK["memberships"] += min(len(a), len(b))
-        together = a & b
-        if together:
-            out[(first, second)] = (symbols, {root for root in (roots[i] for i in together) if root is not None})
+            member_of.setdefault(path, []).append(index)
+    out: dict[tuple[str, ...], tuple[set[str], set[str]]] = {}
+    for paths, names in sets.items():
+        WORK["sets"] += 1
+        held_by: dict[int, list[str]] = {}
+        for path in paths:
+            WORK["memberships"] += len(member_of.get(path, ()))
+            for index in member_of.get(path, ()):
+                held_by.setdefault(index, []).append(path)
+        together = [index for index, held in held_by.items() if len(held) > 1]
+        if not together:
+            continue
+        key = tuple(sorted({path for index in together for path in held_by[index]}))
+        symbols, where = out.setdefault(key, (set(), set()))
+        symbols |= names
+        where |= {root for root in (roots[i] for i in together) if root is not None}
     return out
 
 
@@ -162,10 +172,10 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
 "__") are not counted.
 """
     evidence = {
-        "libraries": "the libraries exporting the symbols",
-        "symbols": "the symbols exported by both",
+        "libraries": "the libraries exporting the symbols (all of them: one finding per set, not per pair)",
+        "symbols": "the symbols every one of them exports",
         "count": "how many",
-        "roots": "the import roots whose closure holds both",
+        "roots": "the import roots whose closure holds two or more of them",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -183,14 +193,26 @@ symbols (vague linkage), versioned interfaces and runtime names (starting with
             def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
                 return [(None, paths & libraries.keys())]
 
-        pairs = duplicate_pairs(libraries, groups)
-        for (first, second), (symbols, roots) in sorted(pairs.items()):
+        for paths, (symbols, roots) in sorted(duplicate_sets(libraries, groups).items()):
             exported = sorted(symbols)
             yield self.finding(
-                second,
-                first,
-                f"{second} and {first} both export {len(exported)} strong symbol{'s' if len(exported) != 1 else ''} "
-                f"({preview(exported, 4)}): every reference binds to one copy while each library may use "
-                "its own — one static archive linked into both?",
-                {"libraries": [first, second], "symbols": exported, "count": len(exported), "roots": sorted(roots)},
+                paths[-1],
+                paths[0],
+                _message(paths, exported),
+                {"libraries": list(paths), "symbols": exported, "count": len(exported), "roots": sorted(roots)},
             )
+
+
+def _message(paths: tuple[str, ...], exported: list[str]) -> str:
+    """The finding's text: two libraries by name; three or more as the last and a preview of the
+    others (the evidence lists them all), so the text stays short however many export a name."""
+    what = f"{len(exported)} strong symbol{'s' if len(exported) != 1 else ''} ({preview(exported, 4)})"
+    if len(paths) == 2:
+        who, which = f"{paths[1]} and {paths[0]} both", "both"
+    else:
+        others = list(paths[:-1])
+        who, which = f"{paths[-1]} and {len(others)} other libraries ({preview(others, 3)}) all", "each"
+    return (
+        f"{who} export {what}: every reference binds to one copy while each library may use its own "
+        f"— one static archive linked into {which}?"
+    )

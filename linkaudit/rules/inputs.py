@@ -102,3 +102,28 @@ directory.
         "file": "its file, relative to the input given",
         "subject": "its subject",
     }
+
+
+class MoreFindings(DriverRule):
+    id = "more-findings"
+    severity = Severity.NOTE
+    summary = 'a file\'s findings past the per-file cap, as one note: "… and N more" with their counts'
+    explain = """\
+One file can make a rule say a great deal (a library exporting one name among
+thousands of others, a table of tens of thousands of imports): check shows at
+most --max-findings-per-file findings per file (1,000 by default; 0 shows all)
+and replaces the rest by this note, last among the file's findings, saying how
+many there are of each severity and which rules they are of. The file's
+unreadable-input findings, then its unsuppressed ones and the most severe are
+the ones shown; the summary counts and the exit status are those of every
+finding, shown or not, and a --write-baseline file records them all.
+"""
+    evidence = {
+        "count": "how many findings the note stands for",
+        "error": "how many of them are errors (not suppressed)",
+        "warning": "how many are warnings",
+        "note": "how many are notes",
+        "suppressed": "how many are suppressed",
+        "limit": "the cap: findings shown per file",
+        "rules": "the rules of the findings not shown",
+    }

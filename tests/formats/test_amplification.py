@@ -23,12 +23,15 @@ from linkaudit.errors import InputError
 from linkaudit.formats import archive, elf
 
 from .arbuild import repeated_member, thin_archive
+from .bombbuild import gzip_tar_bomb, lying_deflate_wheel, many_members_ar, many_members_tar, zstd_conda_bomb
 from .elfbuild import DT_NEEDED, build, needed_into_one_string, sym, symbols_into_one_string
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "sample_bins/fixed/libnvrtc.so.12"
 #: Address space of each child: far above what any of these inputs needs once budgeted.
 LIMIT = 512 << 20
+#: CPU time of each child, seconds: minutes above what any of these inputs needs (a hang is killed).
+CPU_SECONDS = 300
 COMMANDS = {
     "check": ["check", "--format", "json"],
     "tree": ["tree", "--format", "json"],
@@ -41,6 +44,7 @@ def limited(*args: str) -> subprocess.CompletedProcess[str]:
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))  # a hang ends in SIGXCPU
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
@@ -180,3 +184,46 @@ def test_a_nul_in_a_thin_member_name_is_said_so(tmp_path: Path) -> None:
         read(str(lib))
     assert info.value.reason == "thin archive member name a\\x00b.o holds a NUL byte"
     assert "embedded null byte" not in str(info.value)
+
+
+# --- package bombs and member floods ----------------------------------------------------------
+
+#: What each bomb expands to: more than the child's whole address space.
+BOMB = 768 << 20
+HELPER = (ROOT / "sample_bins/loader/pyext/lib/libhelper.so").read_bytes()
+BOMBS = {
+    "deflate-lying-size.whl": lambda p: lying_deflate_wheel(p, BOMB, extra={"lib/libhelper.so": HELPER}),
+    "zeros.tar.gz": lambda p: gzip_tar_bomb(p, BOMB),
+    "zeros-1.0-0.conda": lambda p: zstd_conda_bomb(p, BOMB),
+}
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_package_bombs_are_refused_by_name_under_a_memory_limit(tmp_path: Path, name: str) -> None:
+    """768 MiB of zeros behind a zip header declaring 4 KiB, in a gzip tarball, in a conda zstd
+    stream: each refused by name as a decompression bomb (exit 2) inside a 512 MiB address space,
+    and the library beside the wheel's bomb, and a good file given after them, still audited."""
+    bomb = BOMBS[name](tmp_path / ("bomb-1.0-py3-none-any.whl" if name.endswith(".whl") else name))
+    r = limited("check", "--format", "json", str(bomb), str(GOOD))
+    assert r.returncode == 2, r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    status = {f["path"]: (f["status"], f["error"] or "") for f in doc["files"]}
+    assert status[f"{bomb}!lib/bomb.so"][0] == "unreadable"
+    reason = status[f"{bomb}!lib/bomb.so"][1]
+    # zip: inflated no further than the 4 KiB its headers declare, then its CRC fails; the others:
+    # stopped at the package's budget, counted on the bytes actually decompressed
+    assert ("Bad CRC-32" if name.endswith(".whl") else "decompression bomb") in reason, reason
+    assert status[str(GOOD)][0] == "audited"
+    if name.endswith(".whl"):
+        assert status[f"{bomb}!lib/libhelper.so"][0] == "audited"
+
+
+def test_many_members_are_walked_in_linear_time_under_the_limits(tmp_path: Path) -> None:
+    """50,000 tarball members and a 200,000-member ``ar`` archive (12 MB of headers): read within
+    the memory and CPU limits, with nothing to audit said so (a note, exit 0)."""
+    tar = many_members_tar(tmp_path / "many.tar", 50_000, b"hi\n")
+    ar = _write(tmp_path / "libmany.a", many_members_ar(200_000))
+    r = limited("check", "--format", "json", str(tar), str(ar))
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    assert {f["rule"] for f in doc["findings"]} == {"no-binaries"}

@@ -60,6 +60,25 @@ def reference_pairs(
     return pairs
 
 
+def reference_sets(
+    libraries: dict[str, Binary], groups: duplicate_export.Groups
+) -> dict[tuple[str, ...], tuple[set[str], set[str]]]:
+    """``reference_pairs`` grouped as duplicate-export reports them: per name, the libraries of
+    its pairs and their roots; names with the same libraries one entry."""
+    per_name: dict[str, tuple[set[str], set[str]]] = {}
+    for (first, second), (symbols, roots) in reference_pairs(libraries, groups).items():
+        for name in symbols:
+            libs, where = per_name.setdefault(name, (set(), set()))
+            libs |= {first, second}
+            where |= roots
+    out: dict[tuple[str, ...], tuple[set[str], set[str]]] = {}
+    for name, (libs, where) in per_name.items():
+        symbols, roots = out.setdefault(tuple(sorted(libs)), (set(), set()))
+        symbols.add(name)
+        roots |= where
+    return out
+
+
 def reference_load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], duplicate_export.Groups]:
     """duplicate-export's groups before the index: every object of every load filtered."""
     from linkaudit.loader.ldso import Source
@@ -190,7 +209,7 @@ def test_memoised_audit_equals_unshared(tmp_path: Path, seed: int, monkeypatch: 
     shared = audit([str(tmp_path)], AuditConfig(target=env))
     with monkeypatch.context() as patch:
         unshared(patch)
-        patch.setattr(duplicate_export, "duplicate_pairs", reference_pairs)
+        patch.setattr(duplicate_export, "duplicate_sets", reference_sets)
         patch.setattr(duplicate_export, "_load_groups", reference_load_groups)
         alone = audit([str(tmp_path)], AuditConfig(target=env))
     assert shared.findings == alone.findings
@@ -288,8 +307,9 @@ def test_driver_index_answers_as_the_patterns() -> None:
     assert index.library_for("libcuda.so.1") is not None
 
 
-def test_duplicate_export_pairs_bounded_by_collisions(tmp_path: Path) -> None:
-    """A chain with unique exports examines no pair; k libraries sharing one name examine k(k-1)/2."""
+def test_duplicate_export_work_bounded_by_collisions(tmp_path: Path) -> None:
+    """A chain with unique exports examines no set; k libraries sharing one name are one set of k
+    (one finding, never k(k-1)/2), tested against the groups of its k libraries only."""
     n, k = 60, 4
     libs = chain_libs(n, exports=20)
     libs = [
@@ -308,16 +328,13 @@ def test_duplicate_export_pairs_bounded_by_collisions(tmp_path: Path) -> None:
     report = audit([str(tmp_path)], AuditConfig(target=env))
     work = {key: duplicate_export.WORK[key] - before[key] for key in before}
     assert work["libraries"] == n
-    assert work["pairs"] == k * (k - 1) // 2
-    assert work["memberships"] <= work["pairs"] * n
-    found = [f for f in report.findings if f.rule == "duplicate-export"]
-    assert len(found) == k * (k - 1) // 2
-    assert all(f.evidence["symbols"] == ["clash"] for f in found)
-    # libc{i} and libc{j} (i < j < k) are held together by every root from libc{j} on
-    first = next(
-        f for f in found if f.evidence["libraries"] == sorted([str(tmp_path / "libc0.so"), str(tmp_path / "libc1.so")])
-    )
-    assert len(first.evidence["roots"]) == n - 1
+    assert work["sets"] == 1
+    assert work["memberships"] <= k * n
+    (found,) = [f for f in report.findings if f.rule == "duplicate-export"]
+    assert found.evidence["symbols"] == ["clash"]
+    assert found.evidence["libraries"] == sorted(str(tmp_path / f"libc{i}.so") for i in range(k))
+    # libc0 and libc1 are held together by every root from libc1 on
+    assert len(found.evidence["roots"]) == n - 1
 
 
 def test_chain_loads_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

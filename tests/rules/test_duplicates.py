@@ -4,6 +4,7 @@ duplicate-definition at error."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -223,3 +224,28 @@ def test_object_without_gnu_stack_note_is_the_named_culprit(tmp_path: Path) -> N
     subprocess.run([_GCC, "-c", str(src), "-o", str(obj)], check=True)
     (f,) = _findings(obj, rule="executable-stack")
     assert f.subject == ".note.GNU-stack" and f.severity.value == "warning"
+
+
+@pytest.mark.parametrize("n", [3, 150])
+def test_many_libraries_exporting_one_name_are_one_finding(run_cli, tmp_path: Path, n: int) -> None:  # type: ignore[no-untyped-def]
+    """N libraries of one closure exporting one name: one finding listing all N (was N(N-1)/2
+    findings, each pair's), its text line bounded whatever N; a library exporting a second name
+    with just one other is a finding of its own pair."""
+    from tests.loader.dagbuild import Lib, write
+
+    libs = [Lib(f"libd{i}.so", f"libd{i}.so", exports=("clash", "pair") if i < 2 else ("clash",)) for i in range(n)]
+    top = Lib("libtop.so", "libtop.so", needed=tuple(lib.file for lib in libs), runpath=("$ORIGIN",))
+    write(str(tmp_path), [*libs, top])
+    doc = json.loads(run_cli("check", "--format", "json", str(tmp_path)).stdout)
+    found = sorted(
+        (f for f in doc["findings"] if f["rule"] == "duplicate-export"), key=lambda f: len(f["evidence"]["libraries"])
+    )
+    names = sorted(str(tmp_path / lib.file) for lib in libs)
+    assert [f["evidence"]["symbols"] for f in found] == [["pair"], ["clash"]]
+    assert found[0]["evidence"]["libraries"] == names[:2]
+    assert found[1]["evidence"]["libraries"] == names
+    assert found[1]["evidence"]["roots"] == [str(tmp_path / "libtop.so")]
+    text = run_cli("check", str(tmp_path)).stdout
+    (line,) = [x for x in text.splitlines() if "[duplicate-export]" in x and "clash" in x]
+    assert len(line) < 600 + 2 * len(str(tmp_path))
+    assert sum(len(x) for x in text.splitlines() if "[duplicate-export]" in x) < 2 * (600 + 2 * len(str(tmp_path)))
