@@ -125,7 +125,8 @@ def pip_download(
     Returns:
         (the path, "") or (``None``, the reason pip gave) when it cannot be had offline.
     """
-    return pip_download(target, args, pattern, timeout)
+    with cache_lock():
+        return _pip_download(target, args, pattern, timeout)
 
 
 def _pip_download(target: Path, args: list[str], pattern: str, timeout: float | None) -> tuple[Path | None, str]:
