@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..context import AuditContext
-from ..loader.analysis import would_fail
+from ..loader.analysis import ROOTS_SHOWN, LinkageAnalysis, would_fail
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..loader.musl import musl_load_error
@@ -96,8 +96,9 @@ chain has one).
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
         "requester": "the object that needs it",
-        "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries "
+        "roots": "[{root, kind, reached, chain}] the roots whose load fails (ELF: the first 10), with the chain of DT_NEEDED entries "
         "(PE and Mach-O: also machine, the loader's)",
+        "roots_count": "how many loads meet it (``roots`` shows the first 10, in root order)",
         "would_fail": "what the user would see, in the words of the loader (glibc's, or musl's for a musl load)",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
@@ -114,33 +115,7 @@ chain has one).
         linkage = context.linkage
         if linkage is None:
             return
-        seen: dict[tuple[str, str], dict[str, Any]] = {}
-        for load, root in zip(linkage.loads, linkage.roots, strict=True):
-            for (requester, needed), res in load.resolutions.items():
-                if res.found:
-                    continue
-                if any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
-                    continue  # the GPU driver: driver-link reports it, with this chain
-                # One finding per file and DT_NEEDED, however many roots load it, under whatever spelling.
-                key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
-                entry = seen.get(key)
-                chain = [*load.chain(requester), needed]
-                if load.loader == "musl":
-                    detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
-                    message = musl_load_error(needed, requester, detail)
-                else:
-                    message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
-                root_info = {
-                    "root": load.root,
-                    "kind": load.kind.value,
-                    "reached": root.reached,
-                    "chain": chain,
-                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
-                }
-                if entry is None:
-                    seen[key] = {"res": res, "roots": [root_info], "message": message}
-                else:
-                    entry["roots"].append(root_info)
+        seen = _not_found(linkage)
         by_path = {b.path: b for b in context.binaries}
         for (requester, needed), entry in seen.items():
             res = entry["res"]
@@ -154,6 +129,7 @@ chain has one).
             )
             roots = entry["roots"]
             first = roots[0]
+            shown = [{k: v for k, v in r.items() if k != "would_fail"} for r in roots]
             file = linkage.audited.get(requester, requester)
             chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in first["chain"])
             tried = len(res.attempts) + res.more_attempts
@@ -163,7 +139,7 @@ chain has one).
             severity = None
             if hint is not None:
                 message += hint.text
-                if hint.extra is not None and not any(r["reached"] for r in roots):
+                if hint.extra is not None and not entry["reached"]:
                     severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
             yield self.finding(
                 file,
@@ -177,7 +153,8 @@ chain has one).
                     ),
                     "needed": needed,
                     "requester": requester,
-                    "roots": [{k: v for k, v in r.items() if k != "would_fail"} for r in roots],
+                    "roots": shown,
+                    "roots_count": entry["count"],
                     "would_fail": first["would_fail"],
                     "attempts": attempts_evidence(res.attempts),
                     "attempts_not_shown": res.more_attempts,
@@ -309,3 +286,43 @@ def _shipped_elsewhere(
             "as the package's os.add_dll_directory call would add it, or ship the DLL beside the module"
         )
     return f"; {base} is among the inputs at {elsewhere[0]}: {how}"
+
+
+def _not_found(linkage: LinkageAnalysis) -> dict[tuple[str, str], dict[str, Any]]:
+    """(file, DT_NEEDED) -> the first resolution that found nothing ("res"), the first loads
+    holding it ("roots": root, kind, reached, chain, would_fail; at most ``ROOTS_SHOWN``), how many
+    loads hold it ("count") and how many of those are reached ("reached"): one finding per file and
+    DT_NEEDED, however many roots load it, under whatever spelling; each part of the loads read once."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    holders = linkage.holders()
+    for part in linkage.parts():
+        held = holders[id(part.part)]
+        for (requester, needed), res in part.part.own_resolutions().items():
+            if res.found or any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
+                continue  # found; or the GPU driver: driver-link reports it, with this chain
+            key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
+            entry = found.setdefault(key, {"res": res, "first": {}, "count": 0, "reached": 0})
+            entry["count"] += held.count
+            entry["reached"] += held.reached
+            entry["first"].update((i, requester) for i in held.first if i not in entry["first"])
+    for (_file, needed), entry in found.items():
+        entry["roots"] = [_root_info(linkage, i, requester, needed, entry["res"]) for i, requester in
+                          sorted(entry.pop("first").items())[:ROOTS_SHOWN]]  # fmt: skip
+    return found
+
+
+def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str, res: Any) -> dict[str, Any]:
+    """How load ``index`` meets ``requester``'s DT_NEEDED ``needed`` found nowhere (``res``)."""
+    load, root = linkage.loads[index], linkage.roots[index]
+    if load.loader == "musl":
+        detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
+        message = musl_load_error(needed, requester, detail)
+    else:
+        message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+    return {
+        "root": load.root,
+        "kind": load.kind.value,
+        "reached": root.reached,
+        "chain": [*load.chain(requester), needed],
+        "would_fail": would_fail(load.kind, load.root, message, load.loader),
+    }

@@ -55,10 +55,10 @@ run time). Only distributions given (their binaries among the inputs) are judged
                 first.setdefault(owner, b.path)
         used: set[tuple[str | None, str | None]] = set()
         mentioned: set[str] = set()
-        for load in linkage.loads:
-            for obj in load.objects:
+        for part in linkage.parts():
+            for obj in part.objects():
                 mentioned.update(obj.binary.dlopen_names)
-            for (requester, _needed), res in load.resolutions.items():
+            for (requester, _needed), res in part.part.own_resolutions().items():
                 if res.path is not None:
                     used.add((model.owner(linkage.audited.get(requester, requester)), model.owner(res.path)))
         for mine, where in first.items():
