@@ -799,8 +799,8 @@ def _outside_inputs(linkage: LinkageAnalysis, binaries: list[Binary], sites: Seq
 
     inputs = {b.path for b in binaries} | set(linkage.audited)
     seen: dict[str, dict[str, str]] = {}
-    for load in linkage.loads:
-        for obj in load.objects:
+    for part in linkage.parts():
+        for obj in part.objects():
             if obj.depth == 0 or obj.path in inputs or obj.path == INTERPRETER or obj.path in seen:
                 continue
             if any(s.holds(obj.path) for s in sites):

@@ -8,18 +8,21 @@ own: the ``TargetEnvironment`` and the ``FileSystemView`` are passed in.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from .binding import Bound, bind_object
-from .closure import INTERPRETER, Load, Process, RootKind, alone_load, load_root, root_kind_of
+from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
 from .musl import MuslContext, MuslProcess, load_root_musl, musl_context, musl_loader, musl_matches
 from .target import TargetEnvironment
+
+#: How many roots a finding about every load holding one object names (the rest are counted).
+ROOTS_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,46 @@ class LinkageAnalysis:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     search_context: SearchContext | None = None
     problems: list[InputError] = field(default_factory=list)
+    _dlopen_roots: frozenset[str] | None = field(default=None, repr=False, compare=False)
+
+    def parts(self) -> list[Part]:
+        """Every part of every load once, in the order the loads first hold them (``Load.below``):
+        work over each load's resolutions or objects done over these is linear in what was loaded,
+        not in roots times closures, and meets every key in the same first-seen order."""
+        out: list[Part] = []
+        seen: set[int] = set()
+        for index, load in enumerate(self.loads):
+            above: Load | None = None
+            for part, hops in load.iter_parts():
+                if id(part) in seen:
+                    break  # this part and every part below it belong to an earlier load too
+                seen.add(id(part))
+                out.append(Part(part, index, hops, above))
+                above = part
+        return out
+
+    def holders(self, shown: int = ROOTS_SHOWN) -> dict[int, Holders]:
+        """id(part) -> the loads holding that part (see ``Holders``): O(parts x shown)."""
+        tops: dict[int, list[int]] = {}
+        for index, load in enumerate(self.loads):
+            tops.setdefault(id(load), []).append(index)
+        parts = sorted((p.part for p in self.parts()), key=lambda part: -part.height)
+        count = {id(part): len(tops.get(id(part), ())) for part in parts}
+        reached = {id(part): sum(self.roots[i].reached for i in tops.get(id(part), ())) for part in parts}
+        first = {id(part): tops.get(id(part), [])[:shown] for part in parts}
+        for part in parts:  # from the top down: a part's holders are its own and those of every part on it
+            below = part.below
+            if below is not None and id(below) in count:
+                count[id(below)] += count[id(part)]
+                reached[id(below)] += reached[id(part)]
+                first[id(below)] = sorted({*first[id(below)], *first[id(part)]})[:shown]
+        return {key: Holders(count[key], reached[key], tuple(first[key])) for key in count}
+
+    def dlopen_roots(self) -> frozenset[str]:
+        """Paths of the roots loaded as a plain ``dlopen`` (computed once: call it after the analysis)."""
+        if self._dlopen_roots is None:
+            self._dlopen_roots = frozenset(root.path for root in self.roots if root.kind is RootKind.DLOPEN)
+        return self._dlopen_roots
 
     def chains(self, path: str) -> list[Reach]:
         """Every way ``path`` is reached, one ``Reach`` per load that contains it."""
@@ -96,6 +139,42 @@ class LinkageAnalysis:
             for load, root in zip(self.loads, self.roots, strict=True)
             if load.object(path) is not None
         ]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of the loads (``Load.below``), as the first load holding it sees it.
+
+    Attributes:
+        part: the part (its own objects and resolutions: ``own_objects``, ``own_resolutions``).
+        index: index in ``LinkageAnalysis.loads`` of the first load holding it.
+        hops: how many levels deeper than its own root that load holds it.
+        above: the part just above it in that load (``None`` when ``hops`` is 0).
+    """
+
+    part: Load
+    index: int
+    hops: int
+    above: Load | None
+
+    def objects(self) -> Iterator[LoadedObject]:
+        """The part's own objects as the first load holding it sees them (parent and depth there)."""
+        return self.part.own_objects(self.hops, self.above)
+
+
+@dataclass(frozen=True, slots=True)
+class Holders:
+    """The loads holding one part.
+
+    Attributes:
+        count: how many loads hold it.
+        reached: how many of them are loads of roots another root reaches (``Root.reached``).
+        first: indices in ``LinkageAnalysis.loads`` of the first ones, at most ``ROOTS_SHOWN``.
+    """
+
+    count: int
+    reached: int
+    first: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,13 +314,14 @@ def analyze(
     python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
     # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
     alone = not python_roots and not env.executable and not env.dlopen_global
-    alone_loads: dict[str, Load] = {}
+    alone_loads = AloneLoads()
     by_path = {b.path: b for b in elf}
 
     noted: set[str] = set()
+    parts_seen: set[int] = set()
 
     def note_reached(load: Load | None) -> None:
-        for obj in load.objects if load is not None else ():
+        for obj in _new_objects(load, parts_seen) if load is not None else ():
             if obj.path in noted:
                 continue
             noted.add(obj.path)
@@ -284,13 +364,11 @@ def analyze(
     # Which loaded objects are audited inputs, and their bindings and version checks.
     bind_cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] = {}
     for load in analysis.loads:
-        objects = {o.path: o.binary for o in load.objects}
-        for obj in load.objects:
-            if load.kind is RootKind.DLOPEN and obj.path != load.root and not bind_all:
-                # A plain dlopen root stands for its own load only: each input that is a
-                # dependency here is an input of its own, bound in its own load (and so
-                # a directory of n libraries costs n bindings, not n squared).
-                continue
+        objects = _Binaries(load)
+        # A plain dlopen root stands for its own load only: each input that is a dependency
+        # here is an input of its own, bound in its own load (and so a directory of n
+        # libraries costs n bindings, not n squared).
+        for obj in _root_only(load) if load.kind is RootKind.DLOPEN and not bind_all else load.iter_objects():
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
             if source is None:
@@ -309,7 +387,7 @@ def analyze(
                     )
                 continue
             analysis.audited.setdefault(obj.path, source.path)
-            scope = load.scope_for(obj.path)
+            scope = load.scope_for(obj.path) if obj.binary.symbols.undefined() else []  # nothing to bind
             analysis.bindings[(load.root, obj.path)] = bind_object(
                 obj.binary,
                 scope,
@@ -355,7 +433,7 @@ def _analyze_musl(
     for load in analysis.loads:
         if load.loader != "musl":
             continue
-        objects = {o.path: o.binary for o in load.objects}
+        objects = _Binaries(load)
         for obj in load.objects:
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
@@ -385,6 +463,46 @@ def _run_musl(
             reached.add(ident)
 
 
+def _new_objects(load: Load, seen: set[int]) -> Iterator[LoadedObject]:
+    """The objects of ``load``'s parts not in ``seen`` (ids of parts; updated): each shared part once."""
+    above: Load | None = None
+    for part, hops in load.iter_parts():
+        if id(part) in seen:
+            return  # this part and every part below it were seen with an earlier load
+        seen.add(id(part))
+        yield from part.own_objects(hops, above)
+        above = part
+
+
+def _root_only(load: Load) -> Iterator[LoadedObject]:
+    """The root's own object of a plain dlopen load (the first at its path), if it was loaded."""
+    obj = load.object(load.root)
+    if obj is not None:
+        yield obj
+
+
+class _Binaries(Mapping[str, Binary]):
+    """Path -> ``Binary`` of a load's objects (a dict over the load order), built on first use."""
+
+    def __init__(self, load: Load) -> None:
+        self._load = load
+        self._map: dict[str, Binary] | None = None
+
+    def _built(self) -> dict[str, Binary]:
+        if self._map is None:
+            self._map = {o.path: o.binary for o in self._load.iter_objects()}
+        return self._map
+
+    def __getitem__(self, path: str) -> Binary:
+        return self._built()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 def _default_interpreter(machine: str) -> str:
     return {
         "x86-64": "/lib64/ld-linux-x86-64.so.2",
@@ -409,7 +527,7 @@ def _target_path(fs: FileSystemView, path: str) -> str:
     return path
 
 
-def _check_versions(load: Load, path: str, binary: Binary, objects: dict[str, Binary]) -> Iterable[VersionFailure]:
+def _check_versions(load: Load, path: str, binary: Binary, objects: Mapping[str, Binary]) -> Iterable[VersionFailure]:
     """``_dl_check_map_versions``: every non-weak version need must be defined by its file's object."""
     if not binary.version_needs:
         return
@@ -418,7 +536,7 @@ def _check_versions(load: Load, path: str, binary: Binary, objects: dict[str, Bi
         if ref.version is not None:
             users.setdefault(ref.version.name, []).append(ref.name)
     for need in binary.version_needs:
-        resolution = load.resolutions.get((path, need.file))
+        resolution = load.resolution(path, need.file)
         if resolution is None or resolution.path is None:
             continue  # not loaded (library-not-found) or not a DT_NEEDED (verneed-mismatch)
         provider = objects.get(resolution.path)

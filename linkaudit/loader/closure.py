@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import enum
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -72,9 +72,16 @@ class LoadedObject(NamedTuple):
 INTERPRETER = "<python interpreter>"
 
 
-@dataclass(slots=True)
 class Load:
     """The load of one import root.
+
+    A load built on the load of its root's single dependency (``alone_load``) stores only its
+    own *part* — the root's object and its DT_NEEDED resolution — and ``below``, the load of
+    that dependency dlopened alone, which it holds one level deeper.  A chain of n libraries so
+    stores n parts, not n(n+1)/2 objects and resolutions.  ``objects``, ``resolutions``,
+    ``local_scope`` and ``distinct()`` are still the whole load (rebuilt on each call for a load
+    with ``below``: O(closure)); work over every load reads each part once (``iter_parts``,
+    ``loader.analysis.distinct_parts``).
 
     Attributes:
         root: path of the root.
@@ -89,34 +96,171 @@ class Load:
         interpreter_virtual: True when the global scope starts with a generic
             interpreter that provides the ``Py*``/``_Py*`` API.
         loader: the loader emulated: ``"glibc"`` (``loader.ldso``) or ``"musl"`` (``loader.musl``).
+        below: the load this one is built on, or ``None`` (then every field is this load's own).
+        link: how the root's DT_NEEDED found ``below``'s root (its source here), when ``below`` is set.
     """
 
-    root: str
-    kind: RootKind
-    objects: list[LoadedObject] = field(default_factory=list)
-    global_scope: list[str] = field(default_factory=list)
-    local_scope: list[str] = field(default_factory=list)
-    resolutions: dict[tuple[str, str], Resolution] = field(default_factory=dict)
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    interpreter_virtual: bool = False
-    loader: str = "glibc"
-    _index: dict[str, LoadedObject] = field(default_factory=dict, repr=False)
+    __slots__ = (
+        "_height",
+        "_index",
+        "_jump",
+        "_local_scope",
+        "_objects",
+        "_resolutions",
+        "below",
+        "errors",
+        "global_scope",
+        "interpreter_virtual",
+        "kind",
+        "link",
+        "loader",
+        "root",
+    )  # fmt: skip
+
+    def __init__(self, root: str, kind: RootKind, *, loader: str = "glibc") -> None:
+        self.root, self.kind, self.loader = root, kind, loader
+        self.global_scope: list[str] = []
+        self.errors: list[tuple[str, str]] = []
+        self.interpreter_virtual = False
+        self.below: Load | None = None
+        self.link: Source | None = None
+        self._objects: list[LoadedObject] = []
+        self._resolutions: dict[tuple[str, str], Resolution] = {}
+        self._local_scope: list[str] = []
+        self._index: dict[str, LoadedObject] = {}
+        self._height = 0  # parts below this one
+        self._jump: Load = self  # a part further down (skew-binary jump pointers: O(log n) ancestor tests)
+
+    def __repr__(self) -> str:
+        return f"Load({self.root!r}, {self.kind.value}, parts={sum(1 for _ in self.iter_parts())})"
+
+    def iter_parts(self) -> Iterator[tuple[Load, int]]:
+        """This load's parts, top first, as ``(part, hops)``: the part's objects sit ``hops`` levels deeper here."""
+        part: Load | None = self
+        hops = 0
+        while part is not None:
+            yield part, hops
+            part, hops = part.below, hops + 1
+
+    def own_objects(self, hops: int = 0, above: Load | None = None) -> Iterator[LoadedObject]:
+        """This part's own objects as the load ``hops`` levels above sees them (``above``: the part
+        just above it there, whose root needs this part's root)."""
+        for i, o in enumerate(self._objects):
+            if not hops:
+                yield o
+            elif i == 0 and above is not None:
+                yield LoadedObject(o.path, o.binary, above.root, above.link or Source.SYSTEM, hops)
+            else:
+                yield LoadedObject(o.path, o.binary, o.parent, o.source, o.depth + hops)
+
+    def _set_below(self, below: Load, link: Source) -> None:
+        self.below, self.link, self._height = below, link, below._height + 1
+        jump = below._jump
+        self._jump = jump._jump if below._height - jump._height == jump._height - jump._jump._height else below
+
+    @property
+    def height(self) -> int:
+        """How many parts lie below this one (0 without ``below``)."""
+        return self._height
+
+    def has_own(self, path: str) -> bool:
+        """True when this part's own objects hold ``path``."""
+        return path in self._index
+
+    def holds_part(self, part: Load) -> bool:
+        """True when ``part`` is one of this load's parts (O(log parts))."""
+        node = self
+        while node._height > part._height:
+            node = node._jump if node._jump._height >= part._height else node.below  # type: ignore[assignment]
+        return node is part
+
+    def own_resolutions(self) -> Mapping[tuple[str, str], Resolution]:
+        """This part's own resolutions (do not modify)."""
+        return self._resolutions
+
+    def iter_objects(self) -> Iterator[LoadedObject]:
+        """Every object of the load, in load order (``objects`` without building a list)."""
+        above: Load | None = None
+        for part, hops in self.iter_parts():
+            yield from part.own_objects(hops, above)
+            above = part
+
+    @property
+    def objects(self) -> list[LoadedObject]:
+        """Every object loaded for it, in load order (the list itself when ``below`` is ``None``)."""
+        return self._objects if self.below is None else list(self.iter_objects())
+
+    @objects.setter
+    def objects(self, value: list[LoadedObject]) -> None:
+        self._objects = value
+
+    @property
+    def resolutions(self) -> dict[tuple[str, str], Resolution]:
+        """(requester path, DT_NEEDED) -> ``Resolution`` (the dict itself when ``below`` is ``None``)."""
+        if self.below is None:
+            return self._resolutions
+        out: dict[tuple[str, str], Resolution] = {}
+        for part, _hops in self.iter_parts():
+            out.update(part._resolutions)
+        return out
+
+    @resolutions.setter
+    def resolutions(self, value: dict[tuple[str, str], Resolution]) -> None:
+        self._resolutions = value
+
+    @property
+    def local_scope(self) -> list[str]:
+        """Paths of the root's own search list, in lookup order (the list itself when ``below`` is ``None``)."""
+        if self.below is None:
+            return self._local_scope
+        return [path for part, _hops in self.iter_parts() for path in part._local_scope]
+
+    @local_scope.setter
+    def local_scope(self, value: list[str]) -> None:
+        self._local_scope = value
+
+    def resolution(self, requester: str, needed: str) -> Resolution | None:
+        """How ``requester``'s DT_NEEDED ``needed`` resolved in this load, or ``None`` (O(parts))."""
+        for part, _hops in self.iter_parts():
+            found = part._resolutions.get((requester, needed))
+            if found is not None:
+                return found
+        return None
 
     def add_object(self, obj: LoadedObject) -> None:
         """Append ``obj`` to the load order."""
-        self.objects.append(obj)
+        self._objects.append(obj)
         self._index.setdefault(obj.path, obj)
 
     def distinct(self) -> Mapping[str, LoadedObject]:
         """Path -> the first object loaded at that path, in load order (do not modify)."""
-        return self._index
+        if self.below is None:
+            return self._index
+        out: dict[str, LoadedObject] = {}
+        for obj in self.iter_objects():
+            out.setdefault(obj.path, obj)
+        return out
 
     def object(self, path: str) -> LoadedObject | None:
-        """The loaded object at ``path``, or ``None``."""
-        return self._index.get(path)
+        """The loaded object at ``path``, or ``None`` (O(parts))."""
+        above: Load | None = None
+        for part, hops in self.iter_parts():
+            obj = part._index.get(path)
+            if obj is not None:
+                return obj if not hops else next(o for o in part.own_objects(hops, above) if o.path == path)
+            above = part
+        return None
 
     def chain(self, path: str) -> list[str]:
-        """The chain of parents from the root to ``path`` (inclusive)."""
+        """The chain of parents from the root to ``path`` (inclusive): O(parts + chain)."""
+        roots: list[str] = []
+        for part, _hops in self.iter_parts():
+            if path in part._index:
+                return roots + part._own_chain(path)
+            roots.append(part.root)
+        return [path]
+
+    def _own_chain(self, path: str) -> list[str]:
         by_path = self._index
         out = [path]
         seen = {path}
@@ -132,7 +276,10 @@ class Load:
         """Lookup scope of an object loaded for this root: global, then the root's search list."""
         if self.kind is RootKind.EXECUTABLE:
             return self.global_scope
-        return self.global_scope + [p for p in self.local_scope if p not in self.global_scope]
+        local = self.local_scope
+        if not self.global_scope:
+            return list(local)
+        return self.global_scope + [p for p in local if p not in self.global_scope]
 
 
 def _names_of(binary: Binary, path: str, requested: str | None) -> list[str]:
@@ -336,8 +483,41 @@ def load_root(
     return load
 
 
+class AloneLoads:
+    """The loads of libraries dlopened alone, shared between roots (``alone_load``).
+
+    Attributes:
+        loads: path -> the load of that path dlopened alone.
+        looking_up: DT_NEEDED name -> the parts whose own resolutions look it up.
+        holding: path -> the parts whose own objects hold it.
+    """
+
+    __slots__ = ("holding", "loads", "looking_up")
+
+    def __init__(self) -> None:
+        self.loads: dict[str, Load] = {}
+        self.looking_up: dict[str, list[Load]] = {}
+        self.holding: dict[str, list[Load]] = {}
+
+    def add(self, path: str, load: Load) -> Load:
+        """Keep ``load`` as the load of ``path`` dlopened alone and index its own part."""
+        self.loads[path] = load
+        for _requester, name in load._resolutions:
+            self.looking_up.setdefault(name, []).append(load)
+        for held in load._index:
+            self.holding.setdefault(held, []).append(load)
+        return load
+
+    def shares(self, below: Load, names: Iterable[str], path: str) -> bool:
+        """True when no part of ``below`` looks up one of ``names`` or holds ``path``."""
+        for name in names:
+            if any(below.holds_part(part) for part in self.looking_up.get(name, ())):
+                return False
+        return not any(below.holds_part(part) for part in self.holding.get(path, ()))
+
+
 def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Callable[[str], Binary],
-               loads: dict[str, Load]) -> Load:  # fmt: skip
+               loads: AloneLoads) -> Load:  # fmt: skip
     """``load_root(root_path, root, RootKind.DLOPEN, ctx, read_global)`` for a library dlopened in a
     process of its own with an empty global scope (no interpreter, executable or ``--dlopen-global``:
     the caller's to check), sharing the loads of single dependencies.
@@ -346,8 +526,8 @@ def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Ca
     searched (not already loaded) and found, loads exactly as: itself, then the load of that
     dependency dlopened alone, one level deeper — when no name that dependency's load looks up
     is one the library adds (its path, its SONAME, the name it needs by).  Then the dependency's
-    load is taken from ``loads`` (path -> load of that path dlopened alone, filled here) instead
-    of searched again; otherwise ``load_root`` builds it.  Closures do not compose in general
+    load is taken from ``loads`` (filled here) instead of searched again, and the library's load
+    stores only its own part on top of it (``Load.below``); otherwise ``load_root`` builds it.  Closures do not compose in general
     (the first object loaded under a name wins): nothing else is shared.
     """
     rtld_names = _rtld_names(ctx, read_global)
@@ -355,14 +535,14 @@ def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Ca
     seen: set[str] = set()
     path, binary = root_path, root
     while True:
-        hit = loads.get(path)
-        if hit is not None and hit.objects and hit.objects[0].binary is binary:
+        hit = loads.loads.get(path)
+        if hit is not None and hit._objects and hit._objects[0].binary is binary:
             load = hit
             break
         step = None if path in seen else _single_dependency(path, binary, ctx, rtld_names)
         seen.add(path)
         if step is None:
-            load = loads[path] = load_root(path, binary, RootKind.DLOPEN, ctx, read_global)
+            load = loads.add(path, load_root(path, binary, RootKind.DLOPEN, ctx, read_global))
             break
         resolution, found = step
         pending.append((path, binary, resolution))
@@ -370,8 +550,8 @@ def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Ca
         path, binary = resolution.path, found
     while pending:
         path, binary, resolution = pending.pop()
-        shared = _on_top_of(path, binary, resolution, load)
-        load = loads[path] = shared or load_root(path, binary, RootKind.DLOPEN, ctx, read_global)
+        shared = _on_top_of(path, binary, resolution, load, loads)
+        load = loads.add(path, shared or load_root(path, binary, RootKind.DLOPEN, ctx, read_global))
     return load
 
 
@@ -401,23 +581,17 @@ def _single_dependency(
     return resolution, found
 
 
-def _on_top_of(path: str, binary: Binary, resolution: Resolution, below: Load) -> Load | None:
+def _on_top_of(path: str, binary: Binary, resolution: Resolution, below: Load, loads: AloneLoads) -> Load | None:
     """The load of ``path`` (needing one library, found by ``resolution``) made of ``below``, that
     library's own load, one level deeper; ``None`` when a name ``below`` looks up is one ``path``'s
     load adds (its path, SONAME, or the name it needs by), so the loads would differ."""
     added = {path, resolution.name, *([binary.soname] if binary.soname else [])}
-    if any(name in added for _requester, name in below.resolutions) or path in below._index:
+    if not loads.shares(below, added, path):
         return None
     load = Load(path, RootKind.DLOPEN)
-    first = below.objects[0]
-    objects = [
-        LoadedObject(path, binary, None, Source.ROOT, 0),
-        LoadedObject(first.path, first.binary, path, resolution.source or Source.SYSTEM, 1),
-    ]
-    objects += [LoadedObject(o.path, o.binary, o.parent, o.source, o.depth + 1) for o in below.objects[1:]]
-    load.objects = objects
-    load._index = {o.path: o for o in reversed(objects)}  # the first object at a path, as add_object keeps
-    load.local_scope = [path, *below.local_scope]
-    load.resolutions = {(path, resolution.name): resolution, **below.resolutions}
+    load.add_object(LoadedObject(path, binary, None, Source.ROOT, 0))
+    load._set_below(below, resolution.source or Source.SYSTEM)
+    load._local_scope = [path]
+    load._resolutions = {(path, resolution.name): resolution}
     load.errors = list(below.errors)
     return load

@@ -126,13 +126,13 @@ def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
     system_dirs = set(linkage.system_dirs)
     libraries: dict[str, Binary] = {}
     known: set[str] = set()
-    for load in linkage.loads:
-        index = load.distinct()
-        for path in index.keys() - known:
-            known.add(path)
-            obj = index[path]
-            if obj.binary.kind in _KINDS and path.rsplit("/", 1)[0] not in system_dirs:
-                libraries[path] = obj.binary
+    for part in linkage.parts():  # each shared part once: the libraries are what the loads hold
+        for obj in part.objects():
+            if obj.path in known:
+                continue
+            known.add(obj.path)
+            if obj.binary.kind in _KINDS and obj.path.rsplit("/", 1)[0] not in system_dirs:
+                libraries[obj.path] = obj.binary
 
     def own(obj: LoadedObject) -> bool:
         return obj.source not in (Source.CACHE, Source.SYSTEM, Source.POLICY)
@@ -140,11 +140,12 @@ def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
     def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
         wanted = paths & libraries.keys()
         for load in linkage.loads:
-            index = load.distinct()
+            found = {p: obj for p in wanted if (obj := load.object(p)) is not None}  # O(wanted x parts)
             held = {
                 p
-                for p in wanted & index.keys()
-                if own(index[p]) or any(o.path == p and own(o) for o in load.objects)  # a second copy, found otherwise
+                for p, obj in found.items()
+                if own(obj)
+                or any(o.path == p and own(o) for o in load.iter_objects())  # a second copy, found otherwise
             }
             yield load.root, held
 

@@ -23,7 +23,7 @@ def _loaded_by_dlopen(binary: Binary, context: AuditContext) -> bool:
     linkage = context.linkage
     if linkage is None or binary.kind is not Kind.SHARED_LIBRARY:
         return False
-    return any(root.path == binary.path and root.kind.value == "dlopen" for root in linkage.roots)
+    return binary.path in linkage.dlopen_roots()
 
 
 class ExecutableStack(Rule):

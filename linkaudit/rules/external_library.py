@@ -60,8 +60,8 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
         drivers = driver_index()
         inputs = {os.path.normpath(b.path) for b in context.binaries}
         resolved: dict[tuple[str, str], str] = {}
-        for load in linkage.loads:
-            for (requester, needed), res in load.resolutions.items():
+        for part in linkage.parts():
+            for (requester, needed), res in part.part.own_resolutions().items():
                 if res.path is not None:
                     resolved.setdefault((linkage.audited.get(requester, requester), needed), res.path)
         for binary in context.binaries:

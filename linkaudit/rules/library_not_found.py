@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import AuditContext
-from ..loader.analysis import would_fail
+from ..loader.analysis import ROOTS_SHOWN, LinkageAnalysis, would_fail
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
 from ..loader.musl import musl_load_error
@@ -97,8 +97,9 @@ chain has one).
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
         "requester": "the object that needs it",
-        "roots": "[{root, kind, reached, chain}] every root whose load fails, with the chain of DT_NEEDED entries "
-        "(PE and Mach-O: also machine, the loader's)",
+        "roots": "[{root, kind, reached, chain}] the roots whose load fails (ELF: the first 10 of each requester), "
+        "with the chain of DT_NEEDED entries (PE and Mach-O: also machine, the loader's)",
+        "roots_count": "ELF: how many loads meet it, over every requester (``roots`` shows the first 10 of each)",
         "would_fail": "what the user would see, in the words of the loader (glibc's, or musl's for a musl load)",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
@@ -139,7 +140,7 @@ chain has one).
         severity = None
         if hint is not None:
             message += hint.text
-            reached = any(root["reached"] for r in requesters for root in r.roots)
+            reached = any(r.reached for r in requesters)
             if all(h is not None and h.severity is Severity.NOTE for h in hints):
                 severity = Severity.NOTE  # a conda package's declared dependency brings it
             elif all(h is not None and h.extra is not None for h in hints) and not reached:
@@ -157,6 +158,7 @@ chain has one).
                 "needed": needed,
                 "requester": first.requester,
                 "roots": [{k: v for k, v in root.items() if k != "would_fail"} for r in requesters for root in r.roots],
+                "roots_count": sum(r.count for r in requesters),
                 "would_fail": top["would_fail"],
                 "attempts": attempts_evidence(res.attempts),
                 "attempts_not_shown": res.more_attempts,
@@ -264,6 +266,8 @@ class _Requester:
     requester: str
     res: Any
     roots: list[dict[str, Any]] = field(default_factory=list)
+    count: int = 0
+    reached: int = 0
 
 
 def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
@@ -273,26 +277,11 @@ def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
     if linkage is None:
         return {}
     seen: dict[str, dict[str, _Requester]] = {}
-    for load, root in zip(linkage.loads, linkage.roots, strict=True):
-        for (requester, needed), res in load.resolutions.items():
-            if res.found or any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
-                continue  # found, or the GPU driver: driver-link reports it, with this chain
-            file = linkage.audited.get(requester, posixpath.normpath(requester))
-            entry = seen.setdefault(needed, {}).setdefault(file, _Requester(file, requester, res))
-            if load.loader == "musl":
-                detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
-                message = musl_load_error(needed, requester, detail)
-            else:
-                message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
-            entry.roots.append(
-                {
-                    "root": load.root,
-                    "kind": load.kind.value,
-                    "reached": root.reached,
-                    "chain": [*load.chain(requester), needed],
-                    "would_fail": would_fail(load.kind, load.root, message, load.loader),
-                }
-            )
+    for (file, needed), entry in _not_found(linkage).items():
+        requester = _Requester(
+            file, entry["requester"], entry["res"], entry["roots"], entry["count"], entry["reached"]
+        )
+        seen.setdefault(needed, {})[file] = requester
     return {needed: [by_file[f] for f in sorted(by_file)] for needed, by_file in seen.items()}
 
 
@@ -369,3 +358,43 @@ def _shipped_elsewhere(
             "as the package's os.add_dll_directory call would add it, or ship the DLL beside the module"
         )
     return f"; {base} is among the inputs at {elsewhere[0]}: {how}"
+
+
+def _not_found(linkage: LinkageAnalysis) -> dict[tuple[str, str], dict[str, Any]]:
+    """(file, DT_NEEDED) -> the first resolution that found nothing ("res"), the first loads
+    holding it ("roots": root, kind, reached, chain, would_fail; at most ``ROOTS_SHOWN``), how many
+    loads hold it ("count") and how many of those are reached ("reached"): one finding per file and
+    DT_NEEDED, however many roots load it, under whatever spelling; each part of the loads read once."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    holders = linkage.holders()
+    for part in linkage.parts():
+        held = holders[id(part.part)]
+        for (requester, needed), res in part.part.own_resolutions().items():
+            if res.found or any(a.outcome is Outcome.DRIVER_ABSENT for a in res.attempts):
+                continue  # found; or the GPU driver: driver-link reports it, with this chain
+            key = (linkage.audited.get(requester, posixpath.normpath(requester)), needed)
+            entry = found.setdefault(key, {"res": res, "requester": requester, "first": {}, "count": 0, "reached": 0})
+            entry["count"] += held.count
+            entry["reached"] += held.reached
+            entry["first"].update((i, requester) for i in held.first if i not in entry["first"])
+    for (_file, needed), entry in found.items():
+        entry["roots"] = [_root_info(linkage, i, requester, needed, entry["res"]) for i, requester in
+                          sorted(entry.pop("first").items())[:ROOTS_SHOWN]]  # fmt: skip
+    return found
+
+
+def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str, res: Any) -> dict[str, Any]:
+    """How load ``index`` meets ``requester``'s DT_NEEDED ``needed`` found nowhere (``res``)."""
+    load, root = linkage.loads[index], linkage.roots[index]
+    if load.loader == "musl":
+        detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
+        message = musl_load_error(needed, requester, detail)
+    else:
+        message = res.error or f"{needed}: cannot open shared object file: No such file or directory"
+    return {
+        "root": load.root,
+        "kind": load.kind.value,
+        "reached": root.reached,
+        "chain": [*load.chain(requester), needed],
+        "would_fail": would_fail(load.kind, load.root, message, load.loader),
+    }

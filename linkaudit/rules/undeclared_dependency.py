@@ -47,8 +47,8 @@ Fix: add the distribution (the evidence names it) to P's Requires-Dist.
             return
         by_path = {b.path: b for b in context.binaries}
         seen: set[tuple[str, str]] = set()
-        for load in linkage.loads:
-            for (requester, needed), res in load.resolutions.items():
+        for part in linkage.parts():
+            for (requester, needed), res in part.part.own_resolutions().items():
                 path = linkage.audited.get(requester, requester)
                 binary = by_path.get(path)
                 if binary is None or res.path is None or (path, needed) in seen:

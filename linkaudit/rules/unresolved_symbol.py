@@ -37,13 +37,35 @@ def _explained(binary: Binary, driverless: bool) -> set[str]:
 
 
 def failed_needs(linkage: LinkageAnalysis) -> dict[tuple[str, str], set[str]]:
-    """(root, object path) -> the object's DT_NEEDED names that resolved nowhere in that load."""
+    """(root, object path) -> the object's DT_NEEDED names that resolved nowhere in that load, for
+    the objects bound (``linkage.bindings``); each part of a load read once."""
     out: dict[tuple[str, str], set[str]] = {}
-    for load in linkage.loads:
-        for (requester, needed), res in load.resolutions.items():
+    by_root = {ld.root: ld for ld in linkage.loads}
+    failed_in: dict[int, dict[str, set[str]]] = {}  # id(part) -> requester -> names found nowhere
+    for part in linkage.parts():
+        for (requester, needed), res in part.part.own_resolutions().items():
             if not res.found:
-                out.setdefault((load.root, requester), set()).add(needed)
+                failed_in.setdefault(id(part.part), {}).setdefault(requester, set()).add(needed)
+    for root, obj in linkage.bindings:
+        load = by_root.get(root)
+        for piece, _hops in load.iter_parts() if load is not None else ():
+            names = failed_in.get(id(piece), {}).get(obj)
+            if names:
+                out.setdefault((root, obj), set()).update(names)
+            if piece.has_own(obj):
+                break  # the part holding the object holds its resolutions
     return out
+
+
+def stopped_roots(linkage: LinkageAnalysis) -> set[str]:
+    """Roots whose load stops: an error, or a DT_NEEDED found nowhere or not usable (each part once)."""
+    stops: dict[int, bool] = {}
+    for own in sorted((p.part for p in linkage.parts()), key=lambda part: part.height):  # bottom up
+        below = own.below
+        stops[id(own)] = (below is not None and stops.get(id(below), False)) or any(
+            not res.found or res.error for res in own.own_resolutions().values()
+        )
+    return {ld.root for ld in linkage.loads if ld.errors or stops.get(id(ld), False)}
 
 
 class UnresolvedSymbol(Rule):
@@ -107,11 +129,7 @@ missing-provider covers those of a known family.
         # A load that stops — a candidate that is no usable ELF object, or a DT_NEEDED found nowhere
         # (ld.so fails the dlopen before it relocates anything) — binds nothing: library-not-found
         # reports the cause, and the user never meets these symbols until it is fixed.
-        stopped = {
-            ld.root
-            for ld in linkage.loads
-            if ld.errors or any(not res.found or res.error for res in ld.resolutions.values())
-        }
+        stopped = stopped_roots(linkage)
         failed = failed_needs(linkage)
         # (root, object) -> versions version-not-found reports: their references bind nowhere as a consequence.
         missing_versions: dict[tuple[str, str], set[str]] = {}
@@ -138,17 +156,15 @@ missing-provider covers those of a known family.
                 roots = grouped.setdefault((file, weak), {}).setdefault(b.symbol.display_name(), [])
                 if root not in roots:
                     roots.append(root)
+        missing: dict[str, set[str]] = {}  # audited file -> its DT_NEEDED names found nowhere, in some load
+        for part in linkage.parts() if grouped else ():
+            for (req, needed), res in part.part.own_resolutions().items():
+                if not res.found and req in linkage.audited:
+                    missing.setdefault(linkage.audited[req], set()).add(needed)
         for (file, weak), symbols in grouped.items():
             names = sorted(symbols)
             roots = sorted({r for rs in symbols.values() for r in rs})
-            missing_libs = sorted(
-                {
-                    needed
-                    for load in linkage.loads
-                    for (req, needed), res in load.resolutions.items()
-                    if not res.found and linkage.audited.get(req) == file
-                }
-            )
+            missing_libs = sorted(missing.get(file, ()))
             count = f"{len(names)} undefined symbol{'s' if len(names) != 1 else ''}"
             if weak:
                 verb = "binds" if len(names) == 1 else "bind"

@@ -60,10 +60,10 @@ run time). Only distributions given (their binaries among the inputs) are judged
         used: set[tuple[str | None, str | None]] = set()
         mentioned: set[str] = set()
         needs: dict[str | None, set[str]] = {}  # distribution -> every DT_NEEDED of its binaries
-        for load in linkage.loads:
-            for obj in load.objects:
+        for part in linkage.parts():
+            for obj in part.objects():
                 mentioned.update(obj.binary.dlopen_names)
-            for (requester, needed), res in load.resolutions.items():
+            for (requester, needed), res in part.part.own_resolutions().items():
                 owner = model.owner(linkage.audited.get(requester, requester))
                 needs.setdefault(owner, set()).add(needed)
                 if res.path is not None:

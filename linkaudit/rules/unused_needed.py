@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..loader.analysis import ROOTS_SHOWN
 from ..loader.modelled import is_modelled
 from ..report import Finding, Severity
 from .base import Rule
@@ -35,11 +36,16 @@ what it defines is unknown, so it cannot be shown unused). A library loaded
 only for its static initialisers (a backend that registers itself) is
 legitimately "unused": declare it in a [[required-needed]] entry of
 linkaudit.toml, which also fails the build if an as-needed link drops it.
+
+The evidence names the first ten roots (in root order) whose loads hold the
+object and counts them all: the DT_NEEDED is the file's own, the same in every
+load, and listing each root would make a chain of n libraries name n²/2 roots.
 """
     evidence = {
         "needed": "the DT_NEEDED entry",
         "resolved": "the path it resolved to",
-        "roots": "the loads in which nothing binds to it",
+        "roots": "the first loads (in root order, at most 10) in which nothing binds to it",
+        "roots_count": "how many loads hold it (each counted once per load)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -54,18 +60,23 @@ linkaudit.toml, which also fails the build if an as-needed link drops it.
                 for b in bounds:
                     if b.provider is not None:
                         used.setdefault((file, b.provider), set()).add(root)
-        candidates: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # (file, needed) -> (paths, roots)
-        for load in linkage.loads:
+        # (file, needed) -> (paths, number of loads, indices of the first loads)
+        candidates: dict[tuple[str, str], tuple[set[str], list[int], set[int]]] = {}
+        holders = linkage.holders()
+        for part in linkage.parts():
             # every object of the load that was searched for has its DT_NEEDED resolutions here
-            for (requester, needed), res in load.resolutions.items():
+            held = holders[id(part.part)]
+            for (requester, needed), res in part.part.own_resolutions().items():
                 file = audited.get(requester)
                 if file is None or res.path is None or needed in GLIBC_MERGED_STUBS or is_modelled(res.path):
                     continue
-                paths, roots = candidates.setdefault((file, needed), (set(), set()))
+                paths, count, first = candidates.setdefault((file, needed), (set(), [0], set()))
                 paths.add(res.path)
-                roots.add(load.root)
+                count[0] += held.count
+                first.update(held.first)
         required = context.config.required_needed
-        for (file, needed), (paths, roots) in candidates.items():
+        loads = linkage.loads
+        for (file, needed), (paths, count, first) in candidates.items():
             if any(used.get((file, path)) for path in paths):
                 continue
             if any(p.applies_to(file) and p.matching((needed,)) for p in required):
@@ -76,5 +87,10 @@ linkaudit.toml, which also fails the build if an as-needed link drops it.
                 needed,
                 f"DT_NEEDED {needed} ({resolved[0]}) provides no symbol this object binds to: an unused "
                 "dependency that still has to be found at load time",
-                {"needed": needed, "resolved": resolved[0], "roots": sorted(roots)},
+                {
+                    "needed": needed,
+                    "resolved": resolved[0],
+                    "roots": sorted({loads[i].root for i in sorted(first)[:ROOTS_SHOWN]}),
+                    "roots_count": count[0],
+                },
             )

@@ -229,6 +229,7 @@ def test_random_dags_cover_the_cases(tmp_path: Path) -> None:
         seen |= {"nodeflib" for b in _binaries(base) if b.flags_1 & 0x800}
         seen |= {"preload" for _ in env.ld_preload}
         seen |= {k.kind.value for k in analysis.roots}
+        seen |= {"shared-part" for load in analysis.loads if load.below is not None}
         sonames = [b.soname for b in _binaries(base) if b.soname]
         seen |= {"shared-soname" for _ in range(len(sonames) - len(set(sonames)))}
     assert seen >= {
@@ -244,6 +245,7 @@ def test_random_dags_cover_the_cases(tmp_path: Path) -> None:
         "executable",
         "dlopen",
         "shared-soname",
+        "shared-part",
     }, seen
 
 
@@ -377,3 +379,101 @@ def test_shared_load_not_taken_when_a_name_differs(tmp_path: Path, monkeypatch: 
     assert _dump(shared) == _dump(alone)
     top = next(load for load in shared.loads if load.root == str(tmp_path / "libtop.so"))
     assert top.resolutions[(str(tmp_path / "liblow.so"), "libtop.so")].path == str(tmp_path / "libtop.so")
+
+
+def test_chain_stores_each_object_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14's chain: n loads of n(n+1)/2 objects are n parts of one object and one resolution
+    each (the bottom: the library alone), and no rule reads a whole shared load during the audit."""
+    n = 120
+    write(str(tmp_path), chain_libs(n, exports=3))
+    analysis = _analyze(tmp_path, TargetEnvironment(system_dirs=(str(tmp_path / "sys"),), use_cache=False))
+    parts = analysis.parts()
+    assert len(parts) == n
+    assert sum(len(list(p.objects())) for p in parts) == n
+    assert sum(len(p.part.own_resolutions()) for p in parts) == n - 1
+    assert sum(len(load.objects) for load in analysis.loads) == n * (n + 1) // 2  # the views are whole
+    holders = analysis.holders()
+    bottom = next(p.part for p in parts if p.part.below is None)
+    assert holders[id(bottom)].count == n and len(holders[id(bottom)].first) == 10
+    whole: list[str] = []
+    for name in ("objects", "resolutions", "local_scope"):
+        view = getattr(closure.Load, name)
+
+        def counted(load: Load, view: Any = view, name: str = name) -> Any:
+            if load.below is not None:
+                whole.append(name)
+            return view.fget(load)
+
+        monkeypatch.setattr(closure.Load, name, property(counted, view.fset))
+    monkeypatch.setattr(closure.Load, "distinct", lambda load: whole.append("distinct") or {})
+    report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment(use_cache=False)))
+    assert whole == []
+    unused = [f for f in report.findings if f.rule == "unused-needed"]
+    assert len(unused) == n - 1
+    first = next(f for f in unused if f.file == str(tmp_path / "libc1.so"))
+    assert first.evidence["roots_count"] == n - 1 and len(first.evidence["roots"]) == 10
+
+
+def test_missing_library_at_the_bottom_of_a_chain_counted_not_listed(tmp_path: Path) -> None:
+    """A DT_NEEDED found nowhere under a chain of n: one finding naming 10 roots with their chains,
+    counting all n (listing them would be n^2/2 chain entries)."""
+    n = 60
+    libs = chain_libs(n, exports=2)
+    libs[0] = Lib(libs[0].file, libs[0].soname, ("libmissing.so.1",), runpath=libs[0].runpath)
+    write(str(tmp_path), libs)
+    report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment(use_cache=False)))
+    found = [f for f in report.findings if f.rule == "library-not-found"]
+    assert len(found) == 1
+    evidence = found[0].evidence
+    assert evidence["roots_count"] == n and len(evidence["roots"]) == 10
+    assert all(r["chain"][-2:] == [str(tmp_path / "libc0.so"), "libmissing.so.1"] for r in evidence["roots"])
+    deep = max(evidence["roots"], key=lambda r: len(r["chain"]))
+    assert deep["chain"][0] == deep["root"] and len(deep["chain"]) == int(deep["root"].rsplit("libc", 1)[1][:-3]) + 2
+
+
+def random_tree(base: Path, seed: int) -> TargetEnvironment:
+    """A random forest of libraries that each need one earlier library (their loads shared part
+    by part, many roots deep), with shared SONAMEs, RPATH entries here and there (no sharing),
+    a library found nowhere and a clash of exports: roots counted past ``ROOTS_SHOWN``."""
+    rng = random.Random(seed)
+    libs: list[Lib] = []
+    for i in range(40):
+        soname = f"lib{rng.randrange(i)}.so" if i >= 15 and rng.random() < 0.1 else f"lib{i}.so"
+        needed: tuple[str, ...] = (f"lib{rng.randrange(max(0, i - 2), i)}.so",) if i else ("libmissing.so.1",)
+        if i and rng.random() < 0.1:
+            needed = (rng.choice(["libmissing.so.1", f"lib{i - 1}.so"]),)
+        if 0 < i < 15:
+            needed = (f"lib{i - 1}.so",)  # a spine: lib0's need is met by every load above it
+        libs.append(
+            Lib(
+                f"{'a' if i < 15 or rng.random() < 0.8 else 'b'}/lib{i}.so",
+                soname=soname,
+                needed=needed,
+                rpath=("$ORIGIN/../b",) if i >= 15 and rng.random() < 0.1 else (),
+                runpath=("$ORIGIN", "$ORIGIN/../b") if rng.random() < 0.9 else ("$ORIGIN",),
+                nodeflib=rng.random() < 0.1,
+                exports=(f"own{i}", *(["clash"] if rng.random() < 0.1 else [])),
+                imports=(f"own{i - 1}",) if i and rng.random() < 0.3 else (),
+            )
+        )
+    write(str(base), libs)
+    return TargetEnvironment(system_dirs=(str(base / "sys"),), use_cache=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shared_parts_audit_equals_unshared(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deep shared loads: the loads, and every finding with its counted and shown roots, equal
+    the unshared per-root computation's."""
+    env = random_tree(tmp_path, seed)
+    shared_analysis = _analyze(tmp_path, env)
+    assert sum(load.below is not None for load in shared_analysis.loads) > 10
+    shared = audit([str(tmp_path)], AuditConfig(target=env))
+    with monkeypatch.context() as patch:
+        unshared(patch)
+        alone_analysis = _analyze(tmp_path, env)
+        patch.setattr(duplicate_export, "duplicate_pairs", reference_pairs)
+        patch.setattr(duplicate_export, "_load_groups", reference_load_groups)
+        alone = audit([str(tmp_path)], AuditConfig(target=env))
+    assert _dump(shared_analysis) == _dump(alone_analysis)
+    assert shared.findings == alone.findings
+    assert any(f.evidence.get("roots_count", 0) > 10 for f in shared.findings)
