@@ -56,7 +56,7 @@ NOT_FOR_ELF = {
     "lief",
     # the COFF reader and the Windows link: only for COFF inputs and a link line
     "linkaudit.formats.coff",
-    "linkaudit.coff_link",
+    "linkaudit.link.coff",
     # other commands and options
     "linkaudit.cli.tree",
     "linkaudit.cli.why",

@@ -7,7 +7,6 @@ import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..link.coff import has_coff_objects, link_coff
 from ..loader.analysis import would_fail
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
@@ -225,8 +224,12 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         nvcuda.dll): the DLL being built will import the driver, before it exists; ``/DELAYLOAD``
         of that DLL makes it a note (resolved at the first call)."""
         line = context.config.link_line
+        if not line:
+            return
+        from ..link.coff import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
+
         binaries = list(context.binaries)
-        if not line or not has_coff_objects(binaries, line):
+        if not has_coff_objects(binaries, line):
             return
         link = link_coff(binaries, line)
         delayed = {e.option.split(":", 1)[1].lower() for e in line if e.option.startswith("delayload:")}

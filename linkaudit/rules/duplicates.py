@@ -11,13 +11,16 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
-from ..link.coff import CoffLink, Duplicate, Linker, has_coff_objects, link_coff
 from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+
+if TYPE_CHECKING:  # the COFF link is imported only with a link line (start-up: a plain ELF check)
+    from ..link.coff import CoffLink, Duplicate, Linker
 
 #: A generated suffix repeated: ``X.cpp.DEFAULT.cpp.DEFAULT.cpp`` (a generator wrapping its own output).
 STACKED = re.compile(r"(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))\1+")
@@ -96,8 +99,11 @@ with its section. When an object's name repeats a generated suffix
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         line = context.config.link_line
-        if line and has_coff_objects(list(context.binaries), line):
-            yield from self._coff(link_coff(list(context.binaries), line))
+        if line:
+            from ..link.coff import has_coff_objects, link_coff
+
+            if has_coff_objects(list(context.binaries), line):
+                yield from self._coff(link_coff(list(context.binaries), line))
         # ELF objects below: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
         objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE and b.format is Format.ELF]
         if len(objects) < 2:
@@ -177,6 +183,8 @@ with its section. When an object's name repeats a generated suffix
 
     def _coff(self, link: CoffLink) -> Iterator[Finding]:
         """LNK2005 for each symbol the emulated Windows link defines twice (``link.coff.duplicates``)."""
+        from ..link.coff import Linker
+
         for d in link.duplicates:
             yield self.finding(
                 d.second,
@@ -203,6 +211,8 @@ with its section. When an object's name repeats a generated suffix
 def coff_duplicate_line(d: Duplicate, linker: Linker) -> str:
     """The linker's own words for a duplicate: link.exe's ``b.obj : error LNK2005: S already defined
     in a.obj`` (a library member as ``x.lib(m.obj)``), or lld-link's ``duplicate symbol: S``."""
+    from ..link.coff import Linker
+
     first, second = (os.path.basename(b.display_path) for b in (d.first, d.second))
     if linker is Linker.LLD_LINK:
         return f"duplicate symbol: {d.name} (defined at {first} and at {second})"

@@ -14,14 +14,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..context import AuditContext
-from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+from .data import SymbolFamily, driver_index, family_index
 
 if TYPE_CHECKING:
-    from ..coff_link import CoffLink, Reference
-from .data import SymbolFamily, driver_index, family_index
+    from ..link.coff import CoffLink, Reference
 
 
 def link_exe_line(name: str, ref: Reference) -> str:
@@ -89,7 +88,7 @@ of the line (or its directory) as an input to make the prediction exact.
         line = context.config.link_line
         if not line:
             return
-        from ..coff_link import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
+        from ..link.coff import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
 
         binaries = list(context.binaries)
         if not has_coff_objects(binaries, line):
