@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tools import find_tool, needs
+from tools import needs, require
 
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.output.html import ASSETS, asset
@@ -69,7 +69,7 @@ def test_report_in_a_real_browser(run_cli, tmp_path: Path) -> None:  # type: ign
     from report_page import open_report
 
     out, data = _report(run_cli, tmp_path, "sample_bins/broken", "sample_bins/pe/driver", "sample_bins/macho/broken")
-    with browser(find_tool("chromium").path or "chromium") as b:
+    with browser(require("chromium")) as b:
         open_report(b, out)
         assert b.errors == [] and b.blocked == []
         assert b.requests and all(u.startswith(ALLOWED_SCHEMES) for u in b.requests), b.requests
@@ -115,7 +115,7 @@ def test_screenshot_check_can_fail(tmp_path: Path) -> None:
 
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><body style='background:#fff'></body>")
-    with browser(find_tool("chromium").path or "chromium") as b:
+    with browser(require("chromium")) as b:
         b.open(blank.as_uri())
         assert png_colours(b.screenshot(full_page=False)) == 1
 
@@ -131,7 +131,7 @@ def test_torch_site_report(run_cli, torch_site: Path, tmp_path: Path) -> None:  
     result = run_cli("check", str(site), "--format", "html", "-o", str(out))
     assert result.exit_code in (0, 1), result.output
     assert out.stat().st_size < 400_000  # 214 KB on the torch 2.14.1 site
-    with browser(find_tool("chromium").path or "chromium") as b:
+    with browser(require("chromium")) as b:
         open_report(b, out)
         assert b.errors == [] and b.blocked == []
         heads = b.evaluate("[...document.querySelectorAll('article.load h3')].map(h => h.textContent)")

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tools import find_tool, needs
+from tools import needs, require
 
 from linkaudit.output import dot, mermaid
 from linkaudit.output.graph import EdgeKind, GraphEdge, GraphNode, LoadGraph, NodeKind
@@ -81,9 +81,7 @@ def test_hostile_names_stay_inside_their_strings() -> None:
 @pytest.mark.parametrize("name", sorted(INPUTS))
 def test_dot_accepts_every_graph(run_cli, name: str) -> None:  # type: ignore[no-untyped-def]
     for text in (_picture(run_cli, "dot", INPUTS[name]), dot.render([HOSTILE])):
-        svg = subprocess.run(
-            [find_tool("dot").path or "dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60
-        )
+        svg = subprocess.run([require("dot"), "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
         assert svg.returncode == 0 and not svg.stderr, svg.stderr
         nodes = len(re.findall(r"^ +g\d+_n\d+ \[label=", text, re.M))
         assert (svg.stdout.count('class="node"'), svg.stdout.count('class="edge"')) == (nodes, text.count(" -> "))
@@ -93,7 +91,9 @@ def test_dot_accepts_every_graph(run_cli, name: str) -> None:  # type: ignore[no
 def test_dot_rejects_what_is_not_dot() -> None:
     """The check above can fail: dot does refuse a broken document."""
     bad = dot.render([HOSTILE]).replace('\\"a', '"a', 1)
-    assert subprocess.run(["dot", "-Tsvg"], input=bad, capture_output=True, text=True, timeout=60).returncode != 0
+    assert (
+        subprocess.run([require("dot"), "-Tsvg"], input=bad, capture_output=True, text=True, timeout=60).returncode != 0
+    )
 
 
 @needs("chromium")
@@ -103,7 +103,7 @@ def test_mermaid_parser_accepts_every_flowchart(run_cli, tmp_path: Path) -> None
     charts = [_picture(run_cli, "mermaid", p) for p in INPUTS.values()] + [mermaid.render([HOSTILE])]
     page = tmp_path / "mermaid.html"
     page.write_text(f'<!DOCTYPE html><meta charset="utf-8"><script src="{MERMAID.as_uri()}"></script>')
-    with browser(find_tool("chromium").path or "chromium") as b:
+    with browser(require("chromium")) as b:
         b.open(page.as_uri(), "typeof mermaid === 'object'")
         for chart in charts:
             ok = b.evaluate(f"mermaid.parse({json.dumps(chart)}).then(r => !!r)", await_promise=True)
