@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..link.coff import CoffLink, Reference, has_coff_objects, link_coff
+from ..link.coff import CoffLink, Linker, Reference, has_coff_objects, link_coff
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -26,6 +26,16 @@ def link_exe_line(name: str, ref: Reference) -> str:
     if ref.function is not None:
         return f"{where} : error LNK2019: unresolved external symbol {name} referenced in function {ref.function}"
     return f"{where} : error LNK2001: unresolved external symbol {name}"
+
+
+def lld_link_line(name: str, ref: Reference) -> str:
+    """lld-link's words for the same reference (``COFF/SymbolTable.cpp``): ``undefined symbol: S``,
+    an ``__imp_`` one as ``__declspec(dllimport) S``, then where it is referenced."""
+    shown = f"__declspec(dllimport) {name[6:]}" if name.startswith("__imp_") else name
+    if ref.binary is None:
+        return f"<root>: undefined symbol: {shown}"
+    where = os.path.basename(ref.binary.display_path) + (f":({ref.function})" if ref.function else "")
+    return f"undefined symbol: {shown} (referenced by {where})"
 
 
 def _expected(fam: SymbolFamily) -> str:
@@ -101,8 +111,12 @@ of the line (or its directory) as an input to make the prediction exact.
         self, link: CoffLink, name: str, refs: list[Reference], expected: str | None, drivers: list[str], count: int
     ) -> Finding:
         lines = [link_exe_line(name, r) for r in refs]
-        message = lines[0] + (f" (and {len(lines) - 1} more references)" if len(lines) > 1 else "")
-        message += f"; the link fails with LNK1120: {count} unresolved external{'s' if count != 1 else ''}"
+        words = lines if link.linker is Linker.LINK_EXE else [lld_link_line(name, r) for r in refs]
+        message = words[0] + (f" (and {len(lines) - 1} more references)" if len(lines) > 1 else "")
+        if link.linker is Linker.LINK_EXE:
+            message += f"; the link fails with LNK1120: {count} unresolved external{'s' if count != 1 else ''}"
+        else:
+            message += f"; the link fails ({count} undefined symbol{'s' if count != 1 else ''})"
         if expected is not None:
             message += f"; expected from {expected}"
             if drivers:
