@@ -7,12 +7,12 @@ import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..link.coff import has_coff_objects, link_coff
 from ..loader.analysis import would_fail
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_index
+from .windows_link import windows_link
 
 #: The Mach-O load command behind each kind of needed dylib (Apple's mach-o/loader.h).
 MACHO_COMMANDS = {
@@ -224,11 +224,10 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         """A Windows --link-line whose objects import from a driver's import library (cuda.lib ->
         nvcuda.dll): the DLL being built will import the driver, before it exists; ``/DELAYLOAD``
         of that DLL makes it a note (resolved at the first call)."""
-        line = context.config.link_line
-        binaries = list(context.binaries)
-        if not line or not has_coff_objects(binaries, line):
+        link = windows_link(context)
+        if link is None:
             return
-        link = link_coff(binaries, line)
+        line = context.config.link_line
         delayed = {e.option.split(":", 1)[1].lower() for e in line if e.option.startswith("delayload:")}
         by_dll: dict[str, list[str]] = {}
         for symbol, dll in link.dll.items():

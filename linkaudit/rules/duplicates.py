@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from functools import cache
 
 from ..context import AuditContext
-from ..link.coff import CoffLink, Duplicate, Linker, has_coff_objects, link_coff
+from ..link.coff import CoffLink, Duplicate, Linker
 from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+from .windows_link import windows_link
 
 #: A generated suffix repeated: ``X.cpp.DEFAULT.cpp.DEFAULT.cpp`` (a generator wrapping its own output).
 STACKED = re.compile(r"(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))\1+")
@@ -95,9 +96,9 @@ with its section. When an object's name repeats a generated suffix
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        line = context.config.link_line
-        if line and has_coff_objects(list(context.binaries), line):
-            yield from self._coff(link_coff(list(context.binaries), line))
+        windows = windows_link(context)
+        if windows is not None:
+            yield from self._coff(windows)
         # ELF objects below: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
         objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE and b.format is Format.ELF]
         if len(objects) < 2:

@@ -13,11 +13,12 @@ import os
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..link.coff import CoffLink, Linker, Reference, has_coff_objects, link_coff
+from ..link.coff import CoffLink, Linker, Reference
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import SymbolFamily, driver_index, family_index
+from .windows_link import windows_link
 
 
 def link_exe_line(name: str, ref: Reference) -> str:
@@ -92,12 +93,9 @@ of the line (or its directory) as an input to make the prediction exact.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        line = context.config.link_line
+        link = windows_link(context)
         binaries = list(context.binaries)
-        if not line or not has_coff_objects(binaries, line):
-            return
-        link = link_coff(binaries, line)
-        if not link.unresolved:
+        if link is None or not link.unresolved:
             return
         families = family_index()
         drivers = driver_libraries(link, binaries)
