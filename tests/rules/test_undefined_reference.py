@@ -50,13 +50,14 @@ LINES = {
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The objects, libhelper.a, and the shared libcuda.so / libnvrtc.so / libwrapper.so stubs."""
-    if find_tool("gcc").path is None:
-        pytest.skip("gcc not found (apt-get install gcc)")
+    ar = find_tool("ar").path
+    if find_tool("gcc").path is None or ar is None:
+        pytest.skip("gcc or ar not found (apt-get install gcc binutils)")
     work = tmp_path_factory.mktemp("elf-link")
     for name, text in SOURCES.items():
         (work / name).write_text(text)
         subprocess.run([_GCC, "-c", "-fPIC", name, "-o", name[:-2] + ".o"], cwd=work, check=True)
-    subprocess.run(["ar", "rcs", "libhelper.a", "helper.o"], cwd=work, check=True)
+    subprocess.run([ar, "rcs", "libhelper.a", "helper.o"], cwd=work, check=True)
     for lib in ("cuda", "nvrtc"):
         subprocess.run([_GCC, "-shared", "-nostdlib", f"{lib}.o", "-o", f"lib{lib}.so"], cwd=work, check=True)
     subprocess.run(
