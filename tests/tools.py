@@ -80,6 +80,7 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec("llvm-otool", ("llvm-otool-16", "llvm-otool", "llvm-otool-14"), "llvm"),
         ToolSpec("readelf", ("readelf",), "binutils"),
         ToolSpec("nm", ("nm",), "binutils"),
+        ToolSpec("ar", ("ar",), "binutils"),
         ToolSpec("gcc", ("gcc",), "gcc"),
         ToolSpec("mingw-gcc", ("x86_64-w64-mingw32-gcc",), "gcc-mingw-w64-x86-64"),
         ToolSpec("ldd", ("ldd",), "libc-bin"),

@@ -31,7 +31,10 @@ class LinkInput(NamedTuple):
             ``--allow-multiple-definition`` / ``-z muldefs``; from an MSVC / lld-link line,
             ``"defaultlib:NAME"``, ``"nodefaultlib"``, ``"nodefaultlib:NAME"``, ``"include:SYMBOL"``,
             ``"alternatename:FROM=TO"``, ``"delayload:DLL"`` and ``"libpath:DIR"`` (``DIR`` joined to the
-            line's directory); ``"linker:NAME"`` (``--linker``) is added by the CLI.
+            line's directory); ``"linker:NAME"`` (``--linker``) is added by the CLI; from a GNU line,
+            ``"shared"``, ``"defs"`` (``-z defs`` / ``--no-undefined``), ``"nostdlib"``
+            (``-nostdlib`` / ``-nodefaultlibs``) and ``"unknown-library:-lNAME"``
+            (a ``-l`` found in none of the ``-L`` directories).
     """
 
     path: str
@@ -49,7 +52,7 @@ def read_link_line(path: str, lib_dirs: Sequence[str] = ()) -> list[LinkInput]:
 
     Objects and archives named by path are kept; ``-lNAME`` and ``-l:FILE`` are resolved
     against the ``-L`` directories (and the line's own directory) as ld does — a shared
-    ``libNAME.so`` found first means no archive is pulled; ``-Wl,--whole-archive`` ...
+    ``libNAME.so`` found first is taken (its exports satisfy references; no archive is pulled); ``-Wl,--whole-archive`` ...
     ``--no-whole-archive`` marks archives whose every member is linked. Other options are
     dropped (``--start-group`` rescans are not emulated).
 
@@ -178,6 +181,8 @@ class _Reader:
             self.group = 0
         elif part in ("--allow-multiple-definition", "muldefs"):
             self.out.append(LinkInput("", option="muldefs"))
+        elif part in ("defs", "--no-undefined"):
+            self.out.append(LinkInput("", option="defs"))
 
     def msvc(self, token: str) -> bool:
         """Take an MSVC option or ``.lib`` input; False when ``token`` is neither."""
@@ -211,6 +216,12 @@ class _Reader:
             found = _find_library(token[2:], self.search)
             if found is not None:
                 self.out.append(LinkInput(found, self.whole, self.group))
+            else:  # on the compiler's own search path (libc, the toolkit): not read, unknown
+                self.out.append(LinkInput("", option=f"unknown-library:{token}"))
+        elif token in ("-shared", "-nostdlib", "-nodefaultlibs", "--no-undefined"):
+            self.out.append(
+                LinkInput("", option={"-nodefaultlibs": "nostdlib", "--no-undefined": "defs"}.get(token, token[1:]))
+            )
         elif not token.startswith("-") and (
             token.endswith((".o", ".obj", ".a", ".lo")) or ".so" in os.path.basename(token)
         ):
@@ -280,11 +291,11 @@ def _link_command_from_json(path: str, text: str) -> str:
 
 def _find_library(spec: str, search: Sequence[str]) -> str | None:
     """``-lNAME`` / ``-l:FILE`` as ld resolves it: the first directory holding ``libNAME.so`` or
-    ``libNAME.a`` (shared first); ``None`` for a shared library or nothing found."""
+    ``libNAME.a`` (shared first); ``None`` when nothing is found."""
     names = [spec[1:]] if spec.startswith(":") else [f"lib{spec}.so", f"lib{spec}.a"]
     for directory in search:
         for name in names:
             candidate = os.path.join(directory, name)
             if os.path.isfile(candidate):
-                return os.path.normpath(candidate) if candidate.endswith(".a") else None
+                return os.path.normpath(candidate)
     return None

@@ -145,8 +145,8 @@ def ninja_link_command(path: str, target: str) -> str:
         raise ConfigError(f"--link-line {path}: {target} is built by rule {edge.rule}, which the file does not define")
     special = {"in": " ".join(edge.inputs), "in_newline": "\n".join(edge.inputs), "out": " ".join(edge.outputs)}
     bindings = {k: expand(v, (special, state.variables)) for k, v in edge.bindings.items()}
-    scopes = (special, bindings, state.variables)
-    rule_scope = {k: expand(v, scopes) for k, v in rule.items() if k not in ("command", "rspfile_content")}
+    outer = (special, bindings, state.variables)
+    rule_scope = {k: expand(v, outer) for k, v in rule.items() if k not in ("command", "rspfile_content")}
     scopes = (special, bindings, rule_scope, state.variables)
     command = expand(rule.get("command", ""), scopes)
     rspfile = rule_scope.get("rspfile")

@@ -32,6 +32,7 @@ from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
 from .symbol_version import SymbolVersion
 from .undeclared_dependency import UndeclaredDependency
+from .undefined_reference import UndefinedReference
 from .unresolved_external import UnresolvedExternal
 from .unresolved_symbol import UnresolvedSymbol
 from .unused_dependency import UnusedDependency
@@ -67,6 +68,7 @@ RULES: tuple[type[Rule], ...] = (
     TextRelocations,
     DuplicateDefinition,
     UnresolvedExternal,
+    UndefinedReference,
     CommonSymbol,
     StackedCodegen,
     LtoObject,

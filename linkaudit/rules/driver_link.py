@@ -12,6 +12,7 @@ from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_api, driver_index
+from .windows_link import windows_link
 
 #: The Mach-O load command behind each kind of needed dylib (Apple's mach-o/loader.h).
 MACHO_COMMANDS = {
@@ -223,15 +224,10 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         """A Windows --link-line whose objects import from a driver's import library (cuda.lib ->
         nvcuda.dll): the DLL being built will import the driver, before it exists; ``/DELAYLOAD``
         of that DLL makes it a note (resolved at the first call)."""
+        link = windows_link(context)
+        if link is None:
+            return
         line = context.config.link_line
-        if not line:
-            return
-        from ..link.coff import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
-
-        binaries = list(context.binaries)
-        if not has_coff_objects(binaries, line):
-            return
-        link = link_coff(binaries, line)
         delayed = {e.option.split(":", 1)[1].lower() for e in line if e.option.startswith("delayload:")}
         by_dll: dict[str, list[str]] = {}
         for symbol, dll in link.dll.items():

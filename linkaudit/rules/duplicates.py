@@ -18,6 +18,7 @@ from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+from .windows_link import windows_link
 
 if TYPE_CHECKING:  # the COFF link is imported only with a link line (start-up: a plain ELF check)
     from ..link.coff import CoffLink, Duplicate, Linker
@@ -98,12 +99,9 @@ with its section. When an object's name repeats a generated suffix
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        line = context.config.link_line
-        if line:
-            from ..link.coff import has_coff_objects, link_coff
-
-            if has_coff_objects(list(context.binaries), line):
-                yield from self._coff(link_coff(list(context.binaries), line))
+        windows = windows_link(context)
+        if windows is not None:
+            yield from self._coff(windows)
         # ELF objects below: a COFF link (LNK2005, COMDAT selection) is the Windows link's question.
         objects = [b for b in context.binaries if b.kind is Kind.RELOCATABLE and b.format is Format.ELF]
         if len(objects) < 2:
@@ -183,8 +181,6 @@ with its section. When an object's name repeats a generated suffix
 
     def _coff(self, link: CoffLink) -> Iterator[Finding]:
         """LNK2005 for each symbol the emulated Windows link defines twice (``link.coff.duplicates``)."""
-        from ..link.coff import Linker
-
         for d in link.duplicates:
             yield self.finding(
                 d.second,
@@ -192,7 +188,7 @@ with its section. When an object's name repeats a generated suffix
                 f"{coff_duplicate_line(d, link.linker)} ({d.why}); the link fails"
                 + (
                     " with LNK1169: one or more multiply defined symbols found"
-                    if link.linker is Linker.LINK_EXE
+                    if link.linker.value == "link.exe"
                     else ""
                 ),
                 {
@@ -211,10 +207,8 @@ with its section. When an object's name repeats a generated suffix
 def coff_duplicate_line(d: Duplicate, linker: Linker) -> str:
     """The linker's own words for a duplicate: link.exe's ``b.obj : error LNK2005: S already defined
     in a.obj`` (a library member as ``x.lib(m.obj)``), or lld-link's ``duplicate symbol: S``."""
-    from ..link.coff import Linker
-
     first, second = (os.path.basename(b.display_path) for b in (d.first, d.second))
-    if linker is Linker.LLD_LINK:
+    if linker.value == "lld-link":
         return f"duplicate symbol: {d.name} (defined at {first} and at {second})"
     return f"{second} : error LNK2005: {d.name} already defined in {first}"
 

@@ -76,7 +76,7 @@ wheels and installed sites, whose tags say what they promise.
         fails = (
             "musl's loader does not read the note: the process dies of SIGILL on an older CPU"
             if musl
-            else "glibc's ld.so refuses it on an older CPU (\"CPU ISA level is lower than required\"), an older "
+            else 'glibc\'s ld.so refuses it on an older CPU ("CPU ISA level is lower than required"), an older '
             "glibc maps it and the process dies of SIGILL"
         )
         return self.finding(

@@ -278,9 +278,7 @@ def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
         return {}
     seen: dict[str, dict[str, _Requester]] = {}
     for (file, needed), entry in _not_found(linkage).items():
-        requester = _Requester(
-            file, entry["requester"], entry["res"], entry["roots"], entry["count"], entry["reached"]
-        )
+        requester = _Requester(file, entry["requester"], entry["res"], entry["roots"], entry["count"], entry["reached"])
         seen.setdefault(needed, {})[file] = requester
     return {needed: [by_file[f] for f in sorted(by_file)] for needed, by_file in seen.items()}
 

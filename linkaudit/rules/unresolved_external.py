@@ -18,8 +18,9 @@ from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import SymbolFamily, driver_index, family_index
+from .windows_link import windows_link
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the COFF link is imported only with a link line (start-up: a plain ELF check)
     from ..link.coff import CoffLink, Reference
 
 
@@ -29,6 +30,16 @@ def link_exe_line(name: str, ref: Reference) -> str:
     if ref.function is not None:
         return f"{where} : error LNK2019: unresolved external symbol {name} referenced in function {ref.function}"
     return f"{where} : error LNK2001: unresolved external symbol {name}"
+
+
+def lld_link_line(name: str, ref: Reference) -> str:
+    """lld-link's words for the same reference (``COFF/SymbolTable.cpp``): ``undefined symbol: S``,
+    an ``__imp_`` one as ``__declspec(dllimport) S``, then where it is referenced."""
+    shown = f"__declspec(dllimport) {name[6:]}" if name.startswith("__imp_") else name
+    if ref.binary is None:
+        return f"<root>: undefined symbol: {shown}"
+    where = os.path.basename(ref.binary.display_path) + (f":({ref.function})" if ref.function else "")
+    return f"undefined symbol: {shown} (referenced by {where})"
 
 
 def _expected(fam: SymbolFamily) -> str:
@@ -85,16 +96,9 @@ of the line (or its directory) as an input to make the prediction exact.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        line = context.config.link_line
-        if not line:
-            return
-        from ..link.coff import has_coff_objects, link_coff  # the COFF link only with a link line (start-up)
-
+        link = windows_link(context)
         binaries = list(context.binaries)
-        if not has_coff_objects(binaries, line):
-            return
-        link = link_coff(binaries, line)
-        if not link.unresolved:
+        if link is None or not link.unresolved:
             return
         families = family_index()
         drivers = driver_libraries(link, binaries)
@@ -108,8 +112,12 @@ of the line (or its directory) as an input to make the prediction exact.
         self, link: CoffLink, name: str, refs: list[Reference], expected: str | None, drivers: list[str], count: int
     ) -> Finding:
         lines = [link_exe_line(name, r) for r in refs]
-        message = lines[0] + (f" (and {len(lines) - 1} more references)" if len(lines) > 1 else "")
-        message += f"; the link fails with LNK1120: {count} unresolved external{'s' if count != 1 else ''}"
+        words = lines if link.linker.value == "link.exe" else [lld_link_line(name, r) for r in refs]
+        message = words[0] + (f" (and {len(lines) - 1} more references)" if len(lines) > 1 else "")
+        if link.linker.value == "link.exe":
+            message += f"; the link fails with LNK1120: {count} unresolved external{'s' if count != 1 else ''}"
+        else:
+            message += f"; the link fails ({count} undefined symbol{'s' if count != 1 else ''})"
         if expected is not None:
             message += f"; expected from {expected}"
             if drivers:

@@ -284,3 +284,35 @@ def test_a_driver_import_library_used_is_a_driver_link_before_the_dll_exists(tmp
     broken = tuple(read_link_line(str(_line(tmp_path, "broken"))))
     seed = audit([str(COFF / "torch_cuda.obj"), str(COFF / "cuda.lib")], AuditConfig(link_line=broken))
     assert not [f for f in seed.findings if f.rule == "driver-link"]
+
+
+@needs("lld-link")
+def test_lld_link_words_under_its_order(tmp_path: Path) -> None:
+    """--linker lld-link: the finding says what lld-link itself prints for the reference."""
+    rsp = _line(tmp_path, "broken")
+    tool = find_tool("lld-link").path
+    assert tool is not None
+    stderr = subprocess.run([tool, f"@{rsp}"], capture_output=True, text=True, cwd=tmp_path).stderr
+    line = (*read_link_line(str(rsp)), LinkInput("", option="linker:lld-link"))
+    found = {f.subject: f for f in audit([str(COFF / "torch_cuda.obj")], AuditConfig(link_line=line)).findings}
+    for name in ("nvrtcCreateProgram", "__imp_nvrtcGetLoweredName"):
+        words = found[name].message.split(" (referenced by ")[0]
+        assert f"error: {words}\n>>> referenced by " in stderr, (words, stderr)
+        assert "; the link fails (9 undefined symbols); expected from nvrtc.lib" in found[name].message
+
+
+def test_one_emulated_link_per_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three rules read the Windows link; it is emulated once (a counting test, not a timing one)."""
+    import linkaudit.rules.windows_link as module
+
+    calls = []
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return link_coff(*args, **kwargs)
+
+    monkeypatch.setattr(module, "link_coff", counted)
+    line = tuple(read_link_line(str(_line(tmp_path, "both"))))
+    report = audit([str(COFF / "torch_cuda.obj"), str(COFF / "driver_use.obj")], AuditConfig(link_line=line))
+    assert [f.rule for f in report.findings if f.rule == "driver-link"] == ["driver-link"]
+    assert len(calls) == 1
