@@ -4,13 +4,14 @@ declares that provider: the words ``library-not-found`` adds for an installation
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from packaging.utils import canonicalize_name
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
-from ..packages.installation import InstallationModel
 from ..packages.providers import conda_providers, providers
 from ..report import Severity
+
+if TYPE_CHECKING:  # packaging.tags with it: never imported on a plain ELF check
+    from ..packages.installation import InstallationModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ def _conda_hint(model: InstallationModel, owner: str, needed: str) -> ProviderHi
     ``conda_build/post.py``): a library shipped by a package it ``depends`` on is, for a lone
     package, a note — not self-contained, the dependency brings it — and in a prefix an error (the
     dependency is not installed there); else the package to add to ``requirements/run`` (overlinking)."""
+    from packaging.utils import canonicalize_name  # only for a conda package's findings
+
     lone = model.distributions[owner].kind == "conda-package"
     shipped = conda_providers().get(needed, ())
     depends = {canonicalize_name(d.split()[0]): d for d in model.distributions[owner].requires}
