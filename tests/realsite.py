@@ -112,9 +112,7 @@ def cache_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def pip_download(
-    target: Path, args: list[str], pattern: str, timeout: float | None = 600
-) -> tuple[Path | None, str]:
+def pip_download(target: Path, args: list[str], pattern: str, timeout: float | None = 600) -> tuple[Path | None, str]:
     """The first file of ``target`` matching ``pattern``, fetched once with ``pip download --no-deps
     ARGS`` under the cache lock.
 
