@@ -21,7 +21,8 @@ MEMBERS = ["pkg/mod.cpython-311-x86_64-linux-gnu.so", "pkg/b/mod.cpython-311-x86
 
 
 def _site(tmp_path: Path) -> Path:
-    """A site of one distribution whose three objects all NEED libhelper.so, which nothing installed ships."""
+    """A site of one distribution whose three objects all NEED libhelper.so, which nothing installed ships
+    (``pkg/a/_x.so`` is no extension module: loaded alone, as a dlopen, it sorts first by path)."""
     site = tmp_path / "site"
     for member in MEMBERS:
         (site / member).parent.mkdir(parents=True, exist_ok=True)
@@ -41,14 +42,13 @@ def test_one_finding_lists_every_requester_and_each_chain(tmp_path: Path) -> Non
     (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
     assert missing.subject == "libhelper.so" and missing.severity.value == "error"
     requesters = missing.evidence["requesters"]
-    assert [Path(r["file"]).relative_to(site).as_posix() for r in requesters] == sorted(MEMBERS)
-    assert missing.file == requesters[0]["file"]  # the first by path names the file
+    # those an import root reaches first, each by path; the first names the file
+    assert [Path(r["file"]).relative_to(site).as_posix() for r in requesters] == [MEMBERS[1], MEMBERS[0], MEMBERS[2]]
+    assert missing.file == requesters[0]["file"] and missing.evidence["would_fail"].startswith("ImportError")
     assert all(r["chain"][-1] == "libhelper.so" for r in requesters)
-    assert [r["reached"] for r in requesters] == [False, True, True]  # pkg/a/_x.so: no import root, a dlopen
+    assert [r["reached"] for r in requesters] == [True, True, False]  # pkg/a/_x.so: no import root, a dlopen
     assert {root["root"] for root in missing.evidence["roots"]} == {r["file"] for r in requesters}
-    assert "also needed by 2 more: mod.cpython-311-x86_64-linux-gnu.so, mod.cpython-311-x86_64-linux-gnu.so" in (
-        missing.message
-    )
+    assert "also needed by 2 more: mod.cpython-311-x86_64-linux-gnu.so, _x.so" in (missing.message)
     validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
     # the same fingerprint on a second run
     again = audit([str(site / "pkg")], config)

@@ -53,7 +53,7 @@ def test_a_bad_index_is_refused_on_load(monkeypatch: pytest.MonkeyPatch, text: s
     for cached in (index.providers, index.provider_platforms):
         cached.cache_clear()
     try:
-        with pytest.raises(ValueError, match="providers.json"):
+        with pytest.raises(ValueError, match=r"providers\.json"):
             index.providers()
             index.provider_platforms()
     finally:

@@ -110,7 +110,8 @@ chain has one).
         "declared_by": "the Requires-Dist line through which the requester's distribution declares one, or null",
         "extra": "the extra it is declared under (a warning when only unreached plugins need it), or null",
         "requesters": "ELF: [{file, requester, chain, reached, declared_by, extra, unresolved_symbols}] every object "
-        "of the installation that needs it, by path (one finding per missing library; the first names the file)",
+        "of the installation that needs it (one finding per missing library): those an import root reaches first, "
+        "each by path; the first names the file",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -123,9 +124,10 @@ chain has one).
     def _elf_finding(
         self, context: AuditContext, by_path: dict[str, Binary], needed: str, requesters: list[_Requester]
     ) -> Finding:
-        """The one finding for ``needed`` missing in this installation: the first requester (by
-        path) names the file, so the fingerprint holds from run to run; every other requester, and
-        the chain from each root, is in the evidence and the message counts them."""
+        """The one finding for ``needed`` missing in this installation: the first requester
+        (``_primary_first``: reached from an import root, then by path) names the file, so the
+        fingerprint holds from run to run; every other requester, and the chain from each root, is
+        in the evidence and the message counts them."""
         first = requesters[0]
         res, top = first.res, first.roots[0]
         chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in top["chain"])
@@ -272,7 +274,8 @@ class _Requester:
 
 def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
     """Each DT_NEEDED that resolves nowhere in the ld.so and musl loads -> every object that
-    needs it (once per file, however many roots load it, under whatever spelling), by file path."""
+    needs it (once per file, however many roots load it, under whatever spelling), in
+    ``_primary_first`` order."""
     linkage = context.linkage
     if linkage is None:
         return {}
@@ -280,7 +283,13 @@ def _elf_failures(context: AuditContext) -> dict[str, list[_Requester]]:
     for (file, needed), entry in _not_found(linkage).items():
         requester = _Requester(file, entry["requester"], entry["res"], entry["roots"], entry["count"], entry["reached"])
         seen.setdefault(needed, {})[file] = requester
-    return {needed: [by_file[f] for f in sorted(by_file)] for needed, by_file in seen.items()}
+    return {needed: sorted(by_file.values(), key=_primary_first) for needed, by_file in seen.items()}
+
+
+def _primary_first(r: _Requester) -> tuple[bool, str]:
+    """Requesters an import root reaches first (the failure a user meets on import), each by path:
+    the first names the finding's file, the same from run to run."""
+    return (not r.reached, r.file)
 
 
 def _consequences(by_path: dict[str, Binary], r: _Requester, needed: str) -> list[str]:
