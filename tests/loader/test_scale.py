@@ -471,7 +471,7 @@ def test_shared_parts_audit_equals_unshared(tmp_path: Path, seed: int, monkeypat
     with monkeypatch.context() as patch:
         unshared(patch)
         alone_analysis = _analyze(tmp_path, env)
-        patch.setattr(duplicate_export, "duplicate_pairs", reference_pairs)
+        patch.setattr(duplicate_export, "duplicate_sets", reference_sets)
         patch.setattr(duplicate_export, "_load_groups", reference_load_groups)
         alone = audit([str(tmp_path)], AuditConfig(target=env))
     assert _dump(shared_analysis) == _dump(alone_analysis)
