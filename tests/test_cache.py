@@ -65,6 +65,7 @@ def test_cached_report_equals_the_uncached_one(run_cli, tmp_path: Path, monkeypa
     assert _entries(root)
     warm = _report(run_cli, "check", *paths)
     assert plain == cold == warm
+    assert plain["summary"]["audited"] >= 2 and not plain["summary"]["unreadable"]
     assert cache.active() is not None and cache.active().hits > 0  # type: ignore[union-attr]
 
 
@@ -73,6 +74,7 @@ def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypat
     whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl")
     _old(whl)
     cold = _report(run_cli, "check", str(whl))
+    assert cold["summary"]["audited"] == 2  # both members streamed, placed and read
 
     def never(*_a: object, **_k: object) -> None:
         raise AssertionError("a cached member was inflated")

@@ -92,12 +92,11 @@ class FileBytes(Window):
         size: the window's length in bytes (the file's size when opened, for the whole file).
     """
 
-    __slots__ = ("_base", "_file")
+    __slots__ = ("_file",)
 
     def __init__(self, file: _OpenFile, base: int, size: int) -> None:
-        super().__init__(file.path, size)
+        super().__init__(file.path, size, base)
         self._file = file
-        self._base = base
 
     def _exact(self, offset: int, length: int) -> bytes:
         start = self._base + offset
@@ -110,29 +109,9 @@ class FileBytes(Window):
             return data[at : at + length]
         return data[at:] + self._file.block(last)[: start + length - last * BLOCK]
 
-    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
-        """Lowest window offset of ``sub`` in ``[start, end)``, or -1 (as ``bytes.find``).
-
-        A one-byte ``sub`` is searched block by block (through the cache); a longer one reads the range.
-        """
-        start, end, _ = slice(start, end).indices(self.size)
-        if start >= end:
-            return -1 if sub else start
-        if len(sub) != 1:
-            found = self.read(start, end - start).find(sub)
-            return found if found < 0 else start + found
-        pos = start
-        while pos < end:
-            absolute = self._base + pos
-            index = absolute // BLOCK
-            at = absolute - index * BLOCK
-            block = self._file.block(index)
-            stop = min(len(block), at + (end - pos))
-            found = block.find(sub, at, stop)
-            if found >= 0:
-                return pos + found - at
-            pos += stop - at
-        return -1
+    def _piece(self, absolute: int, want: int) -> tuple[bytes, int]:
+        index = absolute // BLOCK
+        return self._file.block(index), absolute - index * BLOCK
 
     def view(self, offset: int, length: int) -> FileBytes:
         """The window of ``length`` bytes at ``offset`` of this one (an ``ar`` member), sharing the file."""

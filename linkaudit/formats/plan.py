@@ -52,11 +52,12 @@ def _formats(head: bytes) -> tuple[str, bool] | None:
     return ("<" if head[5] == 1 else ">"), head[4] == 2
 
 
-def head_plan(head: bytes, size: int) -> list[Range] | None:
+def head_plan(head: bytes, size: int, guesses: bool = True) -> list[Range] | None:
     """The ranges to keep of an ELF shared object or executable of ``size`` bytes, from its first
     bytes ``head`` (at least ``HEAD`` of them, or the whole member); ``None`` when no plan can be
     made from them (not ELF, a relocatable object, program headers outside ``head``): then the
-    whole member is needed."""
+    whole member is needed.  ``guesses=False``: only the ranges the headers name exactly (the
+    headers themselves, PT_DYNAMIC, PT_INTERP, PT_NOTE), not the segments that likely hold tables."""
     fmt = _formats(head)
     if fmt is None:
         return None
@@ -66,7 +67,8 @@ def head_plan(head: bytes, size: int) -> list[Range] | None:
     phdr = struct.Struct(end + ("IIQQQQQQ" if is64 else "IIIIIIII"))
     if e_type not in (_ET_DYN, _ET_EXEC) or phentsize < phdr.size or phoff + phnum * phentsize > len(head):
         return None
-    keep: list[Range] = [(0, min(HEAD, size)), (shoff, max(shnum, 1) * shentsize)]
+    keep: list[Range] = [(0, min(HEAD if guesses else phoff + phnum * phentsize, size))]
+    keep.append((shoff, max(shnum, 1) * shentsize))
     after_text = False
     for i in range(phnum):
         fields = phdr.unpack_from(head, phoff + i * phentsize)
@@ -77,11 +79,12 @@ def head_plan(head: bytes, size: int) -> list[Range] | None:
             keep.append((offset, filesz))
         elif p_type == _PT_LOAD and flags & _PF_X:
             after_text = True
-        elif p_type == _PT_LOAD:
+        elif p_type == _PT_LOAD and guesses:
             limit = RODATA_GUESS if after_text and not flags & _PF_W else KEEP_SEGMENT
             keep.append((offset, min(filesz, limit)))
             keep.append((offset - NAMES_GUESS, NAMES_GUESS))
-    keep.append((shoff - NAMES_GUESS, NAMES_GUESS))
+    if guesses:
+        keep.append((shoff - NAMES_GUESS, NAMES_GUESS))
     return merge(keep, size)
 
 
@@ -90,9 +93,31 @@ def missing_after(src: RangeBytes) -> list[Range]:
     section headers: the sections of the types the readers read, ``.rodata`` (up to
     ``MAX_RODATA``) and the section name table.  Empty when nothing is missing or the section
     headers themselves were not kept (the readers then report the file as they would)."""
+    return [r for r in _wanted(src) or [] if not src.covers(*r)]
+
+
+def trimmed(src: RangeBytes) -> RangeBytes:
+    """``src`` with only what the readers read (``head_plan(guesses=False)`` and the sections of
+    ``missing_after``): the segments kept on a guess are let go.  ``src`` itself when that
+    cannot be told (no section headers) or something of it is not kept."""
+    wanted = _wanted(src)
+    exact = (
+        head_plan(src[: min(HEAD, len(src))], len(src), guesses=False) if src.covers(0, min(HEAD, len(src))) else None
+    )
+    if wanted is None or exact is None:
+        return src
+    ranges = merge([*wanted, *exact], len(src))
+    if not all(src.covers(*r) for r in ranges):
+        return src
+    return RangeBytes(src.path, len(src), [(o, src[o : o + n]) for o, n in ranges])
+
+
+def _wanted(src: RangeBytes) -> list[Range] | None:
+    """The sections the readers read (and the section header table), merged; ``None`` when the
+    section headers were not kept or there are none."""
     fmt = _formats(src[:64]) if src.covers(0, 64) else None
     if fmt is None:
-        return []
+        return None
     end, is64 = fmt
     head = src[:64]
     shoff, shentsize, shnum, shstrndx = (
@@ -102,7 +127,7 @@ def missing_after(src: RangeBytes) -> list[Range]:
     )
     shdr = struct.Struct(end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII"))
     if not shnum or shentsize < shdr.size or not src.covers(shoff, shnum * shentsize):
-        return []
+        return None
     table = src[shoff : shoff + shnum * shentsize]
     sections = [shdr.unpack_from(table, i * shentsize) for i in range(shnum)]
     names = _names_of(src, sections, shstrndx)
@@ -120,7 +145,7 @@ def missing_after(src: RangeBytes) -> list[Range]:
             and (names is None or names.startswith(b".rodata\0", name))
         ):  # allocated, non-executable PROGBITS: .rodata by name, or every one while the names are unknown
             want.append((offset, sh_size))
-    return [r for r in merge(want, src.size) if not src.covers(*r)]
+    return merge([*want, (shoff, shnum * shentsize)], src.size)
 
 
 def _names_of(src: RangeBytes, sections: list[tuple[int, ...]], shstrndx: int) -> bytes | None:

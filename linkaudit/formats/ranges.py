@@ -46,14 +46,13 @@ class RangeBytes(Window):
     the window's start (``view`` makes narrower windows: an ``ar`` member).
     """
 
-    __slots__ = ("_base", "_data", "_starts")
+    __slots__ = ("_data", "_starts")
 
     def __init__(self, path: str, size: int, extents: Iterable[tuple[int, bytes]], _base: int = 0) -> None:
         pairs = sorted((o, d) for o, d in extents if d)
         self._starts = [o for o, _ in pairs]
         self._data = [d for _, d in pairs]
-        self._base = _base
-        super().__init__(path, size)
+        super().__init__(path, size, _base)
 
     @property
     def kept(self) -> int:
@@ -102,31 +101,12 @@ class RangeBytes(Window):
             at,
         )
 
-    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
-        """Lowest window offset of ``sub`` in ``[start, end)``, or -1 (as ``bytes.find``).
-
-        A one-byte ``sub`` (a NUL ending a name) is searched inside the kept range holding
-        ``start`` and the ranges adjoining it; past them, ``MissingRange``.
-        """
-        start, end, _ = slice(start, end).indices(self.size)
-        if start >= end:
-            return -1 if sub else start
-        if len(sub) != 1:
-            found = self.read(start, end - start).find(sub)
-            return found if found < 0 else start + found
-        pos = start
-        while pos < end:
-            absolute = self._base + pos
-            i = bisect.bisect_right(self._starts, absolute) - 1
-            if i < 0 or absolute >= self._starts[i] + len(self._data[i]):
-                raise self._missing(absolute, end - pos)
-            data, inner = self._data[i], absolute - self._starts[i]
-            stop = min(len(data), inner + (end - pos))
-            found = data.find(sub, inner, stop)
-            if found >= 0:
-                return pos + found - inner
-            pos += stop - inner
-        return -1
+    def _piece(self, absolute: int, want: int) -> tuple[bytes, int]:
+        """Raises ``MissingRange`` when the offset lies outside every kept range."""
+        i = bisect.bisect_right(self._starts, absolute) - 1
+        if i < 0 or absolute >= self._starts[i] + len(self._data[i]):
+            raise self._missing(absolute, want)
+        return self._data[i], absolute - self._starts[i]
 
     def view(self, offset: int, length: int) -> RangeBytes:
         """The window of ``length`` bytes at ``offset`` of this one, sharing the kept ranges."""

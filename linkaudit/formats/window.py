@@ -11,11 +11,12 @@ from typing import overload
 class Window:
     """A read-only window of ``size`` bytes, named ``path`` in every error."""
 
-    __slots__ = ("path", "size")
+    __slots__ = ("_base", "path", "size")
 
-    def __init__(self, path: str, size: int) -> None:
+    def __init__(self, path: str, size: int, base: int = 0) -> None:
         self.path = path
         self.size = size
+        self._base = base  # where the window starts in its source
 
     def __len__(self) -> int:
         return self.size
@@ -48,6 +49,33 @@ class Window:
             return b""
         return self._exact(offset, min(length, self.size - offset))
 
+    def find(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        """Lowest window offset of ``sub`` in ``[start, end)``, or -1 (as ``bytes.find``).
+
+        A one-byte ``sub`` (the NUL ending a name) is searched piece by piece of the source
+        (``_piece``: a cached block, a kept range); a longer one reads the range.
+        """
+        start, end, _ = slice(start, end).indices(self.size)
+        if start >= end:
+            return -1 if sub else start
+        if len(sub) != 1:
+            found = self.read(start, end - start).find(sub)
+            return found if found < 0 else start + found
+        pos = start
+        while pos < end:
+            data, at = self._piece(self._base + pos, end - pos)
+            stop = min(len(data), at + (end - pos))
+            found = data.find(sub, at, stop)
+            if found >= 0:
+                return pos + found - at
+            pos += stop - at
+        return -1
+
     def _exact(self, offset: int, length: int) -> bytes:
         """Exactly ``length`` bytes at ``offset``, both inside the window."""
+        raise NotImplementedError
+
+    def _piece(self, absolute: int, want: int) -> tuple[bytes, int]:
+        """The source's piece of bytes holding the source offset ``absolute`` and where in it that
+        offset is (``want``: bytes still to search, for the error of a source that lacks them)."""
         raise NotImplementedError

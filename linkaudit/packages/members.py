@@ -66,8 +66,11 @@ class Members:
         register(dest, Member(None, key, found))
         return True
 
-    def stream(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, dest: str, stager: Stager) -> bool:
-        """Stream the member to its kept ranges and place it; False when it is needed whole
+    def stream(
+        self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, dest: str, head: bytes, stager: Stager
+    ) -> bool:
+        """Stream the member to its kept ranges and place it (``head``: its first bytes, written
+        into the placeholder for sniffing); False when it is needed whole
         (no plan for it: not an ELF shared object or executable; ``stager.whole``).
 
         Raises:
@@ -79,7 +82,6 @@ class Members:
         source = stream_member(lambda: zf.open(info), f"{self.label}!{name}", info.file_size, counter)
         if source is None:
             return False
-        first = min(len(source), 4096)
-        place(dest, source[:first] if source.covers(0, first) else b"", info.file_size)
+        place(dest, head, info.file_size)  # its magic number: walks and sniffing see the member
         register(dest, Member(source, self.key(info, name)))
         return True

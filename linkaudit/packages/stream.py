@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable
 from typing import IO
 
-from ..formats.plan import HEAD, head_plan, missing_after
+from ..formats.plan import HEAD, head_plan, missing_after, trimmed
 from ..formats.ranges import RangeBytes
 from . import limits
 from .staging import Inflated
@@ -49,7 +49,7 @@ def stream_member(open_member: Callable[[], IO[bytes]], label: str, size: int, c
         with open_member() as again:
             more = _keep(again, missing, 0, b"", None)
         source = RangeBytes(label, size, _disjoint(kept, more))
-    return source
+    return trimmed(source)
 
 
 def _read_full(src: IO[bytes], n: int) -> bytes:

@@ -163,7 +163,7 @@ def _extract_all(
     def one(job: Job) -> str | None:
         info, name, dest, _rel, head = job
         try:
-            if members.place_cached(info, name, dest, head) or members.stream(zf, info, name, dest, stager):
+            if members.place_cached(info, name, dest, head) or members.stream(zf, info, name, dest, head, stager):
                 return None
             with zf.open(info) as src:
                 write_member(src, b"", dest, stager.budget, None, cap=info.file_size)

@@ -135,4 +135,4 @@ def test_torch_libraries_read_from_their_kept_ranges_match_the_files(torch_lib: 
         streamed = _outcome(lambda s=src, p=str(path): read_bytes(p, s))  # type: ignore[misc]
         assert streamed == _outcome(lambda p=str(path): read_path(p)), path.name  # type: ignore[misc]
         kept, total = kept + src.kept, total + size
-    assert kept < total // 8  # 109 MB of 1,036 MB (libtorch_cuda.so: 31 MB of 503 MB)
+    assert kept < total // 16  # 44 MB of 1,036 MB kept once trimmed (109 MB while streaming)
