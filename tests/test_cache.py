@@ -215,7 +215,7 @@ def test_cache_info_and_clear(run_cli, tmp_path: Path, monkeypatch) -> None:  # 
 
 
 def test_the_cached_record_is_the_read_one() -> None:
-    for path in ("broken/libtorch_cuda.so", "macho", "pe"):
+    for path in ("broken/libtorch_cuda.so", "macho", "pe", "coff", "misc/libisa_v3.so"):
         for target in [SAMPLES / path] if (SAMPLES / path).is_file() else sorted((SAMPLES / path).iterdir())[:6]:
             if not target.is_file():
                 continue
@@ -230,3 +230,37 @@ def test_the_cached_record_is_the_read_one() -> None:
             assert [encode_binary(dataclasses.replace(b, path="")) for b in binaries] == [
                 encode_binary(b) for b in entry.binaries
             ]
+
+
+def _round_trip(binaries: list[Binary]) -> list[Binary] | None:
+    from linkaudit.cache.codec import encode_entry
+
+    entry = decode_entry(json.loads(json.dumps(encode_entry("k", 1, None, tuple(binaries)))), "k")
+    return None if entry is None else list(entry.binaries)
+
+
+@pytest.mark.parametrize(("path", "gnu"), [("fixed/libnvrtc.so.12", True), ("misc/libsysvhash.so", False)])
+def test_the_symbol_hash_tables_round_trip(path: str, gnu: bool) -> None:
+    """Binding looks names up in the providers' DT_GNU_HASH / DT_HASH tables: a cached record keeps
+    them (a record without them binds through the slower map: the same bindings, and no one notices)."""
+    (read,) = read_path(str(SAMPLES / path))
+    table = read.symbols.hash_table
+    assert table is not None and table.gnu is gnu
+    (cached,) = _round_trip([read]) or [None]
+    assert cached is not None and cached.symbols.hash_table is not None
+    got = cached.symbols.hash_table
+    assert (got.gnu, list(got.buckets), list(got.chain), got.symoffset) == (
+        table.gnu, list(table.buckets), list(table.chain), table.symoffset
+    )  # fmt: skip
+
+
+def test_a_hash_table_that_does_not_fit_its_symbols_is_not_trusted() -> None:
+    from linkaudit.cache.codec import encode_entry
+
+    (read,) = read_path(str(SAMPLES / "fixed/libnvrtc.so.12"))
+    value = json.loads(json.dumps(encode_entry("k", 1, None, (read,))))
+    text = json.dumps(value)
+    table = value["binaries"][0]["symbols"]["hash_table"]
+    table["symoffset"] = 10**6
+    assert decode_entry(value, "k") is None
+    assert decode_entry(json.loads(text), "k") is not None

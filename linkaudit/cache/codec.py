@@ -20,6 +20,8 @@ from typing import Any
 
 from ..model import (
     Binary,
+    ComdatSection,
+    ElfHashTable,
     Endian,
     Format,
     Kind,
@@ -31,10 +33,11 @@ from ..model import (
     VersionDefinition,
     VersionNeed,
     VersionNeedEntry,
+    WeakExternal,
 )
 
 #: Bumped whenever a reader's output or this layout changes: entries of other versions are never read.
-READER_VERSION = 1
+READER_VERSION = 2
 _MAGIC = "linkaudit-binaries"
 #: The symbol table's columns and the ``array`` type code of each.
 _COLUMNS = {
@@ -80,12 +83,25 @@ def _column(values: array.array[int]) -> str:
     return base64.b64encode(data.tobytes()).decode("ascii")
 
 
+def _encode_hash_table(table: ElfHashTable | None) -> object:
+    """``DT_GNU_HASH`` / ``DT_HASH`` as the reader kept it (``SymbolTable.hash_table``), or ``None``."""
+    if table is None:
+        return None
+    return {
+        "gnu": table.gnu,
+        "buckets": _column(table.buckets),
+        "chain": _column(table.chain),
+        "symoffset": table.symoffset,
+    }
+
+
 def _encode_value(value: object) -> object:
     if isinstance(value, SymbolTable):
         return {
             "strtab": base64.b64encode(value.strtab).decode("ascii"),
             **{name: _column(getattr(value, name)) for name in _COLUMNS},
             "versions": [[i, v.name, v.file] for i, v in sorted(value.versions.items())],
+            "hash_table": _encode_hash_table(value.hash_table),
         }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -201,7 +217,7 @@ def _version(value: object) -> tuple[int, SymbolVersion]:
 
 
 def _symbols(value: object) -> SymbolTable:
-    if not isinstance(value, dict) or set(value) != {"strtab", "versions", *_COLUMNS}:
+    if not isinstance(value, dict) or set(value) != {"strtab", "versions", "hash_table", *_COLUMNS}:
         raise Invalid("not a symbol table")
     strtab = _bytes(value["strtab"])
     columns = {name: _array(code, value[name]) for name, code in _COLUMNS.items()}
@@ -222,7 +238,35 @@ def _symbols(value: object) -> SymbolTable:
         c["sizes"],
         c["versym"],
         MappingProxyType(versions),
+        _hash_table(value["hash_table"], count + 1),
     )
+
+
+def _hash_table(value: object, dynsym: int) -> ElfHashTable | None:
+    """A kept ``DT_GNU_HASH`` / ``DT_HASH`` table over ``dynsym`` ``.dynsym`` entries (index 0
+    included), held to what the reader checks before it keeps one (``formats.elf._read_hash_table``):
+    every bucket and chain index inside ``.dynsym``, the chain as long as the symbols it covers.
+
+    Raises:
+        Invalid: the table does not fit the symbol table it came with.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"gnu", "buckets", "chain", "symoffset"}:
+        raise Invalid("not a hash table")
+    gnu, symoffset = value["gnu"], _int(value["symoffset"])
+    if not isinstance(gnu, bool):
+        raise Invalid("not a hash table")
+    word = _COLUMNS["name_offsets"]  # 32-bit words, as both tables store them
+    buckets, chain = _array(word, value["buckets"]), _array(word, value["chain"])
+    if gnu:
+        fits = 0 <= symoffset <= dynsym and len(chain) == dynsym - symoffset
+        fits = fits and bool(buckets) and max(buckets) < dynsym
+    else:
+        fits = symoffset == 0 and len(chain) == dynsym and bool(buckets) and max((*buckets, *chain)) < dynsym
+    if not fits:
+        raise Invalid("a hash table that does not fit its symbol table")
+    return ElfHashTable(gnu, buckets, chain, symoffset)
 
 
 _NEEDED = _record(NeededLibrary, {"name": _str, "kind": _enum(NeedKind)})
@@ -268,6 +312,14 @@ FIELDS: dict[str, Decoder] = {
     "sdk": _opt(_str),
     "link_directives": _list(_str),
     "referenced_from": _list(_pair),
+    "comdats": _list(
+        _record(
+            ComdatSection,
+            {"section": _int, "selection": _int, "size": _int, "checksum": _int, "associated": _int},
+        )
+    ),
+    "weak_externals": _list(_record(WeakExternal, {"name": _str, "alternate": _str, "search": _int})),
+    "x86_isa_needed": _int,
 }
 _BINARY = _record(Binary, {"path": lambda _v: "", **FIELDS})
 
