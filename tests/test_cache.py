@@ -264,3 +264,19 @@ def test_a_hash_table_that_does_not_fit_its_symbols_is_not_trusted() -> None:
     table["symoffset"] = 10**6
     assert decode_entry(value, "k") is None
     assert decode_entry(json.loads(text), "k") is not None
+
+
+def test_entries_that_are_not_files_are_never_waited_on(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A FIFO, a directory or a dangling link where an entry belongs: passed over at once (a FIFO
+    opened for reading blocks until a writer comes), the report as without the cache."""
+    root = tmp_path / "c"
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    target = SAMPLES / "broken"
+    plain = _report(run_cli, "--no-cache", "check", str(target))
+    _report(run_cli, "check", str(target))
+    entries = _entries(root)
+    makers = [os.mkfifo, os.mkdir, lambda p: os.symlink(tmp_path / "nowhere", p)]
+    for i, entry in enumerate(entries):
+        entry.unlink()
+        makers[i % len(makers)](entry)
+    assert _report(run_cli, "check", str(target)) == plain

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -201,9 +202,14 @@ class Cache:
         self._store(key, None, heads)
 
     def _store(self, key: Key, binaries: tuple[Binary, ...] | None, heads: Heads | None) -> None:
+        """Write the entry; a file gone or changed since it was read (its content hash cannot be
+        taken) or an entry too large to encode leaves the cache as it was."""
         now = time.time_ns()
-        content = key.content() if key.stamp + GRANULARITY_NS >= now else None
-        self._write(key.name, encode_entry(key.name, now, content, binaries, heads))
+        try:
+            content = key.content() if key.stamp + GRANULARITY_NS >= now else None
+            self._write(key.name, encode_entry(key.name, now, content, binaries, heads))
+        except (OSError, MemoryError, ValueError):
+            return
         with self._lock:
             self._puts += 1
             due = self._puts % 64 == 1
@@ -278,18 +284,29 @@ class Cache:
 
 
 def _load(path: str) -> object | None:
-    """The JSON value of the entry file ``path``, or ``None`` (absent, too large, not JSON)."""
+    """The JSON value of the entry file ``path``, or ``None`` (absent, not a regular file, too
+    large, not JSON, or more than the memory at hand: an entry is never worth failing the run).
+    Opened without blocking (a FIFO planted in the cache is never waited on) and read to its size,
+    never a ``MAX_ENTRY_BYTES`` buffer up front."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_ENTRY_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
-    if len(data) > MAX_ENTRY_BYTES:
-        return None
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(st.st_size + 1)
+        if len(data) > MAX_ENTRY_BYTES:
+            return None
         value: object = json.loads(data)
-    except (ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError, MemoryError):
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     return value
 
 
