@@ -71,7 +71,12 @@ def test_a_wheel_promising_every_x86_64_cpu(run_cli, tmp_path: Path) -> None:  #
     many = _wheel(tmp_path / "m-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", data)
     (f,) = _isa(run_cli, str(many))
     assert f["severity"] == "error" and f["subject"] == "x86-64-v3" and f["file"] == f"{many}!m/libisa_v3.so"
-    assert f["evidence"] == {"needed": "x86-64-v3", "needed_bits": 4, "tag": "manylinux_2_17_x86_64", "package": str(many)}
+    assert f["evidence"] == {
+        "needed": "x86-64-v3",
+        "needed_bits": 4,
+        "tag": "manylinux_2_17_x86_64",
+        "package": str(many),
+    }
     assert "CPU ISA level is lower than required" in f["message"] and "AVX2" in f["message"]
     musl = _wheel(tmp_path / "m-1.0-cp311-cp311-musllinux_1_2_x86_64.whl", data)
     (f,) = _isa(run_cli, str(musl))
