@@ -27,19 +27,20 @@ CHANNEL_SIZE, _same = base.CHANNEL_SIZE, base._same
 channel, config, plain = base.channel, base.config, base.plain  # the same fixtures (module-scoped here)
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Any:
+def _local_cluster() -> Any:
+    """Two worker processes of one thread each, on the loopback interface, no dashboard; skips
+    naming the extra where ``distributed`` is not installed."""
     distributed = pytest.importorskip(
         "distributed", reason="dask's distributed is not installed: pip install 'native-linkage-auditor[dask]'"
     )
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address=None,
-    ) as local:
+    return distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", scheduler_port=0, dashboard_address=None
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with _local_cluster() as local:
         yield local
 
 
@@ -136,7 +137,7 @@ def test_killed_worker_is_a_finding_for_that_package_and_the_rest_is_audited(
     channel: Path, config: AuditConfig
 ) -> None:
     """With ``allowed-failures`` 0, the package whose audit kills its worker raises ``KilledWorker``."""
-    distributed = pytest.importorskip("distributed", reason="pip install 'native-linkage-auditor[dask]'")
+    pytest.importorskip("distributed", reason="pip install 'native-linkage-auditor[dask]'")
     import dask
 
     from linkaudit.cluster import Cluster
@@ -146,14 +147,7 @@ def test_killed_worker_is_a_finding_for_that_package_and_the_rest_is_audited(
     expected = audit(packages, config, spread=Spread(each=True))
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            scheduler_port=0,
-            dashboard_address=None,
-        ) as local,
+        _local_cluster() as local,
         Cluster(local.scheduler_address) as remote,
     ):
         remote.client.run(_die_on, victim)
