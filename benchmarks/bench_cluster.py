@@ -21,7 +21,7 @@ pool starts to pay (``jobs.MIN_POOL_TASKS``).
 
 Usage::
 
-    python benchmarks/bench_cluster.py [--packages 2000] [--peer 50] [--small] [--keep DIR]
+    python benchmarks/bench_cluster.py [--packages 2000] [--peer 50] [--small | --small-only] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -125,11 +125,15 @@ def main() -> None:
     parser.add_argument("--packages", type=int, default=2000)
     parser.add_argument("--peer", type=int, default=50, help="packages the one-process-per-package peer runs")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--small-only", action="store_true", help="only the small channels")
     parser.add_argument("--keep", type=Path, default=None)
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     channel = base / "channel"
     try:
+        if args.small_only:
+            small(base)
+            return
         if not channel.is_dir() or len(list(channel.iterdir())) != args.packages:
             shutil.rmtree(channel, ignore_errors=True)
             make_channel(channel, args.packages)

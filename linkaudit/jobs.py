@@ -194,10 +194,12 @@ def _to_read(outcome: _Outcome) -> Read:
 
 # --- Independent tasks (installations) over a pool: ``audit``'s installation loop -------------
 
-#: Fewer tasks than this run in the calling process: forking a pool of two costs about what two
-#: tiny installations do (measured with benchmarks/bench_cluster.py on this 2-core machine: see
-#: docs/performance.md).
-MIN_POOL_TASKS = 4
+#: Fewer tasks than this run in the calling process.  Measured (``benchmarks/bench_cluster.py
+#: --small-only``, 2-core machine): forking and feeding a pool of two costs about 0.1 s of CPU
+#: (channels of 4, 8, 16 tiny packages: 0.55, 0.55, 0.68 s with ``-j 2`` against 0.39, 0.47,
+#: 0.60 s with ``-j 1``), and a tiny package's audit about 20 ms, so two cores win it back from
+#: about ten packages on (a real wheel's audit takes far longer: any two would pay).
+MIN_POOL_TASKS = 10
 
 
 @dataclass(frozen=True, slots=True)
