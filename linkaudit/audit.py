@@ -342,6 +342,7 @@ def _audit_staged(
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
+    findings.extend(_under_musl_too(context, findings))
     roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
     for ld in (*windows, *dyld):  # PE and Mach-O roots as ELF's
         info = RootInfo(ld.root, ld.kind, ld.reached)
@@ -368,6 +369,41 @@ def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site
         if promised is not None:
             implied[b.path] = promised
     return implied
+
+
+#: The rules that judge a load, run again over the musl loads of a wheel whose tags span glibc and musl.
+LOAD_RULES = ("library-not-found", "unresolved-symbol")
+
+
+def _spans_both(binary: Binary, promised: WheelPolicy | None) -> bool:
+    """An ELF file that names no C library of its own (no PT_INTERP, no libc in DT_NEEDED) in a
+    wheel whose tag set names both manylinux and musllinux (``manylinux_2_17_x86_64.
+    musllinux_1_1_x86_64``, as static or libc-free builds are tagged): both loaders will load it."""
+    if promised is None or binary.format is not Format.ELF or binary.libc is not Libc.UNKNOWN:
+        return False
+    return {p.family for p in promised.policies} == {"manylinux", "musllinux"}
+
+
+def _under_musl_too(context: AuditContext, findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of ``LOAD_RULES`` over the same files loaded by musl (``loader.musl``), for the
+    files of a wheel whose tags span glibc and musl (``_spans_both``): glibc's ld.so loaded them
+    above, and a musllinux system loads them with its own rules and only the musllinux policy's
+    libraries (``libc.so``, ``libz.so.1``).  A finding already made for the same file and subject
+    is not repeated; what only musl refuses is added, in musl's words (PEP 656's promise)."""
+    config = context.config
+    dual = [replace(b, libc=Libc.MUSL) for b in context.binaries if _spans_both(b, context.wheel_policies.get(b.path))]
+    if not dual or config.target is None:
+        return []
+    linkage, _errors = analyze_inputs(dual, config.target)  # its unreadable inputs were named above
+    if linkage is None:
+        return []
+    musl = replace(context, binaries=tuple(dual), linkage=linkage)
+    seen = {(f.rule, f.file, f.subject) for f in findings}
+    out = []
+    for rule_cls in RULES:
+        if rule_cls.id in LOAD_RULES and rule_cls.id not in config.ignore:
+            out.extend(f for f in rule_cls().check(musl) if (f.rule, f.file, f.subject) not in seen)
+    return out
 
 
 def _libc_from_tag(binary: Binary, promised: WheelPolicy | None) -> Binary:
