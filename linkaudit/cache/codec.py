@@ -245,7 +245,7 @@ def _symbols(value: object) -> SymbolTable:
 def _hash_table(value: object, dynsym: int) -> ElfHashTable | None:
     """A kept ``DT_GNU_HASH`` / ``DT_HASH`` table over ``dynsym`` ``.dynsym`` entries (index 0
     included), held to what the reader checks before it keeps one (``formats.elf._read_hash_table``):
-    every bucket and chain index inside ``.dynsym``, the chain as long as the symbols it covers.
+    every bucket and chain index inside ``.dynsym``, the chain no longer than the symbols it covers.
 
     Raises:
         Invalid: the table does not fit the symbol table it came with.
@@ -260,7 +260,7 @@ def _hash_table(value: object, dynsym: int) -> ElfHashTable | None:
     word = _COLUMNS["name_offsets"]  # 32-bit words, as both tables store them
     buckets, chain = _array(word, value["buckets"]), _array(word, value["chain"])
     if gnu:
-        fits = 0 <= symoffset <= dynsym and len(chain) == dynsym - symoffset
+        fits = 0 <= symoffset <= dynsym and len(chain) <= dynsym - symoffset
         fits = fits and bool(buckets) and max(buckets) < dynsym
     else:
         fits = symoffset == 0 and len(chain) == dynsym and bool(buckets) and max((*buckets, *chain)) < dynsym

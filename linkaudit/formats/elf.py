@@ -1152,6 +1152,29 @@ def _words(r: _Reader, offset: int, count: int) -> array.array[int] | None:
     return words
 
 
+def _gnu_chain_words(
+    r: _Reader, offset: int, buckets: array.array[int], symoffset: int, count: int
+) -> array.array[int] | None:
+    """The ``DT_GNU_HASH`` chain words a lookup can reach: from ``symoffset`` to the end of the last
+    bucket's run (its word with bit 0 set), as glibc walks them (``elf/dl-lookup.c``,
+    ``do_lookup_x``); empty when every bucket is empty.  The table's size is written nowhere, and
+    linkers leave the words past the last run out (a library exporting nothing has a bare header
+    and buckets, ``.dynsym`` right after), so no more is read.  ``None`` when a bucket starts below
+    ``symoffset`` or the last run does not end inside ``.dynsym``."""
+    last = max(buckets)
+    if last == 0:
+        return array.array("I")
+    if min(b for b in buckets if b) < symoffset:
+        return None
+    for index in range(last, count):
+        word = _words(r, offset + (index - symoffset) * 4, 1)
+        if word is None:
+            return None
+        if word[0] & 1:
+            return _words(r, offset, index - symoffset + 1)
+    return None
+
+
 def _read_hash_table(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], count: int) -> ElfHashTable | None:
     """The ``DT_GNU_HASH`` table over the ``count`` ``.dynsym`` entries, else the ``DT_HASH`` one.
 
@@ -1168,9 +1191,10 @@ def _read_hash_table(r: _Reader, dyn: _Dynamic, segments: Sequence[_Segment], co
                 nbuckets, symoffset, bloom_size, _shift = header
                 buckets_off = off + 16 + bloom_size * (r.L.bits // 8)
                 buckets = _words(r, buckets_off, nbuckets)
-                chain = _words(r, buckets_off + nbuckets * 4, count - symoffset) if symoffset <= count else None
-                if buckets is not None and chain is not None and nbuckets and max(buckets) < count:
-                    return ElfHashTable(True, buckets, chain, symoffset)
+                if buckets is not None and nbuckets and max(buckets) < count and symoffset <= count:
+                    chain = _gnu_chain_words(r, buckets_off + nbuckets * 4, buckets, symoffset, count)
+                    if chain is not None:
+                        return ElfHashTable(True, buckets, chain, symoffset)
         if dyn.hash is not None and r.L.word.size == 4:
             off = _vaddr_to_offset(r, segments, dyn.hash, "DT_HASH")
             header = _words(r, off, 2)
