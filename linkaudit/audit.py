@@ -399,7 +399,7 @@ def _under_musl_too(context: AuditContext, findings: Sequence[Finding]) -> list[
         return []
     musl = replace(context, binaries=tuple(dual), linkage=linkage)
     seen = {(f.rule, f.file, f.subject) for f in findings}
-    out = []
+    out: list[Finding] = []
     for rule_cls in RULES:
         if rule_cls.id in LOAD_RULES and rule_cls.id not in config.ignore:
             out.extend(f for f in rule_cls().check(musl) if (f.rule, f.file, f.subject) not in seen)

@@ -280,3 +280,36 @@ def test_entries_that_are_not_files_are_never_waited_on(run_cli, tmp_path: Path,
         entry.unlink()
         makers[i % len(makers)](entry)
     assert _report(run_cli, "check", str(target)) == plain
+
+
+def test_clear_and_eviction_remove_only_what_the_cache_wrote(tmp_path: Path) -> None:
+    """A cache folder holding other files, or whose root is a symlink to another folder: ``clear``,
+    ``info`` and eviction see only ``XX/<sha256>.json`` entries (and the cache's own temporary
+    files), regular files, never through a symlink."""
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "sub" / "package.json").write_text("{}")
+    linked = tmp_path / "linked"
+    linked.symlink_to(victim)
+    assert Cache(str(linked)).clear() == 0 and Cache(str(linked)).info().entries == 0
+    assert (victim / "sub" / "package.json").exists()
+    root = tmp_path / "c"
+    store = Cache(str(root))
+    name = "ab" + "0" * 62
+    planted = [root / "ab" / "notes.json", root / "zz" / (name + ".json"), root / "ab" / ("cd" + "0" * 62 + ".json")]
+    for path in planted:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    (root / "ab" / (name + ".json")).write_text("{}")
+    (root / "ab" / (name[:-1] + "1.json")).symlink_to(victim / "sub" / "package.json")
+    assert store.info().entries == 1 and store.clear() == 1
+    assert all(p.exists() for p in planted) and (victim / "sub" / "package.json").exists()
+
+
+def test_an_entry_with_a_nul_in_a_name_is_not_trusted() -> None:
+    from linkaudit.cache.codec import encode_entry
+
+    (read,) = read_path(str(SAMPLES / "fixed/libtorch_cuda.so"))
+    value = json.loads(json.dumps(encode_entry("k", 1, None, (read,))))
+    value["binaries"][0]["dlopen_names"] = ["", "/", "\u0000"]
+    assert decode_entry(value, "k") is None

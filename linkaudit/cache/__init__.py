@@ -28,10 +28,11 @@ import functools
 import hashlib
 import json
 import os
+import re
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,10 @@ GRANULARITY_NS = 2_000_000_000
 MAX_BYTES = 2 << 30
 #: Largest entry read back (a bigger file in the cache is foreign: ignored).
 MAX_ENTRY_BYTES = 512 << 20
+#: The names the cache writes: ``XX/<sha256>.json`` and, while writing, ``XX/.tmp-<sha256>-PID-THREAD``.
+_FOLDER = re.compile(r"[0-9a-f]{2}")
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+_TMP = re.compile(r"\.tmp-[0-9a-f]{64}-\d+-\d+")
 _ENV = "LINKAUDIT_CACHE_DIR"
 
 
@@ -190,7 +195,7 @@ class Cache:
                 return None
             self.hits += 1
         with contextlib.suppress(OSError):
-            os.utime(path)  # most recently used
+            os.utime(path, follow_symlinks=False)  # most recently used
         return found
 
     def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:
@@ -234,19 +239,40 @@ class Cache:
         except OSError:
             pass
 
+    def _own_files(self) -> Iterator[tuple[str, os.stat_result, bool]]:
+        """``(path, lstat, is_entry)`` of every file this cache writes and nothing else: an entry
+        ``XX/<64 hex>.json`` or a leftover ``XX/.tmp-<64 hex>-PID-THREAD`` in a two-hex-digit folder,
+        each a regular file (no symlink followed, the root's own included): ``clear`` and eviction
+        never remove a file the cache did not make, whatever was planted in its folder."""
+        try:
+            if not stat.S_ISDIR(os.lstat(self.root).st_mode):
+                return
+            folders = sorted(os.listdir(self.root))
+        except OSError:
+            return
+        for folder in folders:
+            where = os.path.join(self.root, folder)
+            try:
+                if not _FOLDER.fullmatch(folder) or not stat.S_ISDIR(os.lstat(where).st_mode):
+                    continue
+                names = sorted(os.listdir(where))
+            except OSError:
+                continue
+            for name in names:
+                entry, tmp = _ENTRY.fullmatch(name), _TMP.fullmatch(name)
+                if (entry is None or not name.startswith(folder)) and tmp is None:
+                    continue
+                path = os.path.join(where, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield path, st, entry is not None
+
     def entries(self) -> list[tuple[float, int, str]]:
         """``(mtime, size, path)`` of every entry, oldest first."""
-        out = []
-        for dirpath, _dirs, files in os.walk(self.root):
-            for name in files:
-                if name.endswith(".json") and not name.startswith("."):
-                    path = os.path.join(dirpath, name)
-                    try:
-                        st = os.stat(path)
-                    except OSError:
-                        continue
-                    out.append((st.st_mtime, st.st_size, path))
-        return sorted(out)
+        return sorted((st.st_mtime, st.st_size, path) for path, st, is_entry in self._own_files() if is_entry)
 
     def evict(self) -> int:
         """Remove the least recently used entries until the cache holds at most ``max_bytes``; how many."""
@@ -272,14 +298,12 @@ class Cache:
     def clear(self) -> int:
         """Remove every entry (and leftover temporary files); how many entries."""
         count = 0
-        for dirpath, _dirs, files in os.walk(self.root):
-            for name in files:
-                if name.endswith(".json") or name.startswith(".tmp-"):
-                    try:
-                        os.unlink(os.path.join(dirpath, name))
-                    except OSError:
-                        continue
-                    count += not name.startswith(".tmp-")
+        for path, _st, is_entry in list(self._own_files()):
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            count += is_entry
         return count
 
 
@@ -289,7 +313,7 @@ def _load(path: str) -> object | None:
     Opened without blocking (a FIFO planted in the cache is never waited on) and read to its size,
     never a ``MAX_ENTRY_BYTES`` buffer up front."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:

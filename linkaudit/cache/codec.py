@@ -149,7 +149,16 @@ def _typed(kind: type) -> Decoder:
     return check
 
 
-_str, _int, _bool = _typed(str), _typed(int), _typed(bool)
+_int, _bool = _typed(int), _typed(bool)
+
+
+def _str(value: object) -> str:
+    """A string of a record: no NUL (no reader makes one: names end at the first NUL, and the OS
+    refuses a path holding one), else ``Invalid``."""
+    text = _typed(str)(value)
+    if "\0" in text:
+        raise Invalid("a NUL inside a string")
+    return text  # type: ignore[no-any-return]
 
 
 def _opt(inner: Decoder) -> Decoder:
