@@ -3,7 +3,7 @@
 Reads ELF, PE and Mach-O binaries (and ar archives, COFF objects) without executing them, works
 out what each needs at load time — emulating glibc's ld.so, the Windows loader and dyld — and
 reports what is wrong, where and why.  The JSON output's schemas ship in the package
-(``linkaudit/output/schema/*.schema.json``, ``$id`` ``https://github.com/linkaudit-project/linkaudit/schema/NAME.schema.json``).
+(``linkaudit/output/schema/*.schema.json``, ``$id`` ``https://github.com/linkaudit/linkaudit/schema/NAME.schema.json``).
 
 Public API::
 

@@ -36,6 +36,7 @@ from .packages import (
 )
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
+from .rules.broken_symlink import BrokenSymlink
 from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
@@ -268,6 +269,7 @@ def _audit_staged(
         files.append(FileResult(path, FileStatus.SKIPPED, format=container, reason=reason))
         if container == Container.LLVM_BITCODE.value:  # found in a directory: the same note as given by name
             findings.append(Finding("lto-object", Severity.NOTE, path, path, reason, {"sections": []}))
+    findings.extend(BrokenSymlink.note(path, target) for path, target in collected.broken_links)
     for directory in collected.empty_dirs:
         if staged.holds_packages(directory):
             continue  # a wheelhouse: its packages are audited

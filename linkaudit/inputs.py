@@ -15,6 +15,11 @@ path of the directory given: a package holding ``x -> /`` (or a walk of
 host.  Such links are listed in ``Collected.outside`` and otherwise skipped.
 A symlinked *file* pointing outside is still audited: it is a file the package
 ships.
+
+A dangling symlink found under a directory given (``libfoo.so -> libfoo.so.1`` whose target
+was not packaged: build trees and installed prefixes hold many) is passed over, as ``ldconfig``
+passes over it, and listed in ``Collected.broken_links``; named on the command line, it is an
+unreadable input.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class Collected:
         skipped: binaries of a format this version does not read: (path, format).
         outside: symlinked directories not entered because their real path
             leaves the directory given: (path, real path).
+        broken_links: dangling symlinks found under a directory given, passed over:
+            (path, target as written in the link).
     """
 
     files: tuple[str, ...]
@@ -48,6 +55,7 @@ class Collected:
     empty_dirs: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
     outside: tuple[tuple[str, str], ...] = ()
+    broken_links: tuple[tuple[str, str], ...] = ()
 
 
 def _sniff_file(path: str) -> Container | None:
@@ -73,6 +81,7 @@ def collect(paths: Sequence[str]) -> Collected:
     empty: list[str] = []
     skipped: list[tuple[str, str]] = []
     outside: list[tuple[str, str]] = []
+    broken: list[tuple[str, str]] = []
     by_inode: dict[tuple[int, int], int] = {}  # (dev, ino) -> index into files
     via_link: set[int] = set()
 
@@ -98,13 +107,21 @@ def collect(paths: Sequence[str]) -> Collected:
                 errors.append(InputError(given, os_reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if _walk(given, add, errors, skipped, outside) == 0:
+            if _walk(given, add, errors, skipped, (outside, broken)) == 0:
                 empty.append(given)
         elif stat.S_ISREG(st.st_mode):
             add(given, st, os.path.islink(given))
         else:
             errors.append(InputError(given, "not a regular file or directory"))
-    return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside))
+    return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken))
+
+
+def _link_target(path: str) -> str:
+    """The target written in the symlink ``path`` ('' when it cannot be read back)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def _inside(path: str, root: str) -> bool:
@@ -117,14 +134,17 @@ def _walk(
     add: Callable[[str, os.stat_result, bool], None],
     errors: list[InputError],
     skipped: list[tuple[str, str]],
-    outside: list[tuple[str, str]],
+    passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
 ) -> int:
     """Walk ``top`` depth first in sorted order, passing each supported binary to ``add``; return how many were found.
 
     Iterative (an explicit stack of directories still to read), so a tree of any
     depth walks; each directory is entered once by (st_dev, st_ino), and a
     symlinked directory only when its real path stays inside ``top``'s.
+    ``passed_over``: the lists of symlinked directories leaving ``top`` and of dangling
+    symlinks, each (path, where it points).
     """
+    outside, broken = passed_over
     found = 0
     seen_dirs: set[tuple[int, int]] = set()
     root = os.path.realpath(top)
@@ -166,7 +186,7 @@ def _walk(
                 st = os.stat(path)
             except OSError as exc:
                 if is_link and exc.errno == errno.ENOENT:
-                    errors.append(InputError(path, "broken symlink (its target does not exist)"))
+                    broken.append((path, _link_target(path)))  # as ldconfig: passed over, not an error
                 else:
                     errors.append(InputError(path, os_reason(exc)))
                 continue

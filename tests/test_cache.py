@@ -69,6 +69,35 @@ def test_cached_report_equals_the_uncached_one(run_cli, tmp_path: Path, monkeypa
     assert cache.active() is not None and cache.active().hits > 0  # type: ignore[union-attr]
 
 
+_FIXED, _BROKEN = str(SAMPLES / "fixed"), str(SAMPLES / "broken")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("check", _BROKEN),
+        ("show", _BROKEN),
+        ("tree", _BROKEN),
+        ("why", _BROKEN, "libcuda.so.1"),
+        ("diff", _FIXED, _BROKEN),
+        ("dupes", _BROKEN),
+    ],
+)
+def test_no_cache_is_accepted_after_every_command_that_reads_files(run_cli, tmp_path: Path, monkeypatch, argv) -> None:  # type: ignore[no-untyped-def]
+    """``linkaudit check --no-cache PATH`` was "No such option": the flag is the global one's twin on
+    each command that reads files, and, like it, neither reads nor writes the cache."""
+    root = tmp_path / "c"
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    after = run_cli(argv[0], "--no-cache", *argv[1:])
+    assert after.exit_code in (0, 1), after.stderr
+    assert not root.exists()  # nothing written
+    assert cache.active() is None
+    before = run_cli("--no-cache", *argv)
+    assert before.exit_code == after.exit_code and not root.exists()
+    run_cli(*argv)
+    assert _entries(root)  # without the flag the same command does use the cache
+
+
 def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path / "c"))
     whl = _wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl")

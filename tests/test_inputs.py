@@ -84,3 +84,51 @@ def test_llvm_bitcode_found_in_a_directory_gets_the_lto_note_too(tmp_path: Path)
         report = audit([str(given)])
         assert [f.rule for f in report.findings if f.rule != "no-binaries"] == ["lto-object"], given
         assert [f.status.value for f in report.files] == ["skipped"]
+
+
+def _dangling_tree(top: Path) -> dict[str, str]:
+    """A library directory with every kind of dangling link a build tree or prefix holds: a
+    development link to a soname not shipped, an absolute one, a chain ending at nothing, one
+    into a directory that does not exist, and one in a subdirectory; returns link -> target."""
+    (top / "sub").mkdir(parents=True)
+    (top / "libnvrtc.so.12").write_bytes(ELF)
+    links = {
+        "libnothere.so": "libnothere.so.1",
+        "libabs.so": str(top / "gone/libabs.so.1"),
+        "libchain.so": "libchain.so.1",
+        "libchain.so.1": "libchain.so.1.2",
+        "libnodir.so": "missing/dir/libnodir.so",
+        "sub/libdeep.so": "../libdeep.so.3",
+    }
+    for link, target in links.items():
+        os.symlink(target, top / link)
+    return {str(top / link): target for link, target in links.items()}
+
+
+def test_dangling_symlinks_under_a_directory_are_passed_over_as_notes(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``check DIR`` failed (exit 2, an unreadable-input that cannot be ignored) on a dangling
+    ``libfoo.so -> libfoo.so.1``: ldconfig passes over it, and so does the walk — one
+    ``broken-symlink`` note each, exit status as without them; named alone it stays an error."""
+    import json
+
+    from tests.output.schema import validate_report
+
+    links = _dangling_tree(tmp_path / "lib")
+    got = collect([str(tmp_path / "lib")])
+    assert not got.errors and got.files == (str(tmp_path / "lib/libnvrtc.so.12"),)
+    assert dict(got.broken_links) == links
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / "lib"))
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    notes = {f["file"]: f for f in doc["findings"] if f["rule"] == "broken-symlink"}
+    assert r.exit_code == 0, r.stdout
+    assert {p: n["evidence"]["target"] for p, n in notes.items()} == links
+    assert {n["severity"] for n in notes.values()} == {"note"}
+    assert "unreadable-input" not in {f["rule"] for f in doc["findings"]}
+    r = run_cli("check", "--no-config", "--ignore", "broken-symlink", str(tmp_path / "lib"))
+    assert r.exit_code == 0 and "broken-symlink" not in r.stdout
+    r = run_cli("show", str(tmp_path / "lib"))
+    assert r.exit_code == 0 and f"{tmp_path}/lib/libnothere.so: broken symlink (to libnothere.so.1)" in r.stderr
+    for named in (tmp_path / "lib/libnothere.so", tmp_path / "lib/libchain.so"):
+        r = run_cli("check", "--no-config", str(named))
+        assert r.exit_code == 2 and "[unreadable-input]" in r.stdout and "broken symlink" in r.stdout

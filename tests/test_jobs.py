@@ -143,3 +143,29 @@ def test_default_target_still_loads() -> None:
     two = audit([str(SAMPLES / "loader")], AuditConfig(target=TargetEnvironment(), jobs=2))
     assert one.roots and one.roots == two.roots
     assert one.findings == two.findings
+
+
+def test_channels_doc_says_what_jobs_does(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """docs/channels.md said no --jobs meant one after the other; the default is the CPUs
+    available. The table names the default and the pool thresholds with the code's values."""
+    doc = (SAMPLES.parent / "docs/channels.md").read_text()
+    assert "(none) or `--jobs 1`" not in doc and "no `--jobs` at all (N is then the CPUs available" in doc
+    for name in ("MIN_POOL_TASKS", "MIN_POOL_FILES"):
+        assert f"`jobs.{name}` ({getattr(jobs, name)})" in doc
+    assert (
+        f"`jobs.MIN_POOL_BYTES` ({64 << 20 >> 20} MiB)" in doc
+        and "MIN_POOL_BYTES = 64 << 20" in Path(jobs.__file__).read_text()
+    )  # the module's value (this file's fixture sets it to 0)
+    given: list[int] = []
+
+    def spy(paths, n=1, check=None):  # type: ignore[no-untyped-def]
+        given.append(n)
+        return read_paths(paths, n, check)
+
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("linkaudit.cli.check"), "available_cpus", lambda: 3)
+    monkeypatch.setattr(importlib.import_module("linkaudit.audit"), "read_paths", spy)
+    run_cli("check", "--no-config", "--no-loader", str(SAMPLES / "fixed/libnvrtc.so.12"))
+    run_cli("check", "--no-config", "--no-loader", "--jobs", "1", str(SAMPLES / "fixed/libnvrtc.so.12"))
+    assert given == [3, 1]  # no --jobs: the CPUs available

@@ -14,6 +14,7 @@ import click
 from .. import __version__
 from ..errors import LinkauditError
 from ..output import text_safe
+from .cacheflag import cache_wanted, no_cache_option
 from .emit import silence_stdout
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -53,12 +54,9 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="linkaudit")
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Neither read nor write the cache of what files say (docs/cache.md; $LINKAUDIT_CACHE_DIR).",
-)
-def cli(no_cache: bool) -> None:
+@no_cache_option
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Audit the linkage of shared libraries and executables without running them.
 
     linkaudit reads ELF, PE and Mach-O files, given alone, in directories, wheels or
@@ -70,7 +68,7 @@ def cli(no_cache: bool) -> None:
     """
     from ..cache import configure
 
-    configure(not no_cache)
+    configure(cache_wanted(ctx))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from ..jobs import available_cpus
 from ..output import OutputFormat, renderer, text_safe
 from ..report import capped
 from ..rules import rule_ids
+from .cacheflag import no_cache_option
 from .emit import check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
 from .options import loader_options, target_from_options
@@ -169,6 +170,7 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--scheduler-file", default=None, metavar="FILE", help="As --scheduler, the address read from a scheduler file."
 )
 @loader_options
+@no_cache_option
 def check(
     paths: tuple[str, ...],
     fmt: str,

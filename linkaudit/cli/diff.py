@@ -12,6 +12,7 @@ from ..config import AuditConfig, baseline
 from ..diff import BuildDiff, diff_builds
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
+from .cacheflag import no_cache_option
 from .check import INPUT_PATHS
 from .emit import emit
 
@@ -24,6 +25,7 @@ def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
 @click.argument("old", type=INPUT_PATHS)
 @click.argument("new", type=INPUT_PATHS)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@no_cache_option
 def diff(old: str, new: str, fmt: str) -> int:
     """Compare two builds (two files, two directories or two packages): files added and removed; per binary,
     DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and

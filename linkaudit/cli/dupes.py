@@ -9,6 +9,7 @@ from ..config import AuditConfig
 from ..link.line import read_link_line
 from ..output import OutputFormat, renderer, text_safe
 from ..rules import rule_ids
+from .cacheflag import no_cache_option
 from .emit import emit
 
 DUPLICATE_RULES = frozenset({"duplicate-definition", "common-symbol", "stacked-codegen", "lto-object"})
@@ -19,6 +20,7 @@ DUPLICATE_RULES = frozenset({"duplicate-definition", "common-symbol", "stacked-c
 @click.option("--link-line", default=None, metavar="FILE", help="The link combining the inputs (see check).")
 @click.option("--source", "source_dirs", multiple=True, metavar="DIR", help="Source tree to scan for stale wrappers.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@no_cache_option
 def dupes(paths: tuple[str, ...], link_line: str | None, source_dirs: tuple[str, ...], fmt: str) -> int:
     """Show the duplicate definitions among objects and archives (and their causes), grouped by symbol.
 

@@ -26,6 +26,7 @@ class Inputs:
         errors: inputs that could not be read (package members named ``PACKAGE!member``).
         skipped: binaries of a format not read yet: (path, reason).
         empty_dirs: directories given that hold no binary.
+        broken_links: dangling symlinks found under a directory given, passed over: (path, target).
     """
 
     binaries: list[Binary]
@@ -33,6 +34,7 @@ class Inputs:
     skipped: list[tuple[str, str]]
     empty_dirs: tuple[str, ...]
     staged: Staged
+    broken_links: tuple[tuple[str, str], ...] = ()
 
     def relabel(self, document: str, fmt: str) -> str:
         """A rendered ``text`` or ``json`` document with staged paths written ``PACKAGE!member``."""
@@ -48,6 +50,9 @@ class Inputs:
             click.echo(f"linkaudit: skipped: {text_safe(self.staged.label(path))}: {text_safe(reason)}", err=True)
         for directory in self.empty_dirs:
             click.echo(f"linkaudit: note: {text_safe(directory)}: holds no binary linkaudit can read", err=True)
+        for path, target in self.broken_links:
+            where = text_safe(self.staged.label(path))
+            click.echo(f"linkaudit: note: {where}: broken symlink (to {text_safe(target)}), passed over", err=True)
 
 
 @contextmanager
@@ -69,4 +74,4 @@ def read_inputs(paths: Sequence[str]) -> Iterator[Inputs]:
             except InputError as exc:
                 errors.append(exc)
         empty = tuple(d for d in collected.empty_dirs if not staged.holds_packages(d))
-        yield Inputs(binaries, errors, skipped, empty, staged)
+        yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links)

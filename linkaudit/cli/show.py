@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .cacheflag import no_cache_option
 from .check import INPUT_PATHS
 from .emit import emit
 from .reading import read_inputs
@@ -13,6 +14,7 @@ from .reading import read_inputs
 @click.argument("paths", nargs=-1, required=True, type=INPUT_PATHS)
 @click.option("--symbols", is_flag=True, help="List every dynamic symbol too (readelf --dyn-syms columns).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@no_cache_option
 def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
     """Show the linkage of each file: format, kind, machine, SONAME, DT_NEEDED in order,
     RPATH/RUNPATH, interpreter, flags, symbol counts and the versions needed per library.

@@ -17,6 +17,7 @@ from ..loader.windows import analyze_windows
 from ..output import text_safe, utf8_tree
 from ..packages import most_demanding
 from ..packages.installation import installation_model
+from .cacheflag import no_cache_option
 from .emit import emit
 from .options import loader_options, target_from_options
 from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
@@ -94,6 +95,7 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     "every import, through forwarders and re-exports, counted per load and per image; JSON: each load's bind).",
 )
 @loader_options
+@no_cache_option
 def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, **options: Any) -> int:
     """Draw the dependency tree of each import root as its platform's loader would load it:
     glibc's ld.so for ELF, the Windows search order for PE, dyld for Mach-O.

@@ -14,6 +14,7 @@ from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree
 from ..output.graph import restrict
 from ..rules.data import driver_index
+from .cacheflag import no_cache_option
 from .emit import emit
 from .options import loader_options
 from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
@@ -129,6 +130,7 @@ def _picture(
 @click.argument("target", metavar="LIBRARY|SYMBOL")
 @format_option("only the chains from each root to TARGET (or to the objects using the symbol)")
 @loader_options
+@no_cache_option
 def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
     """Explain TARGET in the loads of PATH... (files, directories or packages: several wheels
     given together make one site-packages).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .abi3_symbol import Abi3Symbol
 from .base import Rule
+from .broken_symlink import BrokenSymlink
 from .dlopen_name import DlopenName
 from .driver_link import DriverLink
 from .duplicate_export import DuplicateExport
@@ -79,6 +80,7 @@ RULES: tuple[type[Rule], ...] = (
     UnreadableInput,
     FileClash,
     NoBinaries,
+    BrokenSymlink,
     LoaderSkipped,
     UnusedSuppression,
     BaselineFixed,

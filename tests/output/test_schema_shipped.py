@@ -15,9 +15,32 @@ import pytest
 
 from linkaudit.cli import main
 
-BASE = "https://github.com/linkaudit-project/linkaudit/schema/"
+BASE = "https://github.com/linkaudit/linkaudit/schema/"  # the README's project address
 SCHEMAS = ("report.schema.json", "show.schema.json", "tree.schema.json")
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_one_project_address_everywhere() -> None:
+    """The schemas' $ids named another GitHub owner than the README and every recipe do
+    (github.com/linkaudit/linkaudit): every schema's $id lies under the README's address, and
+    no text file of the source tree names the other one."""
+    readme = ROOT / "README.md"
+    if not readme.exists():
+        pytest.skip("run from an installed package: no README.md beside the tests")
+    assert "git+" + BASE.removesuffix("/schema/") in readme.read_text("utf-8")
+    schema_dir = resources.files("linkaudit.output").joinpath("schema")
+    ids = {e.name: json.loads(e.read_text("utf-8"))["$id"] for e in schema_dir.iterdir() if e.name.endswith(".json")}
+    assert ids and ids == {name: BASE + name for name in ids}
+    wrong = "linkaudit" + "-project"  # split: this file must not hold the string it looks for
+    offenders = [
+        str(p.relative_to(ROOT))
+        for top in ("linkaudit", "docs", "tests", "README.md", "action.yml", "pyproject.toml")
+        for p in ([ROOT / top] if (ROOT / top).is_file() else (ROOT / top).rglob("*"))
+        if p.is_file()
+        and p.suffix in {".py", ".md", ".json", ".toml", ".yml", ".yaml", ""}
+        and wrong in p.read_text("utf-8", "replace")
+    ]
+    assert offenders == []
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
