@@ -30,6 +30,7 @@ from typing import NamedTuple
 from ..errors import InputError
 from ..model import Binary, Kind
 from .ldso import Requester, Resolution, SearchContext, Source, origin_of, search
+from .modelled import modelled_library
 
 
 class RootKind(enum.StrEnum):
@@ -70,6 +71,11 @@ class LoadedObject(NamedTuple):
 
 #: Name of the virtual object standing for a generic CPython interpreter.
 INTERPRETER = "<python interpreter>"
+
+#: The DT_NEEDED entries of a generic CPython interpreter on glibc (python.org's and the manylinux
+#: images' ``python3.x``; ``libpthread``/``libdl`` before glibc 2.34): loaded with it, so in the
+#: global scope of every import (``__cxa_finalize``, ``memcpy``... bind there).
+INTERPRETER_NEEDED = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2")
 
 
 class Load:
@@ -457,6 +463,8 @@ def load_root(
             else:
                 load.global_scope.append(INTERPRETER)
                 load.interpreter_virtual = True
+                _add_interpreter_needed(root, ctx, loaded, lambda *a: add(*a, load.global_scope))
+                drain(load.global_scope)
         elif env.executable:
             main = add_global(env.executable, "executable")
         for path in env.dlopen_global:
@@ -481,6 +489,23 @@ def load_root(
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
     drain(load.local_scope)
     return load
+
+
+def _add_interpreter_needed(
+    root: Binary,
+    ctx: SearchContext,
+    loaded: Mapping[str, str],
+    add: Callable[[str, Binary, Requester | None, Source, int, str | None], object],
+) -> None:
+    """Search the generic interpreter's ``INTERPRETER_NEEDED`` as ld.so does for the executable
+    (no DT_RPATH, the cache, the system directories; a policy's libraries the host lacks are
+    modelled) and ``add`` each one found (path, binary, parent, source, depth, name).  A name not
+    found is left out: the interpreter, not the import, would fail, and that is not audited."""
+    interpreter = Requester(INTERPRETER, modelled_library(INTERPRETER, root), None, "/")
+    for name in INTERPRETER_NEEDED:
+        resolution, found = search(name, interpreter, None, loaded, ctx)
+        if resolution.path is not None and found is not None:
+            add(resolution.path, found, interpreter, resolution.source or Source.SYSTEM, 1, name)
 
 
 class AloneLoads:
