@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.fs import FileSystemView
+from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..model import Binary
 from ..output import SCHEMA_VERSION, text_safe, utf8_tree

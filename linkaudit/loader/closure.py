@@ -463,7 +463,8 @@ def load_root(
             else:
                 load.global_scope.append(INTERPRETER)
                 load.interpreter_virtual = True
-                _add_interpreter_needed(root, ctx, loaded, lambda *a: add(*a, load.global_scope))
+                for path, found, parent, source, name in _interpreter_needed(root, ctx, loaded):
+                    add(path, found, parent, source, 1, name, load.global_scope)
                 drain(load.global_scope)
         elif env.executable:
             main = add_global(env.executable, "executable")
@@ -491,21 +492,20 @@ def load_root(
     return load
 
 
-def _add_interpreter_needed(
-    root: Binary,
-    ctx: SearchContext,
-    loaded: Mapping[str, str],
-    add: Callable[[str, Binary, Requester | None, Source, int, str | None], object],
-) -> None:
+def _interpreter_needed(
+    root: Binary, ctx: SearchContext, loaded: Mapping[str, str]
+) -> Iterator[tuple[str, Binary, Requester, Source, str]]:
     """Search the generic interpreter's ``INTERPRETER_NEEDED`` as ld.so does for the executable
-    (no DT_RPATH, the cache, the system directories; a policy's libraries the host lacks are
-    modelled) and ``add`` each one found (path, binary, parent, source, depth, name).  A name not
-    found is left out: the interpreter, not the import, would fail, and that is not audited."""
+    (no DT_RPATH; the cache, the system directories; a policy's libraries the host lacks are
+    modelled, ``loader.modelled``), for a machine of ``root``'s: (path, binary, the interpreter as
+    requester, source, name) of each one found, lazily (the caller loads each before the next
+    search, so ``loaded`` grows).  A name not found is left out: the interpreter, not the import,
+    would fail to start, and the interpreter is not audited."""
     interpreter = Requester(INTERPRETER, modelled_library(INTERPRETER, root), None, "/")
     for name in INTERPRETER_NEEDED:
         resolution, found = search(name, interpreter, None, loaded, ctx)
         if resolution.path is not None and found is not None:
-            add(resolution.path, found, interpreter, resolution.source or Source.SYSTEM, 1, name)
+            yield resolution.path, found, interpreter, resolution.source or Source.SYSTEM, name
 
 
 class AloneLoads:
