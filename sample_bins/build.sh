@@ -29,7 +29,7 @@ PATCH=(python3 "$SRC/elfpatch.py")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/linkaudit-bins.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 OUT="$WORK/out"
-mkdir -p "$OUT"/{driver,broken,fixed,ext/lib,misc,arch,corrupt} "$WORK/obj" "$WORK/stage"
+mkdir -p "$OUT"/{driver,broken,fixed,ext/lib,ext_libc,misc,arch,corrupt} "$WORK/obj" "$WORK/stage"
 
 CC=${CC:-gcc}
 
@@ -74,6 +74,11 @@ so "$CC" out/broken/libtorch_cuda.so torch_cuda -Wl,-soname,libtorch_cuda.so \
 # fixed/libtorch_cuda.so: same object, linked to the NVRTC stub, RUNPATH $ORIGIN.
 so "$CC" out/fixed/libtorch_cuda.so torch_cuda -Wl,-soname,libtorch_cuda.so \
     -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -Lout/fixed -l:libnvrtc.so.12
+
+# ext_libc/: extension module linked without libc (-nodefaultlibs): no DT_NEEDED, only
+# libc's undefined symbols (strlen, memcpy, weak __cxa_finalize), as numpy's test modules.
+compile "$CC" ext_libc ext_libc.c
+so "$CC" out/ext_libc/_libconly.cpython-311-x86_64-linux-gnu.so ext_libc -nodefaultlibs
 
 # ext/: extension-module look-alike with a private lib in $ORIGIN/lib.
 compile "$CC" shim shim.c

@@ -46,6 +46,7 @@ fi
 #   libtoken/app         RPATH $ORIGIN/lib:$LIB/none, NEEDs liba.so: musl voids the whole rpath
 #                        ($LIB is no token of musl's) -> not found; glibc expands it and finds it.
 #   (the same liba.so/libb.so beside each app)
+#   ext/_libconly...so   an extension module linked without libc: its symbols are musl's (the loader's)
 if command -v musl-gcc >/dev/null; then
     echo "== targets/musl (musl-gcc)"
     M=(musl-gcc -O1 -g0 -fPIC -Wl,--build-id=none -Wl,-s -Wl,--hash-style=gnu -Wl,--no-as-needed -Wl,-z,noseparate-code
@@ -63,6 +64,8 @@ if command -v musl-gcc >/dev/null; then
     "${M[@]}" -shared -Wl,-soname,libprov.so -Wl,--version-script="$MS/prov_new.map" "$MS/prov.c" -o "$W/build/libprov.so"
     "${M[@]}" "$MS/vapp.c" -o "$W/version/vapp" -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN' "$W/build/libprov.so"
     "${M[@]}" -shared -Wl,-soname,libprov.so -Wl,--version-script="$MS/prov_old.map" "$MS/prov.c" -o "$W/version/libprov.so"
+    mkdir -p "$W/ext"  # an extension module without DT_NEEDED: strlen, memcpy, __cxa_finalize from musl
+    "${M[@]}" -shared -nodefaultlibs "$HERE/src/ext_libc.c" -o "$W/ext/_libconly.cpython-311-x86_64-linux-musl.so"
     rm -rf "$W/build"
     rm -rf "$HERE/targets/musl"
     cp -r "$W" "$HERE/targets/musl"

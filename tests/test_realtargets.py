@@ -56,3 +56,23 @@ def test_numpy_musllinux_is_loaded_by_musl(run_cli) -> None:  # type: ignore[no-
     assert code == 0
     tree = run_cli("tree", str(wheel))
     assert "libc.musl-x86_64.so.1 => " in tree.stdout and "ld-musl-x86_64.so.1" in tree.stdout
+
+
+def _unbound_names(doc: dict[str, object]) -> set[str]:
+    return {s for f in doc["findings"] if f["rule"] == "unresolved-symbol" for s in f["evidence"]["symbols"]}  # type: ignore[index,union-attr,attr-defined]
+
+
+def test_numpy_extension_modules_bind_libc_in_the_interpreters_scope(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """_operand_flag_tests and _struct_ufunc_tests have no DT_NEEDED: their __cxa_finalize is the
+    interpreter's libc's (glibc: libc.so.6; musl: the loader), on every target; libgcc's frame
+    hooks (no libc defines them) stay weak notes on musl."""
+    for requirement, platform in (
+        ("numpy==2.3.5", "manylinux_2_28_x86_64"),
+        ("numpy==2.2.6", "manylinux_2_17_aarch64"),
+        ("numpy==2.3.5", "musllinux_1_2_x86_64"),
+    ):
+        _code, doc = _check(run_cli, _wheel(requirement, platform))
+        unbound = _unbound_names(doc)
+        assert "__cxa_finalize" not in unbound, platform
+        if platform.startswith("musllinux"):
+            assert "__register_frame_info" in unbound

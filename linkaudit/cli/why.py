@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
+from ..loader.fs import FileSystemView
 from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
 from ..model import Binary
@@ -96,6 +98,23 @@ def _image_use_lines(u: dict[str, Any]) -> list[str]:
             lines.append("    looked in: " + " → ".join(f"{_base(v['path'])} ({v['symbol']})" for v in u["via"]))
     lines.extend(f"    exported by {d['path']}" for d in u["defined_in_scope"])
     return lines
+
+
+def _soft_lines(soft: list[dict[str, Any]], target: str, fs: FileSystemView | None) -> list[str]:
+    """One line per file keeping ``target``'s name in .rodata (``soft``: its root and object
+    path each), however many roots and paths reach it (``torch/lib/../../nvidia/cu13/lib/x`` and
+    ``nvidia/cu13/lib/x`` are one file: one (device, inode) in ``fs``); two files of one name are
+    told apart by their paths."""
+    files: dict[object, str] = {}
+    for path in sorted({x["object"] for x in soft}, key=len):  # the shortest path of a file names it
+        st = fs.stat(path) if fs is not None else None
+        files.setdefault((st.st_dev, st.st_ino) if st is not None else path, path)
+    names = Counter(_base(p) for p in files.values())
+    return [
+        f"{_base(p) if names[_base(p)] == 1 else p} keeps the name {target} in .rodata: a soft dependency "
+        "it may dlopen() (not a DT_NEEDED, so not loaded with it)"
+        for p in sorted(files.values(), key=lambda p: (_base(p), p))
+    ]
 
 
 def _names_it(load: ImageLoad, needed: str, path: str | None, target: str) -> bool:
@@ -285,11 +304,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
             for d in u["defined_in_scope"]:
                 versions = ", ".join(v or "unversioned" for v in d["versions"])
                 lines.append(f"    defined in {d['path']} ({versions})")
-        for item in sorted({x["object"] for x in soft}):
-            lines.append(
-                f"{_base(item)} keeps the name {target} in .rodata: a soft dependency it may dlopen() "
-                "(not a DT_NEEDED, so not loaded with it)"
-            )
+        lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
         emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))

@@ -30,6 +30,7 @@ from typing import NamedTuple
 from ..errors import InputError
 from ..model import Binary, Kind
 from .ldso import Requester, Resolution, SearchContext, Source, origin_of, search
+from .modelled import modelled_library
 
 
 class RootKind(enum.StrEnum):
@@ -70,6 +71,11 @@ class LoadedObject(NamedTuple):
 
 #: Name of the virtual object standing for a generic CPython interpreter.
 INTERPRETER = "<python interpreter>"
+
+#: The DT_NEEDED entries of a generic CPython interpreter on glibc (python.org's and the manylinux
+#: images' ``python3.x``; ``libpthread``/``libdl`` before glibc 2.34): loaded with it, so in the
+#: global scope of every import (``__cxa_finalize``, ``memcpy``... bind there).
+INTERPRETER_NEEDED = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2")
 
 
 class Load:
@@ -457,6 +463,9 @@ def load_root(
             else:
                 load.global_scope.append(INTERPRETER)
                 load.interpreter_virtual = True
+                for path, found, parent, source, name in _interpreter_needed(root, ctx, loaded):
+                    add(path, found, parent, source, 1, name, load.global_scope)
+                drain(load.global_scope)
         elif env.executable:
             main = add_global(env.executable, "executable")
         for path in env.dlopen_global:
@@ -481,6 +490,22 @@ def load_root(
     add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
     drain(load.local_scope)
     return load
+
+
+def _interpreter_needed(
+    root: Binary, ctx: SearchContext, loaded: Mapping[str, str]
+) -> Iterator[tuple[str, Binary, Requester, Source, str]]:
+    """Search the generic interpreter's ``INTERPRETER_NEEDED`` as ld.so does for the executable
+    (no DT_RPATH; the cache, the system directories; a policy's libraries the host lacks are
+    modelled, ``loader.modelled``), for a machine of ``root``'s: (path, binary, the interpreter as
+    requester, source, name) of each one found, lazily (the caller loads each before the next
+    search, so ``loaded`` grows).  A name not found is left out: the interpreter, not the import,
+    would fail to start, and the interpreter is not audited."""
+    interpreter = Requester(INTERPRETER, modelled_library(INTERPRETER, root), None, "/")
+    for name in INTERPRETER_NEEDED:
+        resolution, found = search(name, interpreter, None, loaded, ctx)
+        if resolution.path is not None and found is not None:
+            yield resolution.path, found, interpreter, resolution.source or Source.SYSTEM, name
 
 
 class AloneLoads:

@@ -426,7 +426,9 @@ def load_root_musl(
         load.global_scope = [o.path for o in load.objects]
         return load
     if kind is RootKind.PYTHON_IMPORT:
+        # The interpreter's global scope holds musl's loader, which is its libc (ldso/dynlink.c).
         load.global_scope.append(INTERPRETER)
+        load.global_scope.append(loading.loader_object(INTERPRETER, 1))
         load.interpreter_virtual = True
     ident = _identity(ctx.fs, root_path)
     if ident is not None and ident in process.identities:
