@@ -748,7 +748,7 @@ def _audit_installation(
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _conda_package_target(
+def _conda_target(
     target: TargetEnvironment, staged: Staged, sites: Sequence[Site] = ()
 ) -> TargetEnvironment | None:
     """``target`` for conda packages audited on their own, as conda-build judges one, and for a
@@ -825,7 +825,7 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
     assert config.target is not None
     demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
     tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
-    conda = _conda_package_target(config.target, staged, sites) if config.target_env != "host" else None
+    conda = _conda_target(config.target, staged, sites) if config.target_env != "host" else None
     target = conda or policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,

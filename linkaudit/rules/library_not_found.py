@@ -51,7 +51,12 @@ valid ELF object stops the search with an error, as ld.so does.
 Common causes: a RUNPATH that does not reach a dependency of a dependency
 (RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
 package that is not installed; a library that is only on the build machine.
-The GPU driver's libraries are reported by driver-link instead.
+The GPU driver's libraries are reported by driver-link instead. When an input
+of that SONAME is in the installation but no search reaches it, the finding
+says where it is installed and by which distribution: the load finds it only
+when it is already loaded (ld.so matches a DT_NEEDED against the SONAMEs of
+loaded objects before it searches, elf/dl-load.c), as a package's preload
+arranges; a warning when only plain dlopen() roots fail.
 
 musl binaries (PT_INTERP ld-musl-*, DT_NEEDED libc.musl-*.so.1 or libc.so, or a
 wheel tagged musllinux only) are loaded as musl's ldso/dynlink.c loads them
