@@ -786,14 +786,23 @@ def _audit_installation(
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _conda_package_target(target: TargetEnvironment, staged: Staged) -> TargetEnvironment | None:
-    """``target`` for conda packages audited on their own, as conda-build judges one: on the
-    system only glibc's libraries (conda-forge's sysroot, ``providers.conda_sysroot_libraries``);
-    everything else must be inside the package or come with a package it depends on. ``None``
-    when the installation is not only conda packages."""
-    conda = [d for d in staged.distributions().values() if d.kind == "conda-package"]
-    if not conda or len(conda) != len(staged.packages):
-        return None
+def _conda_target(
+    target: TargetEnvironment, staged: Staged, sites: Sequence[Site] = ()
+) -> TargetEnvironment | None:
+    """``target`` for conda packages audited on their own, as conda-build judges one, and for a
+    conda prefix (``Site.conda_prefix``): on the system only glibc's libraries (conda-forge's
+    sysroot, ``providers.conda_sysroot_libraries``), at the glibc baseline of the packages' tags
+    (``site.conda_glibc``); everything else (libz, libstdc++, libgcc_s) must be inside the package
+    or prefix, or come with a package it depends on. ``None`` when the installation is neither only
+    conda packages nor only conda prefixes."""
+    if sites:
+        if not all(s.conda_prefix for s in sites):
+            return None
+        conda = [d for s in sites for d in s.distributions]
+    else:
+        conda = [d for d in staged.distributions().values() if d.kind == "conda-package"]
+        if not conda or len(conda) != len(staged.packages):
+            return None
     from .packages.providers import conda_sysroot_libraries
 
     platform = min(str(t.platform) for d in conda for t in d.tags)
@@ -854,7 +863,7 @@ def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Si
     assert config.target is not None
     demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
     tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
-    conda = _conda_package_target(config.target, staged) if config.target_env != "host" and not sites else None
+    conda = _conda_target(config.target, staged, sites) if config.target_env != "host" else None
     target = conda or policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,

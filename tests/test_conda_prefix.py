@@ -11,7 +11,9 @@ from pathlib import Path
 from linkaudit import AuditConfig, audit
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.packages import find_site
+from linkaudit.output.text import render as render_text
 from linkaudit.packages.site import conda_glibc
+from tests.loader.dagbuild import Lib, elf_bytes
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 PYEXT = SAMPLES / "loader/pyext"
@@ -51,7 +53,8 @@ def test_a_prefix_owns_its_files_and_declares_by_name(tmp_path: Path) -> None:
     report = audit([str(prefix / "pkg")])
     assert not [f for f in report.findings if f.severity.value == "error"]
     (note,) = report.config["sites"]
-    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "manylinux_2_28_x86_64"
+    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64"
+    assert note["policy"] == "conda-forge sysroot (glibc 2.28)"  # a prefix: glibc's libraries only
     # app does not list helper in its depends: it loads by accident
     other = _prefix(tmp_path / "b", ["python >=3.11"])
     undeclared = [f for f in audit([str(other / "pkg")]).findings if f.rule == "undeclared-dependency"]
@@ -67,3 +70,21 @@ def test_a_library_only_the_host_has_is_missing_from_a_prefix(tmp_path: Path) ->
     config = AuditConfig(target=TargetEnvironment(system_dirs=dirs))
     missing = [f for f in audit([str(prefix / "pkg")], config).findings if f.rule == "library-not-found"]
     assert [f.subject for f in missing] == ["libhelper.so"]
+
+
+def test_a_prefix_takes_only_glibc_from_the_system(tmp_path: Path) -> None:
+    """A conda prefix is judged against conda-forge's sysroot, not a manylinux policy: libz.so.1
+    (which every manylinux policy lists, and this machine has) must come from a conda package."""
+    prefix = tmp_path / "env"
+    (prefix / "lib").mkdir(parents=True)
+    demo = Lib("libdemo.so", soname="libdemo.so", needed=("libz.so.1", "libc.so.6"))
+    (prefix / "lib/libdemo.so").write_bytes(elf_bytes(demo))
+    _record(prefix, "demo", ["lib/libdemo.so"], ["__glibc >=2.28,<3.0.a0"])
+    report = audit([str(prefix)])
+    (note,) = report.config["sites"]
+    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "conda-forge sysroot (glibc 2.28)"
+    (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
+    assert missing.evidence["needed"] == "libz.so.1" and missing.severity.value == "error"
+    assert "libzlib or zlib" in missing.message and "requirements/run" in missing.message
+    assert not report.config.get("outside_inputs")  # nothing came from this machine (libc: the sysroot's)
+    assert "glibc's libraries count (conda-forge sysroot (glibc 2.28))" in render_text(report)

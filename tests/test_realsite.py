@@ -94,3 +94,24 @@ def test_duplicate_exports_of_the_real_site_are_the_two_known_static_libraries(
     assert all(
         "tensorpipe" in s or "gloo" in s for s in pairs[("torch/lib/libtorch_cpu.so", "torch/lib/libtorch_cuda.so")]
     )
+
+
+def test_whole_site_says_the_truth_of_libraries_found_only_when_preloaded(
+    run_cli, torch_site: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The whole site: libcufile_rdma.so.1 and libcusolverMg.so.12 have no RUNPATH, so dlopen()ed
+    alone they miss DT_NEEDED libraries that are installed beside them (torch preloads those):
+    warnings saying where they are installed, never "not installed" or "add nvidia-cufile to its
+    own Requires-Dist"."""
+    monkeypatch.chdir(torch_site)
+    doc = json.loads(run_cli("check", "--format", "json", ".").stdout)
+    missing = {f["subject"]: f for f in doc["findings"] if f["rule"] == "library-not-found"}
+    cufile, cublas = missing["libcufile.so.0"], missing["libcublas.so.13"]
+    assert "(from nvidia-cufile, the same distribution)" in cufile["message"]
+    assert "Requires-Dist" not in cufile["message"] and cufile["severity"] == "warning"
+    assert "libcublas.so.13 is installed here" in cublas["message"] and "not installed" not in cublas["message"]
+    assert "from nvidia-cublas, which nvidia-cusolver declares" in cublas["message"]
+    installed = {s for s, f in missing.items() if f["evidence"].get("installed")}
+    assert installed == {"libcufile.so.0", "libcublas.so.13", "libcublasLt.so.13", "libnvJitLink.so.13"}
+    assert all(missing[s]["severity"] == "warning" for s in installed)
+    assert all(f["evidence"]["installed"] == [] for s, f in missing.items() if s not in installed)

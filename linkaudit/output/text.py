@@ -180,6 +180,11 @@ def _site_lines(report: Report) -> list[str]:
                 "no distribution names a platform: the target is unknown (give --profile, or --target-env host "
                 "to take this machine as the target)"
             )
+        elif site["policy"] and site["policy"].startswith("conda-forge sysroot"):
+            text += (
+                f"a conda prefix, target {site['target_tag']} (its glibc baseline): outside the prefix only "
+                f"glibc's libraries count ({site['policy']}); libz, libstdc++, libgcc_s must come from conda packages"
+            )
         elif site["policy"]:
             text += (
                 f"target {site['target_tag']} (the most demanding, {os.path.basename(site['target_from'])}): "

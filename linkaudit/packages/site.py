@@ -57,6 +57,11 @@ class Site:
         out = [d for dist in self.distributions for d in libs_directories(dist.files, self.root)]
         return tuple(dict.fromkeys(out))
 
+    @property
+    def conda_prefix(self) -> bool:
+        """True for a conda prefix (``read_prefix``: every distribution a ``conda-meta`` record)."""
+        return bool(self.distributions) and all(d.kind == "conda" for d in self.distributions)
+
     def holds(self, path: str) -> bool:
         """True when the host ``path`` lies inside the site."""
         normal = os.path.normpath(os.path.abspath(path))

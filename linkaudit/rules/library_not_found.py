@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_index
-from .provider_hint import ProviderHint, provider_hint
+from .provider_hint import ProviderHint, installed_hint, provider_hint
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -51,7 +51,12 @@ valid ELF object stops the search with an error, as ld.so does.
 Common causes: a RUNPATH that does not reach a dependency of a dependency
 (RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
 package that is not installed; a library that is only on the build machine.
-The GPU driver's libraries are reported by driver-link instead.
+The GPU driver's libraries are reported by driver-link instead. When an input
+of that SONAME is in the installation but no search reaches it, the finding
+says where it is installed and by which distribution: the load finds it only
+when it is already loaded (ld.so matches a DT_NEEDED against the SONAMEs of
+loaded objects before it searches, elf/dl-load.c), as a package's preload
+arranges; a warning when only plain dlopen() roots fail.
 
 musl binaries (PT_INTERP ld-musl-*, DT_NEEDED libc.musl-*.so.1 or libc.so, or a
 wheel tagged musllinux only) are loaded as musl's ldso/dynlink.c loads them
@@ -109,6 +114,8 @@ chain has one).
         "providers": "the PyPI distributions that ship a library of this SONAME (the provider index), when known",
         "declared_by": "the Requires-Dist line through which the requester's distribution declares one, or null",
         "extra": "the extra it is declared under (a warning when only unreached plugins need it), or null",
+        "installed": "inputs whose SONAME is the missing library: installed, but no RPATH/RUNPATH or system "
+        "directory reaches them — found only when already loaded (a warning when no import root fails)",
         "requesters": "ELF: [{file, requester, chain, reached, declared_by, extra, unresolved_symbols}] every object "
         "of the installation that needs it (one finding per missing library): those an import root reaches first, "
         "each by path; the first names the file",
@@ -118,11 +125,21 @@ chain has one).
         yield from self._images(context)
         failures = _elf_failures(context)
         by_path = {b.path: b for b in context.binaries} if failures else {}
+        by_soname: dict[str, list[Binary]] = {}
+        for b in context.binaries if failures else ():
+            if b.format is Format.ELF and b.soname:
+                by_soname.setdefault(b.soname, []).append(b)
         for needed, requesters in failures.items():
-            yield self._elf_finding(context, by_path, needed, requesters)
+            hints = [_hint(context, by_path, by_soname.get(needed, ()), r, needed) for r in requesters]
+            yield self._elf_finding(context, by_path, needed, requesters, hints)
 
     def _elf_finding(
-        self, context: AuditContext, by_path: dict[str, Binary], needed: str, requesters: list[_Requester]
+        self,
+        context: AuditContext,
+        by_path: dict[str, Binary],
+        needed: str,
+        requesters: list[_Requester],
+        hints: list[ProviderHint | None],
     ) -> Finding:
         """The one finding for ``needed`` missing in this installation: the first requester
         (``_primary_first``: reached from an import root, then by path) names the file, so the
@@ -134,7 +151,6 @@ chain has one).
         tried = len(res.attempts) + res.more_attempts
         how = "when dlopen()ed" if not top["reached"] else f"loading {top['root']}"
         message = f"{top['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
-        hints = [provider_hint(context, r.file, needed) for r in requesters]
         hint = hints[0]
         if len(requesters) > 1:
             others = [posixpath.basename(r.file) for r in requesters[1:]]
@@ -147,13 +163,20 @@ chain has one).
                 severity = Severity.NOTE  # a conda package's declared dependency brings it
             elif all(h is not None and h.extra is not None for h in hints) and not reached:
                 severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
+            elif all(h is not None and h.installed for h in hints) and not reached:
+                severity = Severity.WARNING  # installed, found when preloaded: no import root fails
         return self.finding(
             first.file,
             needed,
             message,
             {
                 **(
-                    {"providers": list(hint.providers), "declared_by": hint.declared_by, "extra": hint.extra}
+                    {
+                        "providers": list(hint.providers),
+                        "declared_by": hint.declared_by,
+                        "extra": hint.extra,
+                        "installed": list(hint.installed),
+                    }
                     if hint is not None
                     else {}
                 ),
@@ -257,6 +280,19 @@ chain has one).
                 providers=list(wheel_hint.providers), declared_by=wheel_hint.declared_by, extra=wheel_hint.extra
             )
         return self.finding(requester, name, message, evidence, Severity.WARNING if redistributable else None)
+
+
+def _hint(
+    context: AuditContext, by_path: dict[str, Binary], copies: Sequence[Binary], r: _Requester, needed: str
+) -> ProviderHint | None:
+    """What to add to the finding for requester ``r``: where the installation has ``needed`` when
+    inputs of that SONAME and the requester's class and machine exist (``copies``:
+    ``installed_hint``), else who provides it (``provider_hint``)."""
+    binary = by_path.get(r.requester) or by_path.get(r.file)
+    fits = [c.path for c in copies if binary is None or (c.machine, c.bits) == (binary.machine, binary.bits)]
+    if fits:
+        return installed_hint(context, r.file, needed, sorted(fits))
+    return provider_hint(context, r.file, needed)
 
 
 @dataclass

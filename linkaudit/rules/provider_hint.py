@@ -3,6 +3,8 @@ declares that provider: the words ``library-not-found`` adds for an installation
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,8 @@ class ProviderHint:
         extra: the extra it is declared under (``cuda``), or ``None``.
         severity: the finding's severity when the hint decides it (a conda package's declared
             dependency: a note), else ``None``.
+        installed: the paths of the inputs whose SONAME is the missing library (``installed_hint``):
+            it is in the installation, only no search reaches it.
     """
 
     text: str
@@ -32,6 +36,7 @@ class ProviderHint:
     declared_by: str | None
     extra: str | None
     severity: Severity | None = None
+    installed: tuple[str, ...] = ()
 
 
 def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint | None:
@@ -65,8 +70,41 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
                 f"({extras[name].requirement}): pip install {owner}[{extra}]"
             )
             return ProviderHint(text, shipped, extras[name].requirement, extra)
+    if owner in shipped:  # never ask a distribution to declare itself
+        text = f"; {needed} is shipped by {owner} itself, the distribution that needs it, but is not installed here"
+        return ProviderHint(text, shipped, None, None)
     text = f"; {needed} is shipped by {names}, which no dependency of {owner} declares: add {shipped[0]} to its Requires-Dist"
     return ProviderHint(text, shipped, None, None)
+
+
+def installed_hint(context: AuditContext, file: str, needed: str, copies: Sequence[str]) -> ProviderHint:
+    """The hint for ``needed`` missing for ``file`` while inputs of that SONAME (``copies``, host
+    paths) are in the installation: no DT_RPATH/DT_RUNPATH of the chain and no system directory
+    reaches them, so this load finds one only when it is already loaded — glibc matches a
+    DT_NEEDED against the SONAMEs of loaded objects before it searches (elf/dl-load.c,
+    ``_dl_map_object``), as a package's preload (torch's ``__init__.py``) arranges. Says where the
+    copy is, which distribution installs it (the requester's own, or whether the requester's
+    distribution declares it), and the ``$ORIGIN`` RUNPATH that would reach it."""
+    model = context.installation
+    owner = model.owner(file) if model is not None else None
+    where = copies[0]
+    provider = model.owner(where) if model is not None else None
+    if provider is not None and provider == owner:
+        whose = f" (from {provider}, the same distribution)"
+    elif provider is not None and owner is not None and model is not None:
+        declared = model.declares(owner).get(provider)
+        says = f"which {owner} declares as {declared.requirement}" if declared else f"which {owner} does not declare"
+        whose = f" (from {provider}, {says})"
+    else:
+        whose = f" (from {provider})" if provider else ""
+    rel = posixpath.relpath(posixpath.dirname(where), posixpath.dirname(file))
+    origin = "$ORIGIN" if rel == "." else f"$ORIGIN/{rel}"
+    text = (
+        f"; {needed} is installed here, at {where}{whose}, but no RPATH/RUNPATH of this load reaches it: "
+        f"the load finds it only when it is already loaded (ld.so matches loaded SONAMEs before searching; "
+        f"a preload does that) — a RUNPATH of {origin} would reach it"
+    )
+    return ProviderHint(text, (provider,) if provider else (), None, None, installed=tuple(copies))
 
 
 def _conda_hint(model: InstallationModel, owner: str, needed: str) -> ProviderHint:
