@@ -160,11 +160,13 @@ def _installation_lines(report: Report) -> list[str]:
         return []
     head = f"installations: {len(planned)}"
     if len(planned) > 1:
-        head += " (wheels of one project are never installed together; --together audits the inputs as one)"
+        apart = "wheels of one project" if any(i["targets"] for i in planned) else "two formats of one conda package"
+        head += f" ({apart} are never installed together; --together audits the inputs as one)"
     lines = [head]
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
-        lines.append(text_safe(f"  {i}. {', '.join(inst['targets'][:2]) or 'together'}: {names}"))
+        why = ", ".join(inst["targets"][:2]) or ("together" if inst["reason"].startswith("--together") else inst["reason"])
+        lines.append(text_safe(f"  {i}. {why or 'together'}: {names}"))
     return lines
 
 
