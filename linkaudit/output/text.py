@@ -168,7 +168,9 @@ def _installation_lines(report: Report) -> list[str]:
     lines = [head]
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
-        why = ", ".join(inst["targets"][:2]) or ("together" if inst["reason"].startswith("--together") else inst["reason"])
+        why = ", ".join(inst["targets"][:2]) or (
+            "together" if inst["reason"].startswith("--together") else inst["reason"]
+        )
         lines.append(text_safe(f"  {i}. {why or 'together'}: {names}"))
     return lines
 

@@ -200,7 +200,7 @@ def plan_inputs(
         plan.append((rest, frozenset(others)))
     if len(plan) == 1:
         return [PlannedInputs(tuple(paths), None, plan[0][0])]
-    out = []
+    out: list[PlannedInputs] = []
     for installation, members in plan:
         # the inputs that are no package (files, directories) go with the first installation of no target
         takes_loose = not installation.targets and not any(not o.installation.targets for o in out)
