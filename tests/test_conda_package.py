@@ -61,3 +61,23 @@ def test_in_a_prefix_a_declared_dependency_that_is_not_installed_is_an_error(tmp
     cudart = [f for f in report.findings if f.rule == "library-not-found" and f.subject == "libcudart.so.13"]
     assert [f.severity.value for f in cudart] == ["error"]
     assert "which condademo depends on: it is not installed in this prefix" in cudart[0].message
+
+
+def test_the_two_formats_of_one_package_are_two_installations() -> None:
+    """A channel serves every package as .conda and .tar.bz2; conda installs one.  Given both (a
+    conda-bld output, a mirrored channel) they were staged into one prefix, and each format's
+    libraries were loaded through the other's ("also needed by 1 more"): each is audited as it
+    alone is, and the report says why."""
+    both = [str(CONDA / "condademo-1.0-0.conda"), str(CONDA / "condademo-1.0-0.tar.bz2")]
+    report = audit([str(CONDA)])
+    for path in both:
+        own = sorted((f.rule, f.severity.value, f.message) for f in report.findings if f.file.startswith(f"{path}!"))
+        alone = audit([path])
+        assert own == sorted((f.rule, f.severity.value, f.message) for f in alone.findings)
+        assert own
+    planned = report.config["installations"]
+    assert [p["packages"] for p in planned] == [[p] for p in both]
+    assert all("one format of condademo-1.0-0" in p["reason"] for p in planned)
+    assert "two formats of one conda package are never installed together" in renderer(OutputFormat.TEXT)(report)
+    together = audit(both, together=True)
+    assert len(together.config["installations"]) == 1

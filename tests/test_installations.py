@@ -216,3 +216,22 @@ def test_a_tag_naming_a_huge_version_is_not_expanded(tmp_path: Path, name: str) 
     shutil.copy(WHEELS[0], wheel)
     report = audit([str(wheel), str(WHEELS[0])])
     assert len(report.config["installations"]) == 2
+
+
+def test_a_wheel_in_several_installations_has_its_findings_once(tmp_path: Path) -> None:
+    """A ``py3-none-manylinux`` wheel (as the NVIDIA ones) beside pkg's cp311 and cp312 wheels is
+    installed with each: audited twice, its findings are reported once — what it gives alone."""
+    cp311, cp312 = (w for w in WHEELS if "-abi3-" not in w.name)
+    shared = tmp_path / "other-2.0-py3-none-manylinux2014_x86_64.whl"
+    pyext = SAMPLES / "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so"  # RUNPATH $ORIGIN/lib, NEEDs libhelper.so
+    with zipfile.ZipFile(shared, "w") as zf:
+        zf.writestr("other/_ext.cpython-311-x86_64-linux-gnu.so", pyext.read_bytes())
+    for wheel in (cp311, cp312):
+        shutil.copy(wheel, tmp_path)
+    report = audit([str(tmp_path)])
+    assert [str(shared) in p["packages"] for p in report.config["installations"]] == [True, True]
+    own = _own(report.findings, shared)
+    assert own == _own(audit([str(shared)]).findings, shared)
+    assert {"rpath-outside-package", "library-not-found"} <= {rule for rule, *_ in own}
+    keys = [(f.rule, f.file, f.subject) for f in report.findings]
+    assert len(keys) == len(set(keys))

@@ -6,9 +6,11 @@ counting what was found outside it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import zipfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from linkaudit import AuditConfig, audit
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages import find_site, most_demanding
+from linkaudit.report import Report
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 PYEXT = SAMPLES / "loader/pyext"
@@ -144,3 +147,55 @@ def test_an_unzipped_sample_wheel_is_one_site(tmp_path: Path, given: str) -> Non
     assert owner is not None and owner.name == "pkg" and owner.version == "1.0"
     report = audit([str(tmp_path / "pkg")], replace(AuditConfig(), target_env="auto"))
     assert not [f for f in report.findings if f.severity.value == "error"]
+
+
+def _write_wheel() -> Callable[..., None]:
+    """``sample_bins/build_wheels.py``'s ``write_wheel`` (METADATA, WHEEL, RECORD as PEP 427 says)."""
+    spec = importlib.util.spec_from_file_location("build_wheels", SAMPLES / "build_wheels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_wheel  # type: ignore[no-any-return]
+
+
+def test_an_rpath_into_another_package_given_is_judged_alike_in_wheels_and_their_site(tmp_path: Path) -> None:
+    """torch's ``$ORIGIN/../../nvidia/cu13/lib`` beside the NVIDIA wheel that installs it: the wheels
+    gave 14 rpath-outside-package notes that the installed site of the same files did not.  Here:
+    mod's RUNPATH ``$ORIGIN/lib`` leads into ``lib/``, which the helper wheel installs — given as
+    two wheels or installed (unzipped, RECORD and all) into one site, the same findings: none for
+    it; the same note for ``pkg/sub...so``, whose ``$ORIGIN/lib`` leads into pkg/lib/, where mod
+    installs nothing (the site said nothing of it: a stale entry, as torch/bin/protoc's ``$ORIGIN/../lib64``)."""
+    write_wheel = _write_wheel()
+    mod_so = "mod.cpython-311-x86_64-linux-gnu.so"
+    wheels = tmp_path / "dist"
+    wheels.mkdir()
+    mod = wheels / "mod-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    helper = wheels / "helper-1.0-py3-none-manylinux2014_x86_64.whl"
+    members = {mod_so: (PYEXT / mod_so).read_bytes(), f"pkg/sub{mod_so[3:]}": (PYEXT / mod_so).read_bytes()}
+    write_wheel(mod, members, "mod-1.0.dist-info", "Name: mod\nVersion: 1.0\n", [
+        "cp311-cp311-manylinux_2_17_x86_64"
+    ])  # fmt: skip
+    write_wheel(helper, {"lib/libhelper.so": (PYEXT / "lib/libhelper.so").read_bytes()}, "helper-1.0.dist-info",
+                "Name: helper\nVersion: 1.0\n", ["py3-none-manylinux2014_x86_64"])  # fmt: skip
+    site = tmp_path / "site"
+    for wheel in (mod, helper):
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(site)
+
+    def judged(report: Report, prefix: str) -> list[tuple[str, str, str, str]]:
+        return sorted(
+            (f.rule, f.subject, f.file.removeprefix(prefix).split("!")[-1], f.message)
+            for f in report.findings
+            if f.rule in ("rpath-outside-package", "library-not-found")
+        )
+
+    as_wheels = judged(audit([str(wheels)]), "")
+    assert as_wheels == judged(audit([str(site)]), f"{site}/")
+    assert [(rule, member) for rule, _s, member, _m in as_wheels] == [("rpath-outside-package", f"pkg/sub{mod_so[3:]}")]
+    assert "points to pkg/lib/, inside the package's own directories" in as_wheels[0][3]
+    # without the helper: the wheel says the load relies on a package not given
+    alone = audit([str(mod)])
+    assert sorted(f.file.split("!")[-1] for f in alone.findings if f.rule == "rpath-outside-package") == [
+        mod_so,
+        f"pkg/sub{mod_so[3:]}",
+    ]

@@ -93,17 +93,20 @@ def summary_line(report: Report) -> str:
     """The total of input files first, then what became of them, then the findings.
 
     ``"27 files: 18 audited, 7 unreadable, 2 skipped (format not supported yet); 3 errors, 2 warnings, 0 notes (0.04 s)"``;
-    unreadable and skipped are left out when 0 (``"1 file: 1 audited; 0 errors, ..."``).  A file
-    that holds several binaries — a universal Mach-O file (one per slice), an archive (one per
-    member) — is one file; the binaries are then counted too, and audited counts binaries:
-    ``"19 files (20 binaries): 20 audited; ..."`` (the JSON report's ``files`` lists the binaries).
+    unreadable and skipped are left out when 0 (``"1 file: 1 audited; 0 errors, ..."``).  The
+    first number is the JSON report's ``summary.files`` (an entry of ``files`` each) and audited,
+    unreadable and skipped add up to it.  A file that holds several binaries — a universal Mach-O
+    file (one per slice), an archive (one per member) — is one file but several entries: the line
+    then counts binaries and says how many files hold them, ``"20 binaries in 19 files: 20 audited; ..."``.
     """
 
     def n(count: int, word: str) -> str:
         return f"{count} {word}{'' if count == 1 else 's'}"
 
     files = len({_file_of(r) for r in report.files})
-    total = n(files, "file") + (f" ({len(report.files)} binaries)" if files != len(report.files) else "")
+    entries = len(report.files)
+    # entries > files: some file holds two binaries or more
+    total = n(files, "file") if files == entries else f"{entries} binaries in {n(files, 'file')}"
 
     parts = [f"{report.count_status(FileStatus.AUDITED)} audited"]
     unreadable = report.count_status(FileStatus.UNREADABLE)
@@ -160,11 +163,15 @@ def _installation_lines(report: Report) -> list[str]:
         return []
     head = f"installations: {len(planned)}"
     if len(planned) > 1:
-        head += " (wheels of one project are never installed together; --together audits the inputs as one)"
+        apart = "wheels of one project" if any(i["targets"] for i in planned) else "two formats of one conda package"
+        head += f" ({apart} are never installed together; --together audits the inputs as one)"
     lines = [head]
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
-        lines.append(text_safe(f"  {i}. {', '.join(inst['targets'][:2]) or 'together'}: {names}"))
+        why = ", ".join(inst["targets"][:2]) or (
+            "together" if inst["reason"].startswith("--together") else inst["reason"]
+        )
+        lines.append(text_safe(f"  {i}. {why or 'together'}: {names}"))
     return lines
 
 

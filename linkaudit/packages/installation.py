@@ -11,7 +11,7 @@ from packaging.tags import Tag
 
 from .metadata import Distribution
 from .requirements import Declared, closure, marker_environment
-from .site import Site, most_demanding
+from .site import Site, SiteLayout, most_demanding
 from .staged import Staged
 
 #: The environment markers are evaluated in when no distribution names a platform.
@@ -36,6 +36,11 @@ class InstallationModel:
     _labels: Mapping[str, str] = field(default_factory=dict)  # wheel as given -> distribution name
     _closures: dict[str, dict[str, Declared]] = field(default_factory=dict)
     _under_extras: dict[str, dict[str, Declared]] = field(default_factory=dict)
+
+    def site_layout(self) -> SiteLayout | None:
+        """Who owns each path of the installed sites among the inputs, and who installs into each
+        directory (``site.SiteLayout``), or ``None`` when no site was given."""
+        return SiteLayout(tuple(self._sites)) if self._sites else None
 
     def owner(self, path: str) -> str | None:
         """The distribution that installs the host ``path`` (its RECORD lists it; a staged wheel's

@@ -244,3 +244,34 @@ def _installation(
             os.path.basename(w.path) for w in left
         )
     return Installation(_ordered(wheels, chosen, others), tuple(t.spelled for t in targets), reason)
+
+
+#: The two formats a conda channel serves every package in (conda's ``CONDA_PACKAGE_EXTENSIONS``).
+CONDA_FORMATS = (".conda", ".tar.bz2")
+
+
+def conda_format_sets(packages: Sequence[str]) -> list[Installation]:
+    """The installations the conda packages among ``packages`` make when one package is given in
+    both formats (``NAME-VERSION-BUILD.conda`` and ``.tar.bz2``: a channel serves both, conda
+    installs one): the k-th format given of each such package goes to the k-th installation, with
+    every other package of ``packages`` in each.  Returns ``[]`` when no package is given twice
+    (the packages then stay one installation).  Keyed by file name: the same name in two
+    subdirectories of a channel (``linux-64/``, ``osx-64/``) is never installed together either.
+    """
+    copies: dict[str, list[str]] = {}
+    for path in packages:
+        base = os.path.basename(path)
+        stem = next((base[: -len(s)] for s in CONDA_FORMATS if base.endswith(s)), None)
+        if stem is not None:
+            copies.setdefault(stem, []).append(path)
+    twice = {stem: paths for stem, paths in copies.items() if len(paths) > 1}
+    if not twice:
+        return []
+    apart = {p for paths in twice.values() for p in paths}
+    out = []
+    for k in range(max(map(len, twice.values()))):
+        chosen = {paths[k] for paths in twice.values() if k < len(paths)}
+        stems = ", ".join(sorted(stem for stem, paths in twice.items() if k < len(paths)))
+        reason = f"one format of {stems} (a channel serves each package as .conda and .tar.bz2; conda installs one)"
+        out.append(Installation(tuple(p for p in packages if p in chosen or p not in apart), (), reason))
+    return out

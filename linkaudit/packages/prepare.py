@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..errors import InputError
 from .magic import COMPRESSED
 from .metadata import wheel_name
-from .planner import Installation, plan_installations
+from .planner import Installation, conda_format_sets, plan_installations
 from .staged import Staged
 from .staging import CORRUPT, Budget, Progress, Stager, StagingRoot
 
@@ -188,18 +188,23 @@ def plan_inputs(
         else:
             wheels.append(name)
     loose = [p for p in ordered if p not in kinds]
-    if together or not wheels or (len(wheels) == 1 and not loose and not others):
+    formats = [] if together else conda_format_sets(others)
+    if together or (not wheels and not formats) or (len(wheels) == 1 and not loose and not others):
         return [PlannedInputs(tuple(paths), None, plan_installations(wheels, others, together)[0])]
-    plan = [(installation, frozenset(installation.packages)) for installation in plan_installations(wheels)]
-    if loose or others:
+    plan = [(i, frozenset(i.packages)) for i in plan_installations(wheels)] if wheels else []
+    if formats:
+        plan.extend((i, frozenset(i.packages)) for i in formats)
+    elif loose or others:
         # Files, directories, conda packages and tarballs are never installed with a wheel: on their own.
         rest = Installation(tuple(others), (), "the inputs that are no wheel (files, directories, other packages)")
         plan.append((rest, frozenset(others)))
     if len(plan) == 1:
         return [PlannedInputs(tuple(paths), None, plan[0][0])]
-    out = []
+    out: list[PlannedInputs] = []
     for installation, members in plan:
-        inputs = tuple(p for p in ordered if p in members or (not installation.targets and p not in kinds))
+        # the inputs that are no package (files, directories) go with the first installation of no target
+        takes_loose = not installation.targets and not any(not o.installation.targets for o in out)
+        inputs = tuple(p for p in ordered if p in members or (takes_loose and p not in kinds))
         out.append(PlannedInputs(inputs, members, installation))
     return out
 

@@ -68,6 +68,53 @@ class Site:
         return normal == self.root or normal.startswith(self.root + os.sep)
 
 
+@dataclass(frozen=True)
+class SiteLayout:
+    """Which distribution installed in ``sites`` owns a path and which install into a directory
+    (from their ``RECORD`` or conda-meta ``files``): for a site given as installed, what
+    ``Staged.package_of`` / ``site_of`` / ``directory_owners`` tell of staged packages, so a
+    rule of package layout (``rpath-outside-package``) judges both alike.  Paths are host paths.
+    """
+
+    sites: tuple[Site, ...]
+    _dirs: dict[str, dict[str, list[str]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for site in self.sites:
+            dirs = self._dirs.setdefault(site.root, {})
+            for dist in site.distributions:
+                for rel in dist.files:
+                    parent = posixpath.dirname(rel)
+                    while parent and not parent.startswith(".."):
+                        owners = dirs.setdefault(parent, [])
+                        if dist.name in owners:
+                            break  # its parents are recorded already
+                        owners.append(dist.name)
+                        parent = posixpath.dirname(parent)
+
+    def package_of(self, path: str) -> str | None:
+        """The distribution (its name) whose files list the host ``path``, or ``None``."""
+        for site in self.sites:
+            if site.holds(path):
+                dist = site.owner_of(path)
+                return None if dist is None else dist.name
+        return None
+
+    def site_of(self, path: str) -> tuple[str, str] | None:
+        """``(site root, path relative to it)`` of a host ``path`` inside a site (``"."`` for the
+        root), or ``None`` when it is outside every one."""
+        normal = os.path.normpath(os.path.abspath(path))
+        for site in self.sites:
+            if site.holds(normal):
+                return site.root, os.path.relpath(normal, site.root).replace(os.sep, "/")
+        return None
+
+    def directory_owners(self, path: str) -> list[str]:
+        """The distributions that install files into the host directory ``path`` (or below it)."""
+        where = self.site_of(path)
+        return [] if where is None else list(self._dirs[where[0]].get(where[1], ()))
+
+
 def _read(path: str, limit: int) -> str:
     """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when
     unreadable or not a regular file (a FIFO named ``METADATA`` is never waited on)."""

@@ -4,9 +4,13 @@ named, and the summary line counting files (sample_bins/pe, sample_bins/macho)."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+
+from linkaudit import audit
+from linkaudit.output import OutputFormat, renderer
 
 from ..output.schema import validate_report, validate_tree
 
@@ -112,9 +116,9 @@ def test_tree_bind_counts_macho_flat_and_json(run_cli) -> None:  # type: ignore[
 @pytest.mark.parametrize(
     ("path", "summary"),
     [
-        ("macho/misc/universal.dylib", "1 file (2 binaries): 2 audited; "),
+        ("macho/misc/universal.dylib", "2 binaries in 1 file: 2 audited; "),
         ("macho/misc/arm64_only.dylib", "1 file: 1 audited; "),
-        ("objects/archive_one", "3 files (4 binaries): 4 audited; "),
+        ("objects/archive_one", "4 binaries in 3 files: 4 audited; "),
         ("pe/imports", "4 files: 4 audited; "),
     ],
 )
@@ -134,7 +138,7 @@ def test_summary_macho_directory_and_json_unchanged(run_cli) -> None:  # type: i
     # misc/universal.dylib, misc/universal_10_9.dylib, sdk0/libdup_universal.dylib (misc/arm64_only.dylib: one slice)
     assert slices == 3
     r = run_cli("check", "--no-config", str(MACHO))
-    assert r.stdout.splitlines()[-1].startswith(f"{len(files)} files ({len(files) + slices} binaries): ")
+    assert r.stdout.splitlines()[-1].startswith(f"{len(files) + slices} binaries in {len(files)} files: ")
     doc = json.loads(run_cli("check", "--no-config", "--format", "json", str(MACHO)).stdout)
     validate_report(doc)
     # the JSON report still lists one entry per binary (backward compatible)
@@ -171,3 +175,29 @@ def test_tree_and_why_take_a_member_directory_of_a_wheel(run_cli, tmp_path: Path
     assert "5 imports bound over 2 images (Windows search order), 5 bound, 0 unresolved" in r.stdout
     r = run_cli("why", "--dll-directory", "pkg/lib", str(wheel), "nvrtcGetPTX")
     assert f"binds to {wheel}!pkg/lib/nvrtc64_120_0.dll" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["objects/archive_one", "macho/misc/universal.dylib"],
+        ["objects/archive_one", "pe/imports", "macho/misc/arm64_only.dylib"],
+        ["macho"],
+    ],
+)
+def test_the_text_summary_counts_in_the_json_summarys_unit(paths: list[str], tmp_path: Path) -> None:
+    """The text said ``67 files (69 binaries): 67 audited, 2 skipped`` where JSON ``summary.files``
+    was 69: the first number is JSON's ``files``, audited + unreadable + skipped add up to it, and
+    the files that hold them are said beside it."""
+    garbage = tmp_path / "garbage.so"
+    garbage.write_bytes(b"\x7fELF" + b"\xff" * 60)  # an unreadable input beside the binaries
+    report = audit([*(str(SAMPLES / p) for p in paths), str(garbage)])
+    counts = json.loads(renderer(OutputFormat.JSON)(report))["summary"]
+    line = renderer(OutputFormat.TEXT)(report).splitlines()[-1]
+    m = re.match(r"(\d+) (?:binaries in (\d+) )?files?: (.*?);", line)
+    assert m is not None, line
+    assert int(m[1]) == counts["files"] == counts["audited"] + counts["unreadable"] + counts["skipped"]
+    stated = {word: int(num) for num, word in re.findall(r"(\d+) (audited|unreadable|skipped)", m[3])}
+    assert stated == {k: counts[k] for k in ("audited", "unreadable", "skipped") if counts[k] or k == "audited"}
+    assert counts["unreadable"] == 1
+    assert (m[2] is not None) == (len({r.path.split("(")[0] for r in report.files}) < counts["files"])
