@@ -15,9 +15,11 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..errors import ConfigError
+from ..formats.hostfile import read_regular_file
 
 
 class LinkInput(NamedTuple):
@@ -65,11 +67,17 @@ def read_link_line(path: str, lib_dirs: Sequence[str] = ()) -> list[LinkInput]:
     (backslashes) is split as link.exe splits it (double quotes group; a backslash is a path
     separator, read as ``/``).
 
+    Bounds: each file read must be a regular file (a FIFO or device is refused, never waited on) of
+    at most ``MAX_LINE_BYTES``; across all response files at most ``MAX_RESPONSE_BYTES`` bytes and
+    ``MAX_RESPONSE_WORDS`` words from at most ``MAX_RESPONSE_FILES`` reads are taken (one file named 2,000 times is counted 2,000 times).
+
     Raises:
-        ConfigError: the file cannot be read or parsed, or the Ninja target is not built there.
+        ConfigError: the file cannot be read or parsed (not a regular file, too large, a NUL byte,
+            not UTF-8), the response files exceed their bounds, or the Ninja target is not built there.
     """
-    text, base = _line_text(path)
-    tokens = _response_files(_tokens(text, path), base, 0)
+    budget = _Budget()
+    text, base = _line_text(path, budget)
+    tokens = _response_files(_tokens(text, path), base, 0, budget)
     return _inputs(tokens, base, lib_dirs)
 
 
@@ -77,28 +85,67 @@ def read_link_line(path: str, lib_dirs: Sequence[str] = ()) -> list[LinkInput]:
 _NINJA = re.compile(r"^(?P<file>.+\.ninja):(?P<target>.+)$")
 #: ``@file`` nesting.
 MAX_RESPONSE_DEPTH = 8
+#: The most bytes of one link-line or response file.
+MAX_LINE_BYTES = 16 << 20
+#: The most bytes and words read across all the response files of one line (repeats counted).
+MAX_RESPONSE_BYTES = 64 << 20
+MAX_RESPONSE_WORDS = 1_000_000
+MAX_RESPONSE_FILES = 1_000
 
 
-def _line_text(path: str) -> tuple[str, str]:
+@dataclass
+class _Budget:
+    """What the reading of one link line has used so far: bytes and words of its files."""
+
+    read: int = 0
+    words: int = 0
+    files: int = 0
+
+
+def _line_text(path: str, budget: _Budget) -> tuple[str, str]:
     """``(the line's text, the directory its relative paths start from)``."""
     ninja = _NINJA.match(path)
     if ninja is not None and not os.path.isfile(path):
         from .ninja import ninja_link_command
 
         return ninja_link_command(ninja["file"], ninja["target"]), os.path.dirname(ninja["file"])
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(1 << 20)
-    except OSError as exc:
-        raise ConfigError(f"--link-line {path}: cannot read: {exc.strerror or exc}") from exc
+    text = read_text(path, min(MAX_LINE_BYTES, MAX_RESPONSE_BYTES - budget.read))
+    budget.read += len(text)
     if path.endswith(".json"):
         text = _link_command_from_json(path, text)
     return text, os.path.dirname(path)
 
 
+def read_text(path: str, limit: int) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes, without a NUL byte.
+
+    Raises:
+        ConfigError: it cannot be opened, is not a regular file (a FIFO or device: never waited
+            on), holds more than ``limit`` bytes, a NUL byte (at the offset named) or is not UTF-8.
+    """
+    try:
+        data = read_regular_file(path, max(limit, 0) + 1)
+    except OSError as exc:
+        raise ConfigError(f"--link-line {path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise ConfigError(f"--link-line {path}: more than {limit} bytes of link-line files")
+    if b"\0" in data:
+        raise ConfigError(f"--link-line {path}: a NUL byte at offset {data.index(0)}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--link-line {path}: not UTF-8 at offset {exc.start}") from exc
+
+
 def _tokens(text: str, path: str) -> list[str]:
     """The words of a command line: POSIX shell words, or, for a line written for Windows (a
-    backslash beside an MSVC input), link.exe's (``CommandLineToArgvW``: quotes group, no escapes)."""
+    backslash beside an MSVC input), link.exe's (``CommandLineToArgvW``: quotes group, no escapes).
+
+    Raises:
+        ConfigError: a NUL character (a path cannot hold one), unbalanced quotes.
+    """
+    if "\0" in text:
+        raise ConfigError(f"--link-line {path}: a NUL character at offset {text.index(chr(0))}")
     if "\\" in text and re.search(r"(?i)\.(obj|lib)\b|[\s\"]/(libpath|out|dll)\b", text):
         return [t.replace('"', "").replace("\\", "/") for t in re.findall(r'(?:"[^"]*"|[^\s"])+', text)]
     try:
@@ -107,11 +154,12 @@ def _tokens(text: str, path: str) -> list[str]:
         raise ConfigError(f"--link-line {path}: cannot parse: {exc}") from exc
 
 
-def _response_files(tokens: list[str], base: str, depth: int) -> list[str]:
+def _response_files(tokens: list[str], base: str, depth: int, budget: _Budget) -> list[str]:
     """``tokens`` with each ``@FILE`` replaced by the tokens of ``FILE`` (relative to ``base``).
 
     Raises:
-        ConfigError: a response file that cannot be read, or nested past ``MAX_RESPONSE_DEPTH``.
+        ConfigError: a response file that cannot be read, nested past ``MAX_RESPONSE_DEPTH``, or
+            more than ``MAX_RESPONSE_WORDS`` words / ``MAX_RESPONSE_BYTES`` bytes read in all.
     """
     out: list[str] = []
     for token in tokens:
@@ -121,8 +169,16 @@ def _response_files(tokens: list[str], base: str, depth: int) -> list[str]:
         if depth >= MAX_RESPONSE_DEPTH:
             raise ConfigError(f"--link-line {token}: response files nested more than {MAX_RESPONSE_DEPTH} deep")
         name = os.path.join(base, token[1:])
-        text, _base = _line_text(name)
-        out.extend(_response_files(_tokens(text, name), base, depth + 1))
+        text, _base = _line_text(name, budget)
+        words = _tokens(text, name)
+        budget.words += len(words)
+        budget.files += 1
+        if budget.words > MAX_RESPONSE_WORDS or budget.files > MAX_RESPONSE_FILES:
+            raise ConfigError(
+                f"--link-line {token}: response files read more than {MAX_RESPONSE_FILES} times"
+                f" or giving more than {MAX_RESPONSE_WORDS} words"
+            )
+        out.extend(_response_files(words, base, depth + 1, budget))
     return out
 
 

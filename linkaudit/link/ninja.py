@@ -21,11 +21,16 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from ..formats.hostfile import read_regular_file
 
 #: The most bytes of build files read (PyTorch's build.ninja is about 60 MB).
 MAX_BYTES = 512 << 20
 #: ``include`` / ``subninja`` nesting.
 MAX_DEPTH = 16
+#: The most characters variable expansion may produce: a floor, plus a multiple of the bytes of
+#: build files read (variables that double, ``v1 = $v0 $v0`` ..., would otherwise grow without end).
+EXPANSION_FLOOR = 64 << 20
+EXPANSION_PER_BYTE = 8
 _VARIABLE = re.compile(r"\$(\$|:| |\n|\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+))")
 
 
@@ -42,16 +47,35 @@ class _File:
     """What the reading keeps: file-level bindings, rules, the edge wanted."""
 
     target: str
+    path: str = ""
     variables: dict[str, str] = field(default_factory=dict)
     rules: dict[str, dict[str, str]] = field(default_factory=dict)
     edge: _Edge | None = None
     read: int = 0
     outputs: int = 0
+    expanded: int = 0
+
+    def charge(self, size: int) -> None:
+        """Count ``size`` characters of expansion against the budget (``EXPANSION_FLOOR`` +
+        ``EXPANSION_PER_BYTE`` × bytes read).
+
+        Raises:
+            ConfigError: the budget is spent.
+        """
+        self.expanded += size
+        limit = EXPANSION_FLOOR + EXPANSION_PER_BYTE * self.read
+        if self.expanded > limit:
+            raise ConfigError(f"--link-line {self.path}: variables expand to more than {limit} characters")
 
 
-def expand(text: str, scopes: tuple[dict[str, str], ...]) -> str:
+def expand(text: str, scopes: tuple[dict[str, str], ...], state: _File | None = None) -> str:
     """``text`` with Ninja's variables and escapes replaced, each variable looked up in
-    ``scopes`` in order (an unknown one is empty, as in Ninja)."""
+    ``scopes`` in order (an unknown one is empty, as in Ninja).
+
+    Raises:
+        ConfigError: with ``state``, the values put in exceed its expansion budget (checked
+            before the result is built).
+    """
 
     def one(m: re.Match[str]) -> str:
         whole = m.group(1)
@@ -60,7 +84,10 @@ def expand(text: str, scopes: tuple[dict[str, str], ...]) -> str:
         if whole == "\n":
             return ""
         name = m.group(2) or m.group(3)
-        return next((s[name] for s in scopes if name in s), "")
+        value = next((s[name] for s in scopes if name in s), "")
+        if state is not None:
+            state.charge(len(value))
+        return value
 
     return _VARIABLE.sub(one, text)
 
@@ -72,14 +99,16 @@ def _split(text: str) -> list[str]:
 
 def _lines(path: str, state: _File) -> list[str]:
     """The logical lines of one build file (``$``-newline continuations joined), comments dropped."""
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read(MAX_BYTES - state.read + 1)
-    except OSError as exc:
-        raise ConfigError(f"--link-line {path}: cannot read: {exc.strerror or exc}") from exc
-    state.read += len(text)
+    try:  # a regular file only: a FIFO or device is refused, never waited on or read without end
+        data = read_regular_file(path, MAX_BYTES - state.read + 1)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--link-line {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
+    state.read += len(data)
     if state.read > MAX_BYTES:
         raise ConfigError(f"--link-line {path}: build files of more than {MAX_BYTES >> 20} MiB")
+    if b"\0" in data:
+        raise ConfigError(f"--link-line {path}: a NUL byte at offset {data.index(0)}")
+    text = data.decode("utf-8", errors="surrogateescape")
     text = re.sub(r"\$\n[ \t]*", "", text.replace("\r\n", "\n"))
     return [line for line in text.split("\n") if not line.lstrip().startswith("#")]
 
@@ -103,23 +132,23 @@ def _read(path: str, state: _File, depth: int) -> None:
         elif word == "build":
             scope = _edge(rest, state)
         elif word in ("include", "subninja"):
-            _read(os.path.join(base, expand(rest.strip(), (state.variables,))), state, depth + 1)
+            _read(os.path.join(base, expand(rest.strip(), (state.variables,), state)), state, depth + 1)
         elif "=" in line:
             name, _eq, value = line.partition("=")
-            state.variables[name.strip()] = expand(value.strip(), (state.variables,))
+            state.variables[name.strip()] = expand(value.strip(), (state.variables,), state)
 
 
 def _edge(rest: str, state: _File) -> dict[str, str] | None:
     """Parse a ``build`` line; keep it (and return its binding scope) when it produces the target."""
     colon = re.search(r"(?<!\$):", rest)
     outs, after = (rest[: colon.start()], rest[colon.end() :]) if colon else (rest, "")
-    outputs = [expand(o, (state.variables,)) for o in _split(outs.split(" | ")[0])]
+    outputs = [expand(o, (state.variables,), state) for o in _split(outs.split(" | ")[0])]
     state.outputs += len(outputs)
     if state.edge is not None or _same(state.target) not in {_same(o) for o in outputs}:
         return None
     rule, _sp, ins = after.strip().partition(" ")
     explicit = re.split(r"(?<!\$) \|", ins)[0]
-    state.edge = _Edge(outputs, rule, [expand(i, (state.variables,)) for i in _split(explicit)])
+    state.edge = _Edge(outputs, rule, [expand(i, (state.variables,), state) for i in _split(explicit)])
     return state.edge.bindings
 
 
@@ -135,7 +164,7 @@ def ninja_link_command(path: str, target: str) -> str:
     Raises:
         ConfigError: the file cannot be read, no edge produces ``target``, its rule is missing.
     """
-    state = _File(target)
+    state = _File(target, path)
     _read(path, state, 0)
     edge = state.edge
     if edge is None:
@@ -144,14 +173,14 @@ def ninja_link_command(path: str, target: str) -> str:
     if rule is None:
         raise ConfigError(f"--link-line {path}: {target} is built by rule {edge.rule}, which the file does not define")
     special = {"in": " ".join(edge.inputs), "in_newline": "\n".join(edge.inputs), "out": " ".join(edge.outputs)}
-    bindings = {k: expand(v, (special, state.variables)) for k, v in edge.bindings.items()}
+    bindings = {k: expand(v, (special, state.variables), state) for k, v in edge.bindings.items()}
     outer = (special, bindings, state.variables)
-    rule_scope = {k: expand(v, outer) for k, v in rule.items() if k not in ("command", "rspfile_content")}
+    rule_scope = {k: expand(v, outer, state) for k, v in rule.items() if k not in ("command", "rspfile_content")}
     scopes = (special, bindings, rule_scope, state.variables)
-    command = expand(rule.get("command", ""), scopes)
+    command = expand(rule.get("command", ""), scopes, state)
     rspfile = rule_scope.get("rspfile")
     if rspfile:
-        content = expand(rule.get("rspfile_content", ""), scopes)
+        content = expand(rule.get("rspfile_content", ""), scopes, state)
         command = re.sub(rf"(?<!\S)@{re.escape(rspfile)}(?!\S)", lambda _m: content.replace("\n", " "), command)
     return _after_cmake_vs_link(command)
 

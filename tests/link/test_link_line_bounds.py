@@ -1,0 +1,92 @@
+"""Hostile link-line inputs (issue 13's promise for ``--link-line``): every one is a named
+``ConfigError`` naming the file and the reason, read within bounds set by its size, never a
+hang or an internal error.  Shapes from a hostile tester's generator (response files, CMake
+``link.txt``, Ninja build files)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from linkaudit.errors import ConfigError
+from linkaudit.link import line as line_module
+from linkaudit.link import ninja as ninja_module
+from linkaudit.link.line import read_link_line
+
+_EDGE = "rule link\n  command = link $in\nbuild out.dll: link a.obj\n"
+
+
+def _special_files(tmp_path: Path) -> dict[str, str]:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {"fifo": str(fifo), "device": "/dev/zero", "directory": str(tmp_path)}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+@pytest.mark.parametrize("how", ["the line", "@file", "ninja include"])
+def test_a_file_that_is_not_regular_is_refused_without_waiting(tmp_path: Path, kind: str, how: str) -> None:
+    special = _special_files(tmp_path)[kind]
+    if how == "the line":
+        line = special
+    elif how == "@file":
+        (tmp_path / "ref.rsp").write_text(f"x.obj @{special}\n")
+        line = str(tmp_path / "ref.rsp")
+    else:
+        (tmp_path / "inc.ninja").write_text(f"include {special}\n{_EDGE}")
+        line = f"{tmp_path / 'inc.ninja'}:out.dll"
+    with pytest.raises(ConfigError, match=rf"{special}: cannot read: not a regular file"):
+        read_link_line(line)  # a FIFO opened blocking, or /dev/zero read to the end, never returns
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "target"),
+    [
+        ("nul.rsp", "a\0b.obj @\0\n", ""),
+        ("nul.ninja", "rule link\n  command = link $in\nbuild out.dll: link a\0b.obj\n", ":out.dll"),
+        ("link.txt", "link.exe x.obj @inner.rsp\n", ""),  # the NUL one response file down
+        ("compile_commands.json", json.dumps([{"arguments": ["link", "a\0b.obj"]}]), ""),
+    ],
+)
+def test_a_nul_byte_anywhere_in_a_line_is_named(tmp_path: Path, name: str, content: str, target: str) -> None:
+    (tmp_path / name).write_text(content)
+    (tmp_path / "inner.rsp").write_text("c.obj\0\n")
+    with pytest.raises(ConfigError, match=r"a NUL (byte|character) at offset \d+"):
+        read_link_line(str(tmp_path / name) + target)  # was ValueError: embedded null byte (exit 3)
+
+
+def test_ninja_variables_that_double_stop_at_a_budget_of_the_files_size(tmp_path: Path) -> None:
+    doubling = "v0 = " + "x" * 1000 + "\n" + "".join(f"v{i} = $v{i - 1} $v{i - 1}\n" for i in range(1, 40))
+    (tmp_path / "exp.ninja").write_text(doubling + "rule link\n  command = link $in $v39\nbuild out.dll: link a.obj\n")
+    with pytest.raises(ConfigError, match=r"exp\.ninja: variables expand to more than \d+ characters") as caught:
+        read_link_line(f"{tmp_path / 'exp.ninja'}:out.dll")  # was MemoryError after 2 GB
+    limit = int(str(caught.value).split("more than ")[1].split()[0])
+    size = (tmp_path / "exp.ninja").stat().st_size
+    assert limit == ninja_module.EXPANSION_FLOOR + ninja_module.EXPANSION_PER_BYTE * size
+    # one expansion that repeats a big variable is charged before its result is built
+    many = "big = " + "y" * 100_000 + "\n" + "rule link\n  command = link $in" + " $big" * 2000 + "\n"
+    (tmp_path / "many.ninja").write_text(many + "build out.dll: link a.obj\n")
+    with pytest.raises(ConfigError, match="variables expand to more than"):
+        read_link_line(f"{tmp_path / 'many.ninja'}:out.dll")
+
+
+def test_response_file_fan_out_is_bounded_by_reads_and_words(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "fan.rsp").write_text("@fan2.rsp " * 2000 + "\n")
+    (tmp_path / "fan2.rsp").write_text("@fan3.rsp " * 2000 + "\n")
+    (tmp_path / "fan3.rsp").write_text("x.obj " * 100 + "\n")
+    (tmp_path / "wide.rsp").write_text("@words.rsp " * 20 + "\n")
+    (tmp_path / "words.rsp").write_text("y.obj " * 1000 + "\n")
+    reads = []
+    real = line_module.read_regular_file
+    monkeypatch.setattr(line_module, "read_regular_file", lambda p, n: reads.append(p) or real(p, n))
+    with pytest.raises(ConfigError, match=r"@fan3\.rsp: response files read more than 1000 times"):
+        read_link_line(str(tmp_path / "fan.rsp"))  # 4 million reads before: a hang
+    assert len(reads) == line_module.MAX_RESPONSE_FILES + 2  # the line, its reads, the one refused
+    monkeypatch.setattr(line_module, "MAX_RESPONSE_WORDS", 10_000)  # the same rule, a smaller input
+    with pytest.raises(ConfigError, match=r"@words\.rsp: .* more than 10000 words"):
+        read_link_line(str(tmp_path / "wide.rsp"))
+    (tmp_path / "huge.rsp").write_bytes(b"z" * (line_module.MAX_LINE_BYTES + 1))
+    with pytest.raises(ConfigError, match=r"huge\.rsp: more than \d+ bytes"):
+        read_link_line(str(tmp_path / "huge.rsp"))  # was read to 1 MiB and cut silently
