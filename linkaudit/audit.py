@@ -786,9 +786,7 @@ def _audit_installation(
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 
 
-def _conda_target(
-    target: TargetEnvironment, staged: Staged, sites: Sequence[Site] = ()
-) -> TargetEnvironment | None:
+def _conda_target(target: TargetEnvironment, staged: Staged, sites: Sequence[Site] = ()) -> TargetEnvironment | None:
     """``target`` for conda packages audited on their own, as conda-build judges one, and for a
     conda prefix (``Site.conda_prefix``): on the system only glibc's libraries (conda-forge's
     sysroot, ``providers.conda_sysroot_libraries``), at the glibc baseline of the packages' tags

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from linkaudit import AuditConfig, audit
 from linkaudit.loader.target import TargetEnvironment
-from linkaudit.packages import find_site
 from linkaudit.output.text import render as render_text
+from linkaudit.packages import find_site
 from linkaudit.packages.site import conda_glibc
 from tests.loader.dagbuild import Lib, elf_bytes
 
@@ -82,7 +82,9 @@ def test_a_prefix_takes_only_glibc_from_the_system(tmp_path: Path) -> None:
     _record(prefix, "demo", ["lib/libdemo.so"], ["__glibc >=2.28,<3.0.a0"])
     report = audit([str(prefix)])
     (note,) = report.config["sites"]
-    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "conda-forge sysroot (glibc 2.28)"
+    assert (
+        note["target_tag"] == "py3-none-manylinux_2_28_x86_64" and note["policy"] == "conda-forge sysroot (glibc 2.28)"
+    )
     (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
     assert missing.evidence["needed"] == "libz.so.1" and missing.severity.value == "error"
     assert "libzlib or zlib" in missing.message and "requirements/run" in missing.message

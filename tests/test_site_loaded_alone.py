@@ -40,7 +40,9 @@ def _site(tmp_path: Path) -> Path:
     # an extension module (an import root) needing an installed library it cannot reach
     _dist(site, "pkg", [Lib("pkg/mod.cpython-311-x86_64-linux-gnu.so", None, ("libe.so",))], ("dee",))
     # nvidia-cufile's own libcufile.so.0 (the provider index names nvidia-cufile), not installed
-    _dist(site, "nvidia-cufile", [Lib("nvidia/cu13/lib/libcufile_rdma.so.1", "libcufile_rdma.so.1", ("libcufile.so.0",))])
+    _dist(
+        site, "nvidia-cufile", [Lib("nvidia/cu13/lib/libcufile_rdma.so.1", "libcufile_rdma.so.1", ("libcufile.so.0",))]
+    )
     return site
 
 
@@ -54,7 +56,9 @@ def test_an_installed_library_no_search_reaches_is_found_only_when_preloaded(tmp
     site = _site(tmp_path)
     found = _findings(site)
     sibling, declared, imported = found["libb.so"], found["libd.so.1"], found["libe.so"]
-    assert f"libb.so is installed here, at {site}/alpha/lib/libb.so (from alpha, the same distribution)" in sibling.message
+    assert (
+        f"libb.so is installed here, at {site}/alpha/lib/libb.so (from alpha, the same distribution)" in sibling.message
+    )
     assert "only when it is already loaded" in sibling.message and "a RUNPATH of $ORIGIN would" in sibling.message
     assert "Requires-Dist" not in sibling.message and "not installed" not in sibling.message
     assert sibling.severity.value == "warning"  # only a plain dlopen() of liba.so fails
