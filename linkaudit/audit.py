@@ -652,6 +652,7 @@ class _Merged:
     outside: list[dict[str, str]] = field(default_factory=list)
     sites: list[dict[str, Any]] = field(default_factory=list)
     _seen: set[tuple[object, ...]] = field(default_factory=set)
+    _reported: frozenset[tuple[str, str, str]] = frozenset()
 
     def add(self, part: _Part) -> None:
         """Add one installation's results."""
@@ -662,9 +663,13 @@ class _Merged:
         self._once(self.ran, part.ran, lambda r: ("rule", r))
         self._once(self.outside, part.outside, lambda o: ("outside", o["path"]))
         self._once(self.sites, part.sites, lambda n: ("site", n["root"]))
-        self._once(
-            self.findings, part.findings, lambda f: ("finding", f.rule, f.severity, f.file, f.subject, f.message)
-        )
+        # A wheel in several installations is reported once (issue 12): a later installation's
+        # finding of the same rule on the same file and subject is left out, even where its words
+        # differ (the provider it names lives in that installation's copy of another wheel).
+        earlier = self._reported
+        mine = [f for f in part.findings if (f.rule, f.file, f.subject) not in earlier]
+        self._once(self.findings, mine, lambda f: ("finding", f.rule, f.severity, f.file, f.subject, f.message))
+        self._reported = earlier | {(f.rule, f.file, f.subject) for f in mine}
 
     def _once(self, out: list[_T], items: Iterable[_T], key: Callable[[_T], tuple[object, ...]]) -> None:
         for item in items:
