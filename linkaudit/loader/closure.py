@@ -534,11 +534,24 @@ class AloneLoads:
         return load
 
     def shares(self, below: Load, names: Iterable[str], path: str) -> bool:
-        """True when no part of ``below`` looks up one of ``names`` or holds ``path``."""
+        """True when no part of ``below`` looks up one of ``names`` or holds ``path``.
+
+        Each question is asked the cheaper way round: through the loads known to look the name up
+        (or hold the path), each tested for being a part of ``below`` (O(log parts)), or through
+        ``below``'s own parts when those are fewer — many libraries needing ``libc.so.6``, each
+        dlopened alone, made the first way quadratic, a long chain the second."""
+        depth = below.height + 1
         for name in names:
-            if any(below.holds_part(part) for part in self.looking_up.get(name, ())):
+            lookers = self.looking_up.get(name, ())
+            if len(lookers) <= depth:
+                if any(below.holds_part(part) for part in lookers):
+                    return False
+            elif any(looked == name for part, _hops in below.iter_parts() for _r, looked in part._resolutions):
                 return False
-        return not any(below.holds_part(part) for part in self.holding.get(path, ()))
+        holders = self.holding.get(path, ())
+        if len(holders) <= depth:
+            return not any(below.holds_part(part) for part in holders)
+        return not any(path in part._index for part, _hops in below.iter_parts())
 
 
 def alone_load(root_path: str, root: Binary, ctx: SearchContext, read_global: Callable[[str], Binary],

@@ -14,7 +14,7 @@ from .base import Rule, preview
 
 if TYPE_CHECKING:
     from ..loader.analysis import LinkageAnalysis
-    from ..loader.closure import LoadedObject
+    from ..loader.closure import Load, LoadedObject
 
 _KINDS = (Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION)
 #: The C and C++ runtimes' names (statically linked libstdc++/libgcc pieces appear in many
@@ -120,6 +120,20 @@ def duplicate_sets(libraries: Mapping[str, Binary], groups: Groups) -> dict[tupl
     return out
 
 
+def _held(load: Load, wanted: Set[str]) -> dict[str, LoadedObject]:
+    """The objects of ``load`` at the ``wanted`` paths (each path's first, as ``Load.object`` finds
+    it), the cheaper way round: each wanted path looked up through the load's parts, or the load's
+    objects walked once when the wanted paths outnumber its parts (10,000 copies of one library,
+    each dlopened alone, all exporting the same names)."""
+    if len(wanted) <= load.height + 1:
+        return {p: obj for p in wanted if (obj := load.object(p)) is not None}
+    found: dict[str, LoadedObject] = {}
+    for obj in load.iter_objects():
+        if obj.path in wanted:
+            found.setdefault(obj.path, obj)
+    return found
+
+
 def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
     """The libraries of the loads (the package's own: not found in the system directories or
     the cache) and the groups of each load, for ``duplicate_pairs``."""
@@ -140,7 +154,7 @@ def _load_groups(linkage: LinkageAnalysis) -> tuple[dict[str, Binary], Groups]:
     def groups(paths: Set[str]) -> Iterable[tuple[str | None, Set[str]]]:
         wanted = paths & libraries.keys()
         for load in linkage.loads:
-            found = {p: obj for p in wanted if (obj := load.object(p)) is not None}  # O(wanted x parts)
+            found = _held(load, wanted)
             held = {
                 p
                 for p, obj in found.items()
