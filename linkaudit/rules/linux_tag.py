@@ -15,6 +15,14 @@ from .base import Rule
 WHEEL_FILE = "*.dist-info/WHEEL"
 
 
+def wheel_tags(context: AuditContext) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``(wheel, its platform tags)`` for each package given (``wheel_platform_tags``: empty for a
+    conda package or tarball), in input order; nothing for a build tree or an installed site."""
+    staged = context.packages
+    for package in staged.packages if staged is not None else ():
+        yield package, wheel_platform_tags(package)
+
+
 class LinuxTag(Rule):
     id = "linux-tag"
     severity = Severity.ERROR
@@ -34,11 +42,7 @@ image with cibuildwheel). Source: PEP 600, PEP 656; PyPI's upload checks
     # fingerprint stays the same from one release to the next).
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        staged = context.packages
-        if staged is None:
-            return
-        for package in staged.packages:
-            tags = wheel_platform_tags(package)
+        for package, tags in wheel_tags(context):
             linux = [t for t in tags if t.startswith("linux_")]
             if linux and len(linux) == len([t for t in tags if "linux" in t]):
                 yield self.finding(

@@ -6,11 +6,10 @@ import os
 import re
 from collections.abc import Iterator
 
-from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
 from ..report import Finding, Severity
 from .base import Rule
-from .linux_tag import WHEEL_FILE
+from .linux_tag import WHEEL_FILE, wheel_tags
 
 _MAC_TAG = re.compile(r"macosx_(?P<major>\d{1,4})_(?P<minor>\d{1,4})_(?P<format>\w+)")
 
@@ -47,11 +46,7 @@ Reported at PACKAGE!*.dist-info/WHEEL, like linux-tag.
     evidence = {"package": "the wheel", "tags": "its platform tags", "instead": "the tag installers offer"}
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
-        staged = context.packages
-        if staged is None:
-            return
-        for package in staged.packages:
-            tags = wheel_platform_tags(package)
+        for package, tags in wheel_tags(context):
             for tag in tags:
                 instead = uninstallable(tag)
                 if instead is None:
