@@ -35,6 +35,17 @@ def _entries(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.json"))
 
 
+def _warmed(run_cli, tmp_path: Path, monkeypatch) -> tuple[Path, dict, list[Path]]:  # type: ignore[no-untyped-def,type-arg]
+    """``sample_bins/broken`` checked without the cache, then once with a fresh one under
+    ``tmp_path/c``: (the target, the uncached report, the entries written)."""
+    root = tmp_path / "c"
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    target = SAMPLES / "broken"
+    plain = _report(run_cli, "--no-cache", "check", str(target))
+    _report(run_cli, "check", str(target))
+    return target, plain, _entries(root)
+
+
 def _wheel(path: Path) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for sample in ("broken/libtorch_cuda.so", "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so"):
@@ -123,12 +134,7 @@ def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypat
 
 
 def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    root = tmp_path / "c"
-    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
-    target = SAMPLES / "broken"
-    plain = _report(run_cli, "--no-cache", "check", str(target))
-    _report(run_cli, "check", str(target))
-    entries = _entries(root)
+    target, plain, entries = _warmed(run_cli, tmp_path, monkeypatch)
     good = json.loads(entries[0].read_text())
     bad_symbols = json.loads(entries[0].read_text())
     bad_symbols["binaries"][0]["symbols"]["name_offsets"] = "////"  # a name far past the string table
@@ -298,12 +304,7 @@ def test_a_hash_table_that_does_not_fit_its_symbols_is_not_trusted() -> None:
 def test_entries_that_are_not_files_are_never_waited_on(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A FIFO, a directory or a dangling link where an entry belongs: passed over at once (a FIFO
     opened for reading blocks until a writer comes), the report as without the cache."""
-    root = tmp_path / "c"
-    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
-    target = SAMPLES / "broken"
-    plain = _report(run_cli, "--no-cache", "check", str(target))
-    _report(run_cli, "check", str(target))
-    entries = _entries(root)
+    target, plain, entries = _warmed(run_cli, tmp_path, monkeypatch)
     makers = [os.mkfifo, os.mkdir, lambda p: os.symlink(tmp_path / "nowhere", p)]
     for i, entry in enumerate(entries):
         entry.unlink()
