@@ -185,6 +185,47 @@ def test_hostile_tarballs(tmp_path: Path) -> None:
     assert audited == [f"{tarball}!lib/dir/escaped.so", f"{tarball}!lib/libhelper.so"]  # inside the package
 
 
+def _dir(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    return info
+
+
+@pytest.mark.parametrize(
+    "root",
+    [
+        ["./", "./lib/"],  # GNU tar -C DIR .
+        [".", "./lib"],  # Python's tarfile.add(DIR, arcname=".")
+        ["./.", "././lib/"],
+        [],
+    ],
+)
+@pytest.mark.parametrize("suffix", [".tar.gz", ".tar.bz2"])
+def test_tarballs_packed_from_their_root_are_audited_whole(tmp_path: Path, root: list[str], suffix: str) -> None:
+    """``tar -C DIR .`` lists the root itself first (``./``): it installs nothing and is no escape
+    (it was refused as "climbs out ... with '..'", exit 2); members under ``./`` are the package's."""
+    prefix = root[-1].rstrip("/") + "/" if root else ""
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [_dir(n) for n in root]
+    members += [(f"{prefix}libhelper.so", HELPER), (f"{prefix}libnvrtc.so.12", NVRTC)]
+    tarball = tmp_path / f"pkg-1.0-0{suffix}"
+    tarball.write_bytes(_tar(members, mode="w:gz" if suffix == ".tar.gz" else "w:bz2"))
+    report = audit([str(tarball)])
+    assert _refusals(report) == {}
+    where = "lib/" if root else ""
+    assert sorted(f.path for f in report.files) == [
+        f"{tarball}!{where}libhelper.so",
+        f"{tarball}!{where}libnvrtc.so.12",
+    ]
+
+
+def test_a_file_member_naming_the_root_is_refused_in_its_own_words(tmp_path: Path) -> None:
+    tarball = tmp_path / "odd.tar.gz"
+    tarball.write_bytes(_tar([(".", HELPER), ("lib/libhelper.so", HELPER)]))
+    report = audit([str(tarball)])
+    assert _refusals(report) == {f"{tarball}!.": "a member that is not a directory but names the package's root itself"}
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{tarball}!lib/libhelper.so"]
+
+
 def test_corrupt_and_truncated_archives_name_the_file(tmp_path: Path) -> None:
     whl = _wheel(tmp_path / "ok-1.0-py3-none-any.whl", {"lib/libhelper.so": HELPER, "lib/libnvrtc.so.12": NVRTC})
     data = whl.read_bytes()

@@ -49,6 +49,12 @@ def safe_name(name: str) -> str | None:
     return "/".join(parts)
 
 
+def names_root(name: str) -> bool:
+    """True when ``name`` is a relative name of the package's root itself (``.``, ``./``, ``./.``):
+    the directory entry ``tar -C DIR .`` writes first, which installs nothing."""
+    return bool(name) and not name.startswith(("/", "\\")) and all(p in ("", ".") for p in name.split("/"))
+
+
 def unsafe_reason(name: str) -> str:
     """Why ``safe_name`` refused ``name``, in words."""
     if not name:
@@ -57,6 +63,8 @@ def unsafe_reason(name: str) -> str:
         return "a member name holding a NUL byte"
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
         return "an absolute member name"
+    if names_root(name):
+        return "a member that is not a directory but names the package's root itself"
     return "a member name that climbs out of the package with '..'"
 
 

@@ -18,7 +18,17 @@ from ..errors import InputError
 from . import limits
 from .magic import ZSTD
 from .metadata import MAX_METADATA
-from .staging import CORRUPT, SECOND_COPY, Refused, Stager, StagingRoot, install_path, safe_name, unsafe_reason
+from .staging import (
+    CORRUPT,
+    SECOND_COPY,
+    Refused,
+    Stager,
+    StagingRoot,
+    install_path,
+    names_root,
+    safe_name,
+    unsafe_reason,
+)
 from .zstdframes import CheckedStream
 
 
@@ -107,6 +117,8 @@ def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: C
             for members, member in enumerate(tf, 1):
                 if members > limits.MAX_MEMBERS:
                     raise Refused(f"lists more than {limits.MAX_MEMBERS} members")
+                if member.isdir() and names_root(member.name):
+                    continue  # `tar -C DIR .`: the root's own entry, "./"
                 name = safe_name(member.name)
                 if name is None:
                     stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
