@@ -51,7 +51,9 @@ def test_a_dist_of_one_projects_wheels_gives_per_wheel_what_it_alone_gives() -> 
     ]
     assert all(len(p["packages"]) == 1 and "one wheel per project" in p["reason"] for p in planned)
     text = renderer(OutputFormat.TEXT)(report)
-    assert "installations: 3 (wheels of one project are never installed together" in text
+    assert "installations: 3 (a project's wheels for several targets are never installed together;" in text
+    (head,) = [ln for ln in text.splitlines() if ln.startswith("installations")]
+    assert "conda" not in head and "--each" not in head
     validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
 
 
@@ -237,3 +239,10 @@ def test_a_wheel_in_several_installations_has_its_findings_once(tmp_path: Path) 
     assert {"rpath-outside-package", "library-not-found"} <= {rule for rule, *_ in own}
     keys = [(f.rule, f.file, f.subject) for f in report.findings]
     assert len(keys) == len(set(keys))
+
+
+def test_each_says_why_the_packages_are_apart(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """``--each`` over wheels says ``--each``, not "two formats of one conda package" (it did)."""
+    text = run_cli("check", "--no-config", "--each", str(DIST)).stdout
+    (head,) = [ln for ln in text.splitlines() if ln.startswith("installations")]
+    assert head == "installations: 3 (--each: every package on its own; --together audits the inputs as one)"

@@ -163,8 +163,7 @@ def _installation_lines(report: Report) -> list[str]:
         return []
     head = f"installations: {len(planned)}"
     if len(planned) > 1:
-        apart = "wheels of one project" if any(i["targets"] for i in planned) else "two formats of one conda package"
-        head += f" ({apart} are never installed together; --together audits the inputs as one)"
+        head += f" ({_apart(planned)}; --together audits the inputs as one)"
     lines = [head]
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
@@ -173,6 +172,21 @@ def _installation_lines(report: Report) -> list[str]:
         )
         lines.append(text_safe(f"  {i}. {why or 'together'}: {names}"))
     return lines
+
+
+def _apart(planned: list[dict[str, object]]) -> str:
+    """Why the inputs were audited as several installations, from the plan's own reasons: ``--each``;
+    a project's wheels for several targets (one wheel per project in each, as pip picks); the two
+    formats of one conda package (conda installs one)."""
+    reasons = [str(i["reason"]) for i in planned]
+    why = []
+    if any(r.endswith("(--each)") for r in reasons):
+        why.append("--each: every package on its own")
+    if any(i["targets"] for i in planned):
+        why.append("a project's wheels for several targets are never installed together")
+    if any(r.startswith("one format of") for r in reasons):
+        why.append("the two formats of one conda package are never installed together")
+    return "; ".join(why) or "installed apart"
 
 
 def _site_lines(report: Report) -> list[str]:
