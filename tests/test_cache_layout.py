@@ -20,7 +20,7 @@ from linkaudit.cache import Cache, Key, codec
 from linkaudit.cache.codec import encode_binary, pack, unpack
 from linkaudit.errors import InputError
 from linkaudit.formats import cached_read, read_path
-from linkaudit.model import Binary
+from linkaudit.model import Binary, SymbolTable
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
 SMALL = SAMPLES / "fixed/libnvrtc.so.12"
@@ -47,8 +47,14 @@ def _same(binaries: list[Binary], name: str = "k") -> None:
     assert [encode_binary(b) for b in entry.binaries] == [
         encode_binary(dataclasses.replace(b, path="")) for b in binaries
     ]
-    for got in entry.binaries:
-        assert got.symbols._memo == {}  # no name decoded, no per-symbol view made while loading
+    for got, read in zip(entry.binaries, binaries, strict=True):
+        table = got.symbols
+        assert set(table._memo) <= {"ordered"}  # no name decoded, no per-symbol view made while loading
+        n = len(table)
+        assert table._names_where(b"\1" * n) == [read.symbols.name_at(i) for i in range(n)]
+        assert table.strong_export_names() == read.symbols.strong_export_names()
+        assert table.undefined() == read.symbols.undefined()
+        assert dict(table.definitions()) == dict(read.symbols.definitions())
 
 
 def test_every_sample_binary_round_trips() -> None:
@@ -182,3 +188,59 @@ def test_an_oversized_entry_is_not_read(tmp_path: Path, monkeypatch: pytest.Monk
     real_fdopen = os.fdopen
     monkeypatch.setattr(cache.os, "fdopen", lambda *a, **k: opened.append(1) or real_fdopen(*a, **k))
     assert store.get(key) is None and opened == []  # refused by its size, before any byte is read
+
+
+def test_names_come_from_the_entry_not_from_the_string_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded table's exported, undefined and bindable names are decoded from the entry's names
+    in one call: the string table is never looked into (a table read from the file is: split into
+    a map of offsets, or each name found on its own)."""
+    from linkaudit.model import Binding, Symbol, SymbolType, Visibility
+
+    (binary,) = read_path(str(SMALL))
+    symbols = [
+        Symbol(f"f{i}", i % 3 != 0, Binding.GLOBAL, SymbolType.FUNC, Visibility.DEFAULT, 16 + i, 8, None, False, i % 3)
+        for i in range(300)
+    ]
+    binary = dataclasses.replace(binary, symbols=SymbolTable.from_symbols(symbols))
+    entry = unpack(pack("k", 1, None, (binary,)), "k")
+    assert entry is not None and entry.binaries is not None
+    (table,) = (b.symbols for b in entry.binaries)
+    decodes: list[int] = []
+    real = SymbolTable._decode
+    monkeypatch.setattr(SymbolTable, "_decode", lambda self, offsets: decodes.append(1) or real(self, offsets))
+    assert len(table.strong_export_names()) == 200 and len(table.undefined()) == 100 and table.definitions()
+    assert decodes == []
+    assert binary.symbols.strong_export_names() == table.strong_export_names() and decodes  # the read table
+
+
+def test_names_not_one_per_symbol_are_refused() -> None:
+    data, name = _entry()
+
+    def strtab_as_names(value: dict) -> dict:  # type: ignore[type-arg]
+        table = value["binaries"][0]["symbols"]
+        table["names"] = table["strtab"]  # NUL-separated too, but not one name per symbol
+        return value
+
+    assert unpack(_rebuilt(data, strtab_as_names), name) is None
+    table = _table_with_names(b"a\0b")
+    assert table.attach_names(b"a\0b") and not table.attach_names(b"a") and not table.attach_names(b"a\0b\0c")
+    assert not SymbolTable().attach_names(b"x") and SymbolTable().attach_names(b"")
+
+
+def _table_with_names(joined: bytes) -> SymbolTable:
+    from linkaudit.model import Symbol, Visibility
+
+    return SymbolTable.from_symbols(
+        [Symbol(n.decode(), True, 1, 2, Visibility.DEFAULT, 16, 8, None, False, 1) for n in joined.split(b"\0")]
+    )
+
+
+def test_attached_names_survive_the_pool() -> None:
+    """``--jobs`` sends a worker's records back pickled: the attached names come with them."""
+    import pickle
+
+    (binary,) = read_path(str(SMALL))
+    entry = unpack(pack("k", 1, None, (binary,)), "k")
+    assert entry is not None and entry.binaries is not None
+    table = pickle.loads(pickle.dumps(entry.binaries[0].symbols))
+    assert table._memo.get("ordered") == binary.symbols.ordered_names()

@@ -134,6 +134,7 @@ def _encode_value(value: object, blob: _Blob | None = None) -> object:
     if isinstance(value, SymbolTable):
         return {
             "strtab": _raw(value.strtab, blob),
+            "names": _raw(value.ordered_names(), blob),
             **{name: _column(getattr(value, name), blob) for name in _COLUMNS},
             "versions": [[i, v.name, v.file] for i, v in sorted(value.versions.items())],
             "hash_table": _encode_hash_table(value.hash_table, blob),
@@ -292,7 +293,7 @@ def _version(value: object) -> tuple[int, SymbolVersion]:
 
 
 def _symbols(value: object) -> SymbolTable:
-    if not isinstance(value, dict) or set(value) != {"strtab", "versions", "hash_table", *_COLUMNS}:
+    if not isinstance(value, dict) or set(value) != {"strtab", "names", "versions", "hash_table", *_COLUMNS}:
         raise Invalid("not a symbol table")
     strtab = _raw_bytes(value["strtab"])
     columns = {name: _array(code, value[name]) for name, code in _COLUMNS.items()}
@@ -303,7 +304,7 @@ def _symbols(value: object) -> SymbolTable:
         raise Invalid("a symbol name outside the string table")
     versions = dict(_list(_version)(value["versions"]))
     c = columns
-    return SymbolTable(
+    table = SymbolTable(
         strtab,
         c["name_offsets"],
         c["info"],
@@ -315,6 +316,9 @@ def _symbols(value: object) -> SymbolTable:
         MappingProxyType(versions),
         _hash_table(value["hash_table"], count + 1),
     )
+    if not table.attach_names(_raw_bytes(value["names"])):
+        raise Invalid("not one name per symbol")
+    return table
 
 
 def _hash_table(value: object, dynsym: int) -> ElfHashTable | None:
