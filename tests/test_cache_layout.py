@@ -244,3 +244,33 @@ def test_attached_names_survive_the_pool() -> None:
     assert entry is not None and entry.binaries is not None
     table = pickle.loads(pickle.dumps(entry.binaries[0].symbols))
     assert table._memo.get("ordered") == binary.symbols.ordered_names()
+
+
+def test_a_warm_read_uses_no_process_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file in the cache: ``read_paths`` reads here, whatever ``jobs`` says (forking workers
+    and pickling their records back cost more than the entries), with the same records."""
+    import concurrent.futures
+
+    from linkaudit import jobs
+
+    monkeypatch.setattr(jobs, "MIN_POOL_FILES", 1)
+    monkeypatch.setattr(jobs, "MIN_POOL_BYTES", 0)
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    cache.configure(True, str(tmp_path / "c"))
+    paths = [str(SMALL), str(SAMPLES / "broken/libtorch_cuda.so")]
+    pools: list[int] = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        pools.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counting)
+    cold = jobs.read_paths(paths, jobs=2)
+    assert pools == [1]  # cold: read in workers (their entries written there)
+    warm = jobs.read_paths(paths, jobs=2)
+    assert pools == [1]  # warm: no pool
+    assert [[encode_binary(b) for b in r.binaries] for r in warm] == [
+        [encode_binary(b) for b in r.binaries] for r in cold
+    ]
+    assert cache.active().hits == len(paths)  # type: ignore[union-attr]

@@ -166,6 +166,14 @@ class Cache:
     def _path(self, name: str) -> str:
         return os.path.join(self.root, name[:2], name + ".bin")
 
+    def holds(self, key: Key) -> bool:
+        """Whether an entry file is there for ``key`` (a regular file, not followed through a
+        symlink): what deciding where to read needs, not a promise — ``get`` still validates it."""
+        try:
+            return stat.S_ISREG(os.lstat(self._path(key.name)).st_mode)
+        except OSError:
+            return False
+
     def get(self, key: Key) -> tuple[Binary, ...] | None:
         """The binaries stored under ``key``, or ``None`` (absent, corrupt, foreign, stale, racy
         and changed).  Never raises."""
