@@ -260,9 +260,10 @@ def _bytes(value: object) -> bytes:
 _BLOB: contextvars.ContextVar[memoryview | None] = contextvars.ContextVar("blob", default=None)
 
 
-def _raw_bytes(value: object) -> bytes:
-    """Bytes of a symbol table: an ``[offset, length]`` inside the blob being decoded, or (a bare
-    JSON value, no blob) base64; the other form, or a reference leaving the blob, is ``Invalid``."""
+def _raw_view(value: object) -> bytes | memoryview:
+    """Bytes of a symbol table: an ``[offset, length]`` inside the blob being decoded (a view, not
+    a copy), or (a bare JSON value, no blob) base64; the other form, or a reference leaving the
+    blob, is ``Invalid``."""
     blob = _BLOB.get()
     if blob is None:
         return _bytes(value)
@@ -271,12 +272,18 @@ def _raw_bytes(value: object) -> bytes:
     start, length = _int(value[0]), _int(value[1])
     if start < 0 or length < 0 or start + length > len(blob):
         raise Invalid("a reference outside the blob")
-    return blob[start : start + length].tobytes()
+    return blob[start : start + length]
+
+
+def _raw_bytes(value: object) -> bytes:
+    """``_raw_view``'s bytes, copied."""
+    data = _raw_view(value)
+    return data if isinstance(data, bytes) else data.tobytes()
 
 
 def _array(typecode: str, value: object) -> array.array[int]:
     out = array.array(typecode)
-    data = _raw_bytes(value)
+    data = _raw_view(value)  # copied once, by frombytes
     if len(data) % out.itemsize:
         raise Invalid("a column of a partial item")
     out.frombytes(data)
