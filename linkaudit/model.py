@@ -647,12 +647,12 @@ class SymbolTable:
 
     def _names_where(self, selected: bytes) -> list[str]:
         """Names of the symbols whose byte in ``selected`` is non-zero, in table order: from the
-        attached names when many are asked for, else from the string table (``_decode``)."""
-        attached = cast("bytes | None", self._memo.get("ordered"))
-        if attached is None or (len(selected) - selected.count(0)) * 4 < len(selected):
-            return self._decode(list(compress(self.name_offsets, selected)))
+        attached names once decoded, or when many are asked for; else from the string table."""
         names = cast("list[str] | None", self._memo.get("ordered_list"))
         if names is None:
+            attached = cast("bytes | None", self._memo.get("ordered"))
+            if attached is None or (len(selected) - selected.count(0)) * 4 < len(selected):
+                return self._decode(list(compress(self.name_offsets, selected)))  # none, or a few asked for
             names = self._memo["ordered_list"] = attached.decode("utf-8", "surrogateescape").split("\0")
         return list(compress(names, selected))
 
