@@ -134,8 +134,12 @@ def main() -> None:
     parser.add_argument("--nvidia", action="store_true", help="also why-after-check on the 15 wheels")
     parser.add_argument("--lib-only", action="store_true", help="only the torch/lib rows and its entries")
     args = parser.parse_args()
+    args.main = os.path.abspath(args.main) if args.main else None
+    scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    # ``python -m linkaudit`` puts the working directory first on sys.path, before PYTHONPATH: run
+    # from the scratch directory, or a checkout's own linkaudit would shadow ``--main``'s
+    os.chdir(scratch)
     if args.lib_only:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
         try:
             env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
             lib_rows(env, scratch, args)
@@ -144,8 +148,8 @@ def main() -> None:
         return
     wheel, reason = download_torch_wheel(cache_root() / "wheels")
     if wheel is None:
+        shutil.rmtree(scratch, ignore_errors=True)
         raise SystemExit(f"no torch wheel: {reason}")
-    scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["LINKAUDIT_CACHE_DIR"] = str(scratch)
     py = [sys.executable, "-m", "linkaudit"]
