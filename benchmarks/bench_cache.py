@@ -14,11 +14,14 @@ Each row runs linkaudit as a new process and reports wall and CPU (user + system
 * a re-``check`` of the unchanged, installed ``torch/lib``, warm (target < 0.3 s), cold, and
   ``--no-cache`` (with ``--main DIR``, the warm one from the other checkout too: its own entries);
 * the entries of ``torch/lib``: how many, their bytes on disk, the largest, and the CPU seconds
-  of encoding (``codec.pack``) and decoding (``codec.unpack``) each, in this process.
+  of encoding (``codec.pack``) and decoding (``codec.unpack``) each, in this process
+  (``--entries-only``: only that; run with ``PYTHONPATH=DIR`` from outside a checkout, the
+  linkaudit in DIR's, JSON entries included).
 
 Usage::
 
     python benchmarks/bench_cache.py [--runs N] [--main DIR] [--auditwheel PATH] [--nvidia] [--lib-only]
+    python benchmarks/bench_cache.py --entries-only
 
 The cache lives in a scratch directory (``LINKAUDIT_CACHE_DIR``), never the user's.
 ``PYTHONDONTWRITEBYTECODE`` is dropped (an installed linkaudit runs from ``.pyc`` files).
@@ -108,18 +111,29 @@ def entries(lib: Path) -> None:
     from linkaudit.cache import codec
     from linkaudit.formats import read_path
 
+    pack, unpack = getattr(codec, "pack", None), getattr(codec, "unpack", None)
+    if pack is None or unpack is None:  # a linkaudit of JSON entries (reader version 2: ``--main``)
+        import json
+
+        def pack(name: str, written: int, content: None, binaries: tuple[object, ...]) -> bytes:
+            value = codec.encode_entry(name, written, content, binaries)
+            return json.dumps(value, separators=(",", ":")).encode()
+
+        def unpack(data: bytes, name: str) -> object:
+            return codec.decode_entry(json.loads(data), name)
+
     sizes, packs, unpacks = [], [], []
     for path in sorted(p for p in lib.iterdir() if p.is_file()):
         binaries = tuple(read_path(str(path)))
         start = time.process_time()
-        data = codec.pack("k", 1, None, binaries)
+        data = pack("k", 1, None, binaries)
         middle = time.process_time()
-        assert codec.unpack(data, "k") is not None
+        assert unpack(data, "k") is not None
         packs.append(middle - start)
         unpacks.append(time.process_time() - middle)
         sizes.append((len(data), path.name))
     print(
-        f"entries of torch/lib: {len(sizes)}, {sum(s for s, _n in sizes) / 1e6:.1f} MB, largest "
+        f"entries of torch/lib (reader version {codec.READER_VERSION}): {len(sizes)}, {sum(s for s, _n in sizes) / 1e6:.1f} MB, largest "
         f"{max(sizes)[1]} {max(sizes)[0] / 1e6:.1f} MB; encode {sum(packs):.3f} s CPU (largest {max(packs):.3f}), "
         f"decode {sum(unpacks):.3f} s CPU (largest {max(unpacks):.3f})",
         flush=True,
@@ -133,8 +147,14 @@ def main() -> None:
     parser.add_argument("--auditwheel", default=shutil.which("auditwheel"))
     parser.add_argument("--nvidia", action="store_true", help="also why-after-check on the 15 wheels")
     parser.add_argument("--lib-only", action="store_true", help="only the torch/lib rows and its entries")
+    parser.add_argument("--entries-only", action="store_true", help="only torch/lib's entries, in this process")
     args = parser.parse_args()
     args.main = os.path.abspath(args.main) if args.main else None
+    lib = cache_root() / f"torch-{TORCH_VERSION}" / "torch" / "lib"
+    if args.entries_only:
+        if lib.is_dir():
+            entries(lib)
+        return
     scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     # ``python -m linkaudit`` puts the working directory first on sys.path, before PYTHONPATH: run
     # from the scratch directory, or a checkout's own linkaudit would shadow ``--main``'s
