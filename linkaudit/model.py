@@ -453,7 +453,8 @@ class SymbolTable:
         return self._view(index)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (between the processes of ``--jobs``) without the memo, ``versions`` as a dict."""
+        """Pickled (between the processes of ``--jobs``) without the memo but for the attached names
+        (``attach_names``), ``versions`` as a dict."""
         columns = (self.strtab, self.name_offsets, self.info, self.other, self.section, self.values, self.sizes)
         names = self._memo.get("ordered")
         return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table, names))
