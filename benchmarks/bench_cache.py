@@ -11,11 +11,17 @@ Each row runs linkaudit as a new process and reports wall and CPU (user + system
 * ``auditwheel show WHEEL`` (``--auditwheel PATH``; skipped when absent);
 * ``why libcuda.so.1`` after ``check`` on torch and its 14 NVIDIA wheels, warm (``--nvidia``:
   the wheels are fetched with pip into the tests' cache first; target < 2 s);
-* a re-``check`` of the unchanged, installed ``torch/lib``, warm (target < 0.3 s).
+* a re-``check`` of the unchanged, installed ``torch/lib``, warm (target < 0.3 s), cold, and
+  ``--no-cache`` (with ``--main DIR``, the warm one from the other checkout too: its own entries);
+* the entries of ``torch/lib``: how many, their bytes on disk, the largest, and the CPU seconds
+  of encoding (``codec.pack``) and decoding (``codec.unpack``) each, in this process
+  (``--entries-only``: only that; run with ``PYTHONPATH=DIR`` from outside a checkout, the
+  linkaudit in DIR's, JSON entries included).
 
 Usage::
 
-    python benchmarks/bench_cache.py [--runs N] [--main DIR] [--auditwheel PATH] [--nvidia]
+    python benchmarks/bench_cache.py [--runs N] [--main DIR] [--auditwheel PATH] [--nvidia] [--lib-only]
+    python benchmarks/bench_cache.py --entries-only
 
 The cache lives in a scratch directory (``LINKAUDIT_CACHE_DIR``), never the user's.
 ``PYTHONDONTWRITEBYTECODE`` is dropped (an installed linkaudit runs from ``.pyc`` files).
@@ -80,17 +86,90 @@ def nvidia_wheels() -> list[Path]:
     return found
 
 
+def lib_rows(env: dict[str, str], scratch: Path, args: argparse.Namespace) -> None:
+    """The ``torch/lib`` rows (skipped when it is absent) and its entries' sizes and costs."""
+    lib = cache_root() / f"torch-{TORCH_VERSION}" / "torch" / "lib"
+    if not lib.is_dir():
+        print(f"skipped: {lib} absent")
+        return
+    env = {**env, "LINKAUDIT_CACHE_DIR": str(scratch / "lib")}
+    py = [sys.executable, "-m", "linkaudit"]
+    check = ["check", "--no-config", "-q", str(lib)]
+    clear = [*py, "cache", "clear"]
+    row("check torch/lib, cold cache", py + check, env, args.runs, before=clear)
+    row("re-check torch/lib, warm cache", py + check, env, args.runs)
+    if args.main:
+        before = {**env, "PYTHONPATH": args.main, "LINKAUDIT_CACHE_DIR": str(scratch / "lib-main")}
+        subprocess.run(py + check, env=before, stdout=subprocess.DEVNULL, check=False)
+        row("re-check torch/lib, warm (before: --main)", py + check, before, args.runs)
+    row("check torch/lib --no-cache", [*py, "--no-cache", *check], env, args.runs)
+    entries(lib)
+
+
+def entries(lib: Path) -> None:
+    """Each ``torch/lib`` file's entry: bytes, and CPU seconds to encode and to decode it (here)."""
+    from linkaudit.cache import codec
+    from linkaudit.formats import read_path
+
+    pack, unpack = getattr(codec, "pack", None), getattr(codec, "unpack", None)
+    if pack is None or unpack is None:  # a linkaudit of JSON entries (reader version 2: ``--main``)
+        import json
+
+        def pack(name: str, written: int, content: None, binaries: tuple[object, ...]) -> bytes:
+            value = codec.encode_entry(name, written, content, binaries)
+            return json.dumps(value, separators=(",", ":")).encode()
+
+        def unpack(data: bytes, name: str) -> object:
+            return codec.decode_entry(json.loads(data), name)
+
+    sizes, packs, unpacks = [], [], []
+    for path in sorted(p for p in lib.iterdir() if p.is_file()):
+        binaries = tuple(read_path(str(path)))
+        start = time.process_time()
+        data = pack("k", 1, None, binaries)
+        middle = time.process_time()
+        assert unpack(data, "k") is not None
+        packs.append(middle - start)
+        unpacks.append(time.process_time() - middle)
+        sizes.append((len(data), path.name))
+    print(
+        f"entries of torch/lib (reader version {codec.READER_VERSION}): {len(sizes)}, {sum(s for s, _n in sizes) / 1e6:.1f} MB, largest "
+        f"{max(sizes)[1]} {max(sizes)[0] / 1e6:.1f} MB; encode {sum(packs):.3f} s CPU (largest {max(packs):.3f}), "
+        f"decode {sum(unpacks):.3f} s CPU (largest {max(unpacks):.3f})",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--main", help="another checkout to compare with (PYTHONPATH)")
     parser.add_argument("--auditwheel", default=shutil.which("auditwheel"))
     parser.add_argument("--nvidia", action="store_true", help="also why-after-check on the 15 wheels")
+    parser.add_argument("--lib-only", action="store_true", help="only the torch/lib rows and its entries")
+    parser.add_argument("--entries-only", action="store_true", help="only torch/lib's entries, in this process")
     args = parser.parse_args()
+    args.main = os.path.abspath(args.main) if args.main else None
+    lib = cache_root() / f"torch-{TORCH_VERSION}" / "torch" / "lib"
+    if args.entries_only:
+        if lib.is_dir():
+            entries(lib)
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    # ``python -m linkaudit`` puts the working directory first on sys.path, before PYTHONPATH: run
+    # from the scratch directory, or a checkout's own linkaudit would shadow ``--main``'s
+    os.chdir(scratch)
+    if args.lib_only:
+        try:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            lib_rows(env, scratch, args)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     wheel, reason = download_torch_wheel(cache_root() / "wheels")
     if wheel is None:
+        shutil.rmtree(scratch, ignore_errors=True)
         raise SystemExit(f"no torch wheel: {reason}")
-    scratch = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["LINKAUDIT_CACHE_DIR"] = str(scratch)
     py = [sys.executable, "-m", "linkaudit"]
@@ -104,15 +183,7 @@ def main() -> None:
         row("check .whl, warm cache", py + check, env, args.runs)
         if args.auditwheel:
             row("auditwheel show .whl", [args.auditwheel, "show", str(wheel)], env, max(1, args.runs // 2))
-        lib = cache_root() / f"torch-{TORCH_VERSION}" / "torch" / "lib"
-        if lib.is_dir():
-            row("re-check torch/lib, warm cache", [*py, "check", "--no-config", "-q", str(lib)], env, args.runs)
-            row(
-                "check torch/lib --no-cache",
-                [*py, "--no-cache", "check", "--no-config", "-q", str(lib)],
-                env,
-                args.runs,
-            )
+        lib_rows(env, scratch, args)
         if args.nvidia:
             wheels = [str(wheel), *map(str, nvidia_wheels())]
             subprocess.run([*py, "check", "-q", *wheels], env=env, stdout=subprocess.DEVNULL, check=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError, UnsupportedFormat
-from .formats import read_path
+from .formats import cached_already, read_path
 from .model import Binary
 
 #: Fewer files, or fewer bytes in all, than these are read in the calling process: a pool
@@ -110,6 +110,7 @@ def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None]
     Args:
         paths: files to read.
         jobs: worker processes; 1 (or fewer than ``MIN_POOL_FILES`` files or ``MIN_POOL_BYTES``,
+            or every file in the cache already,
             or a caller with threads of its own: see ``_can_fork``) reads here.
         check: run here on each path before it is read; an ``InputError`` it raises is that
             path's result (the sysroot escape check).
@@ -128,7 +129,13 @@ def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None]
             continue
         todo.append(i)
     todo_paths = [paths[i] for i in todo]
-    if jobs <= 1 or len(todo) < MIN_POOL_FILES or _total_bytes(todo_paths) < MIN_POOL_BYTES or not _can_fork():
+    if (
+        jobs <= 1
+        or len(todo) < MIN_POOL_FILES
+        or _total_bytes(todo_paths) < MIN_POOL_BYTES
+        or not _can_fork()
+        or all(map(cached_already, todo_paths))  # warm: forking and pickling would cost more than reading
+    ):
         for i, path in zip(todo, todo_paths, strict=True):
             try:
                 results[i] = Read(path, tuple(read_path(path)))

@@ -453,9 +453,11 @@ class SymbolTable:
         return self._view(index)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (between the processes of ``--jobs``) without the memo, ``versions`` as a dict."""
+        """Pickled (between the processes of ``--jobs``) without the memo but for the attached names
+        (``attach_names``), ``versions`` as a dict."""
         columns = (self.strtab, self.name_offsets, self.info, self.other, self.section, self.values, self.sizes)
-        return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table))
+        names = self._memo.get("ordered")
+        return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table, names))
 
     def __iter__(self) -> Iterator[Symbol]:
         return self._views(range(len(self.name_offsets)))
@@ -501,7 +503,7 @@ class SymbolTable:
                     # versym index 0 or 1 (hidden bit ignored): unversioned
                     unversioned = bytes(map((0).__eq__, map(and_, self.versym, repeat(0x7FFE))))
                     mask &= int.from_bytes(unversioned, "big")
-                cached = frozenset(self._decode(list(compress(self.name_offsets, mask.to_bytes(n, "big")))))
+                cached = frozenset(self._names_where(mask.to_bytes(n, "big")))
             self._memo["strong_exports"] = cached
         return cached  # type: ignore[return-value]
 
@@ -517,7 +519,7 @@ class SymbolTable:
 
     def _bulk_views(self, selected: bytes) -> tuple[Symbol, ...]:
         """``Symbol`` views of the entries whose byte in ``selected`` is non-zero, built column-wise (C speed)."""
-        names = self._decode(list(compress(self.name_offsets, selected)))
+        names = self._names_where(selected)
         n = len(names)
         info = list(compress(self.info, selected))
         bindings = [_BINDINGS.get(i >> 4, i >> 4) for i in info]
@@ -569,7 +571,7 @@ class SymbolTable:
             & (int.from_bytes(bytes(map(bool, self.values)), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
         )
         selected = mask.to_bytes(n, "big") if n else b""
-        names = self._decode(list(compress(self.name_offsets, selected)))
+        names = self._names_where(selected)
         versym, versions = self.versym, self.versions
         # One shared 1-tuple per (versym entry, weak) pair, looked up in bulk.
         weak_flags = list(compress(info.translate(_WEAK_INFO), selected))
@@ -620,6 +622,40 @@ class SymbolTable:
     def names(self, indices: Iterable[int]) -> list[str]:
         """Decode the names of the symbols at ``indices``, in bulk."""
         return self._decode(list(map(self.name_offsets.__getitem__, indices)))
+
+    def ordered_names(self) -> bytes:
+        """Every symbol's name in table order, NUL-separated: the raw bytes ``attach_names`` takes
+        (what a cache entry stores beside the string table; made here symbol by symbol)."""
+        strtab = self.strtab
+        find, size = strtab.find, len(strtab)
+        out = []
+        for start in self.name_offsets:
+            end = find(b"\0", start)
+            out.append(strtab[start : end if end >= 0 else size])
+        return b"\0".join(out)
+
+    def attach_names(self, names: bytes) -> bool:
+        """Take every symbol's name, in table order, NUL-separated (``ordered_names``, from a cache
+        entry), to be decoded in one call (C speed) the first time many names are asked for, instead
+        of splitting the string table into a map of offsets.  Names that are not exactly one per
+        symbol are not taken (``False``).  The cache's writer made them from this string table; a
+        caller with other names would be believed (decoded names are then the attached ones)."""
+        count = len(self.name_offsets)
+        if (names.count(b"\0") != count - 1) if count else names:
+            return False
+        self._memo["ordered"] = names
+        return True
+
+    def _names_where(self, selected: bytes) -> list[str]:
+        """Names of the symbols whose byte in ``selected`` is non-zero, in table order: from the
+        attached names once decoded, or when many are asked for; else from the string table."""
+        names = cast("list[str] | None", self._memo.get("ordered_list"))
+        if names is None:
+            attached = cast("bytes | None", self._memo.get("ordered"))
+            if attached is None or (len(selected) - selected.count(0)) * 4 < len(selected):
+                return self._decode(list(compress(self.name_offsets, selected)))  # none, or a few asked for
+            names = self._memo["ordered_list"] = attached.decode("utf-8", "surrogateescape").split("\0")
+        return list(compress(names, selected))
 
     def _decode(self, offsets: list[int]) -> list[str]:
         """Names at string-table ``offsets``, each distinct offset decoded once for the table's lifetime.
@@ -741,12 +777,15 @@ _DEFAULT_VISIBILITY = bytes(1 if (i & 3) == 0 else 0 for i in range(256))
 def _unpickle_table(
     strtab: bytes, offsets: array.array[int], info: array.array[int], other: array.array[int],
     section: array.array[int], values: array.array[int], sizes: array.array[int], versym: array.array[int],
-    versions: dict[int, SymbolVersion], hash_table: ElfHashTable | None = None,
+    versions: dict[int, SymbolVersion], hash_table: ElfHashTable | None = None, names: bytes | None = None,
 ) -> SymbolTable:  # fmt: skip
-    """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave."""
-    return SymbolTable(
+    """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave (its attached names too)."""
+    table = SymbolTable(
         strtab, offsets, info, other, section, values, sizes, versym, MappingProxyType(versions), hash_table
     )
+    if names is not None:
+        table.attach_names(names)
+    return table
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import pytest
 
 from linkaudit import cache
 from linkaudit.cache import GRANULARITY_NS, Cache, Key, file_key
-from linkaudit.cache.codec import FIELDS, decode_entry, encode_binary
+from linkaudit.cache.codec import FIELDS, decode_entry, encode_binary, unpack
 from linkaudit.formats import read_path
 from linkaudit.model import Binary
 
@@ -32,7 +32,7 @@ def _report(run_cli, *args: str) -> dict:  # type: ignore[no-untyped-def,type-ar
 
 
 def _entries(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.json"))
+    return sorted(p for p in root.rglob("*.bin"))
 
 
 def _warmed(run_cli, tmp_path: Path, monkeypatch) -> tuple[Path, dict, list[Path]]:  # type: ignore[no-untyped-def,type-arg]
@@ -133,27 +133,51 @@ def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypat
     assert opened == []  # every member sniffed from the cached heads: none opened, none inflated
 
 
+def _repacked(data: bytes, name: str, change, fix_crc: bool = True) -> bytes:  # type: ignore[no-untyped-def]
+    """The entry file ``data`` with its JSON part changed by ``change`` (header and CRC-32 made to
+    match unless ``fix_crc`` is false: a foreign entry that is well formed as a file)."""
+    import struct
+    import zlib
+
+    header = struct.Struct("<8sIIQII")
+    magic, reader, head_size, _blob_size, crc, zero = header.unpack_from(data)
+    value = json.loads(data[header.size : header.size + head_size])
+    blob = data[header.size + head_size :]
+    head = json.dumps(change(value)).encode()
+    crc = zlib.crc32(blob, zlib.crc32(head)) if fix_crc else crc
+    return header.pack(magic, reader, len(head), len(blob), crc, zero) + head + blob
+
+
 def test_corrupt_and_foreign_entries_are_ignored_and_rewritten(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     target, plain, entries = _warmed(run_cli, tmp_path, monkeypatch)
-    good = json.loads(entries[0].read_text())
-    bad_symbols = json.loads(entries[0].read_text())
-    bad_symbols["binaries"][0]["symbols"]["name_offsets"] = "////"  # a name far past the string table
+    good = entries[0].read_bytes()
+    name = entries[0].stem
+
+    def bad_offsets(value: dict) -> dict:  # type: ignore[type-arg]
+        value["binaries"][0]["symbols"]["name_offsets"] = [0, 10**9]  # a column far past the blob
+        return value
+
     spoiled = [
         b"",
         b"\x80garbage",
         b"[" * 100_000,
-        json.dumps({**good, "reader": 999}).encode(),
-        json.dumps({**good, "magic": "something-else"}).encode(),
-        json.dumps({**good, "binaries": [{"format": "elf"}]}).encode(),
-        json.dumps(bad_symbols).encode(),
+        good[:-1],
+        good + b"\0",
+        good.replace(b"LAcache", b"LAcachf", 1),
+        _repacked(good, name, lambda v: {**v, "reader": 999}),
+        _repacked(good, name, lambda v: {**v, "magic": "something-else"}),
+        _repacked(good, name, lambda v: {**v, "binaries": [{"format": "elf"}]}),
+        _repacked(good, name, bad_offsets),
+        _repacked(good, name, lambda v: {**v, "written": v["written"] + 1}, fix_crc=False),
     ]
     for i, entry in enumerate(entries):
         entry.write_bytes(spoiled[i % len(spoiled)])
+    assert unpack(good, name) is not None
     for data in spoiled:
-        assert decode_entry(json.loads(data) if data.startswith(b"{") else None, good["key"]) is None
+        assert unpack(data, name) is None
     assert _report(run_cli, "check", str(target)) == plain
     for entry in entries:  # rewritten: every one valid again
-        assert decode_entry(json.loads(entry.read_text()), entry.stem) is not None
+        assert unpack(entry.read_bytes(), entry.stem) is not None
 
 
 def test_an_entry_of_a_file_changed_within_the_racy_window_is_not_trusted(tmp_path: Path) -> None:
@@ -314,7 +338,7 @@ def test_entries_that_are_not_files_are_never_waited_on(run_cli, tmp_path: Path,
 
 def test_clear_and_eviction_remove_only_what_the_cache_wrote(tmp_path: Path) -> None:
     """A cache folder holding other files, or whose root is a symlink to another folder: ``clear``,
-    ``info`` and eviction see only ``XX/<sha256>.json`` entries (and the cache's own temporary
+    ``info`` and eviction see only ``XX/<sha256>.bin`` entries (and the cache's own temporary
     files), regular files, never through a symlink."""
     victim = tmp_path / "victim"
     (victim / "sub").mkdir(parents=True)
@@ -326,12 +350,12 @@ def test_clear_and_eviction_remove_only_what_the_cache_wrote(tmp_path: Path) -> 
     root = tmp_path / "c"
     store = Cache(str(root))
     name = "ab" + "0" * 62
-    planted = [root / "ab" / "notes.json", root / "zz" / (name + ".json"), root / "ab" / ("cd" + "0" * 62 + ".json")]
+    planted = [root / "ab" / "notes.bin", root / "zz" / (name + ".bin"), root / "ab" / ("cd" + "0" * 62 + ".bin")]
     for path in planted:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}")
-    (root / "ab" / (name + ".json")).write_text("{}")
-    (root / "ab" / (name[:-1] + "1.json")).symlink_to(victim / "sub" / "package.json")
+    (root / "ab" / (name + ".bin")).write_text("{}")
+    (root / "ab" / (name[:-1] + "1.bin")).symlink_to(victim / "sub" / "package.json")
     assert store.info().entries == 1 and store.clear() == 1
     assert all(p.exists() for p in planted) and (victim / "sub" / "package.json").exists()
 

@@ -14,8 +14,9 @@ Keys (issue 14 §2):
   inflated sizes from the zip central directory (no member is hashed); a racy container is
   compared by its own content hash.
 
-Entries are JSON (never pickle or marshal: loading one runs no code), written to a temporary
-file and renamed into place (concurrent runs never see half an entry), validated field by
+Entries are a fixed binary layout (``codec``: a header, a JSON part for the structured fields,
+a blob of the symbol tables' raw columns; never pickle or marshal: loading one runs no code),
+written to a temporary file and renamed into place (concurrent runs never see half an entry), validated field by
 field like any input: a corrupt, foreign or stale entry is a miss and is rewritten.  The
 cache is bounded (``MAX_BYTES``): the least recently used entries (by mtime, touched on each
 hit) are evicted.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import os
 import re
 import stat
@@ -34,10 +34,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..model import Binary
-from .codec import READER_VERSION, Entry, Heads, decode_entry, encode_entry
+from .codec import READER_VERSION, Entry, Heads, pack, unpack
 
 __all__ = ["READER_VERSION", "Cache", "CacheInfo", "Key", "active", "configure", "file_key", "member_key"]
 
@@ -47,9 +46,9 @@ GRANULARITY_NS = 2_000_000_000
 MAX_BYTES = 2 << 30
 #: Largest entry read back (a bigger file in the cache is foreign: ignored).
 MAX_ENTRY_BYTES = 512 << 20
-#: The names the cache writes: ``XX/<sha256>.json`` and, while writing, ``XX/.tmp-<sha256>-PID-THREAD``.
+#: The names the cache writes: ``XX/<sha256>.bin`` and, while writing, ``XX/.tmp-<sha256>-PID-THREAD``.
 _FOLDER = re.compile(r"[0-9a-f]{2}")
-_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+_ENTRY = re.compile(r"[0-9a-f]{64}\.bin")
 _TMP = re.compile(r"\.tmp-[0-9a-f]{64}-\d+-\d+")
 _ENV = "LINKAUDIT_CACHE_DIR"
 
@@ -165,7 +164,15 @@ class Cache:
         self._lock = threading.Lock()
 
     def _path(self, name: str) -> str:
-        return os.path.join(self.root, name[:2], name + ".json")
+        return os.path.join(self.root, name[:2], name + ".bin")
+
+    def holds(self, key: Key) -> bool:
+        """Whether an entry file is there for ``key`` (a regular file, not followed through a
+        symlink): what deciding where to read needs, not a promise — ``get`` still validates it."""
+        try:
+            return stat.S_ISREG(os.lstat(self._path(key.name)).st_mode)
+        except OSError:
+            return False
 
     def get(self, key: Key) -> tuple[Binary, ...] | None:
         """The binaries stored under ``key``, or ``None`` (absent, corrupt, foreign, stale, racy
@@ -182,13 +189,13 @@ class Cache:
         """The valid entry of ``key``, its stamp trusted or its content compared (then refreshed)."""
         path = self._path(key.name)
         raw = _load(path)
-        found = decode_entry(raw, key.name) if raw is not None else None
+        found = unpack(raw, key.name) if raw is not None else None
         if found is not None and key.stamp + GRANULARITY_NS >= found.written:
             content = key.content()
             if not content or content != found.content:
                 found = None
-            elif isinstance(raw, dict):
-                self._write(key.name, {**raw, "written": time.time_ns()})  # trusted by stamp from now on
+            else:  # trusted by stamp from now on
+                self._write(key.name, pack(key.name, time.time_ns(), content, found.binaries, found.heads))
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -212,7 +219,7 @@ class Cache:
         now = time.time_ns()
         try:
             content = key.content() if key.stamp + GRANULARITY_NS >= now else None
-            self._write(key.name, encode_entry(key.name, now, content, binaries, heads))
+            self._write(key.name, pack(key.name, now, content, binaries, heads))
         except (OSError, MemoryError, ValueError):
             return
         with self._lock:
@@ -221,16 +228,15 @@ class Cache:
         if due:
             self.evict()
 
-    def _write(self, name: str, value: dict[str, Any]) -> None:
+    def _write(self, name: str, data: bytes) -> None:
         path = self._path(name)
-        data = json.dumps(value, separators=(",", ":"))
         folder = os.path.dirname(path)
         tmp = os.path.join(folder, f".tmp-{name}-{os.getpid()}-{threading.get_ident()}")
         try:
             os.makedirs(folder, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                with os.fdopen(fd, "wb") as out:
                     out.write(data)
                 os.replace(tmp, path)  # atomic: a reader sees the old entry or the new one, never half
             except BaseException:
@@ -241,7 +247,7 @@ class Cache:
 
     def _own_files(self) -> Iterator[tuple[str, os.stat_result, bool]]:
         """``(path, lstat, is_entry)`` of every file this cache writes and nothing else: an entry
-        ``XX/<64 hex>.json`` or a leftover ``XX/.tmp-<64 hex>-PID-THREAD`` in a two-hex-digit folder,
+        ``XX/<64 hex>.bin`` or a leftover ``XX/.tmp-<64 hex>-PID-THREAD`` in a two-hex-digit folder,
         each a regular file (no symlink followed, the root's own included): ``clear`` and eviction
         never remove a file the cache did not make, whatever was planted in its folder."""
         try:
@@ -307,9 +313,9 @@ class Cache:
         return count
 
 
-def _load(path: str) -> object | None:
-    """The JSON value of the entry file ``path``, or ``None`` (absent, not a regular file, too
-    large, not JSON, or more than the memory at hand: an entry is never worth failing the run).
+def _load(path: str) -> bytes | None:
+    """The bytes of the entry file ``path``, or ``None`` (absent, not a regular file, too large,
+    or more than the memory at hand: an entry is never worth failing the run).
     Opened without blocking (a FIFO planted in the cache is never waited on) and read to its size,
     never a ``MAX_ENTRY_BYTES`` buffer up front."""
     try:
@@ -325,13 +331,12 @@ def _load(path: str) -> object | None:
             data = f.read(st.st_size + 1)
         if len(data) > MAX_ENTRY_BYTES:
             return None
-        value: object = json.loads(data)
-    except (OSError, ValueError, RecursionError, MemoryError):
+    except (OSError, MemoryError):
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-    return value
+    return data
 
 
 def default_root(environ: dict[str, str] | None = None) -> str:

@@ -1,18 +1,31 @@
-"""The JSON layout of a cache entry, and its validation: every field is checked for its type and
+"""The layout of a cache entry, and its validation: every field is checked for its type and
 every column of a symbol table for its type code, length and bounds, so that a corrupt or
 foreign entry is refused (``None``) and never turns into a ``Binary`` the rules would trust.
 
-An entry: ``{"magic", "reader", "key", "written", "content", "binaries": [...]}``; each binary
-is an object of ``Binary``'s fields (``path`` left out: the reader's caller sets it), enums by
-value, tuples as lists, the symbol table as base64 columns (little-endian) and its versions.
+The structured part of an entry is a JSON value: ``{"magic", "reader", "key", "written",
+"content", "binaries": [...]}``; each binary is an object of ``Binary``'s fields (``path`` left
+out: the reader's caller sets it), enums by value, tuples as lists, the symbol table's string
+table and columns (little-endian) as ``[offset, length]`` references into the entry's blob
+(``pack``/``unpack``, the file's layout) or, in a bare JSON value, as base64 strings.
+
+The file (``pack``): a 32-byte header — magic ``LAcache\0``, reader version (u32), length of
+the JSON part (u32), length of the blob (u64), CRC-32 of JSON part and blob (u32), 4 zero bytes,
+all little-endian — then the JSON part (UTF-8), then the blob: the raw bytes of every string
+table and column, one after another.  The blob is copied into ``array`` columns (``frombytes``,
+C speed); no per-symbol Python object is made while loading.  A file of another size, magic,
+version or checksum, or whose references leave the blob, is refused.
 """
 
 from __future__ import annotations
 
 import array
 import base64
+import contextvars
 import dataclasses
+import json
+import struct
 import sys
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -37,8 +50,11 @@ from ..model import (
 )
 
 #: Bumped whenever a reader's output or this layout changes: entries of other versions are never read.
-READER_VERSION = 2
+READER_VERSION = 3
 _MAGIC = "linkaudit-binaries"
+#: The file's header: magic, reader version, JSON length, blob length, CRC-32, zero.
+_HEADER = struct.Struct("<8sIIQII")
+_FILE_MAGIC = b"LAcache\0"
 #: The symbol table's columns and the ``array`` type code of each.
 _COLUMNS = {
     "name_offsets": "I",
@@ -76,39 +92,59 @@ class Entry:
     heads: Heads | None = None
 
 
-def _column(values: array.array[int]) -> str:
+class _Blob:
+    """The blob an entry's raw bytes are appended to while it is encoded (``pack``)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, data: bytes) -> list[int]:
+        """Append ``data``; its ``[offset, length]`` in the blob."""
+        self.parts.append(data)
+        self.size += len(data)
+        return [self.size - len(data), len(data)]
+
+
+def _raw(data: bytes, blob: _Blob | None) -> object:
+    """Bytes as an entry holds them: a reference into ``blob``, or (no blob) base64."""
+    return base64.b64encode(data).decode("ascii") if blob is None else blob.add(data)
+
+
+def _column(values: array.array[int], blob: _Blob | None) -> object:
     data = values if sys.byteorder == "little" else array.array(values.typecode, values)
     if sys.byteorder != "little":
         data.byteswap()
-    return base64.b64encode(data.tobytes()).decode("ascii")
+    return _raw(data.tobytes(), blob)
 
 
-def _encode_hash_table(table: ElfHashTable | None) -> object:
+def _encode_hash_table(table: ElfHashTable | None, blob: _Blob | None) -> object:
     """``DT_GNU_HASH`` / ``DT_HASH`` as the reader kept it (``SymbolTable.hash_table``), or ``None``."""
     if table is None:
         return None
     return {
         "gnu": table.gnu,
-        "buckets": _column(table.buckets),
-        "chain": _column(table.chain),
+        "buckets": _column(table.buckets, blob),
+        "chain": _column(table.chain, blob),
         "symoffset": table.symoffset,
     }
 
 
-def _encode_value(value: object) -> object:
+def _encode_value(value: object, blob: _Blob | None = None) -> object:
     if isinstance(value, SymbolTable):
         return {
-            "strtab": base64.b64encode(value.strtab).decode("ascii"),
-            **{name: _column(getattr(value, name)) for name in _COLUMNS},
+            "strtab": _raw(value.strtab, blob),
+            "names": _raw(value.ordered_names(), blob),
+            **{name: _column(getattr(value, name), blob) for name in _COLUMNS},
             "versions": [[i, v.name, v.file] for i, v in sorted(value.versions.items())],
-            "hash_table": _encode_hash_table(value.hash_table),
+            "hash_table": _encode_hash_table(value.hash_table, blob),
         }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _encode_value(getattr(value, f.name), blob) for f in dataclasses.fields(value)}
     if isinstance(value, frozenset):
         return sorted(value)
     if isinstance(value, tuple):
-        return [_encode_value(v) for v in value]
+        return [_encode_value(v, blob) for v in value]
     return value.value if isinstance(value, (Format, Endian, Libc, Kind, NeedKind)) else value
 
 
@@ -120,14 +156,27 @@ def encode_binary(binary: Binary) -> dict[str, Any]:
     return fields
 
 
+def _encode_fields(binary: Binary, blob: _Blob | None) -> dict[str, Any]:
+    """The JSON value of ``binary`` but its ``path``, its bytes in ``blob`` (else base64)."""
+    return {
+        f.name: _encode_value(getattr(binary, f.name), blob) for f in dataclasses.fields(binary) if f.name != "path"
+    }
+
+
 def encode_entry(
-    name: str, written: int, content: str | None, binaries: tuple[Binary, ...] | None, heads: Heads | None = None
+    name: str,
+    written: int,
+    content: str | None,
+    binaries: tuple[Binary, ...] | None,
+    heads: Heads | None = None,
+    blob: _Blob | None = None,
 ) -> dict[str, Any]:
-    """The JSON value of the entry ``name`` holding ``binaries`` (their ``path`` left out) or ``heads``."""
+    """The JSON value of the entry ``name`` holding ``binaries`` (their ``path`` left out) or
+    ``heads``; the symbol tables' bytes appended to ``blob`` (``pack``), else inline as base64."""
     out: dict[str, Any] = {"magic": _MAGIC, "reader": READER_VERSION, "key": name, "written": written}
     out["content"] = content
     if binaries is not None:
-        out["binaries"] = [{k: v for k, v in encode_binary(b).items() if k != "path"} for b in binaries]
+        out["binaries"] = [_encode_fields(b, blob) for b in binaries]
     if heads is not None:
         out["heads"] = {
             m: [crc, size, base64.b64encode(head).decode("ascii")] for m, (crc, size, head) in heads.items()
@@ -207,9 +256,34 @@ def _bytes(value: object) -> bytes:
         raise Invalid("not base64") from exc
 
 
+#: The blob of the entry being decoded (``unpack``): byte references resolve into it.
+_BLOB: contextvars.ContextVar[memoryview | None] = contextvars.ContextVar("blob", default=None)
+
+
+def _raw_view(value: object) -> bytes | memoryview:
+    """Bytes of a symbol table: an ``[offset, length]`` inside the blob being decoded (a view, not
+    a copy), or (a bare JSON value, no blob) base64; the other form, or a reference leaving the
+    blob, is ``Invalid``."""
+    blob = _BLOB.get()
+    if blob is None:
+        return _bytes(value)
+    if not isinstance(value, list) or len(value) != 2:
+        raise Invalid("not a reference into the blob")
+    start, length = _int(value[0]), _int(value[1])
+    if start < 0 or length < 0 or start + length > len(blob):
+        raise Invalid("a reference outside the blob")
+    return blob[start : start + length]
+
+
+def _raw_bytes(value: object) -> bytes:
+    """``_raw_view``'s bytes, copied."""
+    data = _raw_view(value)
+    return data if isinstance(data, bytes) else data.tobytes()
+
+
 def _array(typecode: str, value: object) -> array.array[int]:
     out = array.array(typecode)
-    data = _bytes(value)
+    data = _raw_view(value)  # copied once, by frombytes
     if len(data) % out.itemsize:
         raise Invalid("a column of a partial item")
     out.frombytes(data)
@@ -226,9 +300,9 @@ def _version(value: object) -> tuple[int, SymbolVersion]:
 
 
 def _symbols(value: object) -> SymbolTable:
-    if not isinstance(value, dict) or set(value) != {"strtab", "versions", "hash_table", *_COLUMNS}:
+    if not isinstance(value, dict) or set(value) != {"strtab", "names", "versions", "hash_table", *_COLUMNS}:
         raise Invalid("not a symbol table")
-    strtab = _bytes(value["strtab"])
+    strtab = _raw_bytes(value["strtab"])
     columns = {name: _array(code, value[name]) for name, code in _COLUMNS.items()}
     count = len(columns["name_offsets"])
     if any(len(c) != count for n, c in columns.items() if n != "versym") or len(columns["versym"]) not in (0, count):
@@ -237,7 +311,7 @@ def _symbols(value: object) -> SymbolTable:
         raise Invalid("a symbol name outside the string table")
     versions = dict(_list(_version)(value["versions"]))
     c = columns
-    return SymbolTable(
+    table = SymbolTable(
         strtab,
         c["name_offsets"],
         c["info"],
@@ -249,6 +323,9 @@ def _symbols(value: object) -> SymbolTable:
         MappingProxyType(versions),
         _hash_table(value["hash_table"], count + 1),
     )
+    if not table.attach_names(_raw_bytes(value["names"])):
+        raise Invalid("not one name per symbol")
+    return table
 
 
 def _hash_table(value: object, dynsym: int) -> ElfHashTable | None:
@@ -348,6 +425,45 @@ def decode_entry(value: object, name: str) -> Entry | None:
         return Entry(written, content, binaries)
     except (Invalid, TypeError, OverflowError, MemoryError):
         return None
+
+
+def pack(
+    name: str, written: int, content: str | None, binaries: tuple[Binary, ...] | None, heads: Heads | None = None
+) -> bytes:
+    """The file of the entry ``name`` (see the module's docstring for the layout).
+
+    Raises:
+        ValueError: a part too large for its header field (over 4 GiB of JSON).
+    """
+    blob = _Blob()
+    head = json.dumps(encode_entry(name, written, content, binaries, heads, blob), separators=(",", ":")).encode()
+    crc = zlib.crc32(b"".join(blob.parts), zlib.crc32(head))
+    header = _HEADER.pack(_FILE_MAGIC, READER_VERSION, len(head), blob.size, crc, 0)
+    return b"".join((header, head, *blob.parts))
+
+
+def unpack(data: bytes, name: str) -> Entry | None:
+    """The entry ``name`` read from the file's bytes ``data``, or ``None`` when they are not a valid
+    one of this reader version: another magic or version, a size other than the header's, a
+    checksum that does not match, then everything ``decode_entry`` checks (references into the
+    blob included).  Never raises."""
+    if len(data) < _HEADER.size:
+        return None
+    magic, reader, head_size, blob_size, crc, zero = _HEADER.unpack_from(data)
+    if magic != _FILE_MAGIC or reader != READER_VERSION or zero or len(data) != _HEADER.size + head_size + blob_size:
+        return None
+    view = memoryview(data)
+    if zlib.crc32(view[_HEADER.size + head_size :], zlib.crc32(view[_HEADER.size : _HEADER.size + head_size])) != crc:
+        return None
+    try:
+        value = json.loads(view[_HEADER.size : _HEADER.size + head_size].tobytes())
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    token = _BLOB.set(view[_HEADER.size + head_size :])
+    try:
+        return decode_entry(value, name)
+    finally:
+        _BLOB.reset(token)
 
 
 def _heads(value: object) -> Heads:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import stat
 import struct
 from collections.abc import Callable
 
@@ -106,12 +107,33 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
         store = active_cache()
         if store is None:
             return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
-        key = file_key(fd, st, f"{path}\0{soft_dependencies}")
+        key = file_key(fd, st, _how(path, soft_dependencies))
         return cached_read(
             store, key, path, lambda: read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
         )
     finally:
         os.close(fd)
+
+
+def _how(path: str, soft_dependencies: bool) -> str:
+    """How ``read_path`` read an ordinary file: part of its cache key."""
+    return f"{path}\0{soft_dependencies}"
+
+
+def cached_already(path: str, soft_dependencies: bool = True) -> bool:
+    """Whether the active cache holds an entry for the ordinary file ``path`` read as ``read_path``
+    reads it (by its key; presence only, the entry is validated when read): a warm read costs
+    less than sending its records back from a worker process (``jobs.read_paths``)."""
+    store = active_cache()
+    if store is None:
+        return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or source_of(st) is not None or st.st_size == 0:
+        return False
+    return store.holds(file_key(-1, st, _how(path, soft_dependencies)))
 
 
 def cached_read(store: Cache, key: Key, path: str, read: Callable[[], list[Binary]]) -> list[Binary]:
