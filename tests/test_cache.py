@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit import cache
-from linkaudit.cache import GRANULARITY_NS, Cache, Key, file_key
+from linkaudit.cache import GRANULARITY_NS, Cache, Key, file_key, member_variant
 from linkaudit.cache.codec import FIELDS, decode_entry, encode_binary, unpack
 from linkaudit.formats import read_path
 from linkaudit.model import Binary
@@ -367,3 +367,22 @@ def test_an_entry_with_a_nul_in_a_name_is_not_trusted() -> None:
     value = json.loads(json.dumps(encode_entry("k", 1, None, (read,))))
     value["binaries"][0]["dlopen_names"] = ["", "/", "\u0000"]
     assert decode_entry(value, "k") is None
+
+
+def test_info_clear_and_eviction_see_every_kind_of_entry_the_cache_writes(tmp_path: Path) -> None:
+    """A package member's entries (``<sha256>-0.bin`` / ``-1.bin``: ``member_variant``) are the
+    cache's too: ``cache info`` did not count them, ``cache clear`` left them and eviction never saw
+    them (after a torch wheel: 9 entries reported of 25 files, 19 MB left behind by ``clear``)."""
+    store = Cache(str(tmp_path / "c"), max_bytes=1 << 40)
+    binaries = tuple(read_path(str(SAMPLES / "broken/libtorch_cuda.so")))
+    base = "ab" * 32
+    names = [base, member_variant(base, False), member_variant(base, True)]
+    for name in names:
+        store.put(Key(name, 0, lambda: ""), binaries)
+    on_disk = _entries(tmp_path / "c")
+    assert len(on_disk) == 3
+    info = store.info()
+    assert info.entries == 3 and info.size == sum(p.stat().st_size for p in on_disk)
+    store.max_bytes = max(p.stat().st_size for p in on_disk)  # room for one entry
+    assert store.evict() == 2
+    assert store.clear() == 1 and _entries(tmp_path / "c") == []

@@ -46,10 +46,12 @@ GRANULARITY_NS = 2_000_000_000
 MAX_BYTES = 2 << 30
 #: Largest entry read back (a bigger file in the cache is foreign: ignored).
 MAX_ENTRY_BYTES = 512 << 20
-#: The names the cache writes: ``XX/<sha256>.bin`` and, while writing, ``XX/.tmp-<sha256>-PID-THREAD``.
+#: The names the cache writes: ``XX/<sha256>.bin``, a package member's ``XX/<sha256>-0.bin`` /
+#: ``-1.bin`` (``member_variant``: read without / with soft dependencies) and, while writing,
+#: ``XX/.tmp-<name>-PID-THREAD``.  info, clear and eviction see exactly these.
 _FOLDER = re.compile(r"[0-9a-f]{2}")
-_ENTRY = re.compile(r"[0-9a-f]{64}\.bin")
-_TMP = re.compile(r"\.tmp-[0-9a-f]{64}-\d+-\d+")
+_ENTRY = re.compile(r"[0-9a-f]{64}(?:-[01])?\.bin")
+_TMP = re.compile(r"\.tmp-[0-9a-f]{64}(?:-[01])?-\d+-\d+")
 _ENV = "LINKAUDIT_CACHE_DIR"
 
 
