@@ -120,6 +120,13 @@ def wheel_tags(text: str) -> frozenset[Tag]:
     return frozenset(out)
 
 
+#: A line shorter than this and without a quote or a NUL is split on its first comma, as csv would
+#: (csv's field limit is 128 KiB; longer lines go through csv to keep its refusal).
+_PLAIN_LINE = 128 << 10
+#: How many ``RECORD`` lines went through ``csv`` (the counting test: only quoted ones do).
+CSV_LINES = [0]
+
+
 def record_paths(text: str) -> tuple[str, ...]:
     """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
     absolute ones and those leaving the site (``../../bin/x``: scripts) left out."""
@@ -128,13 +135,18 @@ def record_paths(text: str) -> tuple[str, ...]:
 
     out = []
     for line in text.splitlines():
-        try:
-            row = next(csv.reader([line]), [])
-        except csv.Error:  # a field past csv's limit (128 KiB), a NUL: not a path pip wrote
+        if '"' in line or "\0" in line or len(line) > _PLAIN_LINE:
+            try:  # quoted fields, a NUL, a field past csv's limit (128 KiB): csv decides
+                CSV_LINES[0] += 1
+                row = next(csv.reader([line]), [])
+            except csv.Error:  # not a path pip wrote
+                continue
+            first = row[0] if row else ""
+        else:  # no quote: csv's first field is what comes before the first comma
+            first = line.partition(",")[0]
+        if not first:
             continue
-        if not row or not row[0]:
-            continue
-        path = posixpath.normpath(row[0].replace("\\", "/"))
+        path = posixpath.normpath(first.replace("\\", "/"))
         if path.startswith(("/", "../")) or path == "..":
             continue
         out.append(path)

@@ -1,0 +1,217 @@
+"""The work after the first read (issue 15): counted, never timed.
+
+Each test counts what one change saves — names decoded, sites read, ``RECORD`` lines parsed by
+``csv``, ``Symbol`` views built — and fails on the code before it; beside each, the result is
+checked equal to the plain computation.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import posixpath
+import shutil
+from pathlib import Path
+
+import pytest
+
+from linkaudit.audit import read
+from linkaudit.errors import InputError
+from linkaudit.loader.analysis import analyze
+from linkaudit.loader.symbol_lookup import hash_key
+from linkaudit.loader.target import TargetEnvironment
+from linkaudit.model import Binary, Format, SymbolTable
+from linkaudit.packages import metadata
+from linkaudit.rules import duplicate_export
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
+audit_module = importlib.import_module("linkaudit.audit")  # the module, not the function linkaudit re-exports
+PYEXT = SAMPLES / "loader/pyext"
+
+
+def _elf_libraries(folder: Path) -> dict[str, Binary]:
+    """Every ELF shared library under ``folder`` (recursively), by path."""
+    out: dict[str, Binary] = {}
+    for p in sorted(folder.rglob("*.so*")):
+        if p.is_file() and not p.is_symlink() and p.read_bytes()[:4] == b"\x7fELF":
+            try:
+                found = read(str(p))
+            except InputError:
+                continue  # the corrupt samples
+            for b in found:
+                if b.format is Format.ELF and b.kind.value == "shared-library":
+                    out[str(p)] = b
+    return out
+
+
+class Decoded:
+    """Counts the symbol names ``SymbolTable._decode`` is asked for."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names = 0
+        real = SymbolTable._decode
+
+        def counted(table: SymbolTable, offsets: list[int]) -> list[str]:
+            self.names += len(offsets)
+            return real(table, offsets)
+
+        monkeypatch.setattr(SymbolTable, "_decode", counted)
+
+
+def _by_names(libraries: dict[str, Binary]) -> dict[tuple[str, ...], set[str]]:
+    """``_exporter_sets`` the plain way: every strong export name of every library decoded."""
+    fresh = {p: read(p)[0] for p in libraries}
+    for b in fresh.values():
+        b.symbols._memo["strong_keys"] = None  # as a table without DT_GNU_HASH: names only
+    return duplicate_export._exporter_sets(fresh)
+
+
+def test_strong_export_keys_are_the_names_gnu_hashes() -> None:
+    """The keys read from the DT_GNU_HASH chain are ``dl_new_hash`` of the export names, in order."""
+    checked = 0
+    for b in _elf_libraries(SAMPLES).values():  # every sample library
+        keys = b.symbols.strong_export_keys()
+        if keys is None:
+            continue
+        names = b.symbols._decode(
+            [o for o, m in zip(b.symbols.name_offsets, b.symbols._strong_export_mask(), strict=True) if m]
+        )
+        assert list(keys) == [hash_key(n) for n in names], b.path
+        checked += 1
+    assert checked >= 10
+
+
+def test_duplicate_export_decodes_only_names_whose_hash_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sample library together: the same exporter sets as by names, far fewer names decoded."""
+    libraries = _elf_libraries(SAMPLES / "loader")
+    assert all(b.symbols.strong_export_keys() is not None for b in libraries.values())
+    expected = _by_names(libraries)
+    assert expected, "the samples share some export"
+    total = sum(len(b.symbols.strong_export_names()) for b in (read(p)[0] for p in libraries))
+    fresh = {p: read(p)[0] for p in libraries}
+    decoded = Decoded(monkeypatch)
+    assert duplicate_export._exporter_sets(fresh) == expected
+    shared = {n for names in expected.values() for n in names}
+    assert decoded.names < total, (decoded.names, total)  # the old way decoded every one
+    assert decoded.names >= len(shared)
+
+
+@pytest.mark.realwheel
+def test_duplicate_export_on_torch_lib_decodes_a_few_names(torch_lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch/lib's twelve libraries: the same sets as by names; under 1% of the ~100,000 exports decoded."""
+    libraries = {str(p): b for p in sorted(torch_lib.glob("*.so*")) for b in read(str(p)) if b.format is Format.ELF}
+    expected = _by_names(libraries)
+    total = sum(len(b.symbols.strong_export_names()) for b in (read(p)[0] for p in libraries))
+    fresh = {p: read(p)[0] for p in libraries}
+    decoded = Decoded(monkeypatch)
+    assert duplicate_export._exporter_sets(fresh) == expected
+    assert decoded.names < total / 100, (decoded.names, total)
+
+
+def _old_record_paths(text: str) -> tuple[str, ...]:
+    """``record_paths`` as it was: every line through ``csv``."""
+    out = []
+    for line in text.splitlines():
+        try:
+            row = next(csv.reader([line]), [])
+        except csv.Error:
+            continue
+        if not row or not row[0]:
+            continue
+        path = posixpath.normpath(row[0].replace("\\", "/"))
+        if path.startswith(("/", "../")) or path == "..":
+            continue
+        out.append(path)
+    return tuple(out)
+
+
+def test_record_lines_without_quotes_skip_csv() -> None:
+    """Plain lines are split on their first comma; quoted, NUL-bearing and huge ones go through csv: same paths."""
+    lines = [
+        "torch/lib/libc10.so,sha256=abc,123",
+        "torch/__init__.py,,",
+        '"odd,name.py",sha256=x,1',
+        '"with ""quote"".py",,',
+        'a"b.py,,',
+        "dir\\win.py,,",
+        "../../bin/script,,",
+        "/abs/path,,",
+        "./x/../y.py,,",
+        "",
+        ",,",
+        "nul\0inside.py,,",
+        "x" * (200 << 10) + ",,",
+        "x" * (128 << 10) + ",,",
+        "only-a-path",
+        " spaced .py , ,",
+        "tab\tname.py,,",
+        "a\x0cb.py,,",
+    ]
+    text = "\n".join(lines) + "\r\nlast.py,,\r\n"
+    before = metadata.CSV_LINES[0]
+    assert metadata.record_paths(text) == _old_record_paths(text)
+    assert metadata.CSV_LINES[0] - before == 6  # the three with a quote, the NUL, the two longer than 128 KiB
+
+
+def _site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    (site / "pkg" / "lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "pkg" / "lib")
+    info = site / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    (info / "WHEEL").write_text("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_28_x86_64\n")
+    files = ["pkg/mod.cpython-311-x86_64-linux-gnu.so", "pkg/lib/libhelper.so", f"{info.name}/RECORD"]
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+    return site
+
+
+@pytest.mark.parametrize("command", [["tree"], ["tree", "--bind"], ["tree", "--format", "json"], ["why", "libc.so.6"]])
+def test_a_site_is_read_once_per_command(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli,  # type: ignore[no-untyped-def]
+    command: list[str],
+) -> None:
+    """``tree`` and ``why`` need the site for the target's tag and for the owners: one read."""
+    site = _site(tmp_path)
+    calls: list[str] = []
+    real = audit_module.find_site
+
+    def counted(path: str):  # type: ignore[no-untyped-def]
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(audit_module, "find_site", counted)
+    module = str(site / "pkg" / "mod.cpython-311-x86_64-linux-gnu.so")
+    args = ["--no-cache", *command, module] if command[0] == "tree" else ["--no-cache", "why", module, *command[1:]]
+    result = run_cli(*args)
+    assert result.exit_code in (0, 1), result.stderr
+    assert "installed by pkg" in result.stdout or command[0] == "why" or "json" in command
+    assert len(calls) == 1, calls
+
+
+def test_version_checks_build_no_symbol_views_without_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tree`` checks every loaded object's version needs; without a failure no undefined ``Symbol``
+    view is made for an object that is not an input (they named the failure's symbols only)."""
+    folder = SAMPLES / "loader" / "versions"
+    inputs = [b for p in sorted(folder.rglob("*")) if p.is_file() for b in read(str(p)) if b.format is Format.ELF]
+    assert inputs
+    viewed: list[int] = []
+    real = SymbolTable.undefined
+
+    def counted(table: SymbolTable):  # type: ignore[no-untyped-def]
+        if "undefined" not in table._memo:
+            viewed.append(id(table))
+        return real(table)
+
+    monkeypatch.setattr(SymbolTable, "undefined", counted)
+    env = TargetEnvironment()
+    analysis = analyze(inputs, env, verify_all=True)
+    tables = {o.path: id(o.binary.symbols) for ld in analysis.loads for o in ld.iter_objects()}
+    # an input as loaded (read again at its load path) is bound, hence viewed: it counts as an input
+    input_tables = {id(b.symbols) for b in inputs} | {tables[p] for p in analysis.audited if p in tables}
+    assert set(tables.values()) - input_tables, "the loads reach objects beyond the inputs (libc at least)"
+    failing = {tables[f.object] for _r, f in analysis.version_failures if f.object in tables}
+    assert set(viewed) - input_tables <= failing, "views built for objects that are not inputs"
