@@ -17,6 +17,7 @@ import pytest
 
 from linkaudit.audit import read
 from linkaudit.errors import InputError
+from linkaudit.loader import binding
 from linkaudit.loader.analysis import analyze
 from linkaudit.loader.symbol_lookup import hash_key
 from linkaudit.loader.target import TargetEnvironment
@@ -215,3 +216,32 @@ def test_version_checks_build_no_symbol_views_without_a_failure(monkeypatch: pyt
     assert set(tables.values()) - input_tables, "the loads reach objects beyond the inputs (libc at least)"
     failing = {tables[f.object] for _r, f in analysis.version_failures if f.object in tables}
     assert set(viewed) - input_tables <= failing, "views built for objects that are not inputs"
+
+
+def _probe_bound(objects: dict[str, Binary]) -> tuple[int, int, int]:
+    """Bind every object with all in scope: (probes made, (reference, defining object) pairs,
+    references times scope objects — what asking every object about every reference costs)."""
+    scope = sorted(objects)
+    before = binding.WORK["probes"]
+    for p, b in objects.items():
+        binding.bind_object(b, scope, objects, None, path=p)
+    probes = binding.WORK["probes"] - before
+    defined = {p: b.symbols.definitions() for p, b in objects.items()}
+    refs = [ref.name for b in objects.values() for ref in b.symbols.undefined() if ref.name]
+    pairs = sum(1 for name in refs for p in scope if name in defined[p])
+    return probes, pairs, len(refs) * len(scope)
+
+
+def test_a_reference_asks_only_the_objects_defining_its_name() -> None:
+    """Every ELF sample library in one scope: ``check_match`` runs only where the name is defined."""
+    objects = {p: b for p, b in _elf_libraries(SAMPLES / "loader").items() if b.symbols.hash_table is not None}
+    probes, pairs, naive = _probe_bound(objects)
+    assert 0 < probes <= pairs < naive
+
+
+@pytest.mark.realwheel
+def test_torch_lib_references_ask_only_the_objects_defining_them(torch_lib: Path) -> None:
+    """torch/lib's twelve libraries bound against each other: probes at most the defining pairs."""
+    objects = {str(p): b for p in sorted(torch_lib.glob("*.so*")) for b in read(str(p)) if b.format is Format.ELF}
+    probes, pairs, naive = _probe_bound(objects)
+    assert 0 < probes <= pairs and probes * 4 < naive

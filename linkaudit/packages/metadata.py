@@ -130,27 +130,29 @@ CSV_LINES = [0]
 def record_paths(text: str) -> tuple[str, ...]:
     """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
     absolute ones and those leaving the site (``../../bin/x``: scripts) left out."""
-    import csv
     import posixpath
 
-    out = []
-    for line in text.splitlines():
-        if '"' in line or "\0" in line or len(line) > _PLAIN_LINE:
-            try:  # quoted fields, a NUL, a field past csv's limit (128 KiB): csv decides
-                CSV_LINES[0] += 1
-                row = next(csv.reader([line]), [])
-            except csv.Error:  # not a path pip wrote
-                continue
-            first = row[0] if row else ""
-        else:  # no quote: csv's first field is what comes before the first comma
-            first = line.partition(",")[0]
-        if not first:
-            continue
-        path = posixpath.normpath(first.replace("\\", "/"))
-        if path.startswith(("/", "../")) or path == "..":
-            continue
-        out.append(path)
-    return tuple(out)
+    lines = text.splitlines()
+    if '"' in text or "\0" in text or max(map(len, lines), default=0) > _PLAIN_LINE:
+        firsts = list(map(_first_field, lines))
+    else:  # no quote anywhere: csv's first field is what comes before the first comma
+        firsts = [line.partition(",")[0] for line in lines]
+    paths = map(posixpath.normpath, [f.replace("\\", "/") for f in firsts if f])
+    return tuple(p for p in paths if not (p.startswith(("/", "../")) or p == ".."))
+
+
+def _first_field(line: str) -> str:
+    """The first field of one ``RECORD`` line as ``csv`` reads it ("" when csv refuses the line)."""
+    if '"' not in line and "\0" not in line and len(line) <= _PLAIN_LINE:
+        return line.partition(",")[0]
+    import csv
+
+    try:  # quoted fields, a NUL, a field past csv's limit (128 KiB): csv decides
+        CSV_LINES[0] += 1
+        row = next(csv.reader([line]), [])
+    except csv.Error:  # not a path pip wrote
+        return ""
+    return row[0] if row else ""
 
 
 def read_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
