@@ -19,7 +19,7 @@ import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
-from operator import add, and_, lshift, not_, or_
+from operator import add, and_, lshift, or_
 from sys import byteorder
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast
@@ -376,6 +376,29 @@ class ElfHashTable:
     symoffset: int = 0
 
 
+#: Byte translations: 1 for a non-zero byte; logical not of 0/1 bytes; 1 when bits 1-7 (``_CLEAR_FE``)
+#: or 0-6 (``_CLEAR_7F``) are clear — a ``.gnu.version`` entry's low and high byte with index 0 or 1.
+_NZ = bytes([0] + [1] * 255)
+_NOT = bytes([1, 0] + [0] * 254)
+_CLEAR_FE = bytes(1 if not b & 0xFE else 0 for b in range(256))
+_CLEAR_7F = bytes(1 if not b & 0x7F else 0 for b in range(256))
+_LOW16 = 0 if byteorder == "little" else 1
+
+
+def _nonzero(column: array.array[int]) -> bytes:
+    """One byte per entry of ``column``: 1 where the entry is non-zero, else 0 (C speed, any item size).
+
+    The entry is non-zero when one of its bytes is: the bytes at each lane are translated and OR-ed.
+    """
+    raw, size, n = column.tobytes(), column.itemsize, len(column)
+    if not n:
+        return b""
+    mask = 0
+    for lane in range(size):
+        mask |= int.from_bytes(raw[lane::size].translate(_NZ), "big")
+    return mask.to_bytes(n, "big")
+
+
 def _u8(data: bytes | Sequence[int] = b"") -> array.array[int]:
     return array.array("B", data)
 
@@ -477,7 +500,7 @@ class SymbolTable:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
         cached = self._memo.get("undefined")
         if cached is None:
-            cached = self._bulk_views(bytes(map(not_, self.section)))
+            cached = self._bulk_views(_nonzero(self.section).translate(_NOT))
             self._memo["undefined"] = cached
         return cached  # type: ignore[return-value]
 
@@ -506,14 +529,18 @@ class SymbolTable:
         if cached is None:
             n = len(self.section)
             mask = (
-                int.from_bytes(bytes(map(bool, self.section)), "big")
+                int.from_bytes(_nonzero(self.section), "big")
                 & int.from_bytes(self.info.tobytes().translate(_GLOBAL_FUNC_OR_OBJECT), "big")
                 & int.from_bytes(self.other.tobytes().translate(_DEFAULT_VISIBILITY), "big")
             )
             if self.versym:
                 # versym index 0 or 1 (hidden bit ignored): unversioned
-                unversioned = bytes(map((0).__eq__, map(and_, self.versym, repeat(0x7FFE))))
-                mask &= int.from_bytes(unversioned, "big")
+                raw = self.versym.tobytes()  # native 16-bit words: index bits 1-14 clear, either byte order
+                low, high = raw[_LOW16::2], raw[1 - _LOW16 :: 2]
+                unversioned = int.from_bytes(low.translate(_CLEAR_FE), "big") & int.from_bytes(
+                    high.translate(_CLEAR_7F), "big"
+                )
+                mask &= unversioned
             cached = self._memo["strong_mask"] = mask.to_bytes(n, "big") if n else b""
         return cached  # type: ignore[return-value]
 
@@ -542,7 +569,7 @@ class SymbolTable:
         n = len(self.section)
         if not n:
             return ()
-        mask = int.from_bytes(bytes(map(bool, self.section)), "big") & int.from_bytes(
+        mask = int.from_bytes(_nonzero(self.section), "big") & int.from_bytes(
             self.info.tobytes().translate(_STRONG_INFO), "big"
         )
         return self._bulk_views(mask.to_bytes(n, "big"))
@@ -596,9 +623,9 @@ class SymbolTable:
         info = self.info.tobytes()
         # Bulk masks (C speed): defined, bindable binding and type, non-zero value or TLS.
         mask = (
-            int.from_bytes(bytes(map(bool, self.section)), "big")
+            int.from_bytes(_nonzero(self.section), "big")
             & int.from_bytes(info.translate(_BINDABLE_INFO), "big")
-            & (int.from_bytes(bytes(map(bool, self.values)), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
+            & (int.from_bytes(_nonzero(self.values), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
         )
         selected = mask.to_bytes(n, "big") if n else b""
         names = self._decode(list(compress(self.name_offsets, selected)))

@@ -11,10 +11,12 @@ import csv
 import importlib
 import posixpath
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from linkaudit import AuditConfig
 from linkaudit.audit import read
 from linkaudit.errors import InputError
 from linkaudit.loader import binding
@@ -23,7 +25,7 @@ from linkaudit.loader.symbol_lookup import hash_key
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Binary, Format, SymbolTable
 from linkaudit.packages import metadata
-from linkaudit.rules import duplicate_export
+from linkaudit.rules import dlopen_name, duplicate_export
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 audit_module = importlib.import_module("linkaudit.audit")  # the module, not the function linkaudit re-exports
@@ -245,3 +247,53 @@ def test_torch_lib_references_ask_only_the_objects_defining_them(torch_lib: Path
     objects = {str(p): b for p in sorted(torch_lib.glob("*.so*")) for b in read(str(p)) if b.format is Format.ELF}
     probes, pairs, naive = _probe_bound(objects)
     assert 0 < probes <= pairs and probes * 4 < naive
+
+
+def test_dlopen_siblings_list_each_directory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several unresolved dlopen names searching the same directories: each directory listed once per
+    check (it was listed once per name), the hash-renamed sibling still found."""
+    folder = tmp_path / "dlopen"
+    shutil.copytree(SAMPLES / "dlopen", folder)
+    for k in range(3):  # more libraries naming the same unresolved libraries
+        shutil.copy(folder / "libdlopens.so", folder / f"libdlopens{k}.so")
+    listed: list[str] = []
+    real = dlopen_name.os.listdir
+
+    def counted(path: str):  # type: ignore[no-untyped-def]
+        if sys._getframe(1).f_code.co_name == "_hash_renamed_sibling":  # os.listdir is everyone's
+            listed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(dlopen_name.os, "listdir", counted)
+    report = audit_module.audit([str(folder)], AuditConfig())
+    found = [f for f in report.findings if f.rule == "dlopen-name" and f.evidence["problem"] == "hash-renamed-sibling"]
+    assert len(found) == 4 and all(f.evidence["sibling"].endswith("libnvrtc-1a2b3c4d.so.12") for f in found)
+    assert listed and len(listed) == len(set(listed)), listed
+
+
+def test_bulk_masks_match_the_per_entry_ones() -> None:
+    """The byte-lane masks (``model._nonzero``, the unversioned test) equal the per-entry Python ones."""
+    import array
+    import random
+
+    from linkaudit.model import Binding, SymbolType, Visibility, _nonzero
+
+    rng = random.Random(15)
+    for code, top in (("B", 0xFF), ("H", 0xFFFF), ("I", 0xFFFFFFFF), ("Q", (1 << 64) - 1)):
+        values = [rng.choice((0, 1, (1 << 8) & top, top, rng.randrange(top + 1))) for _ in range(500)]
+        column = array.array(code, values)
+        assert _nonzero(column) == bytes(map(bool, values))
+        assert _nonzero(array.array(code)) == b""
+    for b in _elf_libraries(SAMPLES).values():
+        t = b.symbols
+        plain = {
+            s.name
+            for s in t
+            if s.defined
+            and s.binding is Binding.GLOBAL
+            and s.type in (SymbolType.FUNC, SymbolType.OBJECT)
+            and s.visibility is Visibility.DEFAULT
+            and s.version is None
+        }
+        assert t.strong_export_names() == frozenset(plain), b.path
+        assert [s.name for s in t.undefined()] == [s.name for s in t if not s.defined]
