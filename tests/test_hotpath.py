@@ -19,7 +19,7 @@ import pytest
 from linkaudit import AuditConfig
 from linkaudit.audit import read
 from linkaudit.errors import InputError
-from linkaudit.loader import binding
+from linkaudit.loader import binding, symbol_lookup
 from linkaudit.loader.analysis import analyze
 from linkaudit.loader.symbol_lookup import hash_key
 from linkaudit.loader.target import TargetEnvironment
@@ -297,3 +297,47 @@ def test_bulk_masks_match_the_per_entry_ones() -> None:
         }
         assert t.strong_export_names() == frozenset(plain), b.path
         assert [s.name for s in t.undefined()] == [s.name for s in t if not s.defined]
+
+
+def test_batched_gnu_hashes_equal_the_one_by_one_ones() -> None:
+    """``gnu_hashes`` (Horner's rule on all names at once) gives ``dl_new_hash`` of each name, in order."""
+    import random
+
+    rng = random.Random(15)
+    names = ["", "a", "printf", "exit", "é", "\udcff\udc80", "x" * 700, *(f"_ZN3foo{k}barEv" for k in range(40))]
+    names += ["".join(rng.choice("abcXYZ_09$.@") for _ in range(rng.randrange(1, 200))) for _ in range(300)]
+    symbol_lookup.forget_hashes()
+    batched = symbol_lookup.gnu_hashes([*names, *names[:5]])
+    symbol_lookup.forget_hashes()
+    one_by_one = [symbol_lookup.gnu_hash(n) for n in [*names, *names[:5]]]
+    assert batched == one_by_one
+    assert symbol_lookup.gnu_hash("printf") == 0x156B2BB8 and symbol_lookup.gnu_hash("") == 0x1505
+
+
+def test_names_are_hashed_in_batches() -> None:
+    """``hash_keys`` of 100 new names: one batch, no name hashed one by one; known names not again."""
+    symbol_lookup.forget_hashes()
+    names = [f"name_{k}" for k in range(100)]
+    before = dict(symbol_lookup.WORK)
+    keys = symbol_lookup.hash_keys(names)
+    assert symbol_lookup.WORK["single"] == before["single"]
+    assert symbol_lookup.WORK["batched"] - before["batched"] == 100
+    assert symbol_lookup.hash_keys(names) == keys
+    assert symbol_lookup.WORK["batched"] - before["batched"] == 100
+
+
+@pytest.mark.realwheel
+def test_torch_lib_names_are_hashed_in_batches(torch_lib: Path) -> None:
+    """Binding torch/lib: the ~9,600 distinct undefined names hashed in batches, each once; one by
+    one only a table's handful of new names (fewer than ``_MIN_BATCH``)."""
+    objects = {str(p): b for p in sorted(torch_lib.glob("*.so*")) for b in read(str(p)) if b.format is Format.ELF}
+    symbol_lookup.forget_hashes()
+    before = dict(symbol_lookup.WORK)
+    scope = sorted(objects)
+    for p, b in objects.items():
+        binding.bind_object(b, scope, objects, None, path=p)
+    distinct = {ref.name for b in objects.values() for ref in b.symbols.undefined() if ref.name}
+    single = symbol_lookup.WORK["single"] - before["single"]
+    batched = symbol_lookup.WORK["batched"] - before["batched"]
+    assert single + batched == len(distinct)
+    assert single < len(objects) * symbol_lookup._MIN_BATCH

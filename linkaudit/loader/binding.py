@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..model import Binary, Definition, Symbol, SymbolTable
 from .modelled import is_modelled
-from .symbol_lookup import candidates, definitions_of_name, hash_key
+from .symbol_lookup import candidates, definitions_of_name, hash_keys
 
 #: Prefixes of the C API a CPython interpreter exports to extension modules.
 INTERPRETER_PREFIXES = ("Py", "_Py")
@@ -204,6 +204,7 @@ def _wanted(table: SymbolTable, undefined: Sequence[Symbol]) -> dict[int, list[s
     found: dict[int, list[str]] | None = memo.get(0)
     if found is None:
         found = memo[0] = {}
-        for name in dict.fromkeys(ref.name for ref in undefined if ref.name):
-            found.setdefault(hash_key(name), []).append(name)
+        names = list(dict.fromkeys(ref.name for ref in undefined if ref.name))
+        for name, key in zip(names, hash_keys(names), strict=True):
+            found.setdefault(key, []).append(name)
     return found
