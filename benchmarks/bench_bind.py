@@ -37,7 +37,7 @@ def load(folder: Path) -> dict[str, Binary]:
 
 def bind(objects: dict[str, Binary], by_map: bool) -> tuple[float, list[list[binding.Bound]]]:
     """CPU seconds of binding every object (all in scope), and the bindings."""
-    symbol_lookup.gnu_hash.cache_clear()
+    symbol_lookup.forget_hashes()
     scope = sorted(objects)
     get = (lambda b: b.symbols.definitions()) if by_map else None
     start = time.process_time()

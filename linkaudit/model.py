@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import array
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
-from operator import add, and_, lshift, not_, or_
+from operator import add, and_, lshift, or_
+from sys import byteorder
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast
 
@@ -375,6 +376,29 @@ class ElfHashTable:
     symoffset: int = 0
 
 
+#: Byte translations: 1 for a non-zero byte; logical not of 0/1 bytes; 1 when bits 1-7 (``_CLEAR_FE``)
+#: or 0-6 (``_CLEAR_7F``) are clear — a ``.gnu.version`` entry's low and high byte with index 0 or 1.
+_NZ = bytes([0] + [1] * 255)
+_NOT = bytes([1, 0] + [0] * 254)
+_CLEAR_FE = bytes(1 if not b & 0xFE else 0 for b in range(256))
+_CLEAR_7F = bytes(1 if not b & 0x7F else 0 for b in range(256))
+_LOW16 = 0 if byteorder == "little" else 1
+
+
+def _nonzero(column: array.array[int]) -> bytes:
+    """One byte per entry of ``column``: 1 where the entry is non-zero, else 0 (C speed, any item size).
+
+    The entry is non-zero when one of its bytes is: the bytes at each lane are translated and OR-ed.
+    """
+    raw, size, n = column.tobytes(), column.itemsize, len(column)
+    if not n:
+        return b""
+    mask = 0
+    for lane in range(size):
+        mask |= int.from_bytes(raw[lane::size].translate(_NZ), "big")
+    return mask.to_bytes(n, "big")
+
+
 def _u8(data: bytes | Sequence[int] = b"") -> array.array[int]:
     return array.array("B", data)
 
@@ -478,41 +502,76 @@ class SymbolTable:
         """Every undefined symbol as a ``Symbol`` view, in table order (built once, then cached)."""
         cached = self._memo.get("undefined")
         if cached is None:
-            cached = self._bulk_views(bytes(map(not_, self.section)))
+            cached = self._bulk_views(_nonzero(self.section).translate(_NOT))
             self._memo["undefined"] = cached
         return cached  # type: ignore[return-value]
 
-    def strong_export_names(self) -> frozenset[str]:
-        """Names of defined, GLOBAL, default-visibility, unversioned FUNC and OBJECT symbols (cached, C speed).
+    def strong_export_names(self, among: Set[int] | None = None) -> frozenset[str]:
+        """Names of defined, GLOBAL, default-visibility, unversioned FUNC and OBJECT symbols (C speed).
 
         What ``duplicate-export`` compares between libraries: a versioned symbol belongs to a
-        deliberate interface, and weak or unique ones to vague linkage.
+        deliberate interface, and weak or unique ones to vague linkage.  With ``among`` (GNU hash
+        keys, as ``strong_export_keys`` gives them; the table must have them) only the names whose
+        key is in ``among`` are decoded and returned; without it every one (cached).
         """
+        if among is not None:
+            keys = self.strong_export_keys()
+            assert keys is not None, "strong_export_names(among=...) needs a DT_GNU_HASH table"
+            offsets = compress(self.name_offsets, self._strong_export_mask())
+            return frozenset(self._decode(list(compress(offsets, map(among.__contains__, keys)))))
         cached = self._memo.get("strong_exports")
         if cached is None:
-            n = len(self.section)
-            if not n:
-                cached = frozenset()
-            else:
-                mask = (
-                    int.from_bytes(bytes(map(bool, self.section)), "big")
-                    & int.from_bytes(self.info.tobytes().translate(_GLOBAL_FUNC_OR_OBJECT), "big")
-                    & int.from_bytes(self.other.tobytes().translate(_DEFAULT_VISIBILITY), "big")
-                )
-                if self.versym:
-                    # versym index 0 or 1 (hidden bit ignored): unversioned
-                    unversioned = bytes(map((0).__eq__, map(and_, self.versym, repeat(0x7FFE))))
-                    mask &= int.from_bytes(unversioned, "big")
-                cached = frozenset(self._names_where(mask.to_bytes(n, "big")))
+            cached = frozenset(self._names_where(self._strong_export_mask()))
             self._memo["strong_exports"] = cached
         return cached  # type: ignore[return-value]
+
+    def _strong_export_mask(self) -> bytes:
+        """One byte per symbol, non-zero for the strong exports of ``strong_export_names`` (cached)."""
+        cached = self._memo.get("strong_mask")
+        if cached is None:
+            n = len(self.section)
+            mask = (
+                int.from_bytes(_nonzero(self.section), "big")
+                & int.from_bytes(self.info.tobytes().translate(_GLOBAL_FUNC_OR_OBJECT), "big")
+                & int.from_bytes(self.other.tobytes().translate(_DEFAULT_VISIBILITY), "big")
+            )
+            if self.versym:
+                # versym index 0 or 1 (hidden bit ignored): unversioned
+                raw = self.versym.tobytes()  # native 16-bit words: index bits 1-14 clear, either byte order
+                low, high = raw[_LOW16::2], raw[1 - _LOW16 :: 2]
+                unversioned = int.from_bytes(low.translate(_CLEAR_FE), "big") & int.from_bytes(
+                    high.translate(_CLEAR_7F), "big"
+                )
+                mask &= unversioned
+            cached = self._memo["strong_mask"] = mask.to_bytes(n, "big") if n else b""
+        return cached  # type: ignore[return-value]
+
+    def strong_export_keys(self) -> array.array[int] | None:
+        """The GNU hash (``dl_new_hash``, bit 0 cleared) of each strong export, in table order, read
+        from the ``DT_GNU_HASH`` chain without decoding a name (cached); ``None`` when the table has
+        no ``DT_GNU_HASH`` or a strong export lies outside the chain (below ``symoffset``, or past
+        the chain's last run: an unhashed symbol)."""
+        if "strong_keys" in self._memo:
+            return self._memo["strong_keys"]  # type: ignore[return-value]
+        ht, found = self.hash_table, None
+        mask = self._strong_export_mask()
+        base = ht.symoffset - 1 if ht is not None else -1  # table index of chain[0]
+        end = base + len(ht.chain) if ht is not None else -1  # past the last hashed symbol
+        if ht is not None and ht.gnu and 0 <= base <= end <= len(mask) and not any(mask[:base]) and not any(mask[end:]):
+            raw = bytearray(ht.chain.tobytes())
+            raw[_LOW_BYTE::4] = raw[_LOW_BYTE::4].translate(_CLEAR_BIT0)
+            words = array.array("I")
+            words.frombytes(raw)
+            found = array.array("I", compress(words, mask[base:end]))
+        self._memo["strong_keys"] = found
+        return found
 
     def strong_definitions(self) -> tuple[Symbol, ...]:
         """Defined symbols with binding GLOBAL or GNU_UNIQUE (not weak, not local), built in bulk."""
         n = len(self.section)
         if not n:
             return ()
-        mask = int.from_bytes(bytes(map(bool, self.section)), "big") & int.from_bytes(
+        mask = int.from_bytes(_nonzero(self.section), "big") & int.from_bytes(
             self.info.tobytes().translate(_STRONG_INFO), "big"
         )
         return self._bulk_views(mask.to_bytes(n, "big"))
@@ -566,9 +625,9 @@ class SymbolTable:
         info = self.info.tobytes()
         # Bulk masks (C speed): defined, bindable binding and type, non-zero value or TLS.
         mask = (
-            int.from_bytes(bytes(map(bool, self.section)), "big")
+            int.from_bytes(_nonzero(self.section), "big")
             & int.from_bytes(info.translate(_BINDABLE_INFO), "big")
-            & (int.from_bytes(bytes(map(bool, self.values)), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
+            & (int.from_bytes(_nonzero(self.values), "big") | int.from_bytes(info.translate(_TLS_INFO), "big"))
         )
         selected = mask.to_bytes(n, "big") if n else b""
         names = self._names_where(selected)
@@ -771,6 +830,9 @@ _TLS_INFO = bytes(1 if (i & 0xF) == 6 else 0 for i in range(256))
 _WEAK_INFO = bytes(1 if (i >> 4) == 2 else 0 for i in range(256))
 _STRONG_INFO = bytes(1 if (i >> 4) in (1, 10) else 0 for i in range(256))
 _GLOBAL_FUNC_OR_OBJECT = bytes(1 if (i >> 4) == 1 and (i & 0xF) in (1, 2) else 0 for i in range(256))
+#: Byte translation clearing bit 0 (the GNU hash chain's end-of-run marker) of a hash's low byte.
+_CLEAR_BIT0 = bytes(b & 0xFE for b in range(256))
+_LOW_BYTE = 0 if byteorder == "little" else 3
 _DEFAULT_VISIBILITY = bytes(1 if (i & 3) == 0 else 0 for i in range(256))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from ..inputs import collect
 from ..model import Binary
 from ..output import text_safe
 from ..packages import Staged, staged_inputs
+
+if TYPE_CHECKING:
+    from ..packages.site import Site
 
 
 @dataclass
@@ -35,6 +39,16 @@ class Inputs:
     empty_dirs: tuple[str, ...]
     staged: Staged
     broken_links: tuple[tuple[str, str], ...] = ()
+    _sites: list[Site] | None = field(default=None, repr=False, compare=False)
+
+    def sites(self) -> list[Site]:
+        """The installed sites the plain paths given lie in (``audit.sites_among``), read once per run:
+        ``tree`` and ``why`` ask for them twice (the target's tag, then the owners)."""
+        if self._sites is None:
+            from ..audit import sites_among
+
+            self._sites = sites_among(self.staged)
+        return self._sites
 
     def relabel(self, document: str, fmt: str) -> str:
         """A rendered ``text`` or ``json`` document with staged paths written ``PACKAGE!member``."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..audit import analyze_inputs, policy_target, sites_among, staged_entries
+from ..audit import analyze_inputs, policy_target, staged_entries
 from ..errors import ConfigError
 from ..loader.dyld import analyze_dyld
 from ..loader.images import ImageLoad, ImageLoader
@@ -26,7 +26,7 @@ from .reading import Inputs, read_inputs
 
 def owners_of(inputs: Inputs) -> Callable[[str], str | None] | None:
     """Who installs each path, for naming it (``packages.installation``): ``None`` without metadata."""
-    model = installation_model(inputs.staged, sites_among(inputs.staged))
+    model = installation_model(inputs.staged, inputs.sites())
     return model.owner if model is not None else None
 
 
@@ -39,7 +39,7 @@ def run_analysis(
     status 2); the others are still analysed.  An
     installed site among the inputs is loaded against its most demanding tag's policy, as by ``check``.
     """
-    sites = sites_among(inputs.staged)
+    sites = inputs.sites()
     demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
     tagged = [*inputs.staged.packages, *(d.wheel_name() for d in demanding)]
     env = policy_target(target_from_options(**options), options["target_env"], tagged)

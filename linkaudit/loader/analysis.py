@@ -531,10 +531,7 @@ def _check_versions(load: Load, path: str, binary: Binary, objects: Mapping[str,
     """``_dl_check_map_versions``: every non-weak version need must be defined by its file's object."""
     if not binary.version_needs:
         return
-    users: dict[str, list[str]] = {}
-    for ref in binary.symbols.undefined():
-        if ref.version is not None:
-            users.setdefault(ref.version.name, []).append(ref.name)
+    users: dict[str, list[str]] | None = None  # the references per version name: made on the first failure
     for need in binary.version_needs:
         resolution = load.resolution(path, need.file)
         if resolution is None or resolution.path is None:
@@ -546,4 +543,15 @@ def _check_versions(load: Load, path: str, binary: Binary, objects: Mapping[str,
         for v in need.versions:
             if v.weak or v.name in defined:
                 continue
+            if users is None:
+                users = _version_users(binary)
             yield VersionFailure(path, need.file, resolution.path, v.name, tuple(sorted(users.get(v.name, []))))
+
+
+def _version_users(binary: Binary) -> dict[str, list[str]]:
+    """Version name -> the names of ``binary``'s undefined symbols referring to it (in table order)."""
+    users: dict[str, list[str]] = {}
+    for ref in binary.symbols.undefined():
+        if ref.version is not None:
+            users.setdefault(ref.version.name, []).append(ref.name)
+    return users

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..model import Binary, Definition, Symbol, SymbolTable
 from .modelled import is_modelled
-from .symbol_lookup import candidates, definitions_of_name, hash_key
+from .symbol_lookup import candidates, definitions_of_name, hash_keys
 
 #: Prefixes of the C API a CPython interpreter exports to extension modules.
 INTERPRETER_PREFIXES = ("Py", "_Py")
@@ -152,19 +152,21 @@ def bind_object(
         hit = cache.get(key)
         if hit is not None:
             return hit
+    owners = _owners(providers, wanted)
+    interpreter_at = next((k for k, (_e, p, _d) in enumerate(providers) if p is None), None)
     out: list[Bound] = []
     for ref in undefined:
-        if not ref.name:
+        name = ref.name
+        if not name:
             continue
         where: str | None = None
-        for entry, provider, defs in providers:
-            if provider is None:
-                if ref.name.startswith(INTERPRETER_PREFIXES):
-                    where = entry
-                    break
-                continue
-            found = defs.get(ref.name)
-            if found is not None and match(ref, provider, found):
+        ks = owners.get(name, ())
+        if interpreter_at is not None and name.startswith(INTERPRETER_PREFIXES):
+            ks = sorted((*ks, interpreter_at))
+        for k in ks:
+            WORK["probes"] += 1
+            entry, provider, defs = providers[k]
+            if provider is None or match(ref, provider, defs[name]):
                 where = entry
                 break
         if where is None and modelled:
@@ -177,12 +179,32 @@ def bind_object(
     return out
 
 
+#: Counts for the counting tests: ``probes``, the (reference, object) pairs ``check_match`` was
+#: asked about (only objects defining the name are: never every object of the scope per reference).
+WORK = {"probes": 0}
+
+
+def _owners(
+    providers: Sequence[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]], wanted: set[str]
+) -> dict[str, list[int]]:
+    """Referenced name -> the positions in ``providers`` (scope order) of the objects defining it: one
+    pass over what each object defines of the wanted names (C-speed set intersections), instead of
+    asking every object of the scope about every reference."""
+    owners: dict[str, list[int]] = {}
+    for k, (_entry, provider, defs) in enumerate(providers):
+        if provider is not None:
+            for name in defs.keys() & wanted:
+                owners.setdefault(name, []).append(k)
+    return owners
+
+
 def _wanted(table: SymbolTable, undefined: Sequence[Symbol]) -> dict[int, list[str]]:
     """``hash_key`` -> the distinct undefined names of ``table`` with that key (each hashed once per run)."""
     memo = table.memo("wanted")
     found: dict[int, list[str]] | None = memo.get(0)
     if found is None:
         found = memo[0] = {}
-        for name in dict.fromkeys(ref.name for ref in undefined if ref.name):
-            found.setdefault(hash_key(name), []).append(name)
+        names = list(dict.fromkeys(ref.name for ref in undefined if ref.name))
+        for name, key in zip(names, hash_keys(names), strict=True):
+            found.setdefault(key, []).append(name)
     return found

@@ -6,7 +6,8 @@
 name only when the hashes agree.  This module does the same on the model, in three steps
 priced for Python:
 
-1. each undefined name's GNU hash is computed once per run (``gnu_hash``, memoised);
+1. each undefined name's GNU hash is computed once per run (memoised), a table's names in one
+   batch (``gnu_hashes``: Horner's rule on all of them at once, in big-integer slots);
 2. each provider's stored 32-bit hashes (the ``DT_GNU_HASH`` chain, bit 0 cleared) become one
    ``frozenset`` built at C speed, and a consumer's wanted hashes are intersected with it in one
    C call (``candidates``) — an exact-hash filter, stronger than the table's bloom filter,
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import array
 from collections.abc import Iterable
-from functools import lru_cache
 from itertools import repeat
 from operator import mul
 from sys import byteorder
@@ -39,26 +39,109 @@ _CLEAR_BIT0 = bytes(b & 0xFE for b in range(256))
 _LOW_BYTE = 0 if byteorder == "little" else 3
 
 
-@lru_cache(maxsize=1 << 20)
+#: name -> its ``dl_new_hash``, each distinct name hashed once per process (cleared past ``_KNOWN_MAX``).
+_KNOWN: dict[str, int] = {}
+_KNOWN_MAX = 1 << 20
+#: Names hashed one at a time (``single``) and in batches (``batched``) in this process (the counting tests).
+WORK = {"single": 0, "batched": 0}
+#: Fewer unknown names than this are hashed one by one (a batch's fixed cost is a few big-int operations per column).
+_MIN_BATCH = 32
+#: A batch's names are padded (with leading NULs, which add nothing to the sum) to a multiple of this width.
+_WIDTH_STEP = 32
+
+
 def gnu_hash(name: str) -> int:
     """``dl_new_hash`` (glibc ``elf/dl-new-hash.h``): ``h = h * 33 + c`` from 5381, mod 2**32.
 
     The name is hashed as its bytes (UTF-8; undecodable bytes kept as surrogate escapes),
     each distinct name once per process.  Returns an ``int`` in ``[0, 2**32)``.
     """
-    data = name.encode("utf-8", "surrogateescape")
+    found = _KNOWN.get(name)
+    if found is None:
+        if len(_KNOWN) >= _KNOWN_MAX:
+            _KNOWN.clear()
+        found = _KNOWN[name] = _one_hash(name.encode("utf-8", "surrogateescape"))
+        WORK["single"] += 1
+    return found
+
+
+def forget_hashes() -> None:
+    """Drop every remembered hash (benchmarks time hashing from cold)."""
+    _KNOWN.clear()
+
+
+def _one_hash(data: bytes) -> int:
+    """``dl_new_hash`` of ``data`` as one C-level dot product with the powers of 33."""
     n = len(data)
-    powers = _POWERS
-    while len(powers) <= n:
-        powers.append(powers[-1] * 33 & _MASK)
+    powers = _powers(n)
     # Horner's rule unrolled: 5381 * 33**n + sum(c_i * 33**(n - 1 - i))
     total: int = 5381 * powers[n] + sum(map(mul, reversed(data), powers))
     return total & _MASK
 
 
+def _powers(n: int) -> list[int]:
+    """``_POWERS`` grown to hold ``33**n mod 2**32``."""
+    powers = _POWERS
+    while len(powers) <= n:
+        powers.append(powers[-1] * 33 & _MASK)
+    return powers
+
+
+def gnu_hashes(names: Iterable[str]) -> list[int]:
+    """``gnu_hash`` of each of ``names``, in order; the names not hashed before in one batch.
+
+    A batch runs Horner's rule on every name at once: the names of one padded width are the rows
+    of a byte matrix, each column is spread into one 64-bit slot per name of one big integer, and
+    ``H = (H * 33 + column) mod 2**32`` (per slot: no carry crosses a slot) runs once per column —
+    a few C-level big-integer operations per column instead of a Python-level call per name.
+    Leading NUL padding adds nothing to ``sum(c_i * 33**(n-1-i))``; ``5381 * 33**n`` is added per name.
+    """
+    names = list(names)
+    unknown = [n for n in dict.fromkeys(names) if n not in _KNOWN]
+    if len(unknown) < _MIN_BATCH:
+        return list(map(gnu_hash, names))
+    if len(_KNOWN) + len(unknown) > _KNOWN_MAX:
+        _KNOWN.clear()
+    datas = [n.encode("utf-8", "surrogateescape") for n in unknown]
+    powers = _powers(max(map(len, datas)))
+    by_width: dict[int, list[int]] = {}
+    for i, data in enumerate(datas):
+        by_width.setdefault(-(-len(data) // _WIDTH_STEP) * _WIDTH_STEP, []).append(i)
+    for width, rows in by_width.items():
+        sums = _column_horner([datas[i] for i in rows], width)
+        for i, total in zip(rows, sums, strict=True):
+            _KNOWN[unknown[i]] = (5381 * powers[len(datas[i])] + total) & _MASK
+    WORK["batched"] += len(unknown)
+    return [_KNOWN[n] if n in _KNOWN else gnu_hash(n) for n in names]
+
+
+def _column_horner(rows: list[bytes], width: int) -> array.array[int]:
+    """``sum(c_i * 33**(n-1-i)) mod 2**32`` of each row (at most ``width`` bytes), all rows at once."""
+    m = len(rows)
+    if not width:
+        return array.array("Q", bytes(8 * m))
+    matrix = b"".join([row.rjust(width, b"\0") for row in rows])
+    mask = int.from_bytes(b"\xff\xff\xff\xff\0\0\0\0" * m, "little")
+    column = bytearray(8 * m)
+    h = 0
+    for k in range(width):
+        column[::8] = matrix[k::width]
+        h = (h * 33 + int.from_bytes(column, "little")) & mask
+    out = array.array("Q")
+    out.frombytes(h.to_bytes(8 * m, "little"))
+    if byteorder == "big":
+        out.byteswap()
+    return out
+
+
 def hash_key(name: str) -> int:
     """``name``'s GNU hash with bit 0 cleared: what ``stored_hashes`` holds for it."""
     return gnu_hash(name) & 0xFFFFFFFE
+
+
+def hash_keys(names: Iterable[str]) -> list[int]:
+    """``hash_key`` of each of ``names``, in order (hashed in batches: ``gnu_hashes``)."""
+    return [h & 0xFFFFFFFE for h in gnu_hashes(names)]
 
 
 def sysv_hash(name: str) -> int:

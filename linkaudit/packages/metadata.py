@@ -120,25 +120,39 @@ def wheel_tags(text: str) -> frozenset[Tag]:
     return frozenset(out)
 
 
+#: A line shorter than this and without a quote or a NUL is split on its first comma, as csv would
+#: (csv's field limit is 128 KiB; longer lines go through csv to keep its refusal).
+_PLAIN_LINE = 128 << 10
+#: How many ``RECORD`` lines went through ``csv`` (the counting test: only quoted ones do).
+CSV_LINES = [0]
+
+
 def record_paths(text: str) -> tuple[str, ...]:
     """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
     absolute ones and those leaving the site (``../../bin/x``: scripts) left out."""
-    import csv
     import posixpath
 
-    out = []
-    for line in text.splitlines():
-        try:
-            row = next(csv.reader([line]), [])
-        except csv.Error:  # a field past csv's limit (128 KiB), a NUL: not a path pip wrote
-            continue
-        if not row or not row[0]:
-            continue
-        path = posixpath.normpath(row[0].replace("\\", "/"))
-        if path.startswith(("/", "../")) or path == "..":
-            continue
-        out.append(path)
-    return tuple(out)
+    lines = text.splitlines()
+    if '"' in text or "\0" in text or max(map(len, lines), default=0) > _PLAIN_LINE:
+        firsts = list(map(_first_field, lines))
+    else:  # no quote anywhere: csv's first field is what comes before the first comma
+        firsts = [line.partition(",")[0] for line in lines]
+    paths = map(posixpath.normpath, [f.replace("\\", "/") for f in firsts if f])
+    return tuple(p for p in paths if not (p.startswith(("/", "../")) or p == ".."))
+
+
+def _first_field(line: str) -> str:
+    """The first field of one ``RECORD`` line as ``csv`` reads it ("" when csv refuses the line)."""
+    if '"' not in line and "\0" not in line and len(line) <= _PLAIN_LINE:
+        return line.partition(",")[0]
+    import csv
+
+    try:  # quoted fields, a NUL, a field past csv's limit (128 KiB): csv decides
+        CSV_LINES[0] += 1
+        row = next(csv.reader([line]), [])
+    except csv.Error:  # not a path pip wrote
+        return ""
+    return row[0] if row else ""
 
 
 def read_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:

@@ -56,6 +56,7 @@ are not findings.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         linkage = context.linkage
         ctx = linkage.search_context if linkage is not None else None
+        listings: dict[str, list[str]] = {}  # directory -> its sorted entries, listed once per check
         for binary in context.binaries:
             if not binary.dlopen_names:
                 continue
@@ -89,7 +90,7 @@ are not findings.
                 if res.found or driver or (unversioned and versioned_too):
                     continue
                 sibling = _hash_renamed_sibling(
-                    name, [posixpath.dirname(a.path) for a in res.attempts], ctx.fs.host_path
+                    name, [posixpath.dirname(a.path) for a in res.attempts], ctx.fs.host_path, listings
                 )
                 if sibling is not None:
                     yield self.finding(
@@ -108,19 +109,38 @@ are not findings.
                     )
 
 
-def _hash_renamed_sibling(name: str, directories: list[str], host_path: Callable[[str], str]) -> str | None:
-    """A file named like ``name`` with a wheel-repair hash (``libfoo-1a2b3c4d.so.N``) in one of ``directories``."""
+def _hash_renamed_sibling(
+    name: str,
+    directories: list[str],
+    host_path: Callable[[str], str],
+    listings: dict[str, list[str]] | None = None,
+) -> str | None:
+    """A file named like ``name`` with a wheel-repair hash (``libfoo-1a2b3c4d.so.N``) in one of ``directories``.
+
+    ``listings`` keeps each directory's sorted entries between calls (one ``listdir`` per directory
+    and check, however many names search it); only entries starting ``<stem>-`` meet the pattern.
+    """
     stem = library_stem(name)
     suffix = name[len(stem) :]
     pattern = re.compile(
         re.escape(stem) + r"-[0-9a-f]{8}" + re.escape(suffix.split(".so", 1)[0]) + r"\.so(?:\.[0-9]+)*"
     )
+    listings = {} if listings is None else listings
+    start = stem + "-"
     for directory in dict.fromkeys(directories):
-        try:
-            entries = os.listdir(host_path(directory))
-        except OSError:
-            continue
-        for entry in sorted(entries):
-            if pattern.fullmatch(entry):
+        entries = listings.get(directory)
+        if entries is None:
+            WORK["listdir"] += 1
+            try:
+                entries = sorted(os.listdir(host_path(directory)))
+            except OSError:
+                entries = []
+            listings[directory] = entries
+        for entry in entries:
+            if entry.startswith(start) and pattern.fullmatch(entry):
                 return posixpath.join(directory, entry)
     return None
+
+
+#: Directories listed by ``_hash_renamed_sibling`` in this process (the counting test).
+WORK = {"listdir": 0}

@@ -44,8 +44,9 @@ def _runtime(name: str) -> bool:
 
 #: Counts of the work ``duplicate_sets`` did in this process (for the counting tests):
 #: ``libraries`` whose export set was read, ``sets`` of exporters examined (the distinct sets of
-#: libraries exporting one name), ``memberships`` (library, group) tests.
-WORK = {"libraries": 0, "sets": 0, "memberships": 0}
+#: libraries exporting one name), ``memberships`` (library, group) tests, ``decoded`` export names
+#: decoded after the hash filter (``_export_names``).
+WORK = {"libraries": 0, "sets": 0, "memberships": 0, "decoded": 0}
 
 
 #: The libraries of each group that are among the paths given: (root or ``None``, those paths).
@@ -55,14 +56,10 @@ Groups = Callable[[Set[str]], Iterable[tuple[str | None, Set[str]]]]
 def _exporter_sets(libraries: Mapping[str, Binary]) -> dict[tuple[str, ...], set[str]]:
     """The sets of two or more libraries (sorted paths) that export one name, each with the names
     (runtime names left out) exactly that set exports: one index of name -> libraries."""
-    names_of: dict[int, frozenset[str]] = {}
+    names_of = _export_names(libraries)
     seen: set[str] = set()
     repeated: set[str] = set()
-    for lib in libraries.values():
-        names = names_of.get(id(lib.symbols))
-        if names is None:
-            WORK["libraries"] += 1
-            names = names_of[id(lib.symbols)] = lib.symbols.strong_export_names()
+    for names in names_of.values():
         repeated |= seen & names  # CPython walks the smaller set
         seen |= names
     repeated = {n for n in repeated if not _runtime(n)}
@@ -74,6 +71,36 @@ def _exporter_sets(libraries: Mapping[str, Binary]) -> dict[tuple[str, ...], set
     for name, paths in exporters.items():
         sets.setdefault(tuple(paths), set()).add(name)
     return sets
+
+
+def _export_names(libraries: Mapping[str, Binary]) -> dict[int, frozenset[str]]:
+    """Per distinct symbol table (``id``), its strong export names that may be exported elsewhere too.
+
+    When every table has a ``DT_GNU_HASH`` chain covering its exports, the exports' stored hashes are
+    compared first (C speed, no name decoded: ``SymbolTable.strong_export_keys``) and only the names
+    whose hash two or more tables store are decoded — a name two libraries export has the same hash
+    in both, so no shared name is lost (as for ld.so, a table whose stored hashes lie about its names
+    is read as it reads it).  Otherwise every strong export name is decoded.
+    """
+    tables: dict[int, Binary] = {}
+    for lib in libraries.values():
+        tables.setdefault(id(lib.symbols), lib)
+    WORK["libraries"] += len(tables)
+    if len(libraries) < 2:
+        return {i: frozenset() for i in tables}  # nothing to share a name with
+    keys = {i: lib.symbols.strong_export_keys() for i, lib in tables.items()}
+    if any(k is None for k in keys.values()):
+        return {i: lib.symbols.strong_export_names() for i, lib in tables.items()}
+    key_sets = {i: frozenset(k or ()) for i, k in keys.items()}
+    seen: set[int] = set()
+    repeated: set[int] = set()
+    for lib in libraries.values():  # per library, as for the names (two paths may share one table)
+        mine = key_sets[id(lib.symbols)]
+        repeated |= seen & mine
+        seen |= mine
+    out = {i: lib.symbols.strong_export_names(among=repeated) for i, lib in tables.items()}
+    WORK["decoded"] += sum(map(len, out.values()))
+    return out
 
 
 def duplicate_sets(libraries: Mapping[str, Binary], groups: Groups) -> dict[tuple[str, ...], tuple[set[str], set[str]]]:
