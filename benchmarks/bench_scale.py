@@ -21,7 +21,7 @@ seconds: ``packages.staged_inputs`` and ``Staged.label``), then ``linkaudit chec
 
 Usage::
 
-    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--loader glibc|musl]
+    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--loader glibc|musl] [--no-cache]
                                      [--timeout S] [--max-rss MIB]
                                      [--members 10000 200000] [--keep DIR]
 """
@@ -130,12 +130,13 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--imports", type=int, default=0, help="exports of the previous library each one uses")
     parser.add_argument("--loader", choices=("glibc", "musl"), default="glibc", help="the loader the chain targets")
+    parser.add_argument("--no-cache", action="store_true", help="pass --no-cache to check (no writes to the cache)")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--max-rss", type=int, default=4096, help="address-space cap per run, MiB (0: none)")
     parser.add_argument("--keep", help="write the chains and tarballs under this directory and keep them")
     parser.add_argument("--members", type=int, nargs="*", default=[10000, 200000], help="tarball sizes (none: skip)")
     args = parser.parse_args()
-    la = [sys.executable, "-m", "linkaudit", "check"]
+    la = [sys.executable, "-m", "linkaudit", "check", *(["--no-cache"] if args.no_cache else [])]
     base = Path(args.keep or tempfile.mkdtemp(prefix="bench_scale-"))
     interpreter = MUSL_LOADER if args.loader == "musl" else None
     print(
