@@ -4,7 +4,8 @@
 Writes issue 14's chain with the committed generator (``tests/loader/dagbuild.py``): N tiny
 real ELF shared libraries ``libc0.so`` ... ``libc{N-1}.so``, each exporting 200 names of its
 own, each NEEDing the previous, DT_RUNPATH ``$ORIGIN`` (``--imports K``: each also references
-K of the previous library's exports).  With no Python extension among them every library is
+K of the previous library's exports; ``--loader musl``: each carries PT_INTERP
+``/lib/ld-musl-x86_64.so.1``, so musl's loader emulation, ``loader.musl``, loads them).  With no Python extension among them every library is
 its own dlopen root.  Runs ``linkaudit check DIR`` once per size (after one warm-up at the
 smallest) and prints wall and CPU seconds, peak RSS and the growth exponent between successive
 sizes, ``log(t2 / t1) / log(n2 / n1)`` (1 is linear, 2 quadratic), of wall and of CPU time.
@@ -20,7 +21,8 @@ seconds: ``packages.staged_inputs`` and ``Staged.label``), then ``linkaudit chec
 
 Usage::
 
-    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--timeout S] [--max-rss MIB]
+    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--loader glibc|musl] [--no-cache]
+                                     [--timeout S] [--max-rss MIB]
                                      [--members 10000 200000] [--keep DIR]
 """
 
@@ -39,15 +41,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.loader.dagbuild import Lib, chain_libs, write  # noqa: E402
+from tests.loader.dagbuild import MUSL_LOADER, Lib, chain_libs, write  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_members import make_tarball, stage_and_label  # noqa: E402
 
 
-def chain_with_imports(n: int, imports: int) -> list[Lib]:
-    """``chain_libs(n)``, each library also referencing ``imports`` exports of the previous one."""
-    libs = chain_libs(n)
+def chain_with_imports(n: int, imports: int, interpreter: str | None = None) -> list[Lib]:
+    """``chain_libs(n, interpreter=interpreter)``, each library also referencing ``imports`` exports of the previous one."""
+    libs = chain_libs(n, interpreter=interpreter)
     if not imports:
         return libs
     return [
@@ -58,6 +60,7 @@ def chain_with_imports(n: int, imports: int) -> list[Lib]:
             runpath=lib.runpath,
             exports=lib.exports,
             imports=tuple(f"c{i - 1}_f{j}" for j in range(imports)) if i else (),
+            interpreter=interpreter,
         )
         for i, lib in enumerate(libs)
     ]
@@ -126,22 +129,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--imports", type=int, default=0, help="exports of the previous library each one uses")
+    parser.add_argument("--loader", choices=("glibc", "musl"), default="glibc", help="the loader the chain targets")
+    parser.add_argument("--no-cache", action="store_true", help="pass --no-cache to check (no writes to the cache)")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--max-rss", type=int, default=4096, help="address-space cap per run, MiB (0: none)")
     parser.add_argument("--keep", help="write the chains and tarballs under this directory and keep them")
     parser.add_argument("--members", type=int, nargs="*", default=[10000, 200000], help="tarball sizes (none: skip)")
     args = parser.parse_args()
-    la = [sys.executable, "-m", "linkaudit", "check"]
+    la = [sys.executable, "-m", "linkaudit", "check", *(["--no-cache"] if args.no_cache else [])]
     base = Path(args.keep or tempfile.mkdtemp(prefix="bench_scale-"))
-    print(f"linkaudit check over a chain of N libraries (200 exports each, {args.imports} imports, RUNPATH $ORIGIN)")
+    interpreter = MUSL_LOADER if args.loader == "musl" else None
+    print(
+        f"linkaudit check over a chain of N libraries (200 exports each, {args.imports} imports, RUNPATH $ORIGIN, "
+        f"{args.loader})"
+    )
     print(f"{'N':>7} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'exp(wall)':>10} {'exp(cpu)':>9}  ended")
     previous: tuple[int, float, float] | None = None
     cpu_before = 0.0
     try:
         for i, n in enumerate(args.sizes):
-            directory = base / f"chain-{n}-{args.imports}"
+            directory = base / f"chain-{n}-{args.imports}-{args.loader}"
             if not directory.exists():
-                write(str(directory), chain_with_imports(n, args.imports))
+                write(str(directory), chain_with_imports(n, args.imports, interpreter))
             if i == 0:
                 run([*la, str(directory)], args.timeout, args.max_rss)  # warm-up: the page cache, .pyc files
             cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime

@@ -18,7 +18,16 @@ from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootK
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
-from .musl import MuslContext, MuslProcess, load_root_musl, musl_context, musl_loader, musl_matches
+from .musl import (
+    MuslAloneLoads,
+    MuslContext,
+    MuslProcess,
+    load_root_musl,
+    musl_alone_load,
+    musl_context,
+    musl_loader,
+    musl_matches,
+)
 from .target import TargetEnvironment
 
 #: How many roots a finding about every load holding one object names (the rest are counted).
@@ -417,6 +426,8 @@ def _analyze_musl(
             by_identity.setdefault(ident, b)
     by_path = {b.path: b for b in musl}
     process, reached = MuslProcess(), set[tuple[int, int]]()
+    # A dlopen root loads in a process of its own: loads of single dependencies are shared.
+    run = _MuslRun(ctx, fs, analysis, reached, MuslAloneLoads())
     for root in list(roots) if roots is not None else default_roots(musl):
         binary = by_path.get(root.path)
         if binary is None:
@@ -426,15 +437,17 @@ def _analyze_musl(
                 analysis.problems.append(exc)
                 continue
         shared = process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
-        _run_musl(root, binary, ctx, fs, analysis, shared, reached)
+        run(root, binary, shared)
     for ident, b in by_identity.items():  # the inputs no root reaches, each on its own
         if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
-            _run_musl(Root(b.path, RootKind.DLOPEN, False), b, ctx, fs, analysis, None, reached)
+            run(Root(b.path, RootKind.DLOPEN, False), b, None)
     for load in analysis.loads:
         if load.loader != "musl":
             continue
         objects = _Binaries(load)
-        for obj in load.objects:
+        # A dlopen root stands for its own object only (unless every object is bound): read one.
+        alone = load.kind is RootKind.DLOPEN and not bind_all
+        for obj in _root_only(load) if alone else load.iter_objects():
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
             if (source is None and not bind_all) or (
@@ -444,23 +457,40 @@ def _analyze_musl(
             if source is not None:
                 analysis.audited.setdefault(obj.path, source.path)
             interpreter = INTERPRETER if load.interpreter_virtual else None
+            scope = load.scope_for(obj.path) if obj.binary.symbols.undefined() else []  # nothing to bind
             analysis.bindings[(load.root, obj.path)] = bind_object(
-                obj.binary, load.scope_for(obj.path), objects, interpreter, path=obj.path, match=musl_matches
+                obj.binary, scope, objects, interpreter, path=obj.path, match=musl_matches
             )
 
 
-def _run_musl(
-    root: Root, binary: Binary, ctx: MuslContext, fs: FileSystemView, analysis: LinkageAnalysis,
-    process: MuslProcess | None, reached: set[tuple[int, int]],
-) -> None:  # fmt: skip
-    """Load one musl root into ``analysis``; note the inputs it reached (device, inode)."""
-    load = load_root_musl(_target_path(fs, root.path), binary, root.kind, ctx, process)
-    analysis.loads.append(load)
-    analysis.roots.append(root)
-    for obj in load.objects:
-        ident = _identity(fs.host_path(obj.path)) if not obj.path.startswith("<") else None
-        if ident is not None:
-            reached.add(ident)
+class _MuslRun:
+    """Loads musl roots into an analysis, noting the inputs they reach (device, inode): each shared
+    part's objects once (``_new_objects``), so a chain of n roots costs n, not n squared."""
+
+    def __init__(
+        self, ctx: MuslContext, fs: FileSystemView, analysis: LinkageAnalysis, reached: set[tuple[int, int]],
+        alone: MuslAloneLoads,
+    ) -> None:  # fmt: skip
+        self.ctx, self.fs, self.analysis, self.reached, self.alone = ctx, fs, analysis, reached, alone
+        self.parts_seen: set[int] = set()
+        self.noted: set[str] = set()
+
+    def __call__(self, root: Root, binary: Binary, process: MuslProcess | None) -> None:
+        """Load one musl root (a dlopen in a process of its own: ``musl_alone_load``)."""
+        target = _target_path(self.fs, root.path)
+        if root.kind is RootKind.DLOPEN and process is None:
+            load = musl_alone_load(target, binary, self.ctx, self.alone)
+        else:
+            load = load_root_musl(target, binary, root.kind, self.ctx, process)
+        self.analysis.loads.append(load)
+        self.analysis.roots.append(root)
+        for obj in _new_objects(load, self.parts_seen):
+            if obj.path in self.noted or obj.path.startswith("<"):
+                continue
+            self.noted.add(obj.path)
+            ident = _identity(self.fs.host_path(obj.path))
+            if ident is not None:
+                self.reached.add(ident)
 
 
 def _new_objects(load: Load, seen: set[int]) -> Iterator[LoadedObject]:

@@ -159,6 +159,20 @@ class Load:
             else:
                 yield LoadedObject(o.path, o.binary, o.parent, o.source, o.depth + hops)
 
+    @classmethod
+    def on_top(cls, path: str, binary: Binary, resolution: Resolution, below: Load, loader: str = "glibc") -> Load:
+        """The load of ``path`` dlopened alone, needing one library found by ``resolution`` whose own
+        load dlopened alone is ``below``: its own part (the root's object and that resolution) over
+        ``below`` one level deeper, ``below``'s errors its errors.  The caller has checked that the
+        loads compose (``alone_load``, ``loader.musl.musl_alone_load``)."""
+        load = cls(path, RootKind.DLOPEN, loader=loader)
+        load.add_object(LoadedObject(path, binary, None, Source.ROOT, 0))
+        load._set_below(below, resolution.source or Source.SYSTEM)
+        load._local_scope = [path]
+        load._resolutions = {(path, resolution.name): resolution}
+        load.errors = list(below.errors)
+        return load
+
     def _set_below(self, below: Load, link: Source) -> None:
         self.below, self.link, self._height = below, link, below._height + 1
         jump = below._jump
@@ -626,10 +640,4 @@ def _on_top_of(path: str, binary: Binary, resolution: Resolution, below: Load, l
     added = {path, resolution.name, *([binary.soname] if binary.soname else [])}
     if not loads.shares(below, added, path):
         return None
-    load = Load(path, RootKind.DLOPEN)
-    load.add_object(LoadedObject(path, binary, None, Source.ROOT, 0))
-    load._set_below(below, resolution.source or Source.SYSTEM)
-    load._local_scope = [path]
-    load._resolutions = {(path, resolution.name): resolution}
-    load.errors = list(below.errors)
-    return load
+    return Load.on_top(path, binary, resolution, below)

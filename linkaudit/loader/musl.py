@@ -156,6 +156,7 @@ class MuslProcess:
     needed_by: dict[str, str | None] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     tried: int = 0  # places the searches of this load have tried (against MAX_PLACES)
+    open_end: bool = False  # a search went past its needing chain's rpaths (its result depends on what lies above)
 
 
 #: Places one load may try before its searches stop: musl itself has no limit, but a hostile
@@ -198,6 +199,7 @@ class _Search:
                 if hit:
                     return hit
             chain = self.process.needed_by.get(chain)
+        self.process.open_end = True
         return self.system()
 
     def system(self) -> tuple[str | None, Source | None, str | None, str | None]:
@@ -437,4 +439,155 @@ def load_root_musl(
         loading.add(root_path, root, None, Source.ROOT, 0, None)
     loading.drain()
     load.local_scope = [o.path for o in load.objects]
+    return load
+
+
+class MuslAloneLoads:
+    """The loads of musl libraries dlopened alone, shared between roots (``musl_alone_load``).
+
+    Attributes:
+        loads: path -> the load of that path dlopened alone.
+        looking_up: DT_NEEDED name -> the parts whose own resolutions look it up.
+        holding: (device, inode) -> the parts whose own objects are that file.
+        searches: ``load_library`` calls made (a count: each part's own, once).
+    """
+
+    __slots__ = ("_facts", "holding", "loads", "looking_up", "searches")
+
+    def __init__(self) -> None:
+        self.loads: dict[str, Load] = {}
+        self.looking_up: dict[str, list[Load]] = {}
+        self.holding: dict[tuple[int, int], list[Load]] = {}
+        self._facts: dict[int, tuple[Load, int, bool, frozenset[tuple[int, int]]]] = {}
+        self.searches = 0
+
+    def add(self, path: str, load: Load, tried: int, open_end: bool, fs: FileSystemView) -> Load:
+        """Keep ``load`` as the load of ``path`` dlopened alone; ``tried``: the places its searches
+        tried in a process of its own; ``open_end``: one of them went past its needing chain."""
+        self.loads[path] = load
+        for _requester, name in load.own_resolutions():
+            self.looking_up.setdefault(name, []).append(load)
+        own = frozenset(i for o in load.own_objects() if (i := _identity(fs, o.path)) is not None)
+        for ident in own:
+            self.holding.setdefault(ident, []).append(load)
+        self._facts[id(load)] = (load, tried, open_end, own)
+        return load
+
+    def tried(self, load: Load) -> int:
+        """Places the searches of ``load`` tried, in a process of its own."""
+        return self._facts[id(load)][1]
+
+    def open_end(self, load: Load) -> bool:
+        """True when a search of ``load`` went past its needing chain (to the system path)."""
+        return self._facts[id(load)][2]
+
+    def shares(self, below: Load, name: str, ident: tuple[int, int] | None) -> bool:
+        """True when no part of ``below`` looks up ``name`` or holds the file ``ident``: each asked the
+        cheaper way round, as ``closure.AloneLoads.shares`` asks it."""
+        depth = below.height + 1
+        lookers = self.looking_up.get(name, ())
+        if len(lookers) <= depth:
+            if any(below.holds_part(part) for part in lookers):
+                return False
+        elif any(looked == name for part, _hops in below.iter_parts() for _r, looked in part.own_resolutions()):
+            return False
+        if ident is None:
+            return True
+        holders = self.holding.get(ident, ())
+        if len(holders) <= depth:
+            return not any(below.holds_part(part) for part in holders)
+        return not any(ident in self._facts[id(part)][3] for part, _hops in below.iter_parts())
+
+
+#: What a library's own part is when dlopened alone: the resolution of its one DT_NEEDED, the
+#: library found, the places tried and whether that search went past the library's own rpath.
+_OwnPart = tuple[Resolution, Binary, int, bool]
+
+
+def _single_dependency(path: str, binary: Binary, ctx: MuslContext, loads: MuslAloneLoads) -> _OwnPart | None:
+    """The one DT_NEEDED of ``path`` dlopened alone, searched and found as a new object; ``None``
+    when it has another shape (none or several, a name with a slash, the loader, already loaded)."""
+    needed = binary.needed_names
+    if len(needed) != 1 or "/" in needed[0] or is_loader_name(needed[0], ctx.loader) or path == ctx.loader:
+        return None
+    process = MuslProcess()
+    load = Load(path, RootKind.DLOPEN, loader="musl")
+    loading = _Loading(load, ctx, process)
+    loading.add(path, binary, None, Source.ROOT, 0, None)
+    loading.queue.clear()
+    loading.resolve(needed[0], path, 0)
+    loads.searches += 1
+    resolution = load.own_resolutions().get((path, needed[0]))
+    objects = load.objects
+    if (
+        resolution is None
+        or resolution.path is None
+        or resolution.source in (None, Source.LOADED, Source.POLICY)
+        or load.errors
+        or len(objects) != 2
+        or objects[1].path != resolution.path
+    ):
+        return None
+    return resolution, objects[1].binary, process.tried, process.open_end
+
+
+def _alone(path: str, binary: Binary, ctx: MuslContext, loads: MuslAloneLoads) -> Load:
+    """``load_root_musl`` of ``path`` dlopened in a process of its own, kept in ``loads``."""
+    process = MuslProcess()
+    load = load_root_musl(path, binary, RootKind.DLOPEN, ctx, process)
+    loads.searches += len(load.own_resolutions())
+    return loads.add(path, load, process.tried, process.open_end, ctx.fs)
+
+
+def _composes(path: str, binary: Binary, own: _OwnPart, below: Load, loads: MuslAloneLoads, ctx: MuslContext) -> bool:
+    """Whether ``path``'s load is its own part over ``below`` one level deeper (see ``musl_alone_load``)."""
+    resolution, _found, tried, _open = own
+    if tried + loads.tried(below) > MAX_PLACES:
+        return False
+    if (binary.runpath or binary.rpath) and loads.open_end(below):
+        return False
+    return loads.shares(below, resolution.name, _identity(ctx.fs, path))
+
+
+def musl_alone_load(root_path: str, root: Binary, ctx: MuslContext, loads: MuslAloneLoads) -> Load:
+    """``load_root_musl(root_path, root, RootKind.DLOPEN, ctx)``, sharing the loads of single dependencies.
+
+    A library dlopened in a process of its own whose one DT_NEEDED (no slash, not the loader) a
+    search finds as a new object loads as itself over the load of that dependency dlopened alone,
+    one level deeper (``Load.on_top``), when nothing that decides that load differs between the two
+    processes (musl ``ldso/dynlink.c``, ``load_library``):
+
+    * no part of it looks up the name the library needs it by (an object is reused by the name a
+      search found it under: in the library's process that name is taken);
+    * no object of it is the library's own file (reused by device and inode);
+    * the library has no rpath, or none of its searches went past its needing chain (musl's
+      search goes on up ``needed_by``: the library's DT_RUNPATH/DT_RPATH would come next);
+    * the places tried, the library's and its own, stay within ``MAX_PLACES`` (counted per process).
+
+    Otherwise ``load_root_musl`` builds it.  Walks the chain of single dependencies iteratively.
+    """
+    pending: list[tuple[str, Binary, _OwnPart]] = []
+    seen: set[str] = set()
+    path, binary = root_path, root
+    while True:
+        hit = loads.loads.get(path)
+        first = next(iter(hit.own_objects()), None) if hit is not None else None
+        if hit is not None and first is not None and first.binary is binary:
+            load = hit
+            break
+        own = None if path in seen else _single_dependency(path, binary, ctx, loads)
+        seen.add(path)
+        if own is None:
+            load = _alone(path, binary, ctx, loads)
+            break
+        pending.append((path, binary, own))
+        assert own[0].path is not None
+        path, binary = own[0].path, own[1]
+    while pending:
+        path, binary, own = pending.pop()
+        if _composes(path, binary, own, load, loads, ctx):
+            shared = Load.on_top(path, binary, own[0], load, loader="musl")
+            load = loads.add(path, shared, own[2] + loads.tried(load), own[3] or loads.open_end(load), ctx.fs)
+        else:
+            load = _alone(path, binary, ctx, loads)
     return load

@@ -37,9 +37,12 @@ def build(
     versym: bytes = b"",
     verneed_blob: bytes = b"",
     sections: bool = True,
+    interpreter: str | None = None,
 ) -> bytes:
-    """An ELF64 LE shared object; ``dynamic`` entries come after DT_STRTAB/DT_STRSZ (and the table tags)."""
-    off = 64 + 2 * 56
+    """An ELF64 LE shared object; ``dynamic`` entries come after DT_STRTAB/DT_STRSZ (and the table tags);
+    with ``interpreter``, a third program header, PT_INTERP naming it."""
+    phnum = 3 if interpreter else 2
+    off = 64 + phnum * 56
     at: dict[str, int] = {}
     blobs: list[tuple[int, bytes]] = []
 
@@ -64,6 +67,9 @@ def build(
     entries.append((DT_NULL, 0))
     dyn_blob = b"".join(struct.pack("<qQ", t, v) for t, v in entries)
     place("dynamic", dyn_blob)
+    interp = interpreter.encode() + b"\0" if interpreter else b""
+    if interp:
+        place("interp", interp)
     shoff = nsec = 0
     if sections:
         secs = [(0, 0, 0, 0, 0, 0), (SHT_STRTAB, at["dynstr"], len(dynstr), 0, 0, 0)]
@@ -87,9 +93,11 @@ def build(
         off += 64 * nsec
     total = off
     ident = b"\x7fELF\x02\x01\x01" + b"\0" * 9
-    header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, shoff, 0, 64, 56, 2, 64, nsec, 0)
+    header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, shoff, 0, 64, 56, phnum, 64, nsec, 0)
     ph = struct.pack("<IIQQQQQQ", 1, 4, 0, 0, 0, total, total, 0x1000)
     ph += struct.pack("<IIQQQQQQ", 2, 4, at["dynamic"], at["dynamic"], at["dynamic"], len(dyn_blob), len(dyn_blob), 8)
+    if interp:
+        ph += struct.pack("<IIQQQQQQ", 3, 4, at["interp"], at["interp"], at["interp"], len(interp), len(interp), 1)
     buf = bytearray(total)
     buf[0 : len(header)] = header
     buf[64 : 64 + len(ph)] = ph

@@ -41,6 +41,8 @@ class Lib:
         exports: names of strong GLOBAL FUNC symbols it defines.
         imports: names of undefined symbols it references.
         executable: an ET_EXEC file (an executable root) instead of a shared object.
+        interpreter: a PT_INTERP naming this loader (``/lib/ld-musl-x86_64.so.1``: read as a musl
+            object, ``Libc.MUSL``, and loaded by ``loader.musl``), or ``None``.
     """
 
     file: str
@@ -52,6 +54,7 @@ class Lib:
     exports: tuple[str, ...] = ()
     imports: tuple[str, ...] = field(default=())
     executable: bool = False
+    interpreter: str | None = None
 
 
 def elf_bytes(lib: Lib) -> bytes:
@@ -78,7 +81,7 @@ def elf_bytes(lib: Lib) -> bytes:
         sym(intern(name), _STT_FUNC_GLOBAL, _SHN_TEXT, 0x1000 + 16 * i, 16) for i, name in enumerate(lib.exports)
     ]
     symbols += [sym(intern(name), _STT_FUNC_GLOBAL) for name in lib.imports]
-    image = build(bytes(strtab), dynamic, b"".join(symbols))
+    image = build(bytes(strtab), dynamic, b"".join(symbols), interpreter=lib.interpreter)
     if lib.executable:
         image = image[:16] + struct.pack("<H", _ET_EXEC) + image[18:]
     return image
@@ -96,8 +99,13 @@ def write(directory: str, libs: Sequence[Lib]) -> list[str]:
     return paths
 
 
-def chain_libs(n: int, exports: int = 200) -> list[Lib]:
-    """Issue 14's chain of ``n`` libraries: each ``exports`` names of its own, NEEDs the previous, RUNPATH $ORIGIN."""
+#: musl's loader on x86-64: a library whose PT_INTERP names it is loaded by ``loader.musl``.
+MUSL_LOADER = "/lib/ld-musl-x86_64.so.1"
+
+
+def chain_libs(n: int, exports: int = 200, interpreter: str | None = None) -> list[Lib]:
+    """Issue 14's chain of ``n`` libraries: each ``exports`` names of its own, NEEDs the previous,
+    RUNPATH $ORIGIN; ``interpreter``: each carries that PT_INTERP (``MUSL_LOADER``: a musl chain)."""
     return [
         Lib(
             f"libc{i}.so",
@@ -105,11 +113,12 @@ def chain_libs(n: int, exports: int = 200) -> list[Lib]:
             needed=(f"libc{i - 1}.so",) if i else (),
             runpath=("$ORIGIN",),
             exports=tuple(f"c{i}_f{j}" for j in range(exports)),
+            interpreter=interpreter,
         )
         for i in range(n)
     ]
 
 
-def chain(directory: str, n: int, exports: int = 200) -> list[str]:
-    """Write ``chain_libs(n, exports)`` under ``directory``; returns the paths."""
-    return write(directory, chain_libs(n, exports))
+def chain(directory: str, n: int, exports: int = 200, interpreter: str | None = None) -> list[str]:
+    """Write ``chain_libs(n, exports, interpreter)`` under ``directory``; returns the paths."""
+    return write(directory, chain_libs(n, exports, interpreter))
