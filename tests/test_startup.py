@@ -60,6 +60,10 @@ NOT_FOR_ELF = {
     "pefile",
     "macholib",
     "lief",
+    # musl's loader: only for musl inputs; the platform policies (auditwheel's data): only when a
+    # platform tag or a policy profile is asked for
+    "linkaudit.loader.musl",
+    "linkaudit.config.policies",
     # the COFF reader and the Windows link: only for COFF inputs and a link line
     "linkaudit.formats.coff",
     "linkaudit.link.coff",

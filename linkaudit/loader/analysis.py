@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
@@ -18,8 +19,10 @@ from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootK
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
-from .musl import MuslContext, MuslProcess, load_root_musl, musl_context, musl_loader, musl_matches
 from .target import TargetEnvironment
+
+if TYPE_CHECKING:  # loader.musl: imported by _analyze_musl, for musl inputs only
+    from .musl import MuslContext, MuslProcess
 
 #: How many roots a finding about every load holding one object names (the rest are counted).
 ROOTS_SHOWN = 10
@@ -407,7 +410,10 @@ def _analyze_musl(
     analysis: LinkageAnalysis, bind_all: bool,
 ) -> None:  # fmt: skip
     """The musl inputs, loaded as musl's ``ldso/dynlink.c`` loads them (``loader.musl``): each root,
-    then each input no root reached on its own; their bindings by name (``musl_matches``)."""
+    then each input no root reached on its own; their bindings by name (``musl_matches``).
+    ``loader.musl`` is imported here: only a run with musl inputs loads it."""
+    from .musl import MuslProcess, musl_context, musl_loader, musl_matches
+
     loader = next((b.interpreter for b in musl if b.interpreter and "ld-musl" in b.interpreter), None)
     ctx = musl_context(env, fs, loader or musl_loader(musl[0].machine), musl[0])
     by_identity: dict[tuple[int, int], Binary] = {}
@@ -454,6 +460,8 @@ def _run_musl(
     process: MuslProcess | None, reached: set[tuple[int, int]],
 ) -> None:  # fmt: skip
     """Load one musl root into ``analysis``; note the inputs it reached (device, inode)."""
+    from .musl import load_root_musl
+
     load = load_root_musl(_target_path(fs, root.path), binary, root.kind, ctx, process)
     analysis.loads.append(load)
     analysis.roots.append(root)

@@ -11,7 +11,6 @@ from ..context import AuditContext
 from ..loader.analysis import ROOTS_SHOWN, LinkageAnalysis, would_fail
 from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
-from ..loader.musl import musl_load_error
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -430,6 +429,8 @@ def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str
     """How load ``index`` meets ``requester``'s DT_NEEDED ``needed`` found nowhere (``res``)."""
     load, root = linkage.loads[index], linkage.roots[index]
     if load.loader == "musl":
+        from ..loader.musl import musl_load_error  # loaded already: a musl load ran
+
         detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
         message = musl_load_error(needed, requester, detail)
     else:
