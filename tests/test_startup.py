@@ -57,6 +57,7 @@ NOT_FOR_ELF = {
     "linkaudit.loader.dyld",
     "linkaudit.loader.windows",
     "linkaudit.loader.image_binding",
+    "linkaudit.loader.images",
     "pefile",
     "macholib",
     "lief",
