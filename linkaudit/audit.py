@@ -24,7 +24,6 @@ from .loader.target import TargetEnvironment
 from .model import Binary, Format, Libc
 from .packages import (
     PlannedInputs,
-    Progress,
     Site,
     Staged,
     find_site,
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from .link.sources import GeneratedSource
     from .loader.images import ImageLoad
     from .packages.installation import InstallationModel
+    from .packages.staging import Progress
     from .verify import Disagreement
 
 

@@ -9,6 +9,7 @@ reader, the Mach-O / PE rooms, ``packaging``) fails here.  Speed itself is measu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,11 @@ NOT_FOR_ELF = {
     "linkaudit.packages.conda",
     "linkaudit.packages.tar",
     "linkaudit.packages.zipped",
+    # staging (members written, links made) and the compressors it reads with: only for packages
+    "linkaudit.packages.staging",
+    "zipfile",
+    "lzma",
+    "bz2",
     "tarfile",
     "gzip",
     "tempfile",
@@ -51,9 +57,14 @@ NOT_FOR_ELF = {
     "linkaudit.loader.dyld",
     "linkaudit.loader.windows",
     "linkaudit.loader.image_binding",
+    "linkaudit.loader.images",
     "pefile",
     "macholib",
     "lief",
+    # musl's loader: only for musl inputs; the platform policies (auditwheel's data): only when a
+    # platform tag or a policy profile is asked for
+    "linkaudit.loader.musl",
+    "linkaudit.config.policies",
     # the COFF reader and the Windows link: only for COFF inputs and a link line
     "linkaudit.formats.coff",
     "linkaudit.link.coff",
@@ -69,16 +80,21 @@ NOT_FOR_ELF = {
     "linkaudit.diff",
     "linkaudit.link.sources",
     "linkaudit.verify",
+    # the user cache directory looked up without platformdirs (and its tempfile, shutil; its pathlib
+    # too, which an editable install's import finder loads anyway)
+    "platformdirs",
+    "shutil",
     "secrets",
     "hmac",
     "subprocess",
 }
 
 
-def _modules(args: list[str], cwd: Path) -> tuple[int, set[str], str]:
-    """Run ``linkaudit ARGS`` in a fresh interpreter in ``cwd``: (exit status, modules, stdout)."""
+def _modules(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
+    """Run ``linkaudit ARGS`` in a fresh interpreter in ``cwd`` (environment ``env``, default this
+    one's): (exit status, modules, stdout)."""
     proc = subprocess.run(
-        [sys.executable, "-c", _DUMP, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-c", _DUMP, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False, env=env
     )
     line = next((x for x in proc.stderr.splitlines() if x.startswith("MODULES ")), None)
     assert line is not None, proc.stderr
@@ -91,6 +107,47 @@ def test_a_plain_elf_check_imports_only_the_elf_path(tmp_path: Path) -> None:
     assert "linkaudit.formats.elf" in modules and "linkaudit.loader.ldso" in modules
     assert "linkaudit.ruledata" in modules  # rule data from the compiled module...
     assert not modules & NOT_FOR_ELF, sorted(modules & NOT_FOR_ELF)  # ...and nothing of the above
+
+
+@pytest.mark.parametrize("variable", ["HOME", "XDG_CACHE_HOME"])
+def test_the_default_cache_directory_needs_no_platformdirs(tmp_path: Path, variable: str) -> None:
+    """With no ``$LINKAUDIT_CACHE_DIR`` (the suite sets one) the cache lives in the user cache
+    directory: found without ``platformdirs``, and the entry is written there."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LINKAUDIT_CACHE_DIR", "XDG_CACHE_HOME")}
+    env[variable] = str(tmp_path / "home")
+    rc, modules, _ = _modules(["check", "-q", str(ELF)], tmp_path, env)
+    assert rc == 1
+    assert not modules & NOT_FOR_ELF, sorted(modules & NOT_FOR_ELF)
+    root = tmp_path / "home" / (".cache/linkaudit" if variable == "HOME" else "linkaudit")
+    assert any(root.rglob("*.bin"))
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HOME": "/home/u"},
+        {"HOME": "/home/u/"},
+        {"HOME": "/"},
+        {"HOME": "/home/u", "XDG_CACHE_HOME": "/xdg/cache"},
+        {"HOME": "/home/u", "XDG_CACHE_HOME": "/xdg/cache/"},
+        {"HOME": "/home/u", "XDG_CACHE_HOME": "relative"},
+        {"HOME": "/home/u", "XDG_CACHE_HOME": ""},
+        {"XDG_CACHE_HOME": "/xdg"},
+    ],
+)
+def test_the_cache_directory_is_platformdirs_answer(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    """``cache.default_root`` without ``platformdirs`` gives ``platformdirs.user_cache_dir``'s answer."""
+    import platformdirs
+
+    from linkaudit import cache
+
+    monkeypatch.delenv("LINKAUDIT_CACHE_DIR", raising=False)
+    for name in ("HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    expected = platformdirs.user_cache_dir("linkaudit", appauthor=False)
+    assert cache.default_root() == os.path.join(expected, f"binaries-v{cache.READER_VERSION}")
 
 
 def test_version_imports_neither_click_nor_the_audit(tmp_path: Path) -> None:

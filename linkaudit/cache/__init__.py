@@ -28,11 +28,13 @@ import contextlib
 import functools
 import hashlib
 import os
+import posixpath
 import re
 import stat
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..model import Binary
@@ -344,12 +346,29 @@ def _load(path: str) -> bytes | None:
 def default_root(environ: dict[str, str] | None = None) -> str:
     """``$LINKAUDIT_CACHE_DIR``, else the user cache directory's ``linkaudit``; with the reader version."""
     env = os.environ if environ is None else environ
-    base = env.get(_ENV)
+    base = env.get(_ENV) or _xdg_cache_dir(env)
     if not base:
         import platformdirs
 
         base = platformdirs.user_cache_dir("linkaudit", appauthor=False)
     return os.path.join(base, f"binaries-v{READER_VERSION}")
+
+
+def _xdg_cache_dir(env: Mapping[str, str]) -> str | None:
+    """``platformdirs.user_cache_dir("linkaudit")`` on Linux when the answer is plain: an absolute
+    ``$XDG_CACHE_HOME``, else an absolute ``$HOME``'s ``.cache`` (``platformdirs.unix``, XDG Base
+    Directory); ``None`` for anything else (other systems, Android, no usable variable), which
+    ``platformdirs`` answers.  Importing ``platformdirs`` costs ``pathlib``, ``tempfile``,
+    ``shutil`` and the compressors: about 10 ms of every run (``tests/test_startup.py``)."""
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel") or "ANDROID_DATA" in env:
+        return None
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if posixpath.isabs(xdg):
+        return posixpath.join(xdg, "linkaudit")
+    home = env.get("HOME")
+    if home is None or not posixpath.isabs(home):
+        return None
+    return posixpath.join(home.rstrip("/") + "/.cache", "linkaudit")
 
 
 _ACTIVE: Cache | None = None

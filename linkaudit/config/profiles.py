@@ -19,12 +19,15 @@ import functools
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .policies import Policy, iter_policies, parse_tag, policy_for_tag
 
-#: ``policy_for_tag`` is re-exported here: the one call other rooms (installations) make to
-#: turn a platform tag into its policy.
+if TYPE_CHECKING:  # the platform policies (auditwheel's JSON): read only when a tag or a policy is asked for
+    from .policies import Policy
+
+#: ``policy_for_tag`` is offered here (a wrapper: ``policies`` is imported on first use): the one
+#: call other rooms (installations) make to turn a platform tag into its policy.
 __all__ = [
     "DEFAULT",
     "Profile",
@@ -74,6 +77,8 @@ def profiles() -> dict[str, Profile]:
     Raises:
         ConfigError: the data file is unreadable or malformed (a packaging bug), naming the key.
     """
+    from .policies import iter_policies
+
     out = dict(_shipped())
     for policy in iter_policies():
         if policy.arch == "x86_64" and policy.family == "manylinux":
@@ -130,6 +135,14 @@ def _policy_profile(policy: Policy, name: str) -> Profile:
     )
 
 
+def policy_for_tag(tag: str) -> Policy | None:
+    """``policies.policy_for_tag``: the policy of one platform tag, or ``None`` (imported here, on
+    first use: a run that names no tag never reads the policy data)."""
+    from .policies import policy_for_tag as lookup
+
+    return lookup(tag)
+
+
 def get_profile(name: str) -> Profile:
     """The profile ``name``: a shipped one, a platform tag with or without its architecture
     (``manylinux_2_29`` is ``manylinux_2_29_x86_64``), or a legacy alias (``manylinux2014``,
@@ -144,6 +157,8 @@ def get_profile(name: str) -> Profile:
     known = profiles()
     if name in known:
         return known[name]
+    from .policies import parse_tag
+
     for candidate in (name, f"{name}_x86_64"):
         if parse_tag(candidate) is not None:
             policy = policy_for_tag(candidate)
@@ -208,6 +223,8 @@ def select_policies(tags: tuple[str, ...]) -> tuple[tuple[str, tuple[int, int], 
     lowest version, as ``(family, version, arch, tag)``, manylinux first, in the order written
     otherwise.  A wheel must load on every system each of its tags names, so the oldest one of
     each family and architecture binds it (PEP 425, PEP 600, PEP 656; pip's tag matching)."""
+    from .policies import parse_tag
+
     lowest: dict[tuple[str, str], tuple[tuple[int, int], str]] = {}
     for tag in tags:
         parsed = parse_tag(tag)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
@@ -18,17 +19,10 @@ from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootK
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
-from .musl import (
-    MuslAloneLoads,
-    MuslContext,
-    MuslProcess,
-    load_root_musl,
-    musl_alone_load,
-    musl_context,
-    musl_loader,
-    musl_matches,
-)
 from .target import TargetEnvironment
+
+if TYPE_CHECKING:  # loader.musl: imported by _analyze_musl, for musl inputs only
+    from .musl import MuslAloneLoads, MuslContext, MuslProcess
 
 #: How many roots a finding about every load holding one object names (the rest are counted).
 ROOTS_SHOWN = 10
@@ -416,7 +410,10 @@ def _analyze_musl(
     analysis: LinkageAnalysis, bind_all: bool,
 ) -> None:  # fmt: skip
     """The musl inputs, loaded as musl's ``ldso/dynlink.c`` loads them (``loader.musl``): each root,
-    then each input no root reached on its own; their bindings by name (``musl_matches``)."""
+    then each input no root reached on its own; their bindings by name (``musl_matches``).
+    ``loader.musl`` is imported here: only a run with musl inputs loads it."""
+    from .musl import MuslAloneLoads, MuslProcess, musl_context, musl_loader, musl_matches
+
     loader = next((b.interpreter for b in musl if b.interpreter and "ld-musl" in b.interpreter), None)
     ctx = musl_context(env, fs, loader or musl_loader(musl[0].machine), musl[0])
     by_identity: dict[tuple[int, int], Binary] = {}
@@ -477,6 +474,8 @@ class _MuslRun:
 
     def __call__(self, root: Root, binary: Binary, process: MuslProcess | None) -> None:
         """Load one musl root (a dlopen in a process of its own: ``musl_alone_load``)."""
+        from .musl import load_root_musl, musl_alone_load  # loaded already by _analyze_musl
+
         target = _target_path(self.fs, root.path)
         if root.kind is RootKind.DLOPEN and process is None:
             load = musl_alone_load(target, binary, self.ctx, self.alone)

@@ -32,6 +32,10 @@ The room, one module per job: ``limits`` (the budgets), ``staging`` (names check
 written, links made: what every kind shares), ``wheel``, ``conda``, ``tar`` and ``zipped`` (one
 per container kind), ``staged`` (the result, and ``PACKAGE!member`` labels), ``planner`` (which
 package is staged where).  Data flows one way: planner -> kinds -> staging -> limits.
+
+``staging`` (and with it ``zipfile``, ``lzma``) is imported only once a package is among the
+inputs: a plain file's audit never loads it (``tests/test_startup.py``).  ``staging.Progress`` is
+the progress protocol ``audit`` takes.
 """
 
 from __future__ import annotations
@@ -41,14 +45,12 @@ from .planner import Installation
 from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_each, plan_inputs, staged_inputs
 from .site import Site, find_site, most_demanding, owner_in
 from .staged import Staged
-from .staging import Progress
 
 __all__ = [
     "PACKAGE_SUFFIXES",
     "Distribution",
     "Installation",
     "PlannedInputs",
-    "Progress",
     "Site",
     "Staged",
     "find_site",

@@ -9,13 +9,16 @@ import stat
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from .magic import COMPRESSED
 from .metadata import wheel_name
 from .planner import Installation, conda_format_sets, plan_installations
 from .staged import Staged
-from .staging import CORRUPT, Budget, Progress, Stager, StagingRoot
+
+if TYPE_CHECKING:  # staging (zipfile, lzma): imported once a package is among the inputs
+    from .staging import Progress, Stager, StagingRoot
 
 _ZIP = b"PK\x03\x04"
 
@@ -125,6 +128,8 @@ class _Roots:
         """The root of ``key`` (made on first use), with ``label`` recorded as staged into it."""
         site = self.sites.get(key)
         if site is None:
+            from .staging import StagingRoot  # loaded already (staged_inputs)
+
             host = os.path.join(self.tmp, key)
             os.mkdir(host, 0o700)
             site = self.sites[key] = StagingRoot(host, _SITE_NAMES.get(key, label))
@@ -138,6 +143,7 @@ def _stage_zip(stager: Stager, roots: _Roots, path: str) -> None:
     import zipfile
 
     from .conda import is_conda_zip, stage_conda_zip
+    from .staging import CORRUPT
     from .wheel import stage_wheel
 
     try:
@@ -261,6 +267,7 @@ def staged_inputs(
     import tempfile
 
     from ..formats.ranges import forget_under
+    from .staging import Budget, Stager
     from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
 
     tmp = tempfile.mkdtemp(prefix="linkaudit-")

@@ -7,12 +7,15 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
 from .site import read_conda_index
-from .staging import STOP_CHARS, Clash, StagingRoot
+
+if TYPE_CHECKING:  # staging (zipfile, lzma): only once a package was staged
+    from .staging import Clash, StagingRoot
 
 
 @dataclass
@@ -116,6 +119,8 @@ class Staged:
         if not self._sites or not any(s.host in text for s in self._sites):
             return text
         if self._pattern is None:
+            from .staging import STOP_CHARS  # loaded already: a root was staged
+
             roots = "|".join(re.escape(s.host) for s in sorted(self._sites, key=lambda s: -len(s.host)))
             self._pattern = re.compile(f"({roots})(/[^{STOP_CHARS}]*)?")
         by_host = {s.host: s for s in self._sites}

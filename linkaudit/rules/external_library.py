@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 from ..config.profiles import get_profile
 from ..context import AuditContext
-from ..loader.musl import is_loader_name
 from ..model import Libc
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -16,6 +15,13 @@ from .data import driver_index
 
 #: The ELF interpreter (the dynamic loader) is part of every glibc system.
 _INTERPRETERS = ("ld-linux", "ld64.so", "ld.so", "ld-musl-")
+
+
+def _is_musl_loader(name: str) -> bool:
+    """``loader.musl.is_loader_name`` (imported for a musl input only: a glibc run never loads it)."""
+    from ..loader.musl import is_loader_name
+
+    return is_loader_name(name, "")
 
 
 class ExternalLibrary(Rule):
@@ -77,7 +83,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
             for needed in (n.name for n in binary.needed):
                 if needed in allowed or needed.startswith(_INTERPRETERS) or drivers.is_driver(needed):
                     continue
-                if binary.libc is Libc.MUSL and is_loader_name(needed, ""):
+                if binary.libc is Libc.MUSL and _is_musl_loader(needed):
                     continue  # musl's libc.so, libm.so, libc.musl-x86_64.so.1...: the loader itself (load_library)
                 where = resolved.get((binary.path, needed))
                 if where is None or os.path.normpath(where) in inputs or linkage.audited.get(where) in inputs:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import AuditContext
 from ..loader.analysis import ROOTS_SHOWN, LinkageAnalysis, would_fail
-from ..loader.images import ImageOutcome, ImageResolution
 from ..loader.ldso import Outcome
-from ..loader.musl import musl_load_error
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_index
 from .provider_hint import ProviderHint, installed_hint, provider_hint
+
+if TYPE_CHECKING:  # loader.images: the PE and Mach-O loads' results, imported where one is reported
+    from ..loader.images import ImageResolution
 
 
 def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
@@ -239,6 +240,7 @@ chain has one).
     ) -> Finding:
         """The finding for the PE import or Mach-O dylib ``name`` of ``requester`` found nowhere,
         for every root whose load fails (``roots``); ``copies``: inputs of that base name."""
+        from ..loader.images import ImageOutcome
         from ..loader.windows import is_redistributable
 
         first = roots[0]
@@ -371,6 +373,7 @@ def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageR
         return dyld_failure(
             kind, root, name, f" (referenced from {posixpath.basename(requester)}; tried: {tried or 'nothing'})"
         )
+    from ..loader.images import ImageOutcome
     from ..loader.windows import windows_failure
 
     wrong = [a for a in res.attempts if a.outcome == ImageOutcome.WRONG_MACHINE]
@@ -430,6 +433,8 @@ def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str
     """How load ``index`` meets ``requester``'s DT_NEEDED ``needed`` found nowhere (``res``)."""
     load, root = linkage.loads[index], linkage.roots[index]
     if load.loader == "musl":
+        from ..loader.musl import musl_load_error  # loaded already: a musl load ran
+
         detail = res.error.split(": ", 1)[-1] if res.error else "No such file or directory"
         message = musl_load_error(needed, requester, detail)
     else:

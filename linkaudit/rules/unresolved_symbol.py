@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..loader.analysis import LinkageAnalysis
 from ..loader.closure import RootKind
-from ..loader.musl import musl_relocation_error
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -174,6 +173,8 @@ missing-provider covers those of a known family.
                 verb = "binds" if len(names) == 1 else "bind"
                 message = f"{count} {verb} nowhere in the load scope: {preview(names)}"
                 if any(loaders[r] == "musl" for r in roots):
+                    from ..loader.musl import musl_relocation_error  # loaded already: a musl load ran
+
                     first = names[0].split("@", 1)[0]
                     message += f" — {'ImportError: ' if kinds[roots[0]] is RootKind.PYTHON_IMPORT else ''}"
                     message += musl_relocation_error(file, first)

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from linkaudit import AuditConfig, audit
-from linkaudit.loader import analysis as analysis_module
 from linkaudit.loader import musl
 from linkaudit.loader.closure import Load, RootKind
 from linkaudit.loader.musl import MuslAloneLoads, MuslContext, load_root_musl
@@ -83,7 +82,7 @@ def random_musl_dag(base: Path, seed: int) -> TargetEnvironment:
 
 
 def _unshared(patch: pytest.MonkeyPatch) -> None:
-    patch.setattr(analysis_module, "musl_alone_load", unshared_musl_alone_load)
+    patch.setattr(musl, "musl_alone_load", unshared_musl_alone_load)  # analysis imports it per call
 
 
 @pytest.mark.parametrize("seed", range(60))
