@@ -163,72 +163,91 @@ def _slices(buf: Buffer) -> list[Slice]:
         MalformedLinkedit: a fat header, Mach-O header or load command outside the file, a
             ``cmdsize`` too small or past ``sizeofcmds``, or more than the caps above.
     """
+    offsets = _fat_offsets(buf) if bytes(buf[:4]) in FAT_MAGICS else [(0, len(buf), None)]
+    return [_thin(buf, base, slice_end, fat_cpu) for base, slice_end, fat_cpu in offsets]
+
+
+def _fat_offsets(buf: Buffer) -> list[tuple[int, int, int | None]]:
+    """The fat header's slices as ``(start, end, cputype)`` (``fat_arch`` or ``fat_arch64``).
+
+    Raises:
+        MalformedLinkedit: more than ``MAX_SLICES`` slices, an entry or a slice past the end of
+            the file, or two slices that overlap.
+    """
     from macholib import mach_o  # type: ignore[import-untyped]
     from macholib.ptypes import sizeof  # type: ignore[import-untyped]
 
     size = len(buf)
     offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
-    if bytes(buf[:4]) in FAT_MAGICS:
-        wide = buf[3] == 0xBF
-        count = struct.unpack(">I", buf[4:8])[0]
-        if count > MAX_SLICES:
-            raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
-        arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
-        width = sizeof(arch)
-        for i in range(count):
-            at = 8 + i * width
-            if at + width > size:
-                raise linkedit.MalformedLinkedit(f"fat header entry {i} runs past the end of the file")
-            entry = arch.from_str(bytes(buf[at : at + width]), _endian_=">")
-            if entry.offset + entry.size > size:
-                raise linkedit.MalformedLinkedit(
-                    f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
-                )
-            for start, end, _cpu in offsets:
-                if entry.offset < end and start < entry.offset + entry.size:
-                    raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
-            offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
-    else:
-        offsets.append((0, size, None))
-    out: list[Slice] = []
-    for base, slice_end, fat_cpu in offsets:
-        magic = bytes(buf[base : base + 4])
-        if magic not in THIN_MAGICS:
-            raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
-        little, wide = THIN_MAGICS[magic]
-        endian = "<" if little else ">"
-        header_cls = mach_o.mach_header_64 if wide else mach_o.mach_header
-        at = base + sizeof(header_cls)
-        if at > size:
-            raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
-        header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
-        if fat_cpu is not None and header.cputype != fat_cpu:
+    wide = buf[3] == 0xBF
+    count = struct.unpack(">I", buf[4:8])[0]
+    if count > MAX_SLICES:
+        raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
+    arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
+    width = sizeof(arch)
+    for i in range(count):
+        at = 8 + i * width
+        if at + width > size:
+            raise linkedit.MalformedLinkedit(f"fat header entry {i} runs past the end of the file")
+        entry = arch.from_str(bytes(buf[at : at + width]), _endian_=">")
+        if entry.offset + entry.size > size:
             raise linkedit.MalformedLinkedit(
-                f"the slice at offset {base} is for CPU type {header.cputype:#x}, its fat header says {fat_cpu:#x}"
+                f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
             )
-        end = at + header.sizeofcmds
-        if end > slice_end or header.ncmds > MAX_COMMANDS:
-            raise linkedit.MalformedLinkedit(
-                f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
-            )
-        commands: list[tuple[int, Any, bytes]] = []
-        for i in range(header.ncmds):
-            if at + 8 > end:
-                raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
-            cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
-            if cmdsize < 8 or at + cmdsize > end:
-                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
-            raw = bytes(buf[at : at + cmdsize])
-            cls = mach_o.LC_REGISTRY.get(cmd_id)
-            cmd = None
-            if cls is not None and 8 + sizeof(cls) <= cmdsize:
-                cmd = cls.from_str(raw[8 : 8 + sizeof(cls)], _endian_=endian)
-            elif cmd_id in STRUCTURED:
-                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
-            commands.append((cmd_id, cmd, raw))
-            at += cmdsize
-        out.append(Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands))
-    return out
+        for start, end, _cpu in offsets:
+            if entry.offset < end and start < entry.offset + entry.size:
+                raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
+        offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
+    return offsets
+
+
+def _thin(buf: Buffer, base: int, slice_end: int, fat_cpu: int | None) -> Slice:
+    """The thin image at ``base`` (ending at ``slice_end``) with its load commands; ``fat_cpu``: the
+    CPU type the fat header gives it (None for a thin file).
+
+    Raises:
+        MalformedLinkedit: no Mach-O header, a header past the end of the file or for another CPU
+            than the fat header says, or load commands that do not fit (see :func:`_slices`).
+    """
+    from macholib import mach_o
+    from macholib.ptypes import sizeof
+
+    magic = bytes(buf[base : base + 4])
+    if magic not in THIN_MAGICS:
+        raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
+    little, wide = THIN_MAGICS[magic]
+    endian = "<" if little else ">"
+    header_cls = mach_o.mach_header_64 if wide else mach_o.mach_header
+    at = base + sizeof(header_cls)
+    if at > len(buf):
+        raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
+    header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
+    if fat_cpu is not None and header.cputype != fat_cpu:
+        raise linkedit.MalformedLinkedit(
+            f"the slice at offset {base} is for CPU type {header.cputype:#x}, its fat header says {fat_cpu:#x}"
+        )
+    end = at + header.sizeofcmds
+    if end > slice_end or header.ncmds > MAX_COMMANDS:
+        raise linkedit.MalformedLinkedit(
+            f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
+        )
+    commands: list[tuple[int, Any, bytes]] = []
+    for i in range(header.ncmds):
+        if at + 8 > end:
+            raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
+        cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
+        if cmdsize < 8 or at + cmdsize > end:
+            raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
+        raw = bytes(buf[at : at + cmdsize])
+        cls = mach_o.LC_REGISTRY.get(cmd_id)
+        cmd = None
+        if cls is not None and 8 + sizeof(cls) <= cmdsize:
+            cmd = cls.from_str(raw[8 : 8 + sizeof(cls)], _endian_=endian)
+        elif cmd_id in STRUCTURED:
+            raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
+        commands.append((cmd_id, cmd, raw))
+        at += cmdsize
+    return Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands)
 
 
 def _lc_str(raw: bytes, offset: int, fixed: int) -> str:
