@@ -317,6 +317,71 @@ def _symbols(
     return symbols, forwarders
 
 
+class _Commands(NamedTuple):
+    """What one slice's load commands say about its linkage (see :func:`_linkage_commands`)."""
+
+    needed: list[NeededLibrary]
+    rpath: list[str]
+    soname: str | None
+    min_os: str | None
+    sdk: str | None
+    tables: dict[int, Any]
+
+
+def _linkage_commands(header: Slice) -> _Commands:
+    """One walk over a slice's load commands: the dylibs it loads (LC_LOAD_DYLIB and kin, in
+    order), LC_RPATH entries, the install name (LC_ID_DYLIB), the minimum macOS and SDK
+    (LC_BUILD_VERSION, else LC_VERSION_MIN_MACOSX) and the first of each LINKEDIT table command.
+
+    Raises:
+        MalformedLinkedit: an ``lc_str`` outside its command, or more than ``MAX_DYLIBS`` dylibs.
+    """
+    from macholib import mach_o
+
+    needs = {
+        mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
+        mach_o.LC_LOAD_WEAK_DYLIB: NeedKind.WEAK,
+        mach_o.LC_REEXPORT_DYLIB: NeedKind.REEXPORT,
+        mach_o.LC_LOAD_UPWARD_DYLIB: NeedKind.UPWARD,
+        mach_o.LC_LAZY_LOAD_DYLIB: NeedKind.LAZY,
+    }
+    needed: list[NeededLibrary] = []
+    rpath: list[str] = []
+    soname = None
+    min_os = sdk = None
+    tables: dict[int, Any] = {}
+    for cmd_id, cmd, raw in header.commands:
+        if cmd_id in LINKEDIT_COMMANDS:
+            tables.setdefault(cmd_id, cmd)
+        if cmd_id in needs:
+            needed.append(NeededLibrary(_lc_str(raw, cmd.name, 24), needs[cmd_id]))
+        elif cmd_id == mach_o.LC_ID_DYLIB:
+            soname = _lc_str(raw, cmd.name, 24)
+        elif cmd_id == mach_o.LC_RPATH:
+            rpath.append(_lc_str(raw, cmd.path, 12))
+        elif cmd_id == mach_o.LC_BUILD_VERSION:
+            min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
+        elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
+            min_os, sdk = _version(cmd.version), _version(cmd.sdk)
+    if len(needed) > MAX_DYLIBS:
+        raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
+    return _Commands(needed, rpath, soname, min_os, sdk, tables)
+
+
+def _kind(filetype: int, path: str) -> Kind:
+    """The model's kind for a slice's ``filetype`` (MH_EXECUTE, MH_OBJECT, MH_DYLIB, MH_BUNDLE: a
+    bundle named ``*.so`` is a CPython extension module)."""
+    if filetype == MH_EXECUTE:
+        return Kind.EXECUTABLE
+    if filetype == MH_OBJECT:
+        return Kind.RELOCATABLE
+    if filetype == MH_BUNDLE and path.endswith(".so"):
+        return Kind.PYTHON_EXTENSION  # CPython's extension modules are bundles named *.so
+    if filetype in (MH_DYLIB, MH_BUNDLE):
+        return Kind.SHARED_LIBRARY
+    return Kind.OTHER
+
+
 def read_macho(path: str, buf: Buffer) -> list[Binary]:
     """Parse every slice of the Mach-O file at ``path`` (thin: one; fat: one per architecture).
 
@@ -330,53 +395,14 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
             file, loops, or holds more than ``macho_linkedit.MAX_ENTRIES`` entries (a ``ValueError``,
             reported by ``read_path`` as a malformed Mach-O file).
     """
-    from macholib import mach_o
-
-    needs = {
-        mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
-        mach_o.LC_LOAD_WEAK_DYLIB: NeedKind.WEAK,
-        mach_o.LC_REEXPORT_DYLIB: NeedKind.REEXPORT,
-        mach_o.LC_LOAD_UPWARD_DYLIB: NeedKind.UPWARD,
-        mach_o.LC_LAZY_LOAD_DYLIB: NeedKind.LAZY,
-    }
     slices = _slices(buf)
     fat = len(slices) > 1 or bytes(buf[:4]) in FAT_MAGICS
     out: list[Binary] = []
     for header in slices:
         cputype = header.cputype
         machine = arch_name(cputype, header.cpusubtype)
-        needed: list[NeededLibrary] = []
-        rpath: list[str] = []
-        soname = None
-        min_os = sdk = None
-        tables: dict[int, Any] = {}
-        for cmd_id, cmd, raw in header.commands:
-            if cmd_id in LINKEDIT_COMMANDS:
-                tables.setdefault(cmd_id, cmd)
-            if cmd_id in needs:
-                needed.append(NeededLibrary(_lc_str(raw, cmd.name, 24), needs[cmd_id]))
-            elif cmd_id == mach_o.LC_ID_DYLIB:
-                soname = _lc_str(raw, cmd.name, 24)
-            elif cmd_id == mach_o.LC_RPATH:
-                rpath.append(_lc_str(raw, cmd.path, 12))
-            elif cmd_id == mach_o.LC_BUILD_VERSION:
-                min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
-            elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
-                min_os, sdk = _version(cmd.version), _version(cmd.sdk)
-        if len(needed) > MAX_DYLIBS:
-            raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
-        symbols, forwarders = _symbols(buf, header, needed, tables)
-        filetype = header.filetype
-        if filetype == MH_EXECUTE:
-            kind = Kind.EXECUTABLE
-        elif filetype == MH_OBJECT:
-            kind = Kind.RELOCATABLE
-        elif filetype == MH_BUNDLE and path.endswith(".so"):
-            kind = Kind.PYTHON_EXTENSION  # CPython's extension modules are bundles named *.so
-        elif filetype in (MH_DYLIB, MH_BUNDLE):
-            kind = Kind.SHARED_LIBRARY
-        else:
-            kind = Kind.OTHER
+        fields = _linkage_commands(header)
+        symbols, forwarders = _symbols(buf, header, fields.needed, fields.tables)
         out.append(
             Binary(
                 **NOT_ELF,
@@ -386,15 +412,15 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 bits=64 if cputype & 0x01000000 else 32,
                 endian=Endian.LITTLE if header.little else Endian.BIG,
                 os_abi="Darwin",
-                kind=kind,
-                soname=soname,
-                needed=tuple(needed),
-                rpath=tuple(rpath),
+                kind=_kind(header.filetype, path),
+                soname=fields.soname,
+                needed=tuple(fields.needed),
+                rpath=tuple(fields.rpath),
                 symbols=SymbolTable.from_symbols(symbols),
                 forwarders=tuple(forwarders),
                 member=machine if fat else None,
-                min_os=min_os,
-                sdk=sdk,
+                min_os=fields.min_os,
+                sdk=fields.sdk,
             )
         )
     return out
