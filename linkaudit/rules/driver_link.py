@@ -109,48 +109,30 @@ def _loads_anyway_message(how: str, name: str, component: str, used: list[str], 
     )
 
 
-def _image_outcome(
-    context: AuditContext,
-    binary: Binary,
-    name: str,
-    how: str,
-    component: str,
-    message: str,
-    evidence: dict[str, object],
-) -> tuple[str, Severity | None]:
+def _image_reach(
+    context: AuditContext, binary: Binary, name: str, evidence: dict[str, object]
+) -> tuple[str | None, bool]:
     """For a PE or Mach-O file: the Windows or dyld loads say who fails without the driver (no
-    package ships it). Adds ``roots`` and ``would_fail`` to ``evidence``; returns the message and
-    the severity (a note when only the file's own on-demand load reaches it, else the rule's)."""
+    package ships it). Adds ``roots`` and ``would_fail`` to ``evidence``; returns what the first
+    import root reaching the file would see (``". Without a driver: ..."``, None when none fails)
+    and whether only the file's own on-demand load (a plugin) reaches it."""
     roots, failure, plugin = _image_roots(context, binary, name)
     evidence["roots"] = roots
     evidence["would_fail"] = failure
     if failure is not None:
         chain = roots[0]["chain"]
         assert isinstance(chain, list)
-        return message + f". Without a driver: {failure} ({' → '.join(chain)})", None
-    if plugin:
-        return (
-            f"{how} {name}, the {component}, but no import root's load reaches this "
-            f"file: it can only be loaded on demand ({'LoadLibrary' if binary.format is Format.PE else 'dlopen'}), "
-            "which is how a plugin that needs the driver must be loaded (when a GPU is present)"
-        ), Severity.NOTE
-    return message, None
+        return f". Without a driver: {failure} ({' → '.join(chain)})", False
+    return None, plugin
 
 
-def _elf_outcome(
-    context: AuditContext,
-    loaded_as: dict[str, list[str]],
-    binary: Binary,
-    name: str,
-    how: str,
-    component: str,
-    message: str,
-    evidence: dict[str, object],
-) -> tuple[str, Severity | None]:
+def _elf_reach(
+    context: AuditContext, loaded_as: dict[str, list[str]], binary: Binary, name: str, evidence: dict[str, object]
+) -> tuple[str | None, bool]:
     """For an ELF file under a driverless loader emulation: the import roots whose NEEDED closure
-    reaches the file and what the first would see (ld.so's words). Adds ``roots`` (and
-    ``would_fail`` when some root loads it or none does) to ``evidence``; returns the message and the
-    severity (a note when the file can only be dlopen()ed, else the rule's)."""
+    reaches the file. Adds ``roots`` (and ``would_fail`` when some root loads it or none does) to
+    ``evidence``; returns what the first would see (ld.so's words, None when no root reaches it)
+    and whether the file can only be dlopen()ed (import roots exist and none reaches it)."""
     linkage = context.linkage
     assert linkage is not None  # driverless comes from the loader emulation
     reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
@@ -163,15 +145,26 @@ def _elf_outcome(
         )
         evidence["would_fail"] = failure
         chain = " → ".join(p.rsplit("/", 1)[-1] for p in (*first.chain, name))
-        return message + f". Without a driver: {failure} ({chain})", None
+        return f". Without a driver: {failure} ({chain})", False
     if reaches:
         evidence["would_fail"] = None
+    return None, bool(reaches)
+
+
+def _plugin_message(how: str, name: str, component: str, fmt: Format) -> str:
+    """The note's message for a file linking the driver that no import root's load reaches: it can
+    only be loaded on demand, which is how a plugin needing the driver must be loaded."""
+    if fmt not in (Format.PE, Format.MACHO):  # ld.so's NEEDED closure
         return (
             f"{how} {name}, the {component}, but no import root's NEEDED closure "
             "reaches this file: it can only be dlopen()ed, which is how a plugin that needs the "
             "driver must be loaded (lazily, when a GPU is present)"
-        ), Severity.NOTE
-    return message, None
+        )
+    return (
+        f"{how} {name}, the {component}, but no import root's load reaches this "
+        f"file: it can only be loaded on demand ({'LoadLibrary' if fmt is Format.PE else 'dlopen'}), "
+        "which is how a plugin that needs the driver must be loaded (when a GPU is present)"
+    )
 
 
 class DriverLink(Rule):
@@ -288,10 +281,16 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
             message = _loads_anyway_message(how, name, component, used, weak=kind is NeedKind.WEAK)
         else:
             message = _link_message(how, name, component, binary.format, used, unused)
+            failure, plugin = None, False
             if binary.format in (Format.PE, Format.MACHO):
-                message, severity = _image_outcome(context, binary, name, how, component, message, evidence)
+                failure, plugin = _image_reach(context, binary, name, evidence)
             elif driverless:
-                message, severity = _elf_outcome(context, loaded_as, binary, name, how, component, message, evidence)
+                failure, plugin = _elf_reach(context, loaded_as, binary, name, evidence)
+            if failure is not None:
+                message += failure
+            elif plugin:
+                severity = Severity.NOTE
+                message = _plugin_message(how, name, component, binary.format)
         return self.finding(binary, name, message, evidence, severity)
 
     def _link_line(self, context: AuditContext) -> Iterator[Finding]:
