@@ -220,6 +220,7 @@ def _lief_macho(x: Any) -> dict[str, Any]:
 
 
 def _weak_mark(flag: bool) -> str:
+    """`` [weak]`` after a weak import or definition, as the fields are compared; else nothing."""
     return " [weak]" if flag else ""
 
 
