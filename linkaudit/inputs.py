@@ -144,65 +144,93 @@ def _walk(
     ``passed_over``: the lists of symlinked directories leaving ``top`` and of dangling
     symlinks, each (path, where it points).
     """
-    outside, broken = passed_over
     found = 0
     seen_dirs: set[tuple[int, int]] = set()
     root = os.path.realpath(top)
     stack = [top]
     while stack:
         dirpath = stack.pop()
-        try:
-            dst = os.stat(dirpath)
-        except OSError as exc:
-            errors.append(InputError(dirpath, os_reason(exc)))
+        entries = _read_dir(dirpath, seen_dirs, errors)
+        if entries is None:
             continue
-        key = (dst.st_dev, dst.st_ino)
-        if key in seen_dirs:
-            continue  # a symlinked directory already walked: a loop or a second name
-        seen_dirs.add(key)
-        try:
-            with os.scandir(dirpath) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            errors.append(InputError(dirpath, f"cannot read directory: {os_reason(exc)}"))
-            continue
-        subdirs: list[str] = []
-        for entry in entries:
-            path = os.path.join(dirpath, entry.name)
-            is_link = entry.is_symlink()
-            try:
-                is_dir = entry.is_dir()  # follows a symlink
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if is_link:
-                    real = os.path.realpath(path)
-                    if not _inside(real, root):
-                        outside.append((path, real))
-                        continue
-                subdirs.append(path)
-                continue
-            try:
-                st = os.stat(path)
-            except OSError as exc:
-                if is_link and exc.errno == errno.ENOENT:
-                    broken.append((path, _link_target(path)))  # as ldconfig: passed over, not an error
-                else:
-                    errors.append(InputError(path, os_reason(exc)))
-                continue
-            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-                continue
-            try:
-                kind = _sniff_file(path)
-            except OSError as exc:
-                errors.append(InputError(path, os_reason(exc)))
-                continue
-            if kind is None:
-                continue
-            if kind not in SUPPORTED:
-                skipped.append((path, kind.value))
-                continue
-            add(path, st, is_link)
-            found += 1
+        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over)
+        found += count
         stack.extend(reversed(subdirs))
     return found
+
+
+def _read_dir(dirpath: str, seen_dirs: set[tuple[int, int]], errors: list[InputError]) -> list[os.DirEntry[str]] | None:
+    """The entries of directory ``dirpath`` sorted by name, or None when it was already walked (by
+    (st_dev, st_ino), recorded in ``seen_dirs``: a symlink loop or a second name) or cannot be
+    read (an ``InputError`` appended to ``errors``)."""
+    try:
+        dst = os.stat(dirpath)
+    except OSError as exc:
+        errors.append(InputError(dirpath, os_reason(exc)))
+        return None
+    key = (dst.st_dev, dst.st_ino)
+    if key in seen_dirs:
+        return None  # a symlinked directory already walked: a loop or a second name
+    seen_dirs.add(key)
+    try:
+        with os.scandir(dirpath) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        errors.append(InputError(dirpath, f"cannot read directory: {os_reason(exc)}"))
+        return None
+
+
+def _scan_dir(
+    dirpath: str,
+    entries: list[os.DirEntry[str]],
+    root: str,
+    add: Callable[[str, os.stat_result, bool], None],
+    errors: list[InputError],
+    skipped: list[tuple[str, str]],
+    passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
+) -> tuple[list[str], int]:
+    """One directory's ``entries``: each supported binary goes to ``add``; returns the
+    subdirectories to walk (a symlinked one only when its real path stays inside ``root``) and how
+    many binaries were found. Unsupported formats go to ``skipped``; symlinked directories leaving
+    ``root`` and dangling symlinks to ``passed_over``; unreadable files to ``errors``."""
+    outside, broken = passed_over
+    found = 0
+    subdirs: list[str] = []
+    for entry in entries:
+        path = os.path.join(dirpath, entry.name)
+        is_link = entry.is_symlink()
+        try:
+            is_dir = entry.is_dir()  # follows a symlink
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if is_link:
+                real = os.path.realpath(path)
+                if not _inside(real, root):
+                    outside.append((path, real))
+                    continue
+            subdirs.append(path)
+            continue
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if is_link and exc.errno == errno.ENOENT:
+                broken.append((path, _link_target(path)))  # as ldconfig: passed over, not an error
+            else:
+                errors.append(InputError(path, os_reason(exc)))
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            continue
+        try:
+            kind = _sniff_file(path)
+        except OSError as exc:
+            errors.append(InputError(path, os_reason(exc)))
+            continue
+        if kind is None:
+            continue
+        if kind not in SUPPORTED:
+            skipped.append((path, kind.value))
+            continue
+        add(path, st, is_link)
+        found += 1
+    return subdirs, found

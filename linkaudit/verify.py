@@ -194,25 +194,47 @@ def _no_underscore(name: str) -> str:
 
 
 def _lief_macho(x: Any) -> dict[str, Any]:
+    """lief's reading of one Mach-O slice ``x``, in the fields of :func:`_macho_fields`."""
     needs = {"LOAD_DYLIB", "LOAD_WEAK_DYLIB", "REEXPORT_DYLIB", "LOAD_UPWARD_DYLIB", "LAZY_LOAD_DYLIB"}
     kinds = {"LOAD_DYLIB": "plain", "LOAD_WEAK_DYLIB": "weak", "REEXPORT_DYLIB": "reexport"}
     kinds |= {"LOAD_UPWARD_DYLIB": "upward", "LAZY_LOAD_DYLIB": "lazy"}
     commands = [(c.name, _enum_name(c.command)) for c in x.libraries]
     needed = [name for name, kind in commands if kind in needs]
-    twolevel = "TWOLEVEL" in {_enum_name(f) for f in x.header.flags_list}
     min_os = sdk = None
     if x.has_build_version:
         min_os, sdk = _lief_version(x.build_version.minos), _lief_version(x.build_version.sdk)
     elif x.has_version_min and _enum_name(x.version_min.command) == "VERSION_MIN_MACOSX":
         min_os, sdk = _lief_version(x.version_min.version), _lief_version(x.version_min.sdk)
+    exports, reexports = _lief_macho_exports(x)
+    return {
+        "machine": _lief_arch(x),
+        "install name": next((name for name, kind in commands if kind == "ID_DYLIB"), None),
+        "needed": [f"{name} ({kinds[kind]})" for name, kind in commands if kind in needs],
+        "rpath": [r.path for r in x.rpaths],
+        "min os": min_os,
+        "sdk": sdk,
+        "imports": _lief_macho_imports(x, needed),
+        "exports": sorted(exports),
+        "re-exports": sorted(reexports),
+    }
+
+
+def _weak_mark(flag: bool) -> str:
+    """`` [weak]`` after a weak import or definition, as the fields are compared; else nothing."""
+    return " [weak]" if flag else ""
+
+
+def _lief_macho_imports(x: Any, needed: list[str]) -> list[str]:
+    """lief's imports of slice ``x``, sorted: ``name -> library[ [weak]]``, the library by its
+    ordinal into ``needed`` (the dylib load commands), or ``(flat lookup)`` without two-level
+    namespace. Taken from the binds (bind opcodes or chained fixups; not the weak-bind
+    coalescing table), else from the symbol table."""
+    twolevel = "TWOLEVEL" in {_enum_name(f) for f in x.header.flags_list}
 
     def library(ordinal: int) -> str:
         if not twolevel or ordinal in _SPECIAL_ORDINALS:
             return "(flat lookup)"
         return needed[ordinal - 1] if ordinal <= len(needed) else f"#ordinal {ordinal}"
-
-    def weak(flag: bool) -> str:
-        return " [weak]" if flag else ""
 
     bound: dict[str, tuple[int, bool]] = {}
     for bi in x.bindings:  # bind opcodes or chained fixups; not the weak-bind (coalescing) table
@@ -225,6 +247,13 @@ def _lief_macho(x: Any) -> dict[str, Any]:
             (s.name, *bound.get(s.name, (s.library_ordinal, bool(s.description & _N_WEAK_REF))))
             for s in x.imported_symbols
         ]
+    return sorted({f"{_no_underscore(n)} -> {library(o)}{_weak_mark(w)}" for n, o, w in entries})
+
+
+def _lief_macho_exports(x: Any) -> tuple[list[str], list[str]]:
+    """lief's exports of slice ``x`` (``name[ [weak]]``) and re-exports (``name -> library:target``),
+    unsorted: from the export trie (LC_DYLD_EXPORTS_TRIE or LC_DYLD_INFO's) when there is one,
+    else from the symbol table."""
     if x.has_dyld_exports_trie:
         trie: list[Any] | None = list(x.dyld_exports_trie.exports)
     elif x.has_dyld_info and x.dyld_info.export_info[1]:
@@ -232,7 +261,7 @@ def _lief_macho(x: Any) -> dict[str, Any]:
     else:
         trie = None
     exports = [
-        f"{_no_underscore(s.name)}{weak(bool(s.description & _N_WEAK_DEF))}"
+        f"{_no_underscore(s.name)}{_weak_mark(bool(s.description & _N_WEAK_DEF))}"
         for s in (x.exported_symbols if trie is None else ())
     ]
     reexports = []
@@ -243,18 +272,8 @@ def _lief_macho(x: Any) -> dict[str, Any]:
             lib = info.alias_library.name if info.alias_library is not None else "?"
             reexports.append(f"{_no_underscore(name)} -> {lib}:{_no_underscore(target)}")
         else:
-            exports.append(f"{_no_underscore(name)}{weak('WEAK_DEFINITION' in flags)}")
-    return {
-        "machine": _lief_arch(x),
-        "install name": next((name for name, kind in commands if kind == "ID_DYLIB"), None),
-        "needed": [f"{name} ({kinds[kind]})" for name, kind in commands if kind in needs],
-        "rpath": [r.path for r in x.rpaths],
-        "min os": min_os,
-        "sdk": sdk,
-        "imports": sorted({f"{_no_underscore(n)} -> {library(o)}{weak(w)}" for n, o, w in entries}),
-        "exports": sorted(exports),
-        "re-exports": sorted(reexports),
-    }
+            exports.append(f"{_no_underscore(name)}{_weak_mark('WEAK_DEFINITION' in flags)}")
+    return exports, reexports
 
 
 def verify(binaries: list[Binary] | tuple[Binary, ...], host_path: dict[str, str] | None = None) -> list[Disagreement]:

@@ -112,8 +112,10 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:
-    from ..loader.image_binding import ImageBinder, ImportOutcome
-    from ..output.imagetree import bind_summary, image_load_to_dict, render_image_bind_text, render_image_loads_text
+    """Run ``tree`` over ``inputs`` and print in ``fmt`` (see :func:`tree`); returns the exit
+    status: the analysis' own when not 0, else 1 when a drawn load fails (:func:`_failed`)."""
+    from ..loader.image_binding import ImageBinder
+    from ..output.imagetree import render_image_bind_text, render_image_loads_text
     from ..output.tree import render_json, render_text
 
     analysis, status = run_analysis(inputs, options, bind_all=bind)
@@ -127,51 +129,74 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
         emit(render_picture(fmt, load_graphs(inputs, loads, images, owners_of(inputs), analysis.system_dirs)))
     elif fmt == "json":
         doc = json.loads(render_json(analysis, loads, verbose, owners_of(inputs)))
-        for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
-            mine = []
-            for i, ld in enumerate(images):
-                if ld.loader is loader:
-                    entry = image_load_to_dict(ld)
-                    if binder is not None:
-                        entry["bind"] = bind_summary(ld, image_bindings[i])
-                    mine.append(entry)
-            if mine:
-                doc[key] = mine
+        _add_image_roots(doc, images, image_bindings if binder is not None else None)
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
     else:
         text = render_text(analysis, loads, verbose, owners_of(inputs)) if loads else ""
         emit(inputs.relabel(text + (render_image_loads_text(images, verbose) if images else ""), fmt))
     if bind and fmt == "text":
-        hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
-        for load in loads:
-            bounds = [(obj, b) for (root, obj), bs in analysis.bindings.items() if root == load.root for b in bs]
-            strong = sorted(
-                {
-                    f"{b.symbol.display_name()} (in {obj.rsplit('/', 1)[-1]})"
-                    for obj, b in bounds
-                    if b.provider is None and not b.symbol.weak
-                }
-            )
-            weak = sum(1 for _o, b in bounds if b.provider is None and b.symbol.weak and b.symbol.name not in hooks)
-            emit(
-                inputs.relabel(
-                    text_safe(
-                        f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
-                        f"{len(strong)} unresolved, {weak} weak unresolved (compiler hooks not counted)"
-                    ),
-                    fmt,
-                )
-                + "\n"
-            )
-            for line in strong[:20]:
-                emit(text_safe(f"  unresolved: {line}") + "\n")
-            if len(strong) > 20:
-                emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
+        _emit_elf_binding(inputs, fmt, analysis, loads)
         for ld, bindings in zip(images, image_bindings, strict=True):
             if bindings:
                 emit(inputs.relabel(render_image_bind_text(ld, bindings), fmt))
+    return status or (1 if _failed(analysis, loads, images, image_bindings) else 0)
+
+
+def _add_image_roots(doc: dict[str, Any], images: list[ImageLoad], image_bindings: list[Any] | None) -> None:
+    """Add the PE and Mach-O loads to the JSON document ``doc`` as ``windows_roots`` and
+    ``dyld_roots`` (each only when it has a load); with ``image_bindings`` (--bind: one list of
+    ``ImportBinding`` per load of ``images``), each load's bind summary."""
+    from ..output.imagetree import bind_summary, image_load_to_dict
+
+    for loader, key in ((ImageLoader.WINDOWS, "windows_roots"), (ImageLoader.DYLD, "dyld_roots")):
+        mine = []
+        for i, ld in enumerate(images):
+            if ld.loader is loader:
+                entry = image_load_to_dict(ld)
+                if image_bindings is not None:
+                    entry["bind"] = bind_summary(ld, image_bindings[i])
+                mine.append(entry)
+        if mine:
+            doc[key] = mine
+
+
+def _emit_elf_binding(inputs: Inputs, fmt: str, analysis: Any, loads: list[Any]) -> None:
+    """Print, for ``tree --bind``, each drawn ELF load's binding: the undefined symbols bound, the
+    strong ones bound nowhere (the first 20) and how many weak ones (GCC's hooks not counted)."""
+    hooks = ("__gmon_start__", "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "_Jv_RegisterClasses")
+    for load in loads:
+        bounds = [(obj, b) for (root, obj), bs in analysis.bindings.items() if root == load.root for b in bs]
+        strong = sorted(
+            {
+                f"{b.symbol.display_name()} (in {obj.rsplit('/', 1)[-1]})"
+                for obj, b in bounds
+                if b.provider is None and not b.symbol.weak
+            }
+        )
+        weak = sum(1 for _o, b in bounds if b.provider is None and b.symbol.weak and b.symbol.name not in hooks)
+        emit(
+            inputs.relabel(
+                text_safe(
+                    f"{load.root}: {len(bounds)} undefined symbols bound over {len(load.objects)} objects, "
+                    f"{len(strong)} unresolved, {weak} weak unresolved (compiler hooks not counted)"
+                ),
+                fmt,
+            )
+            + "\n"
+        )
+        for line in strong[:20]:
+            emit(text_safe(f"  unresolved: {line}") + "\n")
+        if len(strong) > 20:
+            emit(f"  … (+{len(strong) - 20} more; --format json lists the load)\n")
+
+
+def _failed(analysis: Any, loads: list[Any], images: list[ImageLoad], image_bindings: list[Any]) -> bool:
+    """True when a drawn load would fail: a library found nowhere (not a system or weak one), a
+    load error, a missing symbol version, or (--bind) a plain import its library does not export."""
+    from ..loader.image_binding import ImportOutcome
+
     shown = {ld.root for ld in loads}
-    failed = (
+    return (
         any(res.path is None and not (res.system or res.optional) for w in images for res in w.resolutions.values())
         or any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
         or any(ld.errors for ld in loads)
@@ -183,4 +208,3 @@ def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, 
             for b in bindings
         )
     )
-    return status or (1 if failed else 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -168,8 +168,51 @@ def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
 
 
 def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, Any]) -> int:
+    """Run ``why`` over ``inputs`` (named ``path`` in messages) and print in ``fmt``: the chains
+    that load a library named ``target`` or, when none does, where a symbol of that name binds;
+    plus the dlopen() names that mention it. Returns the exit status (1 when ``target`` appears
+    nowhere, the analysis' own status when not 0)."""
     analysis, status = run_analysis(inputs, options)
-    owners = owners_of(inputs)
+    chains = _elf_chains(analysis, owners_of(inputs), target)
+    images = run_images(inputs, options)
+    chains.extend(_image_chains(images, target))
+    soft = [
+        {"root": load.root, "object": obj.path}
+        for load in analysis.loads
+        for obj in load.objects
+        if target in obj.binary.dlopen_names
+    ]
+    uses: list[dict[str, Any]] = []
+    if not chains:
+        uses = _elf_uses(analysis, target)
+        uses.extend(_image_uses(images, inputs.binaries, target))
+    if fmt in PICTURE_FORMATS:
+        emit(_picture(inputs, fmt, target, analysis, images, uses))
+    elif fmt == "json":
+        doc = {
+            "schema": SCHEMA_VERSION,
+            "target": target,
+            "library_chains": chains,
+            "symbol_uses": uses,
+            "dlopen_names": soft,
+        }
+        emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
+    else:
+        lines = [line for c in chains for line in _chain_lines(c)]
+        lines.extend(line for u in uses for line in _use_lines(u))
+        lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
+        if not lines:
+            lines.append(f"{target}: not a library or symbol of any load of {path}")
+        emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
+    if status:
+        return status
+    return 0 if chains or uses or soft else 1
+
+
+def _elf_chains(analysis: Any, owners: Callable[[str], str | None] | None, target: str) -> list[dict[str, Any]]:
+    """The ELF loads' resolutions of a library named ``target`` (as needed, by its file name or
+    its DT_SONAME), with the chain from each root, where it was found (and who installs it,
+    through ``owners``) or the paths tried and why not."""
     chains: list[dict[str, Any]] = []
     for load, root in zip(analysis.loads, analysis.roots, strict=True):
         for (requester, needed), res in load.resolutions.items():
@@ -196,10 +239,14 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     "error": res.error,
                 }
             )
-    # PE and Mach-O inputs: the image loads; a DLL name compares without case (as Windows compares),
-    # a dylib by its install name, its leaf name (@rpath/libX.dylib is libX.dylib), or the file's name
-    # and install name where it was found.
-    images = run_images(inputs, options)
+    return chains
+
+
+def _image_chains(images: list[ImageLoad], target: str) -> list[dict[str, Any]]:
+    """The PE and Mach-O image loads' resolutions of a library named ``target``: a DLL name
+    compares without case (as Windows compares), a dylib by its install name, its leaf name
+    (@rpath/libX.dylib is libX.dylib), or the file's name and install name where it was found."""
+    chains: list[dict[str, Any]] = []
     for image_load in images:
         for (requester, needed), ires in image_load.resolutions.items():
             if not _names_it(image_load, needed, ires.path, target):
@@ -229,85 +276,73 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
                     ],
                 }
             )
-    soft: list[dict[str, Any]] = []
-    for load in analysis.loads:
-        for obj in load.objects:
-            if target in obj.binary.dlopen_names:
-                soft.append({"root": load.root, "object": obj.path})
+    return chains
+
+
+def _elf_uses(analysis: Any, target: str) -> list[dict[str, Any]]:
+    """Every reference to symbol ``target`` (by name or ``name@version``) in the ELF loads: where
+    it binds (global or local scope, or nowhere) and every object of its lookup scope defining it."""
     uses: list[dict[str, Any]] = []
-    if not chains:
-        for (root_path, obj_path), bounds in analysis.bindings.items():
-            load = next(ld for ld in analysis.loads if ld.root == root_path)
-            for b in bounds:
-                if b.symbol.name != target and b.symbol.display_name() != target:
-                    continue
-                scope = load.scope_for(obj_path)
-                definers = []
-                for p in scope:
-                    o = load.object(p)
-                    if o is None:
-                        continue
-                    defs = o.binary.symbols.definitions().get(b.symbol.name)
-                    if defs:
-                        definers.append({"path": p, "versions": [d.version for d in defs]})
-                uses.append(
-                    {
-                        "root": root_path,
-                        "user": obj_path,
-                        "reference": b.symbol.display_name(),
-                        "weak": b.symbol.weak,
-                        "binds_to": b.provider,
-                        "scope": "global" if b.provider in load.global_scope else "local" if b.provider else None,
-                        "defined_in_scope": definers,
-                    }
-                )
-        uses.extend(_image_uses(images, inputs.binaries, target))
-    if fmt in PICTURE_FORMATS:
-        emit(_picture(inputs, fmt, target, analysis, images, uses))
-    elif fmt == "json":
-        doc = {
-            "schema": SCHEMA_VERSION,
-            "target": target,
-            "library_chains": chains,
-            "symbol_uses": uses,
-            "dlopen_names": soft,
-        }
-        emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
-    else:
-        lines: list[str] = []
-        for c in chains:
-            chain = " → ".join(_base(p) for p in c["chain"])
-            root = c.get("root_display", c["root"])
-            if c["path"]:
-                how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
-                owned = f" (installed by {c['distribution']})" if c.get("distribution") else ""
-                lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]{owned}")
-            else:
-                why_not = "error: " + c["error"] if c["error"] else "not found"
-                if c["driver_absent"] and c.get("loader"):
-                    why_not = "not found (GPU driver library: only the driver installs it, no package ships it)"
-                elif c["driver_absent"]:
-                    why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
-                elif c.get("optional"):
-                    why_not = "not found (a weak dylib: allowed)"
-                lines.append(f"{root} [{c['kind']}]: {chain} => {why_not}")
-                lines.extend(f"    tried {t}" for t in c["tried"])
-            lines.extend(f"    skipped {s['path']}: {s['outcome']} ({s['detail']})" for s in c.get("skipped", ()))
-        for u in uses:
-            if "loader" in u:
-                lines.extend(_image_use_lines(u))
+    for (root_path, obj_path), bounds in analysis.bindings.items():
+        load = next(ld for ld in analysis.loads if ld.root == root_path)
+        for b in bounds:
+            if b.symbol.name != target and b.symbol.display_name() != target:
                 continue
-            where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
-            lines.append(
-                f"{u['root']}: {_base(u['user'])} uses {u['reference']}{' (weak)' if u['weak'] else ''}: {where}"
+            scope = load.scope_for(obj_path)
+            definers = []
+            for p in scope:
+                o = load.object(p)
+                if o is None:
+                    continue
+                defs = o.binary.symbols.definitions().get(b.symbol.name)
+                if defs:
+                    definers.append({"path": p, "versions": [d.version for d in defs]})
+            uses.append(
+                {
+                    "root": root_path,
+                    "user": obj_path,
+                    "reference": b.symbol.display_name(),
+                    "weak": b.symbol.weak,
+                    "binds_to": b.provider,
+                    "scope": "global" if b.provider in load.global_scope else "local" if b.provider else None,
+                    "defined_in_scope": definers,
+                }
             )
-            for d in u["defined_in_scope"]:
-                versions = ", ".join(v or "unversioned" for v in d["versions"])
-                lines.append(f"    defined in {d['path']} ({versions})")
-        lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
-        if not lines:
-            lines.append(f"{target}: not a library or symbol of any load of {path}")
-        emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
-    if status:
-        return status
-    return 0 if chains or uses or soft else 1
+    return uses
+
+
+def _chain_lines(c: dict[str, Any]) -> list[str]:
+    """The text lines for one chain of ``_elf_chains`` / ``_image_chains``: root, chain and the
+    path found (how, installed by whom), or why not with the paths tried; then the paths skipped."""
+    lines: list[str] = []
+    chain = " → ".join(_base(p) for p in c["chain"])
+    root = c.get("root_display", c["root"])
+    if c["path"]:
+        how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
+        owned = f" (installed by {c['distribution']})" if c.get("distribution") else ""
+        lines.append(f"{root} [{c['kind']}]: {chain} => {c['path']} [{how}]{owned}")
+    else:
+        why_not = "error: " + c["error"] if c["error"] else "not found"
+        if c["driver_absent"] and c.get("loader"):
+            why_not = "not found (GPU driver library: only the driver installs it, no package ships it)"
+        elif c["driver_absent"]:
+            why_not = "not found (GPU driver library: absent in driverless mode; --with-driver looks for it)"
+        elif c.get("optional"):
+            why_not = "not found (a weak dylib: allowed)"
+        lines.append(f"{root} [{c['kind']}]: {chain} => {why_not}")
+        lines.extend(f"    tried {t}" for t in c["tried"])
+    lines.extend(f"    skipped {s['path']}: {s['outcome']} ({s['detail']})" for s in c.get("skipped", ()))
+    return lines
+
+
+def _use_lines(u: dict[str, Any]) -> list[str]:
+    """The text lines for one symbol use: an image import (``_image_use_lines``) or an ELF
+    reference of ``_elf_uses``, with where it binds and each definition in its scope."""
+    if "loader" in u:
+        return _image_use_lines(u)
+    where = f"binds to {u['binds_to']} ({u['scope']} scope)" if u["binds_to"] else "binds nowhere"
+    lines = [f"{u['root']}: {_base(u['user'])} uses {u['reference']}{' (weak)' if u['weak'] else ''}: {where}"]
+    for d in u["defined_in_scope"]:
+        versions = ", ".join(v or "unversioned" for v in d["versions"])
+        lines.append(f"    defined in {d['path']} ({versions})")
+    return lines

@@ -225,6 +225,54 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     if not path:
         raise ConfigError("--config: empty file name")
     raw = read_settings_file(path, MAX_CONFIG_BYTES, path, "configuration")
+    data, prefix = _parse_toml(path, raw)
+    lines = _Lines(raw.decode("utf-8-sig"), prefix)
+
+    def at(table: str, index: int | None = None, key: str | None = None) -> str:
+        line = lines.at(table, index, key)
+        return f"{path}{line}: [tool.linkaudit]" if prefix else f"{path}{line}"
+
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    severities = _severities(data, known_rules, at)
+    suppressions = _suppressions(data, known_rules, at)
+    policies = {key: _needed_policies(data, key, at) for key in ("forbidden-needed", "required-needed")}
+    for rule in _strings(data, "ignore", at("ignore")):
+        if rule not in known_rules:
+            raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
+        if rule == "unreadable-input":
+            raise ConfigError(f"{at('ignore')}: ignore: inputs that cannot be read are never hidden")
+    for text in _strings(data, "max_versions", at("max_versions")):
+        try:
+            VersionCeiling.parse(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{at('max_versions')}: max_versions: {exc}") from None
+    profile = data.get("profile")
+    if profile is not None and not isinstance(profile, str):
+        raise ConfigError(f"{at('profile')}: profile must be a string (see `linkaudit profiles`)")
+    return FileSettings(
+        path=path,
+        profile=profile,
+        max_versions=_strings(data, "max_versions", at("max_versions")),
+        ignore=_strings(data, "ignore", at("ignore")),
+        entries=_strings(data, "entries", at("entries")),
+        severities=severities,
+        suppressions=suppressions,
+        forbidden_needed=policies["forbidden-needed"],
+        required_needed=policies["required-needed"],
+        loader=_loader_settings(data, at),
+    )
+
+
+def _parse_toml(path: str, raw: bytes) -> tuple[dict[str, Any], str]:
+    """The settings table of configuration file ``path`` (bytes ``raw``) and the prefix its keys
+    are named with in messages: for a ``pyproject.toml``, its ``[tool.linkaudit]`` table
+    (``"tool.linkaudit."``; empty when absent), else the whole document (``""``).
+
+    Raises:
+        ConfigError: not UTF-8, not TOML, nested too deeply, or ``[tool.linkaudit]`` not a table.
+    """
     import tomllib  # only when a configuration file is read
 
     try:
@@ -235,22 +283,25 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML for linkaudit: values nested too deeply") from None
-    prefix = ""
     if os.path.basename(path) == "pyproject.toml":
         tool = data.get("tool", {})
         data = tool.get("linkaudit", {}) if isinstance(tool, dict) else {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [tool.linkaudit] must be a table")
-        prefix = "tool.linkaudit."
-    lines = _Lines(raw.decode("utf-8-sig"), prefix)
+        return data, "tool.linkaudit."
+    return data, ""
 
-    def at(table: str, index: int | None = None, key: str | None = None) -> str:
-        line = lines.at(table, index, key)
-        return f"{path}{line}: [tool.linkaudit]" if prefix else f"{path}{line}"
 
-    unknown = sorted(set(data) - KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+def _severities(
+    data: dict[str, Any], known_rules: frozenset[str], at: Callable[..., str]
+) -> tuple[tuple[str, Severity], ...]:
+    """The ``[severity]`` table of ``data``: ``(rule, severity)`` in file order; ``at(table,
+    index, key)`` names the place in messages.
+
+    Raises:
+        ConfigError: not a table, no such rule, ``unreadable-input`` (always fails the audit), or a
+            level that is not error/warning/note.
+    """
     severities = []
     table = data.get("severity", {})
     if not isinstance(table, dict):
@@ -268,6 +319,17 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
             raise ConfigError(
                 f"{at('severity', None, rule)}: severity.{rule} = {level!r}: expected error, warning or note"
             ) from None
+    return tuple(severities)
+
+
+def _suppressions(data: dict[str, Any], known_rules: frozenset[str], at: Callable[..., str]) -> tuple[Suppression, ...]:
+    """The ``[[suppress]]`` tables of ``data``, in file order; ``at(table, index, key)`` names the
+    place in messages (and each suppression keeps it, for unused-suppression).
+
+    Raises:
+        ConfigError: not an array of tables, an unknown key, no such rule, a rule never hidden
+            (``_NEVER_HIDDEN``), no reason, or a file or subject glob that is not a string.
+    """
     suppressions = []
     entries = data.get("suppress", [])
     if not isinstance(entries, list):
@@ -295,32 +357,7 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
         if not isinstance(file, str) or (subject is not None and not isinstance(subject, str)):
             raise ConfigError(f"{at('suppress', i)}: {name}: file and subject must be strings (globs)")
         suppressions.append(Suppression(rule, file, subject, reason.strip(), f"{at('suppress', i)}: {name}"))
-    policies = {key: _needed_policies(data, key, at) for key in ("forbidden-needed", "required-needed")}
-    for rule in _strings(data, "ignore", at("ignore")):
-        if rule not in known_rules:
-            raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
-        if rule == "unreadable-input":
-            raise ConfigError(f"{at('ignore')}: ignore: inputs that cannot be read are never hidden")
-    for text in _strings(data, "max_versions", at("max_versions")):
-        try:
-            VersionCeiling.parse(text)
-        except ConfigError as exc:
-            raise ConfigError(f"{at('max_versions')}: max_versions: {exc}") from None
-    profile = data.get("profile")
-    if profile is not None and not isinstance(profile, str):
-        raise ConfigError(f"{at('profile')}: profile must be a string (see `linkaudit profiles`)")
-    return FileSettings(
-        path=path,
-        profile=profile,
-        max_versions=_strings(data, "max_versions", at("max_versions")),
-        ignore=_strings(data, "ignore", at("ignore")),
-        entries=_strings(data, "entries", at("entries")),
-        severities=tuple(severities),
-        suppressions=tuple(suppressions),
-        forbidden_needed=policies["forbidden-needed"],
-        required_needed=policies["required-needed"],
-        loader=_loader_settings(data, at),
-    )
+    return tuple(suppressions)
 
 
 def _loader_settings(

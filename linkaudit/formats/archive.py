@@ -56,21 +56,30 @@ MAX_THIN_BYTES = 4 << 30
 INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED", "/<ECSYMBOLS>/"})
 
 
-def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, int, bool]]:
-    """Yield ``(member name, data offset, data size, thin)`` for every regular member, in order.
-
-    For a thin archive the data lives in the file named by the member (relative to the
-    archive's directory) and ``offset`` is 0.
+def _is_thin(path: str, buf: Buffer) -> bool:
+    """True for a thin archive (``!<thin>\\n``), False for a regular one (``!<arch>\\n``).
 
     Raises:
-        InputError: bad magic, a header outside the file or without its ``\\x60\\n``
-            terminator, a size that is not a decimal number or runs past the end, a
-            long-name reference outside the table, too many members.
+        InputError: neither magic.
     """
     magic = bytes(buf[0:8])
     if magic not in (AR_MAGIC, THIN_MAGIC):
         raise InputError(path, "not an ar archive (bad magic)", 0)
-    thin = magic == THIN_MAGIC
+    return magic == THIN_MAGIC
+
+
+def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, int, bool]]:
+    """Yield ``(member name, data offset, data size, thin)`` for every regular member, in order.
+
+    For a thin archive the data lives in the file named by the member (relative to the archive's
+    directory) and ``offset`` is 0.
+
+    Raises:
+        InputError: bad magic, a header outside the file or without its ``\\x60\\n`` terminator, a
+            size that is not a decimal number or runs past the end, a long-name reference outside the
+            table, too many members.
+    """
+    thin = _is_thin(path, buf)
     pos = 8
     long_names = b""
     count = 0
@@ -94,11 +103,10 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
         stored = not thin or special
         if stored and data + data_size > size:
             raise InputError(path, f"ar member of {data_size} bytes runs past the end of the file", pos + 48)
-        name = raw_name
         if raw_name == "//":
             long_names = bytes(buf[data : data + data_size])
-        elif raw_name in INDEX_NAMES:
-            pass
+        if special:
+            name = raw_name  # the symbol index or the long-name table: not yielded
         elif raw_name.startswith("/") and raw_name[1:].isdigit():
             offset = int(raw_name[1:])
             if offset >= len(long_names):

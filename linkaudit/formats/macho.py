@@ -163,72 +163,91 @@ def _slices(buf: Buffer) -> list[Slice]:
         MalformedLinkedit: a fat header, Mach-O header or load command outside the file, a
             ``cmdsize`` too small or past ``sizeofcmds``, or more than the caps above.
     """
+    offsets = _fat_offsets(buf) if bytes(buf[:4]) in FAT_MAGICS else [(0, len(buf), None)]
+    return [_thin(buf, base, slice_end, fat_cpu) for base, slice_end, fat_cpu in offsets]
+
+
+def _fat_offsets(buf: Buffer) -> list[tuple[int, int, int | None]]:
+    """The fat header's slices as ``(start, end, cputype)`` (``fat_arch`` or ``fat_arch64``).
+
+    Raises:
+        MalformedLinkedit: more than ``MAX_SLICES`` slices, an entry or a slice past the end of
+            the file, or two slices that overlap.
+    """
     from macholib import mach_o  # type: ignore[import-untyped]
     from macholib.ptypes import sizeof  # type: ignore[import-untyped]
 
     size = len(buf)
     offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
-    if bytes(buf[:4]) in FAT_MAGICS:
-        wide = buf[3] == 0xBF
-        count = struct.unpack(">I", buf[4:8])[0]
-        if count > MAX_SLICES:
-            raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
-        arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
-        width = sizeof(arch)
-        for i in range(count):
-            at = 8 + i * width
-            if at + width > size:
-                raise linkedit.MalformedLinkedit(f"fat header entry {i} runs past the end of the file")
-            entry = arch.from_str(bytes(buf[at : at + width]), _endian_=">")
-            if entry.offset + entry.size > size:
-                raise linkedit.MalformedLinkedit(
-                    f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
-                )
-            for start, end, _cpu in offsets:
-                if entry.offset < end and start < entry.offset + entry.size:
-                    raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
-            offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
-    else:
-        offsets.append((0, size, None))
-    out: list[Slice] = []
-    for base, slice_end, fat_cpu in offsets:
-        magic = bytes(buf[base : base + 4])
-        if magic not in THIN_MAGICS:
-            raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
-        little, wide = THIN_MAGICS[magic]
-        endian = "<" if little else ">"
-        header_cls = mach_o.mach_header_64 if wide else mach_o.mach_header
-        at = base + sizeof(header_cls)
-        if at > size:
-            raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
-        header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
-        if fat_cpu is not None and header.cputype != fat_cpu:
+    wide = buf[3] == 0xBF
+    count = struct.unpack(">I", buf[4:8])[0]
+    if count > MAX_SLICES:
+        raise linkedit.MalformedLinkedit(f"fat header lists {count} slices, more than {MAX_SLICES}")
+    arch = mach_o.fat_arch64 if wide else mach_o.fat_arch
+    width = sizeof(arch)
+    for i in range(count):
+        at = 8 + i * width
+        if at + width > size:
+            raise linkedit.MalformedLinkedit(f"fat header entry {i} runs past the end of the file")
+        entry = arch.from_str(bytes(buf[at : at + width]), _endian_=">")
+        if entry.offset + entry.size > size:
             raise linkedit.MalformedLinkedit(
-                f"the slice at offset {base} is for CPU type {header.cputype:#x}, its fat header says {fat_cpu:#x}"
+                f"slice {i} ({entry.size} bytes at {entry.offset}) runs past the end of the file"
             )
-        end = at + header.sizeofcmds
-        if end > slice_end or header.ncmds > MAX_COMMANDS:
-            raise linkedit.MalformedLinkedit(
-                f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
-            )
-        commands: list[tuple[int, Any, bytes]] = []
-        for i in range(header.ncmds):
-            if at + 8 > end:
-                raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
-            cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
-            if cmdsize < 8 or at + cmdsize > end:
-                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
-            raw = bytes(buf[at : at + cmdsize])
-            cls = mach_o.LC_REGISTRY.get(cmd_id)
-            cmd = None
-            if cls is not None and 8 + sizeof(cls) <= cmdsize:
-                cmd = cls.from_str(raw[8 : 8 + sizeof(cls)], _endian_=endian)
-            elif cmd_id in STRUCTURED:
-                raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
-            commands.append((cmd_id, cmd, raw))
-            at += cmdsize
-        out.append(Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands))
-    return out
+        for start, end, _cpu in offsets:
+            if entry.offset < end and start < entry.offset + entry.size:
+                raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
+        offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
+    return offsets
+
+
+def _thin(buf: Buffer, base: int, slice_end: int, fat_cpu: int | None) -> Slice:
+    """The thin image at ``base`` (ending at ``slice_end``) with its load commands; ``fat_cpu``: the
+    CPU type the fat header gives it (None for a thin file).
+
+    Raises:
+        MalformedLinkedit: no Mach-O header, a header past the end of the file or for another CPU
+            than the fat header says, or load commands that do not fit (see :func:`_slices`).
+    """
+    from macholib import mach_o
+    from macholib.ptypes import sizeof
+
+    magic = bytes(buf[base : base + 4])
+    if magic not in THIN_MAGICS:
+        raise linkedit.MalformedLinkedit(f"no Mach-O header at offset {base}")
+    little, wide = THIN_MAGICS[magic]
+    endian = "<" if little else ">"
+    header_cls = mach_o.mach_header_64 if wide else mach_o.mach_header
+    at = base + sizeof(header_cls)
+    if at > len(buf):
+        raise linkedit.MalformedLinkedit(f"the Mach-O header at offset {base} runs past the end of the file")
+    header = header_cls.from_str(bytes(buf[base:at]), _endian_=endian)
+    if fat_cpu is not None and header.cputype != fat_cpu:
+        raise linkedit.MalformedLinkedit(
+            f"the slice at offset {base} is for CPU type {header.cputype:#x}, its fat header says {fat_cpu:#x}"
+        )
+    end = at + header.sizeofcmds
+    if end > slice_end or header.ncmds > MAX_COMMANDS:
+        raise linkedit.MalformedLinkedit(
+            f"{header.ncmds} load commands ({header.sizeofcmds} bytes) at offset {at} do not fit the file"
+        )
+    commands: list[tuple[int, Any, bytes]] = []
+    for i in range(header.ncmds):
+        if at + 8 > end:
+            raise linkedit.MalformedLinkedit(f"load command {i} runs past sizeofcmds")
+        cmd_id, cmdsize = struct.unpack(endian + "II", buf[at : at + 8])
+        if cmdsize < 8 or at + cmdsize > end:
+            raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) has cmdsize {cmdsize}")
+        raw = bytes(buf[at : at + cmdsize])
+        cls = mach_o.LC_REGISTRY.get(cmd_id)
+        cmd = None
+        if cls is not None and 8 + sizeof(cls) <= cmdsize:
+            cmd = cls.from_str(raw[8 : 8 + sizeof(cls)], _endian_=endian)
+        elif cmd_id in STRUCTURED:
+            raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
+        commands.append((cmd_id, cmd, raw))
+        at += cmdsize
+    return Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands)
 
 
 def _lc_str(raw: bytes, offset: int, fixed: int) -> str:
@@ -298,6 +317,71 @@ def _symbols(
     return symbols, forwarders
 
 
+class _Commands(NamedTuple):
+    """What one slice's load commands say about its linkage (see :func:`_linkage_commands`)."""
+
+    needed: list[NeededLibrary]
+    rpath: list[str]
+    soname: str | None
+    min_os: str | None
+    sdk: str | None
+    tables: dict[int, Any]
+
+
+def _linkage_commands(header: Slice) -> _Commands:
+    """One walk over a slice's load commands: the dylibs it loads (LC_LOAD_DYLIB and kin, in
+    order), LC_RPATH entries, the install name (LC_ID_DYLIB), the minimum macOS and SDK
+    (LC_BUILD_VERSION, else LC_VERSION_MIN_MACOSX) and the first of each LINKEDIT table command.
+
+    Raises:
+        MalformedLinkedit: an ``lc_str`` outside its command, or more than ``MAX_DYLIBS`` dylibs.
+    """
+    from macholib import mach_o
+
+    needs = {
+        mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
+        mach_o.LC_LOAD_WEAK_DYLIB: NeedKind.WEAK,
+        mach_o.LC_REEXPORT_DYLIB: NeedKind.REEXPORT,
+        mach_o.LC_LOAD_UPWARD_DYLIB: NeedKind.UPWARD,
+        mach_o.LC_LAZY_LOAD_DYLIB: NeedKind.LAZY,
+    }
+    needed: list[NeededLibrary] = []
+    rpath: list[str] = []
+    soname = None
+    min_os = sdk = None
+    tables: dict[int, Any] = {}
+    for cmd_id, cmd, raw in header.commands:
+        if cmd_id in LINKEDIT_COMMANDS:
+            tables.setdefault(cmd_id, cmd)
+        if cmd_id in needs:
+            needed.append(NeededLibrary(_lc_str(raw, cmd.name, 24), needs[cmd_id]))
+        elif cmd_id == mach_o.LC_ID_DYLIB:
+            soname = _lc_str(raw, cmd.name, 24)
+        elif cmd_id == mach_o.LC_RPATH:
+            rpath.append(_lc_str(raw, cmd.path, 12))
+        elif cmd_id == mach_o.LC_BUILD_VERSION:
+            min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
+        elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
+            min_os, sdk = _version(cmd.version), _version(cmd.sdk)
+    if len(needed) > MAX_DYLIBS:
+        raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
+    return _Commands(needed, rpath, soname, min_os, sdk, tables)
+
+
+def _kind(filetype: int, path: str) -> Kind:
+    """The model's kind for a slice's ``filetype`` (MH_EXECUTE, MH_OBJECT, MH_DYLIB, MH_BUNDLE: a
+    bundle named ``*.so`` is a CPython extension module)."""
+    if filetype == MH_EXECUTE:
+        return Kind.EXECUTABLE
+    if filetype == MH_OBJECT:
+        return Kind.RELOCATABLE
+    if filetype == MH_BUNDLE and path.endswith(".so"):
+        return Kind.PYTHON_EXTENSION  # CPython's extension modules are bundles named *.so
+    if filetype in (MH_DYLIB, MH_BUNDLE):
+        return Kind.SHARED_LIBRARY
+    return Kind.OTHER
+
+
 def read_macho(path: str, buf: Buffer) -> list[Binary]:
     """Parse every slice of the Mach-O file at ``path`` (thin: one; fat: one per architecture).
 
@@ -311,53 +395,14 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
             file, loops, or holds more than ``macho_linkedit.MAX_ENTRIES`` entries (a ``ValueError``,
             reported by ``read_path`` as a malformed Mach-O file).
     """
-    from macholib import mach_o
-
-    needs = {
-        mach_o.LC_LOAD_DYLIB: NeedKind.PLAIN,
-        mach_o.LC_LOAD_WEAK_DYLIB: NeedKind.WEAK,
-        mach_o.LC_REEXPORT_DYLIB: NeedKind.REEXPORT,
-        mach_o.LC_LOAD_UPWARD_DYLIB: NeedKind.UPWARD,
-        mach_o.LC_LAZY_LOAD_DYLIB: NeedKind.LAZY,
-    }
     slices = _slices(buf)
     fat = len(slices) > 1 or bytes(buf[:4]) in FAT_MAGICS
     out: list[Binary] = []
     for header in slices:
         cputype = header.cputype
         machine = arch_name(cputype, header.cpusubtype)
-        needed: list[NeededLibrary] = []
-        rpath: list[str] = []
-        soname = None
-        min_os = sdk = None
-        tables: dict[int, Any] = {}
-        for cmd_id, cmd, raw in header.commands:
-            if cmd_id in LINKEDIT_COMMANDS:
-                tables.setdefault(cmd_id, cmd)
-            if cmd_id in needs:
-                needed.append(NeededLibrary(_lc_str(raw, cmd.name, 24), needs[cmd_id]))
-            elif cmd_id == mach_o.LC_ID_DYLIB:
-                soname = _lc_str(raw, cmd.name, 24)
-            elif cmd_id == mach_o.LC_RPATH:
-                rpath.append(_lc_str(raw, cmd.path, 12))
-            elif cmd_id == mach_o.LC_BUILD_VERSION:
-                min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
-            elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
-                min_os, sdk = _version(cmd.version), _version(cmd.sdk)
-        if len(needed) > MAX_DYLIBS:
-            raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
-        symbols, forwarders = _symbols(buf, header, needed, tables)
-        filetype = header.filetype
-        if filetype == MH_EXECUTE:
-            kind = Kind.EXECUTABLE
-        elif filetype == MH_OBJECT:
-            kind = Kind.RELOCATABLE
-        elif filetype == MH_BUNDLE and path.endswith(".so"):
-            kind = Kind.PYTHON_EXTENSION  # CPython's extension modules are bundles named *.so
-        elif filetype in (MH_DYLIB, MH_BUNDLE):
-            kind = Kind.SHARED_LIBRARY
-        else:
-            kind = Kind.OTHER
+        fields = _linkage_commands(header)
+        symbols, forwarders = _symbols(buf, header, fields.needed, fields.tables)
         out.append(
             Binary(
                 **NOT_ELF,
@@ -367,15 +412,15 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 bits=64 if cputype & 0x01000000 else 32,
                 endian=Endian.LITTLE if header.little else Endian.BIG,
                 os_abi="Darwin",
-                kind=kind,
-                soname=soname,
-                needed=tuple(needed),
-                rpath=tuple(rpath),
+                kind=_kind(header.filetype, path),
+                soname=fields.soname,
+                needed=tuple(fields.needed),
+                rpath=tuple(fields.rpath),
                 symbols=SymbolTable.from_symbols(symbols),
                 forwarders=tuple(forwarders),
                 member=machine if fat else None,
-                min_os=min_os,
-                sdk=sdk,
+                min_os=fields.min_os,
+                sdk=fields.sdk,
             )
         )
     return out

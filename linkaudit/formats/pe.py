@@ -25,6 +25,7 @@ pefile's documentation for the directory entries it builds.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ..errors import InputError
 from ..model import (
@@ -58,6 +59,48 @@ def _imports(tables: list[Imports], delay: bool, symbols: list[Symbol], needed: 
         symbols.extend(linked_symbol(name, False, table.dll, weak=delay) for name in table.functions)
 
 
+def _headers(path: str, buf: Buffer) -> Any:
+    """pefile's reading of the headers and section table only (``fast_load``: no directory).
+
+    Raises:
+        InputError: not a PE image (pefile's ``PEFormatError``, or its own errors on a header it
+            cannot make sense of).
+    """
+    import pefile  # type: ignore[import-untyped]
+
+    try:
+        return pefile.PE(data=buf, fast_load=True)
+    except pefile.PEFormatError as exc:
+        raise InputError(path, f"malformed PE file: {exc.value if hasattr(exc, 'value') else exc}") from exc
+    except (AttributeError, IndexError, ValueError, TypeError, OverflowError) as exc:
+        raise InputError(path, f"malformed PE file: {exc}") from exc
+
+
+def _image(pe: Any, buf: Buffer, bits: int) -> Image:
+    """The image as the loader maps it, for our directory readers: each section's RVA range and
+    file offset (rounded down to 512 bytes when FileAlignment is at least that, as the loader
+    does), and the headers' size."""
+    header = pe.OPTIONAL_HEADER
+    align = 0x200 if header.FileAlignment >= 0x200 else 1
+    return Image(
+        buf,
+        [
+            Section(s.VirtualAddress, s.Misc_VirtualSize, s.PointerToRawData // align * align, s.SizeOfRawData)
+            for s in pe.sections
+        ],
+        header.SizeOfHeaders,
+        bits == 64,
+    )
+
+
+def _kind(pe: Any, path: str) -> Kind:
+    """A DLL (``IMAGE_FILE_DLL``) is a shared library, or a Python extension when named ``*.pyd``;
+    any other image an executable."""
+    if pe.FILE_HEADER.Characteristics & IMAGE_FILE_DLL:
+        return Kind.PYTHON_EXTENSION if os.path.basename(path).lower().endswith(".pyd") else Kind.SHARED_LIBRARY
+    return Kind.EXECUTABLE
+
+
 def read_pe(path: str, buf: Buffer, size: int) -> Binary:
     """Parse one PE image.
 
@@ -73,29 +116,12 @@ def read_pe(path: str, buf: Buffer, size: int) -> Binary:
         InputError: not a PE image (an MS-DOS executable, a truncated header), a malformed
             import or export table, or more than ``pe_directories.MAX_ENTRIES`` imports and exports.
     """
-    import pefile  # type: ignore[import-untyped]
-
-    try:
-        pe = pefile.PE(data=buf, fast_load=True)
-    except pefile.PEFormatError as exc:
-        raise InputError(path, f"malformed PE file: {exc.value if hasattr(exc, 'value') else exc}") from exc
-    except (AttributeError, IndexError, ValueError, TypeError, OverflowError) as exc:
-        raise InputError(path, f"malformed PE file: {exc}") from exc
+    pe = _headers(path, buf)
     header = pe.OPTIONAL_HEADER
     machine_id = pe.FILE_HEADER.Machine
     machine = MACHINES.get(machine_id, f"unknown({machine_id:#x})")
     bits = 64 if header.Magic == PE32_PLUS else 32
-    # The loader rounds a section's file offset down to 512 bytes when FileAlignment is at least that.
-    align = 0x200 if header.FileAlignment >= 0x200 else 1
-    image = Image(
-        buf,
-        [
-            Section(s.VirtualAddress, s.Misc_VirtualSize, s.PointerToRawData // align * align, s.SizeOfRawData)
-            for s in pe.sections
-        ],
-        header.SizeOfHeaders,
-        bits == 64,
-    )
+    image = _image(pe, buf, bits)
     directories = header.DATA_DIRECTORY
 
     def directory(index: int) -> tuple[int, int]:
@@ -112,11 +138,7 @@ def read_pe(path: str, buf: Buffer, size: int) -> Binary:
     forwarders = [(e.name, e.forwarder) for e in exports if e.forwarder is not None]
     symbols.extend(linked_symbol(e.name, True, value=e.rva) for e in exports)
     soname = soname or None
-    is_dll = bool(pe.FILE_HEADER.Characteristics & IMAGE_FILE_DLL)
-    if is_dll:
-        kind = Kind.PYTHON_EXTENSION if os.path.basename(path).lower().endswith(".pyd") else Kind.SHARED_LIBRARY
-    else:
-        kind = Kind.EXECUTABLE
+    kind = _kind(pe, path)
     return Binary(
         **NOT_ELF,
         path=path,

@@ -87,20 +87,62 @@ def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None =
     by_path: dict[str, list[Binary]] = {}
     for b in objects:
         by_path.setdefault(_key(b.path), []).append(b)
-    entries: list[LinkInput]
+    entries = _link_entries(objects, order)
+    link = _Link()
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if entry.group:
+            group = [e for e in entries[i:] if e.group == entry.group]
+            i += len(group)
+            link.scan([by_path.get(_key(e.path), []) for e in group if e.path], set())
+            continue
+        i += 1
+        members = by_path.get(_key(entry.path), []) if entry.path else []
+        if not members:
+            continue
+        if members[0].kind is not Kind.RELOCATABLE:
+            link.take(members[0], link_in=False)  # a shared library: its exports satisfy references
+            continue
+        if members[0].member is None:
+            link.take(members[0])
+            continue
+        if entry.whole:
+            for member in members:
+                link.take(member)
+            continue
+        link.scan([members], set())
+    return link.out
+
+
+def _link_entries(objects: list[Binary], order: Iterable[LinkInput | str] | None) -> list[LinkInput]:
+    """The link line's inputs in order (a bare path as a plain ``LinkInput``); without ``order``,
+    every loose relocatable object, then every archive, each once, in input order."""
     if order is None:
         loose = [b.path for b in objects if b.member is None and b.kind is Kind.RELOCATABLE]
         archives = [b.path for b in objects if b.member is not None]
-        entries = [LinkInput(p) for p in dict.fromkeys(loose + archives)]
-    else:
-        entries = [item if isinstance(item, LinkInput) else LinkInput(item) for item in order]
-    undefined: set[str] = set()
-    defined: set[str] = set()
-    out: list[Binary] = []
+        return [LinkInput(p) for p in dict.fromkeys(loose + archives)]
+    return [item if isinstance(item, LinkInput) else LinkInput(item) for item in order]
 
-    def take(b: Binary, link_in: bool = True) -> None:
+
+class _Link:
+    """The state of one link as :func:`pulled` walks its line: the global symbols defined so far,
+    the strong references still undefined, and the objects linked in (in link order)."""
+
+    __slots__ = ("defined", "out", "undefined")
+
+    def __init__(self) -> None:
+        self.undefined: set[str] = set()
+        self.defined: set[str] = set()
+        self.out: list[Binary] = []
+
+    def take(self, b: Binary, link_in: bool = True) -> None:
+        """Add ``b``'s global symbols to the link (``link_in``: and ``b`` itself to the output; a
+        shared library's exports satisfy references without being linked in). Weak references
+        pull no archive member (``ld(1)``), so only strong ones are left undefined."""
         if link_in:
-            out.append(b)
+            self.out.append(b)
+        defined, undefined = self.defined, self.undefined
         for sym in b.symbols:
             if not sym.name or sym.binding == Binding.LOCAL:
                 continue
@@ -110,7 +152,11 @@ def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None =
             elif sym.binding != Binding.WEAK and sym.name not in defined:
                 undefined.add(sym.name)  # weak references pull no archive member (ld(1))
 
-    def scan(archives: list[list[Binary]], taken: set[int]) -> None:
+    def scan(self, archives: list[list[Binary]], taken: set[int]) -> None:
+        """Pull from ``archives`` (one archive, or a ``--start-group`` group as a whole) every member
+        that defines a still-undefined symbol, rescanning until nothing more is pulled; ``taken``:
+        the ids of the members already pulled."""
+        undefined = self.undefined
         changed = True
         while changed and undefined:  # rescan until nothing more is pulled
             changed = False
@@ -120,30 +166,5 @@ def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None =
                         continue
                     if any(sym.defined and sym.name in undefined for sym in member.symbols.strong_definitions()):
                         taken.add(id(member))
-                        take(member)
+                        self.take(member)
                         changed = True
-
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        if entry.group:
-            group = [e for e in entries[i:] if e.group == entry.group]
-            i += len(group)
-            scan([by_path.get(_key(e.path), []) for e in group if e.path], set())
-            continue
-        i += 1
-        members = by_path.get(_key(entry.path), []) if entry.path else []
-        if not members:
-            continue
-        if members[0].kind is not Kind.RELOCATABLE:
-            take(members[0], link_in=False)  # a shared library: its exports satisfy references
-            continue
-        if members[0].member is None:
-            take(members[0])
-            continue
-        if entry.whole:
-            for member in members:
-                take(member)
-            continue
-        scan([members], set())
-    return out

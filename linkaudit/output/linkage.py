@@ -234,31 +234,29 @@ def _coff_lines(b: Binary) -> list[str]:
     return lines
 
 
-def _binary_lines(b: Binary) -> list[str]:
-    """The summary lines of one binary, unescaped."""
+def _header(b: Binary) -> str:
+    """The ``format`` line's value: container, class or bits, machine, and per format what
+    tells more (Mach-O's minimum macOS and SDK, ELF's byte order and OS/ABI)."""
     if b.format is Format.PE:
-        header = f"PE32{'+' if b.bits == 64 else ''}, {b.machine}"
-    elif b.format is Format.MACHO:
-        header = f"Mach-O {b.bits}-bit, {b.machine}" + (f", minimum macOS {b.min_os} (SDK {b.sdk})" if b.min_os else "")
-    elif b.format is Format.COFF:
-        what = "short import member" if b.kind is Kind.IMPORT_LIBRARY else "object"
-        header = f"COFF {what}, {b.machine}"
-    else:
-        bits = f"ELF{b.bits}" if b.bits else b.format.value
-        header = f"{bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}"
-    lines = [b.display_path, f"  format       {header}", f"  kind         {b.kind.value}"]
-    if b.interpreter:
-        lines.append(f"  interpreter  {b.interpreter}")
-    if b.format is Format.ELF:
-        lines.append(f"  libc         {b.libc.value}")
+        return f"PE32{'+' if b.bits == 64 else ''}, {b.machine}"
+    if b.format is Format.MACHO:
+        return f"Mach-O {b.bits}-bit, {b.machine}" + (f", minimum macOS {b.min_os} (SDK {b.sdk})" if b.min_os else "")
     if b.format is Format.COFF:
-        return lines + _coff_lines(b)
-    # the field's own terms per format: SONAME/DT_NEEDED, install name/dylibs/LC_RPATH, DLL name/DLLs
+        what = "short import member" if b.kind is Kind.IMPORT_LIBRARY else "object"
+        return f"COFF {what}, {b.machine}"
+    bits = f"ELF{b.bits}" if b.bits else b.format.value
+    return f"{bits} {b.endian.value}-endian, {b.machine}, OS/ABI {b.os_abi}"
+
+
+def _dependency_lines(b: Binary) -> list[str]:
+    """The own name, needed libraries (with their kind when not plain), rpath and runpath lines,
+    in the field's own terms per format: SONAME/DT_NEEDED, install name/dylibs/LC_RPATH, DLL
+    name/DLLs."""
     soname, needed, rpath = {
         Format.MACHO: ("install name", "dylibs", "LC_RPATH"),
         Format.PE: ("DLL name", "DLLs", "rpath"),
     }.get(b.format, ("soname", "needed", "rpath"))
-    lines.append(f"  {soname:<12} {b.soname or '-'}")
+    lines = [f"  {soname:<12} {b.soname or '-'}"]
     if b.needed:
         shown = [n.name + ("" if n.kind is NeedKind.PLAIN else f" ({n.kind.value})") for n in b.needed]
         lines.append(f"  {needed:<12} " + shown[0])
@@ -272,6 +270,12 @@ def _binary_lines(b: Binary) -> list[str]:
         lines.append(f"  {rpath:<12} " + ":".join(b.rpath))
     if b.runpath:
         lines.append("  runpath      " + ":".join(b.runpath))
+    return lines
+
+
+def _flag_names(b: Binary) -> list[str]:
+    """The dynamic flags set, each word with its names (``DT_FLAGS=0x8 (BIND_NOW)``), and
+    ``DT_BIND_NOW`` when that tag alone asks for immediate binding."""
     flags = []
     if b.flags:
         flags.append(f"DT_FLAGS={b.flags:#x} ({' '.join(flag_names(b.flags, DT_FLAGS_NAMES))})")
@@ -279,6 +283,20 @@ def _binary_lines(b: Binary) -> list[str]:
         flags.append(f"DT_FLAGS_1={b.flags_1:#x} ({' '.join(flag_names(b.flags_1, DT_FLAGS_1_NAMES))})")
     if b.bind_now and not (b.flags & DF_BIND_NOW or b.flags_1 & DF_1_NOW):
         flags.append("DT_BIND_NOW")
+    return flags
+
+
+def _binary_lines(b: Binary) -> list[str]:
+    """The summary lines of one binary, unescaped."""
+    lines = [b.display_path, f"  format       {_header(b)}", f"  kind         {b.kind.value}"]
+    if b.interpreter:
+        lines.append(f"  interpreter  {b.interpreter}")
+    if b.format is Format.ELF:
+        lines.append(f"  libc         {b.libc.value}")
+    if b.format is Format.COFF:
+        return lines + _coff_lines(b)
+    lines.extend(_dependency_lines(b))
+    flags = _flag_names(b)
     if flags:
         lines.append("  flags        " + " ".join(flags))
     lines.append(f"  symbols      {b.symbols.defined_count} defined, {b.symbols.undefined_count} undefined")

@@ -57,6 +57,116 @@ def _image_roots(context: AuditContext, binary: Binary, name: str) -> tuple[list
     return roots, failure, False
 
 
+def _how(fmt: Format, kind: NeedKind) -> str:
+    """How a file of format ``fmt`` names a library of entry ``kind``, in the format's words
+    ("DT_NEEDED names", "imports (weak)", "LC_LOAD_WEAK_DYLIB names", "delay-load imports")."""
+    if fmt is Format.PE:
+        return "delay-load imports" if kind is NeedKind.DELAY_LOAD else "imports"
+    if fmt is Format.MACHO:
+        return f"{MACHO_COMMANDS[kind]} names"
+    return "DT_NEEDED names" if kind is NeedKind.PLAIN else f"imports ({kind.value})"
+
+
+def _link_message(how: str, name: str, component: str, fmt: Format, used: list[str], unused: bool) -> str:
+    """The error's message for a hard link to driver library ``name``: the file cannot load without
+    the driver, and whether the link is unused (the build system's doing) or which exports it uses."""
+    message = (
+        f"{how} {name}, the {component}, which the GPU driver installs and no package "
+        "ships: the file cannot be loaded where no driver is installed"
+    )
+    if unused:
+        message += (
+            f"; the link is unused (the file uses none of {name}'s exports), which points "
+            "at the build system — toolkit stubs, a CMake target's INTERFACE_LINK_LIBRARIES — "
+            "not the code"
+        )
+    elif used:
+        lazily = (
+            "LoadLibrary()ed when a GPU is present; otherwise reach them lazily (a delay-load import, "
+            "LoadLibrary/GetProcAddress, cuGetProcAddress)"
+            if fmt is Format.PE
+            else "dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, cuGetProcAddress)"
+        )
+        message += f"; it uses {len(used)} of its symbols ({preview(used, 3)}): fine only for a plugin {lazily}"
+    return message
+
+
+def _loads_anyway_message(how: str, name: str, component: str, used: list[str], *, weak: bool) -> str:
+    """The note's message for a link that does not stop the file loading without the driver: a weak
+    dylib (dyld goes on, its imports are then NULL) or, ``weak`` false, a delay-load import (Windows
+    loads the DLL at the first call of one of its functions, not with the image)."""
+    uses = f"uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
+    if weak:
+        return (
+            f"{how} {name}, the {component}: a weak dylib, so the file loads on a machine "
+            "without the driver — its imports are then NULL, and the code must check before calling; " + uses
+        )
+    return (
+        f"{how} {name}, the {component}: resolved at the first call of one of its "
+        "functions, not when the file loads, so it loads on a machine without the driver — "
+        "the calls then fail (delay-load exception), so the code must check for the driver "
+        "first; " + uses
+    )
+
+
+def _image_reach(
+    context: AuditContext, binary: Binary, name: str, evidence: dict[str, object]
+) -> tuple[str | None, bool]:
+    """For a PE or Mach-O file: the Windows or dyld loads say who fails without the driver (no
+    package ships it). Adds ``roots`` and ``would_fail`` to ``evidence``; returns what the first
+    import root reaching the file would see (``". Without a driver: ..."``, None when none fails)
+    and whether only the file's own on-demand load (a plugin) reaches it."""
+    roots, failure, plugin = _image_roots(context, binary, name)
+    evidence["roots"] = roots
+    evidence["would_fail"] = failure
+    if failure is not None:
+        chain = roots[0]["chain"]
+        assert isinstance(chain, list)
+        return f". Without a driver: {failure} ({' → '.join(chain)})", False
+    return None, plugin
+
+
+def _elf_reach(
+    context: AuditContext, loaded_as: dict[str, list[str]], binary: Binary, name: str, evidence: dict[str, object]
+) -> tuple[str | None, bool]:
+    """For an ELF file under a driverless loader emulation: the import roots whose NEEDED closure
+    reaches the file. Adds ``roots`` (and ``would_fail`` when some root loads it or none does) to
+    ``evidence``; returns what the first would see (ld.so's words, None when no root reaches it)
+    and whether the file can only be dlopen()ed (import roots exist and none reaches it)."""
+    linkage = context.linkage
+    assert linkage is not None  # driverless comes from the loader emulation
+    reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
+    reached = [r for r in reaches if r.reached]
+    evidence["roots"] = [r.to_dict((name,)) for r in reached]
+    if reached:
+        first = reached[0]
+        failure = would_fail(
+            first.kind, first.root, f"{name}: cannot open shared object file: No such file or directory"
+        )
+        evidence["would_fail"] = failure
+        chain = " → ".join(p.rsplit("/", 1)[-1] for p in (*first.chain, name))
+        return f". Without a driver: {failure} ({chain})", False
+    if reaches:
+        evidence["would_fail"] = None
+    return None, bool(reaches)
+
+
+def _plugin_message(how: str, name: str, component: str, fmt: Format) -> str:
+    """The note's message for a file linking the driver that no import root's load reaches: it can
+    only be loaded on demand, which is how a plugin needing the driver must be loaded."""
+    if fmt not in (Format.PE, Format.MACHO):  # ld.so's NEEDED closure
+        return (
+            f"{how} {name}, the {component}, but no import root's NEEDED closure "
+            "reaches this file: it can only be dlopen()ed, which is how a plugin that needs the "
+            "driver must be loaded (lazily, when a GPU is present)"
+        )
+    return (
+        f"{how} {name}, the {component}, but no import root's load reaches this "
+        f"file: it can only be loaded on demand ({'LoadLibrary' if fmt is Format.PE else 'dlopen'}), "
+        "which is how a plugin that needs the driver must be loaded (when a GPU is present)"
+    )
+
+
 class DriverLink(Rule):
     id = "driver-link"
     severity = Severity.ERROR
@@ -102,6 +212,8 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        """One finding per driver library that a file names (a repeated entry gives one finding), plus
+        the Windows ``--link-line`` ones; see :meth:`_finding` for what each says."""
         yield from self._link_line(context)
         drivers = driver_index()
         linkage = context.linkage
@@ -125,100 +237,61 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     if undefined is None:
                         undefined = {s.name for s in binary.symbols.iter_undefined()}
                     used = sorted(undefined & driver_api(lib.api).symbols)
-                unused = lib.api is not None and not used
-                delay = needed.kind is NeedKind.DELAY_LOAD
-                if binary.format is Format.PE:
-                    how = "delay-load imports" if delay else "imports"
-                elif binary.format is Format.MACHO:
-                    how = f"{MACHO_COMMANDS[needed.kind]} names"
-                else:
-                    how = "DT_NEEDED names" if needed.kind is NeedKind.PLAIN else f"imports ({needed.kind.value})"
-                message = (
-                    f"{how} {needed.name}, the {lib.component}, which the GPU driver installs and no package "
-                    "ships: the file cannot be loaded where no driver is installed"
+                yield self._finding(
+                    context,
+                    binary,
+                    needed.name,
+                    needed.kind,
+                    lib.component,
+                    lib.api is not None,
+                    used,
+                    driverless,
+                    loaded_as,
                 )
-                if unused:
-                    message += (
-                        f"; the link is unused (the file uses none of {needed.name}'s exports), which points "
-                        "at the build system — toolkit stubs, a CMake target's INTERFACE_LINK_LIBRARIES — "
-                        "not the code"
-                    )
-                elif used:
-                    lazily = (
-                        "LoadLibrary()ed when a GPU is present; otherwise reach them lazily (a delay-load import, "
-                        "LoadLibrary/GetProcAddress, cuGetProcAddress)"
-                        if binary.format is Format.PE
-                        else "dlopen()ed when a GPU is present; otherwise reach them lazily (dlopen, cuGetProcAddress)"
-                    )
-                    message += (
-                        f"; it uses {len(used)} of its symbols ({preview(used, 3)}): fine only for a plugin {lazily}"
-                    )
-                evidence: dict[str, object] = {
-                    "library": needed.name,
-                    "component": lib.component,
-                    "exports_known": lib.api is not None,
-                    "used_symbols": used,
-                    "used_count": len(used),
-                    "unused": unused,
-                }
-                severity = None
-                if needed.kind is NeedKind.WEAK:
-                    # dyld goes on without a missing weak dylib; its imports are then NULL.
-                    severity = Severity.NOTE
-                    message = (
-                        f"{how} {needed.name}, the {lib.component}: a weak dylib, so the file loads on a machine "
-                        "without the driver — its imports are then NULL, and the code must check before calling; "
-                        f"uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
-                    )
-                elif delay:
-                    # Windows loads a delay-load DLL at the first call of one of its functions, not with
-                    # the image: the DLL loads without a driver, and the code must check before calling.
-                    severity = Severity.NOTE
-                    message = (
-                        f"{how} {needed.name}, the {lib.component}: resolved at the first call of one of its "
-                        "functions, not when the file loads, so it loads on a machine without the driver — "
-                        "the calls then fail (delay-load exception), so the code must check for the driver "
-                        f"first; uses {len(used)} of its symbols" + (f" ({preview(used, 3)})" if used else "")
-                    )
-                elif binary.format in (Format.PE, Format.MACHO):
-                    # No package ships the driver: the image loads of Windows or dyld say who fails.
-                    roots, failure, plugin = _image_roots(context, binary, needed.name)
-                    evidence["roots"] = roots
-                    evidence["would_fail"] = failure
-                    if failure is not None:
-                        chain = roots[0]["chain"]
-                        assert isinstance(chain, list)
-                        message += f". Without a driver: {failure} ({' → '.join(chain)})"
-                    elif plugin:
-                        severity = Severity.NOTE
-                        message = (
-                            f"{how} {needed.name}, the {lib.component}, but no import root's load reaches this "
-                            f"file: it can only be loaded on demand ({'LoadLibrary' if binary.format is Format.PE else 'dlopen'}), "
-                            "which is how a plugin that needs the driver must be loaded (when a GPU is present)"
-                        )
-                elif driverless and linkage is not None:
-                    reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
-                    reached = [r for r in reaches if r.reached]
-                    evidence["roots"] = [r.to_dict((needed.name,)) for r in reached]
-                    if reached:
-                        first = reached[0]
-                        failure = would_fail(
-                            first.kind,
-                            first.root,
-                            f"{needed.name}: cannot open shared object file: No such file or directory",
-                        )
-                        evidence["would_fail"] = failure
-                        chain = " → ".join(p.rsplit("/", 1)[-1] for p in (*first.chain, needed.name))
-                        message += f". Without a driver: {failure} ({chain})"
-                    elif reaches:
-                        severity = Severity.NOTE
-                        evidence["would_fail"] = None
-                        message = (
-                            f"{how} {needed.name}, the {lib.component}, but no import root's NEEDED closure "
-                            "reaches this file: it can only be dlopen()ed, which is how a plugin that needs the "
-                            "driver must be loaded (lazily, when a GPU is present)"
-                        )
-                yield self.finding(binary, needed.name, message, evidence, severity)
+
+    def _finding(
+        self,
+        context: AuditContext,
+        binary: Binary,
+        name: str,
+        kind: NeedKind,
+        component: str,
+        exports_known: bool,
+        used: list[str],
+        driverless: bool,
+        loaded_as: dict[str, list[str]],
+    ) -> Finding:
+        """The finding for ``binary`` naming driver library ``name`` (entry ``kind``): an error, or a note
+        when the file still loads without the driver (a weak dylib, a delay-load import) or when only an
+        on-demand load (a plugin) reaches it. ``used`` is the library's exports the file uses (empty
+        when ``exports_known`` is false); ``loaded_as`` maps a given path to the paths it was loaded as."""
+        unused = exports_known and not used
+        how = _how(binary.format, kind)
+        evidence: dict[str, object] = {
+            "library": name,
+            "component": component,
+            "exports_known": exports_known,
+            "used_symbols": used,
+            "used_count": len(used),
+            "unused": unused,
+        }
+        severity: Severity | None = None
+        if kind is NeedKind.WEAK or kind is NeedKind.DELAY_LOAD:
+            severity = Severity.NOTE
+            message = _loads_anyway_message(how, name, component, used, weak=kind is NeedKind.WEAK)
+        else:
+            message = _link_message(how, name, component, binary.format, used, unused)
+            failure, plugin = None, False
+            if binary.format in (Format.PE, Format.MACHO):
+                failure, plugin = _image_reach(context, binary, name, evidence)
+            elif driverless:
+                failure, plugin = _elf_reach(context, loaded_as, binary, name, evidence)
+            if failure is not None:
+                message += failure
+            elif plugin:
+                severity = Severity.NOTE
+                message = _plugin_message(how, name, component, binary.format)
+        return self.finding(binary, name, message, evidence, severity)
 
     def _link_line(self, context: AuditContext) -> Iterator[Finding]:
         """A Windows --link-line whose objects import from a driver's import library (cuda.lib ->

@@ -28,6 +28,34 @@ def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _hinted_severity(requesters: Sequence[_Requester], hints: list[ProviderHint | None]) -> Severity | None:
+    """The severity when the first requester has a provider hint: a note when every requester's
+    package declares a dependency that brings the library (conda), a warning when no import root
+    reaches a requester and every hint names an extra (a plugin's library) or an installed copy
+    (found when preloaded); else None, the rule's own."""
+    reached = any(r.reached for r in requesters)
+    if all(h is not None and h.severity is Severity.NOTE for h in hints):
+        return Severity.NOTE  # a conda package's declared dependency brings it
+    if all(h is not None and h.extra is not None for h in hints) and not reached:
+        return Severity.WARNING  # a plugin's library, brought by an extra of its package
+    if all(h is not None and h.installed for h in hints) and not reached:
+        return Severity.WARNING  # installed, found when preloaded: no import root fails
+    return None
+
+
+def _hint_evidence(hint: ProviderHint | None) -> dict[str, object]:
+    """The evidence keys a provider hint adds (``providers``, ``declared_by``, ``extra``,
+    ``installed``); none without a hint."""
+    if hint is None:
+        return {}
+    return {
+        "providers": list(hint.providers),
+        "declared_by": hint.declared_by,
+        "extra": hint.extra,
+        "installed": list(hint.installed),
+    }
+
+
 class LibraryNotFound(Rule):
     id = "library-not-found"
     severity = Severity.ERROR
@@ -159,28 +187,13 @@ chain has one).
         severity = None
         if hint is not None:
             message += hint.text
-            reached = any(r.reached for r in requesters)
-            if all(h is not None and h.severity is Severity.NOTE for h in hints):
-                severity = Severity.NOTE  # a conda package's declared dependency brings it
-            elif all(h is not None and h.extra is not None for h in hints) and not reached:
-                severity = Severity.WARNING  # a plugin's library, brought by an extra of its package
-            elif all(h is not None and h.installed for h in hints) and not reached:
-                severity = Severity.WARNING  # installed, found when preloaded: no import root fails
+            severity = _hinted_severity(requesters, hints)
         return self.finding(
             first.file,
             needed,
             message,
             {
-                **(
-                    {
-                        "providers": list(hint.providers),
-                        "declared_by": hint.declared_by,
-                        "extra": hint.extra,
-                        "installed": list(hint.installed),
-                    }
-                    if hint is not None
-                    else {}
-                ),
+                **_hint_evidence(hint),
                 "needed": needed,
                 "requester": first.requester,
                 "roots": [{k: v for k, v in root.items() if k != "would_fail"} for r in requesters for root in r.roots],

@@ -85,6 +85,76 @@ def find_missing(
     return missing
 
 
+def _what_is_missing(binary: Binary, key: str, expected: str, symbols: list[str], fam: SymbolFamily | None) -> str:
+    """The finding's first sentence: ``symbols`` (sorted) of family ``fam`` (None: versioned for the
+    library ``key``) that nothing provides, expected from ``expected``; for PE and Mach-O imports
+    bound to a library that lacks them, the loader's own words when it stops the load."""
+    noun = "import" if binary.format in (Format.PE, Format.MACHO) else "undefined symbol"
+    count = f"{len(symbols)} {noun}{'s' if len(symbols) != 1 else ''}"
+    if binary.format in (Format.PE, Format.MACHO) and fam is not None and bound_imports(binary, symbols):
+        importers = sorted(
+            {
+                sym.version.file
+                for sym in binary.symbols.iter_undefined()
+                if sym.version is not None and sym.version.file and sym.name in set(symbols)
+            }
+        )
+        if binary.format is Format.PE:
+            stop = (
+                f'Windows stops the load: "The procedure entry point {symbols[0]} could not be '
+                f'located in the dynamic link library {importers[0]}"'
+            )
+        else:
+            stop = f'dyld stops the load: "Symbol not found: _{symbols[0]}, expected in: {importers[0]}"'
+        return (
+            f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) imported from "
+            f"{', '.join(importers)}, which does not provide them: expected {expected}. {stop}"
+        )
+    if fam is not None:
+        return (
+            f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
+            f"{needed_entry(binary.format)} provides them: expected {expected}"
+        )
+    return (
+        f"{count} versioned for {expected} ({preview(symbols)}) and no {needed_entry(binary.format)} is a {key} library"
+    )
+
+
+def _advice(fmt: Format, fam: SymbolFamily | None, linked_drivers: list[str]) -> str:
+    """The message's tail ("" when none applies): for a driver family, reach the symbols lazily
+    rather than link the driver (in format ``fmt``'s words); else the driver libraries the file
+    links instead, which provide none of them."""
+    if fam is not None and fam.driver:
+        lazily = {
+            Format.PE: "do not import the driver's DLL — reach them through cuGetProcAddress, "
+            "LoadLibrary/GetProcAddress or a delay-load import",
+            Format.MACHO: "do not link the driver's dylib — reach them through cuGetProcAddress or dlopen",
+        }.get(fmt, "do not add the DT_NEEDED — reach them through cuGetProcAddress or dlopen")
+        return f"; these are driver symbols: the GPU driver provides them, so {lazily}"
+    if linked_drivers:
+        return (
+            f"; the file links {', '.join(linked_drivers)} instead, which provides none of "
+            "them (a build system naming the wrong library)"
+        )
+    return ""
+
+
+def _unresolved_in(context: AuditContext, binary: Binary, symbols: list[str]) -> list[str]:
+    """The import roots in whose load any of ``symbols`` (``name@version``) of ``binary`` binds
+    nowhere: the unresolved-symbol consequences this root cause explains (sorted)."""
+    linkage = context.linkage
+    assert linkage is not None
+    names = {s.split("@", 1)[0] for s in symbols}
+    return sorted(
+        {
+            root
+            for (root, obj), bounds in linkage.bindings.items()
+            if linkage.audited.get(obj) == binary.path
+            and any(b.provider is None and b.symbol.name in names for b in bounds)
+        }
+    )
+
+
 class MissingProvider(Rule):
     id = "missing-provider"
     severity = Severity.ERROR
@@ -124,8 +194,9 @@ The family table is data: linkaudit/rules/data/cuda.toml.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        """One finding per family (or versioned library) whose undefined symbols no needed library
+        provides, for each file but object files (archive members: the final link resolves them)."""
         drivers = driver_index()
-        linkage = context.linkage
         reexports: dict[str, tuple[str, ...]] = {}
         if any(b.format is Format.MACHO for b in context.binaries):
             from ..loader.image_binding import reexported_by  # the PE / Mach-O binder: not on an ELF-only run
@@ -141,49 +212,9 @@ The family table is data: linkaudit/rules/data/cuda.toml.
             linked_drivers = [n for n in needed if drivers.is_driver(n)]
             for key, (expected, symbols, fam) in missing.items():
                 symbols.sort()
-                noun = "import" if binary.format in (Format.PE, Format.MACHO) else "undefined symbol"
-                count = f"{len(symbols)} {noun}{'s' if len(symbols) != 1 else ''}"
-                if binary.format in (Format.PE, Format.MACHO) and fam is not None and bound_imports(binary, symbols):
-                    importers = sorted(
-                        {
-                            sym.version.file
-                            for sym in binary.symbols.iter_undefined()
-                            if sym.version is not None and sym.version.file and sym.name in set(symbols)
-                        }
-                    )
-                    if binary.format is Format.PE:
-                        stop = (
-                            f'Windows stops the load: "The procedure entry point {symbols[0]} could not be '
-                            f'located in the dynamic link library {importers[0]}"'
-                        )
-                    else:
-                        stop = f'dyld stops the load: "Symbol not found: _{symbols[0]}, expected in: {importers[0]}"'
-                    message = (
-                        f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) imported from "
-                        f"{', '.join(importers)}, which does not provide them: expected {expected}. {stop}"
-                    )
-                elif fam is not None:
-                    message = (
-                        f"{count} of the {fam.name} family ({fam.description}: {preview(symbols)}) and no "
-                        f"{needed_entry(binary.format)} provides them: expected {expected}"
-                    )
-                else:
-                    message = (
-                        f"{count} versioned for {expected} ({preview(symbols)}) and no "
-                        f"{needed_entry(binary.format)} is a {key} library"
-                    )
-                if fam is not None and fam.driver:
-                    lazily = {
-                        Format.PE: "do not import the driver's DLL — reach them through cuGetProcAddress, "
-                        "LoadLibrary/GetProcAddress or a delay-load import",
-                        Format.MACHO: "do not link the driver's dylib — reach them through cuGetProcAddress or dlopen",
-                    }.get(binary.format, "do not add the DT_NEEDED — reach them through cuGetProcAddress or dlopen")
-                    message += f"; these are driver symbols: the GPU driver provides them, so {lazily}"
-                elif linked_drivers:
-                    message += (
-                        f"; the file links {', '.join(linked_drivers)} instead, which provides none of "
-                        "them (a build system naming the wrong library)"
-                    )
+                message = _what_is_missing(binary, key, expected, symbols, fam) + _advice(
+                    binary.format, fam, linked_drivers
+                )
                 evidence: dict[str, object] = {
                     "family": key,
                     "expected_provider": expected,
@@ -193,15 +224,6 @@ The family table is data: linkaudit/rules/data/cuda.toml.
                     "driver": bool(fam and fam.driver),
                     "linked_driver_libraries": linked_drivers,
                 }
-                if linkage is not None:
-                    # The unresolved-symbol consequences this root cause explains.
-                    names = {s.split("@", 1)[0] for s in symbols}
-                    evidence["unresolved_in"] = sorted(
-                        {
-                            root
-                            for (root, obj), bounds in linkage.bindings.items()
-                            if linkage.audited.get(obj) == binary.path
-                            and any(b.provider is None and b.symbol.name in names for b in bounds)
-                        }
-                    )
+                if context.linkage is not None:
+                    evidence["unresolved_in"] = _unresolved_in(context, binary, symbols)
                 yield self.finding(binary, expected, message, evidence)

@@ -9,7 +9,7 @@ from ..context import AuditContext
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule
-from .data import rpath_data
+from .data import PathFragment, rpath_data
 
 #: ``$ORIGIN`` or ``${ORIGIN}`` as a whole first component (ld.so's
 #: _dl_dst_substitute: the name ends at a character that cannot continue it);
@@ -81,6 +81,9 @@ Data: linkaudit/rules/data/rpath.toml.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        """One finding per search-path entry (and, for Mach-O, install name or dylib path) that does
+        not travel with the package; ``$ORIGIN``/``@loader_path``-relative entries, placeholders and
+        what dyld resolves on its own are left alone."""
         data = rpath_data()
         for binary in context.binaries:
             macho = binary.format is Format.MACHO
@@ -94,44 +97,7 @@ Data: linkaudit/rules/data/rpath.toml.
                 marker = next((m for m in data.markers if m.matches(entry)), None)
                 if tag == "LC_LOAD_DYLIB" and marker is None:
                     continue  # an installed framework (/Library/Frameworks/...): library-not-found judges it
-                origin = "@loader_path" if macho else "$ORIGIN"
-                if entry == "":
-                    reason, severity = "empty", Severity.WARNING
-                    message = (
-                        f"{tag} has an empty entry, which dyld joins to the rest of an @rpath/ name: "
-                        "a directory of no package"
-                        if macho
-                        else f"{tag} has an empty entry, which ld.so reads as the current working directory"
-                    )
-                elif not entry.startswith("/"):
-                    reason, severity = "relative", Severity.WARNING
-                    message = (
-                        f"{tag} entry {entry!r} is relative but not to {origin}: it is resolved against "
-                        "the current working directory"
-                    )
-                elif marker is not None:
-                    reason, severity = "build-tree", Severity.ERROR
-                    message = (
-                        f"{tag} entry {entry!r} points into {marker.what} ({marker.occurrence(entry)}): "
-                        "a path of the build machine that leaked into the package"
-                    )
-                else:
-                    reason, severity = "absolute", Severity.WARNING
-                    message = (
-                        f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
-                        f"user's machine the package does not own; use {origin}-relative paths"
-                    )
-                if tag == "LC_ID_DYLIB" and reason != "relative":
-                    # The install name is not searched when this dylib is loaded; it is copied into every
-                    # image linked against it later (an extension built against the package): a warning.
-                    severity = Severity.WARNING
-                    message += (
-                        ". An image linked against this dylib later (an extension built against the package) "
-                        "records that install name and dyld looks for it there, not in the package: set it "
-                        f"to @rpath/{entry.rsplit('/', 1)[-1]} (install_name_tool -id)"
-                    )
-                elif tag == "LC_LOAD_DYLIB" and reason != "relative":
-                    message += ": dyld loads the dylib from exactly that path (install_name_tool -change)"
+                reason, severity, message = _judge(tag, entry, marker, macho)
                 yield self.finding(
                     binary,
                     entry,
@@ -155,3 +121,47 @@ def _dyld_resolved(entry: str) -> bool:
     from ..loader.dyld import SHARED_CACHE_PREFIXES
 
     return entry.startswith(("@rpath/", *SHARED_CACHE_PREFIXES))
+
+
+def _judge(tag: str, entry: str, marker: PathFragment | None, macho: bool) -> tuple[str, Severity, str]:
+    """``(reason, severity, message)`` for ``entry`` of ``tag`` that leaks: empty, relative (not to
+    ``$ORIGIN``/``@loader_path``), into a build tree (``marker`` matched it) or absolute; for a
+    Mach-O install name or dylib path the message adds what dyld then does and the fix."""
+    origin = "@loader_path" if macho else "$ORIGIN"
+    if entry == "":
+        reason, severity = "empty", Severity.WARNING
+        message = (
+            f"{tag} has an empty entry, which dyld joins to the rest of an @rpath/ name: a directory of no package"
+            if macho
+            else f"{tag} has an empty entry, which ld.so reads as the current working directory"
+        )
+    elif not entry.startswith("/"):
+        reason, severity = "relative", Severity.WARNING
+        message = (
+            f"{tag} entry {entry!r} is relative but not to {origin}: it is resolved against "
+            "the current working directory"
+        )
+    elif marker is not None:
+        reason, severity = "build-tree", Severity.ERROR
+        message = (
+            f"{tag} entry {entry!r} points into {marker.what} ({marker.occurrence(entry)}): "
+            "a path of the build machine that leaked into the package"
+        )
+    else:
+        reason, severity = "absolute", Severity.WARNING
+        message = (
+            f"{tag} entry {entry!r} is absolute: the loader searches a directory of the "
+            f"user's machine the package does not own; use {origin}-relative paths"
+        )
+    if tag == "LC_ID_DYLIB" and reason != "relative":
+        # The install name is not searched when this dylib is loaded; it is copied into every
+        # image linked against it later (an extension built against the package): a warning.
+        severity = Severity.WARNING
+        message += (
+            ". An image linked against this dylib later (an extension built against the package) "
+            "records that install name and dyld looks for it there, not in the package: set it "
+            f"to @rpath/{entry.rsplit('/', 1)[-1]} (install_name_tool -id)"
+        )
+    elif tag == "LC_LOAD_DYLIB" and reason != "relative":
+        message += ": dyld loads the dylib from exactly that path (install_name_tool -change)"
+    return reason, severity, message

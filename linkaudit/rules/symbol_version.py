@@ -37,6 +37,64 @@ def _named(name: str) -> str:
     return f"{name} (= {_fmt(*marker)})" if marker else name
 
 
+def _versions_above(
+    binary: Binary, ceilings: dict[str, VersionCeiling]
+) -> tuple[dict[str, list[tuple[str, str, bool, tuple[int, ...]]]], dict[str, tuple[int, ...]], dict[str, str]]:
+    """The non-weak version needs of ``binary`` whose prefix has a ceiling: per prefix, those above
+    it ``[(name, file, weak, numbers)]`` in need order, the highest numbers needed, and that
+    highest's name (on a tie a numbered name beats a marker such as GLIBC_ABI_DT_RELR)."""
+    above: dict[str, list[tuple[str, str, bool, tuple[int, ...]]]] = {}
+    highest: dict[str, tuple[int, ...]] = {}
+    highest_name: dict[str, str] = {}
+    for need in binary.version_needs:
+        for v in need.versions:
+            parsed = effective_version(v.name)
+            if parsed is None:
+                continue
+            prefix, numbers = parsed
+            ceiling = ceilings.get(prefix)
+            if ceiling is None:
+                continue
+            if v.weak:
+                continue
+            best = highest.get(prefix)
+            if best is None or numbers > best or (numbers == best and highest_name[prefix] in VERSION_MARKERS):
+                highest[prefix] = numbers
+                highest_name[prefix] = v.name
+            if numbers > ceiling.version:
+                above.setdefault(prefix, []).append((v.name, need.file, v.weak, numbers))
+    return above, highest, highest_name
+
+
+def _ceiling_message(
+    top: str,
+    top_name: str,
+    ceiling: str,
+    source: str | None,
+    names: list[str],
+    symbols: list[str],
+    unused: list[str],
+) -> str:
+    """The message for versions ``names`` above ``ceiling`` (promised by ``source``, a platform
+    tag, or None for the configuration): the highest need ``top_name`` (``top`` when a marker),
+    the ``symbols`` that use them (``name@version``), and the ``unused`` ones ld.so still checks."""
+    needs = top_name
+    if top_name in VERSION_MARKERS:
+        needs = f"{top_name}, which stands for {top} ({MARKER_MEANINGS.get(top_name, 'a glibc release')}),"
+    message = (
+        f"needs {needs} but the ceiling is {ceiling}" + (f", which {source} promises" if source else "") + ": "
+        f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview([_named(n) for n in names])})"
+    )
+    if symbols:
+        message += f", used by {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({preview(symbols, 3)})"
+    if unused:
+        message += (
+            f"; {preview(unused)} needed by no symbol, but ld.so checks every version need "
+            "(dl-version.c), so the file still fails to load"
+        )
+    return message
+
+
 class SymbolVersion(Rule):
     id = "symbol-version"
     severity = Severity.ERROR
@@ -133,27 +191,7 @@ version above the ceiling and every symbol that needs one of them.
     ) -> Iterator[Finding]:
         """One finding per prefix whose ceiling is exceeded; ``sources`` names the ceilings that do
         not come from the configuration (a wheel's platform tag), by prefix."""
-        above: dict[str, list[tuple[str, str, bool, tuple[int, ...]]]] = {}
-        highest: dict[str, tuple[int, ...]] = {}
-        # name of the highest need per prefix; on a tie a numbered name beats a marker
-        highest_name: dict[str, str] = {}
-        for need in binary.version_needs:
-            for v in need.versions:
-                parsed = effective_version(v.name)
-                if parsed is None:
-                    continue
-                prefix, numbers = parsed
-                ceiling = ceilings.get(prefix)
-                if ceiling is None:
-                    continue
-                if v.weak:
-                    continue
-                best = highest.get(prefix)
-                if best is None or numbers > best or (numbers == best and highest_name[prefix] in VERSION_MARKERS):
-                    highest[prefix] = numbers
-                    highest_name[prefix] = v.name
-                if numbers > ceiling.version:
-                    above.setdefault(prefix, []).append((v.name, need.file, v.weak, numbers))
+        above, highest, highest_name = _versions_above(binary, ceilings)
         if not above:
             return
         users = self._symbols_by_version(binary)
@@ -171,24 +209,8 @@ version above the ceiling and every symbol that needs one of them.
                 if not syms:
                     unused.append(name)
                 listed.append({"name": name, "file": file, "weak": weak, "symbols": syms})
-            names = [v[0] for v in versions]
-            needs = top_name
-            if top_name in VERSION_MARKERS:
-                needs = f"{top_name}, which stands for {top} ({MARKER_MEANINGS.get(top_name, 'a glibc release')}),"
             source = sources.get(prefix)
-            message = (
-                f"needs {needs} but the ceiling is {ceiling.text}"
-                + (f", which {source} promises" if source else "")
-                + ": "
-                f"{len(names)} version{'s' if len(names) != 1 else ''} above it ({preview([_named(n) for n in names])})"
-            )
-            if symbols:
-                message += f", used by {len(symbols)} symbol{'s' if len(symbols) != 1 else ''} ({preview(symbols, 3)})"
-            if unused:
-                message += (
-                    f"; {preview(unused)} needed by no symbol, but ld.so checks every version need "
-                    "(dl-version.c), so the file still fails to load"
-                )
+            message = _ceiling_message(top, top_name, ceiling.text, source, [v[0] for v in versions], symbols, unused)
             yield self.finding(
                 binary,
                 top_name,

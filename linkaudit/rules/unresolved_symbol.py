@@ -67,6 +67,85 @@ def stopped_roots(linkage: LinkageAnalysis) -> set[str]:
     return {ld.root for ld in linkage.loads if ld.errors or stops.get(id(ld), False)}
 
 
+def _unbound(linkage: LinkageAnalysis, by_path: dict[str, Binary]) -> dict[tuple[str, bool], dict[str, list[str]]]:
+    """(audited file, weak) -> {symbol display name: [roots in whose load it binds nowhere]}, in
+    binding order, leaving out what another finding reports as the cause: a stopped load, a
+    missing provider family or driver export (:func:`_explained`), a library found nowhere, a
+    missing symbol version, and the toolchain's optional hooks."""
+    explained: dict[str, set[str]] = {}
+    grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
+    # A load that stops — a candidate that is no usable ELF object, or a DT_NEEDED found nowhere
+    # (ld.so fails the dlopen before it relocates anything) — binds nothing: library-not-found
+    # reports the cause, and the user never meets these symbols until it is fixed.
+    stopped = stopped_roots(linkage)
+    failed = failed_needs(linkage)
+    # (root, object) -> versions version-not-found reports: their references bind nowhere as a consequence.
+    missing_versions: dict[tuple[str, str], set[str]] = {}
+    for root, failure in linkage.version_failures:
+        missing_versions.setdefault((root, failure.object), set()).add(failure.version)
+    for (root, obj), bounds in linkage.bindings.items():
+        if root in stopped:
+            continue  # the load stops with an error first (library-not-found reports it)
+        file = linkage.audited.get(obj, obj)
+        if file not in explained:
+            binary = by_path.get(file)
+            explained[file] = _explained(binary, linkage.env.driverless) if binary is not None else set()
+        missing_files = failed.get((root, obj), set())
+        for b in bounds:
+            if b.provider is not None or b.symbol.name in explained[file]:
+                continue
+            if b.symbol.version is not None and b.symbol.version.file in missing_files:
+                continue  # its library was not found: library-not-found reports it, with these symbols
+            if b.symbol.version is not None and b.symbol.version.name in missing_versions.get((root, obj), ()):
+                continue  # its version is missing: version-not-found reports it, with these symbols
+            if b.symbol.name in TOOLCHAIN_HOOKS or (b.symbol.weak and b.symbol.name.startswith(TLS_INIT_PREFIX)):
+                continue
+            roots = grouped.setdefault((file, b.symbol.weak), {}).setdefault(b.symbol.display_name(), [])
+            if root not in roots:
+                roots.append(root)
+    return grouped
+
+
+def _missing_needed(linkage: LinkageAnalysis) -> dict[str, set[str]]:
+    """Audited file -> its DT_NEEDED names found nowhere, in some load (a likely provider)."""
+    missing: dict[str, set[str]] = {}
+    for part in linkage.parts():
+        for (req, needed), res in part.part.own_resolutions().items():
+            if not res.found and req in linkage.audited:
+                missing.setdefault(linkage.audited[req], set()).add(needed)
+    return missing
+
+
+def _strong_message(
+    file: str,
+    count: str,
+    names: list[str],
+    roots: list[str],
+    kinds: dict[str, RootKind],
+    loaders: dict[str, str],
+    missing_libs: list[str],
+) -> str:
+    """The error's message for non-weak ``names`` of ``file`` that bind nowhere in the loads of
+    ``roots``: what the user meets (musl's relocation error, Python's ImportError, or a lazy
+    binding's failure at first call) and the missing libraries that may provide them."""
+    lazy_only = all(kinds[r] is RootKind.EXECUTABLE for r in roots)
+    verb = "binds" if len(names) == 1 else "bind"
+    message = f"{count} {verb} nowhere in the load scope: {preview(names)}"
+    if any(loaders[r] == "musl" for r in roots):
+        from ..loader.musl import musl_relocation_error  # loaded already: a musl load ran
+
+        first = names[0].split("@", 1)[0]
+        message += f" — {'ImportError: ' if kinds[roots[0]] is RootKind.PYTHON_IMPORT else ''}"
+        message += musl_relocation_error(file, first)
+    elif any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
+        message += f" — ImportError: undefined symbol: {names[0].split('@', 1)[0]}"
+    elif lazy_only:
+        message += " — a function fails when first called (at load time under BIND_NOW)"
+    if missing_libs:
+        message += f"; {', '.join(missing_libs)} could not be found and may be their provider"
+    return message
+
+
 class UnresolvedSymbol(Rule):
     id = "unresolved-symbol"
     severity = Severity.ERROR
@@ -116,50 +195,16 @@ missing-provider covers those of a known family.
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
+        """One finding per audited file and strength (weak or not) whose undefined symbols bind
+        nowhere in some ELF load, plus the PE / Mach-O import ones (:meth:`_image_imports`)."""
         yield from self._image_imports(context)
         linkage = context.linkage
         if linkage is None:
             return
-        by_path = {b.path: b for b in context.binaries}
         kinds = {ld.root: ld.kind for ld in linkage.loads}
         loaders = {ld.root: ld.loader for ld in linkage.loads}
-        explained: dict[str, set[str]] = {}
-        grouped: dict[tuple[str, bool], dict[str, list[str]]] = {}
-        # A load that stops — a candidate that is no usable ELF object, or a DT_NEEDED found nowhere
-        # (ld.so fails the dlopen before it relocates anything) — binds nothing: library-not-found
-        # reports the cause, and the user never meets these symbols until it is fixed.
-        stopped = stopped_roots(linkage)
-        failed = failed_needs(linkage)
-        # (root, object) -> versions version-not-found reports: their references bind nowhere as a consequence.
-        missing_versions: dict[tuple[str, str], set[str]] = {}
-        for root, failure in linkage.version_failures:
-            missing_versions.setdefault((root, failure.object), set()).add(failure.version)
-        for (root, obj), bounds in linkage.bindings.items():
-            if root in stopped:
-                continue  # the load stops with an error first (library-not-found reports it)
-            file = linkage.audited.get(obj, obj)
-            if file not in explained:
-                binary = by_path.get(file)
-                explained[file] = _explained(binary, linkage.env.driverless) if binary is not None else set()
-            missing_files = failed.get((root, obj), set())
-            for b in bounds:
-                if b.provider is not None or b.symbol.name in explained[file]:
-                    continue
-                if b.symbol.version is not None and b.symbol.version.file in missing_files:
-                    continue  # its library was not found: library-not-found reports it, with these symbols
-                if b.symbol.version is not None and b.symbol.version.name in missing_versions.get((root, obj), ()):
-                    continue  # its version is missing: version-not-found reports it, with these symbols
-                if b.symbol.name in TOOLCHAIN_HOOKS or (b.symbol.weak and b.symbol.name.startswith(TLS_INIT_PREFIX)):
-                    continue
-                weak = b.symbol.weak
-                roots = grouped.setdefault((file, weak), {}).setdefault(b.symbol.display_name(), [])
-                if root not in roots:
-                    roots.append(root)
-        missing: dict[str, set[str]] = {}  # audited file -> its DT_NEEDED names found nowhere, in some load
-        for part in linkage.parts() if grouped else ():
-            for (req, needed), res in part.part.own_resolutions().items():
-                if not res.found and req in linkage.audited:
-                    missing.setdefault(linkage.audited[req], set()).add(needed)
+        grouped = _unbound(linkage, {b.path: b for b in context.binaries})
+        missing = _missing_needed(linkage) if grouped else {}
         for (file, weak), symbols in grouped.items():
             names = sorted(symbols)
             roots = sorted({r for rs in symbols.values() for r in rs})
@@ -169,21 +214,7 @@ missing-provider covers those of a known family.
                 verb = "binds" if len(names) == 1 else "bind"
                 message = f"{count} (weak) {verb} nowhere: {preview(names)}; allowed, the code must check for NULL"
             else:
-                lazy_only = all(kinds[r] is RootKind.EXECUTABLE for r in roots)
-                verb = "binds" if len(names) == 1 else "bind"
-                message = f"{count} {verb} nowhere in the load scope: {preview(names)}"
-                if any(loaders[r] == "musl" for r in roots):
-                    from ..loader.musl import musl_relocation_error  # loaded already: a musl load ran
-
-                    first = names[0].split("@", 1)[0]
-                    message += f" — {'ImportError: ' if kinds[roots[0]] is RootKind.PYTHON_IMPORT else ''}"
-                    message += musl_relocation_error(file, first)
-                elif any(kinds[r] is RootKind.PYTHON_IMPORT for r in roots):
-                    message += f" — ImportError: undefined symbol: {names[0].split('@', 1)[0]}"
-                elif lazy_only:
-                    message += " — a function fails when first called (at load time under BIND_NOW)"
-                if missing_libs:
-                    message += f"; {', '.join(missing_libs)} could not be found and may be their provider"
+                message = _strong_message(file, count, names, roots, kinds, loaders, missing_libs)
             yield self.finding(
                 file,
                 names[0] if len(names) == 1 else f"{len(names)} symbols",
