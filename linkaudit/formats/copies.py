@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import threading
 from collections.abc import Callable
 
 from ..model import Binary
@@ -33,6 +34,7 @@ MAX_REMEMBERED = 4096
 
 #: (SHA-256, soft dependencies, path traits) -> the records read from the first copy.
 _PARSED: dict[tuple[bytes, bool, tuple[object, ...]], tuple[Binary, ...]] = {}
+_LOCK = threading.Lock()
 
 
 def path_traits(path: str, data: bytes) -> tuple[object, ...]:
@@ -79,12 +81,14 @@ def read_small(
         return [dataclasses.replace(b, path=path) for b in found]
     binaries = read(path, data, soft_dependencies)
     if not data.startswith((b"!<arch>\n", b"!<thin>\n")):
-        if len(_PARSED) >= MAX_REMEMBERED:
-            _PARSED.pop(next(iter(_PARSED)), None)
-        _PARSED[key] = tuple(binaries)
+        with _LOCK:
+            if len(_PARSED) >= MAX_REMEMBERED:
+                _PARSED.pop(next(iter(_PARSED)), None)
+            _PARSED[key] = tuple(binaries)
     return binaries
 
 
 def forget() -> None:
     """Forget every remembered content (tests; a long-lived process that wants the memory back)."""
-    _PARSED.clear()
+    with _LOCK:
+        _PARSED.clear()
