@@ -17,6 +17,7 @@ os.environ["LINKAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="linkaudit-test-cach
 
 from linkaudit import cache as _cache
 from linkaudit.cli import main
+from linkaudit.formats import copies as _copies
 
 sys.path.insert(0, str(Path(__file__).parent))
 from realsite import TORCH_VERSION, cache_root, download_torch_wheel, fetch_torch_wheel, make_torch_site, pip_download
@@ -27,8 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test its own cache directory, and the cache off again after it (the CLI turns it on)."""
+    """Each test its own cache directory, and the cache off again after it (the CLI turns it on);
+    no test sees the small files another one read (``formats.copies``)."""
     monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    _copies.forget()
     yield
     _cache.configure(False)
 

@@ -24,6 +24,13 @@ from linkaudit.model import Binary
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
 
 
+@pytest.fixture(autouse=True)
+def _small_files_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures are tiny: files below ``copies.SMALL_FILE_BYTES`` are not cached (cheaper to
+    parse), so these tests of the cache's machinery lower the threshold to nothing."""
+    monkeypatch.setattr("linkaudit.formats.copies.SMALL_FILE_BYTES", 0)
+
+
 def _report(run_cli, *args: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
     result = run_cli(*args, "--format", "json", "--no-config")
     report = json.loads(result.stdout)
@@ -259,6 +266,32 @@ def test_the_least_recently_used_entries_are_evicted(tmp_path: Path) -> None:
     store.max_bytes = 2 * size
     os.utime(store._path(keys[0].name), ns=(1, 1))  # the oldest use
     assert store.evict() == 1 and store.get(keys[0]) is None and store.get(keys[1]) is not None
+
+
+def test_writes_scan_the_cache_once_until_it_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan of every entry per 64 writes made a cold run over N files quadratic (10,000 tiny
+    members: 16 s of 34): writes count their bytes, and the cache is scanned again only once
+    they pass the bound — then down to an eighth below it, so scans stay few."""
+    scans: list[int] = []
+    real = Cache.entries
+
+    def counting(self: Cache) -> list[tuple[float, int, str]]:
+        scans.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Cache, "entries", counting)
+    store = Cache(str(tmp_path / "c"))
+    binaries = tuple(read_path(str(SAMPLES / "broken/libtorch_cuda.so")))
+    for i in range(300):
+        store.put(Key(f"{i:064x}", 0, lambda: ""), binaries)
+    assert len(scans) == 1  # the first write counts what is there (5 scans before)
+    size = store.info().size // 300
+    scans.clear()
+    bounded = Cache(str(tmp_path / "c"), max_bytes=100 * size)
+    for i in range(300, 600):
+        bounded.put(Key(f"{i:064x}", 0, lambda: ""), binaries)
+    assert len(scans) <= 1 + 300 // 12  # the first count, then one per eighth of the bound refilled
+    assert bounded.info().size <= bounded.max_bytes and bounded.evict() == 0
 
 
 def test_cache_info_and_clear(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

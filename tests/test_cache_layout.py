@@ -24,6 +24,15 @@ from linkaudit.model import Binary, SymbolTable
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
 SMALL = SAMPLES / "fixed/libnvrtc.so.12"
+
+
+@pytest.fixture(autouse=True)
+def _small_files_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures are tiny: files below ``copies.SMALL_FILE_BYTES`` are not cached (cheaper to
+    parse), so these tests of the cache's layout lower the threshold to nothing."""
+    monkeypatch.setattr("linkaudit.formats.copies.SMALL_FILE_BYTES", 0)
+
+
 _HEADER = struct.Struct("<8sIIQII")
 
 

@@ -19,6 +19,7 @@ from ..cache import Cache, Key, file_key, member_variant
 from ..cache import active as active_cache
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
+from . import copies
 from .elf import read_elf
 from .filebytes import Buffer, file_bytes, open_file
 from .ranges import Member, source_of
@@ -82,6 +83,8 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
 
     The file is opened read-only and read with ``pread`` (``filebytes``), never mapped: a file
     that shrinks while it is read is an ``InputError``, not a SIGBUS.  It is never executed or loaded.
+    A file of at most ``copies.SMALL_FILE_BYTES`` is read whole, parsed once per content and
+    never cached on disk (``copies``); a larger one goes through the active cache, if any.
 
     Args:
         path: path to the file, reported as given.
@@ -104,6 +107,10 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
             return _read_member(path, member, soft_dependencies)
         if st.st_size == 0:
             raise InputError(path, "empty file (0 bytes)")
+        if st.st_size <= copies.SMALL_FILE_BYTES:  # cheaper to parse than to cache; copies parsed once
+            small = copies.read_small(path, fd, st.st_size, soft_dependencies, read_bytes)
+            if small is not None:
+                return small
         store = active_cache()
         if store is None:
             return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)

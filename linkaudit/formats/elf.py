@@ -168,7 +168,7 @@ MAX_DYNAMIC_NAME_BYTES = 1024 * 1024
 DYNAMIC_NAME_SLACK = 16 * 1024
 
 _HOST_LITTLE = sys.byteorder == "little"
-_PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
+PYEXT_SUFFIX = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
 
 
 class _Layout(NamedTuple):
@@ -1491,7 +1491,7 @@ def _kind(path: str, e_type: int, interpreter: str | None, soname: str | None, f
         return Kind.OTHER
     base = path.rsplit("/", 1)[-1]
     module = base.split(".", 1)[0]
-    if _PYEXT_SUFFIX.search(base) or (
+    if PYEXT_SUFFIX.search(base) or (
         module and b"\0PyInit_" + module.encode("utf-8", "surrogateescape") + b"\0" in symstr
     ):
         return Kind.PYTHON_EXTENSION

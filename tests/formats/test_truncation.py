@@ -43,8 +43,10 @@ def _big_elf() -> bytes:
 def shrink_after_first_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[str]]:
     """Files whose paths are added to the yielded set are truncated to 100 bytes after their first ``pread``.
 
-    Blocks of 256 bytes (64 KiB in use) make even a 6 KB sample take several reads.
+    Blocks of 256 bytes (64 KiB in use) make even a 6 KB sample take several reads (a file under
+    ``copies.SMALL_FILE_BYTES`` is otherwise read whole, in one ``pread``: nothing to race).
     """
+    monkeypatch.setattr("linkaudit.formats.copies.SMALL_FILE_BYTES", 0)
     monkeypatch.setattr(filebytes, "BLOCK", 256)
     monkeypatch.setattr(filebytes, "SMALL", 64)
     victims: set[str] = set()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit.audit import read
+from linkaudit.formats import copies
 from linkaudit.loader import binding, symbol_lookup
 from linkaudit.model import Binary, Format, SymbolTable
 
@@ -60,6 +61,9 @@ class Lookups:
 
 
 def _fresh(objects: dict[str, Binary]) -> Iterator[tuple[str, Binary]]:
+    """Each object parsed again: new symbol tables, with nothing memoised on them (small files
+    are otherwise handed the records of their first read: ``formats.copies``)."""
+    copies.forget()
     for p in objects:
         yield p, read(p)[0]
 
