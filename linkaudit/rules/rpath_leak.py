@@ -17,6 +17,11 @@ from .data import PathFragment, rpath_data
 _ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
 #: Mach-O's image-relative LC_RPATH prefixes (dyld): the $ORIGIN of Apple's loader.
 _LOADER_RELATIVE = re.compile(r"@(?:loader_path|executable_path)(?:/|\Z)")
+#: delocate gives each dylib it vendors into a wheel an install name under ``/DLC/<package>/``
+#: (delocating.py ``_make_install_name_ids_unique``), unique in the process on purpose so that two
+#: wheels' copies of one library never meet in dyld's list of loaded images; no image is linked
+#: against a vendored copy, so that install name is never recorded elsewhere nor searched.
+_DELOCATE_INSTALL_NAME = "/DLC/"
 
 
 def _entries(binary: Binary) -> Iterator[tuple[str, int, str]]:
@@ -67,6 +72,9 @@ path (LC_LOAD_DYLIB and the other dylib load commands; an installed framework
 such as /Library/Frameworks/Python.framework is library-not-found's to judge) —
 the official torch 2.9.1 macOS wheel ships a libomp.dylib whose install name is
 the build machine's /opt/homebrew path.
+An install name under /DLC/ is delocate's own, given on purpose to each dylib
+it vendors (unique in the process, and nothing links against a vendored copy):
+not a leak.
 
 Data: linkaudit/rules/data/rpath.toml.
 """
@@ -92,6 +100,8 @@ Data: linkaudit/rules/data/rpath.toml.
                     continue
                 if macho and tag != "LC_RPATH" and _dyld_resolved(entry):
                     continue
+                if tag == "LC_ID_DYLIB" and entry.startswith(_DELOCATE_INSTALL_NAME):
+                    continue  # delocate's deliberate install name of a vendored copy
                 if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
                     continue
                 marker = next((m for m in data.markers if m.matches(entry)), None)

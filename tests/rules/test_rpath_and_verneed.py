@@ -168,3 +168,27 @@ def test_the_marker_is_named_as_it_occurs_in_the_path() -> None:
     assert "(/tmp/)" not in nvshmem.message
     assert got["/tmp/pip-req-build-1a2b/lib"].evidence["marker_at"] == "/tmp/"
     assert got["/usr/local/cuda/lib64/stubs"].evidence["marker_at"] == "/usr/local/cuda/lib64/stubs"
+
+
+def test_delocates_install_names_are_not_leaks_but_a_build_machines_are() -> None:
+    """numpy's official macOS wheels: delocate sets each vendored dylib's LC_ID_DYLIB to
+    ``/DLC/numpy/.dylibs/<name>`` on purpose (5 false rpath-leak warnings per wheel); an install
+    name of the build machine (torch's libomp: /opt/homebrew/...) is still one."""
+    from dataclasses import replace
+
+    from linkaudit import read
+    from linkaudit.config import AuditConfig
+    from linkaudit.context import AuditContext
+    from linkaudit.rules.rpath_leak import RpathLeak
+
+    from .helpers import SAMPLES
+
+    (b,) = read(str(SAMPLES / "macho/misc/libleaky.dylib"))
+
+    def id_findings(install_name: str) -> list[str]:
+        got = RpathLeak().check(AuditContext((replace(b, soname=install_name, rpath=(), needed=()),), AuditConfig()))
+        return [f.evidence["entry"] for f in got if f.evidence["tag"] == "LC_ID_DYLIB"]
+
+    assert id_findings("/DLC/numpy/.dylibs/libgcc_s.1.1.dylib") == []
+    assert id_findings("/opt/homebrew/opt/libomp/lib/libomp.dylib") == ["/opt/homebrew/opt/libomp/lib/libomp.dylib"]
+    assert id_findings("/usr/local/DLC/libx.dylib") == ["/usr/local/DLC/libx.dylib"]  # only delocate's own prefix
