@@ -682,16 +682,33 @@ class SymbolTable:
         """Decode the names of the symbols at ``indices``, in bulk."""
         return self._decode(list(map(self.name_offsets.__getitem__, indices)))
 
-    def ordered_names(self) -> bytes:
+    def ordered_names(self) -> bytes | None:
         """Every symbol's name in table order, NUL-separated: the raw bytes ``attach_names`` takes
-        (what a cache entry stores beside the string table; made here symbol by symbol)."""
+        (what a cache entry stores beside the string table; made here symbol by symbol), or
+        ``None`` when they would exceed ``ordered_names_limit()`` bytes.
+
+        Names may share their string-table bytes (suffix sharing: ``gABI``'s string table allows
+        any offset into a string), so written out one per symbol they can grow as symbols times
+        name length — 20,000 symbols naming one 60,000-byte string are 1.2 GB from a 2.5 MB file.
+        Past the limit the table keeps decoding from its string table, which is bounded by the
+        input's size.
+        """
         strtab = self.strtab
         find, size = strtab.find, len(strtab)
+        limit, total = self.ordered_names_limit(), 0
         out = []
         for start in self.name_offsets:
             end = find(b"\0", start)
-            out.append(strtab[start : end if end >= 0 else size])
+            name = strtab[start : end if end >= 0 else size]
+            total += len(name) + 1
+            if total > limit:
+                return None
+            out.append(name)
         return b"\0".join(out)
+
+    def ordered_names_limit(self) -> int:
+        """Bytes the names written one per symbol may take: four times the string table, at least 1 MiB."""
+        return max(1 << 20, 4 * len(self.strtab))
 
     def attach_names(self, names: bytes) -> bool:
         """Take every symbol's name, in table order, NUL-separated (``ordered_names``, from a cache

@@ -283,3 +283,77 @@ def test_a_warm_read_uses_no_process_pool(tmp_path: Path, monkeypatch: pytest.Mo
         [encode_binary(b) for b in r.binaries] for r in cold
     ]
     assert cache.active().hits == len(paths)  # type: ignore[union-attr]
+
+
+def _shared_suffix_table(symbols: int, name_bytes: int) -> SymbolTable:
+    """``symbols`` undefined symbols all naming one ``name_bytes``-byte string (suffix sharing)."""
+    import array
+    from types import MappingProxyType
+
+    strtab = b"\0" + b"x" * name_bytes + b"\0"
+    return SymbolTable(
+        strtab,
+        array.array("I", [1] * symbols),
+        array.array("B", [0x12] * symbols),
+        array.array("B", [0] * symbols),
+        array.array("H", [0] * symbols),
+        array.array("Q", [0] * symbols),
+        array.array("Q", [0] * symbols),
+        array.array("H"),
+        MappingProxyType({}),
+        None,
+    )
+
+
+def test_names_shared_by_many_symbols_keep_the_entry_bounded_by_the_input() -> None:
+    """20,000 symbols naming one 60,000-byte string (a 2.5 MB file): the names written one per
+    symbol would be 1.2 GB (the run peaked at 2.37 GB and wrote a 1.2 GB entry that, over
+    MAX_ENTRY_BYTES, was never read back); the entry leaves them out and stays the table's size."""
+    (b,) = read_path(str(SMALL))
+    table = _shared_suffix_table(20_000, 60_000)
+    assert table.ordered_names() is None
+    data = pack("ab" * 32, 1, None, (dataclasses.replace(b, symbols=table),))
+    assert len(data) < 2 * len(table.strtab) + 20_000 * 32 + (1 << 20)
+    entry = unpack(data, "ab" * 32)
+    assert entry is not None and entry.binaries is not None
+    got = entry.binaries[0].symbols
+    assert got._memo.get("ordered") is None  # decoded from the string table, as read
+    assert {s.name for s in got.undefined()} == {"x" * 60_000}
+    small = _shared_suffix_table(10, 100)
+    assert small.ordered_names() == b"\0".join([b"x" * 100] * 10)  # within the limit: written out
+
+
+def test_an_entry_that_cannot_be_packed_again_is_still_a_hit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A racy entry is re-stamped by packing it again; a failure there (it raised MemoryError: exit 3,
+    on every run until ``cache clear``) leaves the entry as it is and the read a hit."""
+    store = Cache(str(tmp_path / "c"))
+    key = Key("cd" * 32, 2**62, lambda: "same")  # stamped after the entry: racy, compared by content
+    store.put(key, tuple(read_path(str(SMALL))))
+
+    def failing(*_a: object, **_k: object) -> bytes:
+        raise MemoryError
+
+    monkeypatch.setattr(cache, "pack", failing)
+    assert store.get(key) is not None
+
+
+def test_an_entry_over_the_read_bound_is_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Cache(str(tmp_path / "c"))
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 100)
+    store.put(Key("ef" * 32, 0, lambda: ""), tuple(read_path(str(SMALL))))
+    assert list((tmp_path / "c").rglob("*.bin")) == []
+
+
+@pytest.mark.parametrize(
+    "strtab",
+    [b"\0" + b"x" * 1000, b"\0" + b"x" * (100 << 10) + b"\0"],
+    ids=["no-final-nul", "a-100-KiB-name"],
+)
+def test_an_entry_whose_names_would_not_end_is_refused(strtab: bytes) -> None:
+    """A well-formed entry (CRC right) whose string table has no final NUL, or a name longer than
+    the ELF reader keeps: every name would run to the table's end (a forged one took 15-18 s and
+    exit 3 when packed again); refused like any foreign entry."""
+    (b,) = read_path(str(SMALL))
+    table = dataclasses.replace(_shared_suffix_table(50, 10), strtab=strtab)
+    data = pack("ab" * 32, 1, None, (dataclasses.replace(b, symbols=table),))
+    assert unpack(data, "ab" * 32) is None

@@ -202,8 +202,9 @@ class Cache:
             content = key.content()
             if not content or content != found.content:
                 found = None
-            else:  # trusted by stamp from now on
-                self._write(key.name, pack(key.name, time.time_ns(), content, found.binaries, found.heads))
+            else:  # trusted by stamp from now on (an entry that cannot be packed again stays as it is)
+                with contextlib.suppress(MemoryError, ValueError, OverflowError):
+                    self._write(key.name, pack(key.name, time.time_ns(), content, found.binaries, found.heads))
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -239,7 +240,10 @@ class Cache:
             self.evict(self.max_bytes - self.max_bytes // 8)
 
     def _write(self, name: str, data: bytes) -> int:
-        """Write one entry atomically; the bytes written (0: it could not be written)."""
+        """Write one entry atomically; the bytes written (0: it could not be written, or it is
+        larger than ``MAX_ENTRY_BYTES``: an entry never read back is never written)."""
+        if len(data) > MAX_ENTRY_BYTES:
+            return 0
         path = self._path(name)
         folder = os.path.dirname(path)
         tmp = os.path.join(folder, f".tmp-{name}-{os.getpid()}-{threading.get_ident()}")

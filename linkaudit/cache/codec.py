@@ -111,6 +111,11 @@ def _raw(data: bytes, blob: _Blob | None) -> object:
     return base64.b64encode(data).decode("ascii") if blob is None else blob.add(data)
 
 
+def _opt_raw(data: bytes | None, blob: _Blob | None) -> object:
+    """``_raw`` of ``data``, or ``None`` (a symbol table's names block left out)."""
+    return None if data is None else _raw(data, blob)
+
+
 def _column(values: array.array[int], blob: _Blob | None) -> object:
     data = values if sys.byteorder == "little" else array.array(values.typecode, values)
     if sys.byteorder != "little":
@@ -134,7 +139,7 @@ def _encode_value(value: object, blob: _Blob | None = None) -> object:
     if isinstance(value, SymbolTable):
         return {
             "strtab": _raw(value.strtab, blob),
-            "names": _raw(value.ordered_names(), blob),
+            "names": _opt_raw(value.ordered_names(), blob),
             **{name: _column(getattr(value, name), blob) for name in _COLUMNS},
             "versions": [[i, v.name, v.file] for i, v in sorted(value.versions.items())],
             "hash_table": _encode_hash_table(value.hash_table, blob),
@@ -299,6 +304,21 @@ def _version(value: object) -> tuple[int, SymbolVersion]:
     return _int(items[0]), SymbolVersion(_str(items[1]), _opt(_str)(items[2]))
 
 
+#: Half the longest name the readers keep (``formats.elf``: 64 KiB): a string table with a NUL in
+#: every window of this many bytes, and at its end, has no longer name.
+_HALF_NAME = 32 * 1024
+
+
+def _names_end_soon(strtab: bytes) -> bool:
+    """True when ``strtab`` ends with a NUL and has no run of more than 64 KiB without one: every
+    name a symbol points at ends at a NUL within 64 KiB, as the ELF reader holds the names it keeps.
+    A few hundred ``find`` calls on a 5 MB table (no per-symbol work)."""
+    find, half = strtab.find, _HALF_NAME
+    if not strtab.endswith(b"\0"):
+        return False
+    return all(find(b"\0", k, k + half) >= 0 for k in range(0, len(strtab) - half + 1, half))
+
+
 def _symbols(value: object) -> SymbolTable:
     if not isinstance(value, dict) or set(value) != {"strtab", "names", "versions", "hash_table", *_COLUMNS}:
         raise Invalid("not a symbol table")
@@ -309,6 +329,8 @@ def _symbols(value: object) -> SymbolTable:
         raise Invalid("symbol table columns of different lengths")
     if count and max(columns["name_offsets"]) > len(strtab):
         raise Invalid("a symbol name outside the string table")
+    if count and not _names_end_soon(strtab):
+        raise Invalid("a string table whose names do not end within 64 KiB (the ELF reader's bound)")
     versions = dict(_list(_version)(value["versions"]))
     c = columns
     table = SymbolTable(
@@ -323,7 +345,8 @@ def _symbols(value: object) -> SymbolTable:
         MappingProxyType(versions),
         _hash_table(value["hash_table"], count + 1),
     )
-    if not table.attach_names(_raw_bytes(value["names"])):
+    # no names block: the table's names would have outgrown its string table (``ordered_names``)
+    if value["names"] is not None and not table.attach_names(_raw_bytes(value["names"])):
         raise Invalid("not one name per symbol")
     return table
 
