@@ -117,8 +117,27 @@ def analyze_inputs(
     except InputError as error:
         errors.append(error)
         return None, errors
+    except MemoryError:  # the loads outgrew memory: the per-file rules still run, the run says so
+        errors.append(_out_of_memory(binaries))
+        return None, errors
     errors.extend(analysis.problems)
     return analysis, errors
+
+
+def _out_of_memory(binaries: Sequence[Binary]) -> InputError:
+    """The error of a loader emulation that ran out of memory, named by the inputs' common directory."""
+    paths = [b.path for b in binaries]
+    try:
+        where = os.path.commonpath(paths) if paths else "."
+    except ValueError:  # absolute and relative paths mixed
+        where = paths[0]
+    return InputError(
+        where or ".",
+        f"the loader emulation of {len(paths)} input{'s' if len(paths) != 1 else ''} ran out of memory (each library no import root "
+        "reaches is loaded on its own with its whole closure: a long chain or cycle of libraries that also "
+        "need libc costs the square of their number); only the per-file rules ran — give the import roots "
+        "with --entry, or audit fewer libraries together",
+    )
 
 
 def _analyze(binaries: list[Binary], config: AuditConfig, findings: list[Finding]) -> LinkageAnalysis | None:

@@ -17,7 +17,7 @@ from linkaudit import audit
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages.metadata import wheel_name
 from linkaudit.packages.planner import Target, manylinux_platforms, plan_installations
-from linkaudit.report import Finding
+from linkaudit.report import FileStatus, Finding
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 DIST = SAMPLES / "wheels/dist"
@@ -246,3 +246,19 @@ def test_each_says_why_the_packages_are_apart(run_cli) -> None:  # type: ignore[
     text = run_cli("check", "--no-config", "--each", str(DIST)).stdout
     (head,) = [ln for ln in text.splitlines() if ln.startswith("installations")]
     assert head == "installations: 3 (--each: every package on its own; --together audits the inputs as one)"
+
+
+def test_a_loader_emulation_that_runs_out_of_memory_is_named_not_a_crash(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A cycle of 2,000 libraries that also need libc ran the loads out of memory (exit 3, an
+    internal error): the run now says so by name and the per-file rules' findings stay."""
+    import linkaudit.loader.analysis as analysis
+
+    def exhausted(*_a: object, **_k: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(analysis, "analyze", exhausted)
+    tree = SAMPLES / "loader/ancestor_runpath"
+    report = audit([str(tree)])
+    (error,) = [f for f in report.findings if f.rule == "unreadable-input"]
+    assert "of 3 inputs ran out of memory" in error.message and error.file == str(tree)
+    assert report.count_status(FileStatus.AUDITED) == 3  # the per-file rules ran on every input
