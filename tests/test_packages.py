@@ -719,3 +719,26 @@ def test_labels_keep_member_names_with_spaces_quotes_and_brackets(tmp_path: Path
     report = audit([str(whl)])
     assert sorted(f.path for f in report.files) == sorted(f"{whl}!{n}" for n in names)
     assert all(f.file.startswith(f"{whl}!lib/") for f in report.findings)
+
+
+def test_a_symlink_member_whose_name_is_taken_is_said_not_dropped(tmp_path: Path) -> None:
+    """``lib/libx.so`` then a symlink of the same name (tar -x keeps the last), and a symlink ``lib``
+    -> ``.`` over a directory files were written into: the links were dropped without a word."""
+    tarball = tmp_path / "taken.tar.gz"
+    tarball.write_bytes(
+        _tar(
+            [
+                ("lib/libx.so", HELPER),
+                ("lib/liby.so", HELPER),
+                _symlink("lib/libx.so", "liby.so"),
+                _symlink("sub", "."),
+                ("sub/sub/libz.so", HELPER),
+            ]
+        )
+    )
+    report = audit([str(tarball)])
+    refused = _refusals(report)
+    assert set(refused) == {f"{tarball}!lib/libx.so", f"{tarball}!sub"}
+    assert all("a symlink member of a name another member also has" in m for m in refused.values())
+    audited = sorted(f.path for f in report.files if f.status.value == "audited")
+    assert audited == [f"{tarball}!lib/liby.so", f"{tarball}!sub/sub/libz.so"]  # the taken name: as SECOND_COPY
