@@ -129,6 +129,11 @@ def _symbols(value: dict, field: str, new: object) -> dict:  # type: ignore[type
     return value
 
 
+def _field(value: dict, field: str, new: object) -> dict:  # type: ignore[type-arg]
+    value["binaries"][0][field] = new
+    return value
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -140,6 +145,9 @@ def _symbols(value: dict, field: str, new: object) -> dict:  # type: ignore[type
         lambda v: _symbols(v, "info", [0, 1]),  # a column of another length
         lambda v: _symbols(v, "values", [0, 3]),  # a partial item
         lambda v: _symbols(v, "name_offsets", [0, 0]),  # columns of different lengths
+        lambda v: _field(v, "bits", 0),  # no reader makes another class (libc.so.6 was "not found")
+        lambda v: _field(v, "bits", 2**100),
+        lambda v: _field(v, "file_size", -1),
         lambda v: {**v, "key": "cd" * 32},
         lambda v: {**v, "reader": 2},
         lambda v: [v],

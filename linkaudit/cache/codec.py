@@ -206,6 +206,21 @@ def _typed(kind: type) -> Decoder:
 _int, _bool = _typed(int), _typed(bool)
 
 
+def _bits(value: object) -> int | None:
+    """A binary's class: 32 or 64 bits (every reader's), or unknown."""
+    if value is not None and value not in (32, 64):
+        raise Invalid(f"{value!r:.40} bits")
+    return _opt(_int)(value)  # type: ignore[no-any-return]
+
+
+def _size(value: object) -> int:
+    """A size in bytes: a whole number, never negative."""
+    size = _int(value)
+    if size < 0:
+        raise Invalid("a negative size")
+    return size  # type: ignore[no-any-return]
+
+
 def _str(value: object) -> str:
     """A string of a record: no NUL (no reader makes one: names end at the first NUL, and the OS
     refuses a path holding one), else ``Invalid``."""
@@ -392,7 +407,7 @@ _VERDEF = _record(VersionDefinition, {"name": _str, "index": _int, "flags": _int
 FIELDS: dict[str, Decoder] = {
     "format": _enum(Format),
     "machine": _str,
-    "bits": _opt(_int),
+    "bits": _bits,
     "endian": _enum(Endian),
     "os_abi": _str,
     "interpreter": _opt(_str),
@@ -409,7 +424,7 @@ FIELDS: dict[str, Decoder] = {
     "version_definitions": _list(_VERDEF),
     "symbols": _symbols,
     "member": _opt(_str),
-    "file_size": _int,
+    "file_size": _size,
     "dlopen_names": _list(_str),
     "gnu_stack": _opt(_str),
     "text_relocations": _bool,
