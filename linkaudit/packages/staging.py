@@ -31,10 +31,11 @@ STOP_CHARS = r"\s'\"(),;:\[\]{}\\"
 _STOP = re.compile(f"[{STOP_CHARS}]")
 #: How a second member of one name is reported.
 SECOND_COPY = "a second member of this name: installers keep the last copy, audited here"
-#: A symlink member whose name a file, directory or earlier symlink member already holds (links are
-#: made after every file): not made, and said — ``tar -x`` keeps whichever member comes last.
+#: A symlink member whose name a file or directory member already holds (links are made after
+#: every file): not made, and said — ``tar -x`` keeps whichever member comes last.  (A second link
+#: of one name, as the two tars of a ``.conda`` may both list, keeps the first, as before.)
 SYMLINK_TAKEN = (
-    "a symlink member of a name another member also has (tar -x keeps whichever comes last): "
+    "a symlink member of a name a file or directory member also has (tar -x keeps whichever comes last): "
     "not made; the other member is audited here"
 )
 
@@ -473,7 +474,8 @@ class Stager:
             return None
         dest = os.path.join(directory, posixpath.basename(rel))
         if os.path.lexists(dest):
-            self.refuse(label, name, SYMLINK_TAKEN)
+            if not os.path.islink(dest):  # a file or directory member holds the name; an earlier link: kept
+                self.refuse(label, name, SYMLINK_TAKEN)
             return None
         if not target:
             self.refuse(label, name, "a symlink with an empty target")
