@@ -122,9 +122,15 @@ class RangeBytes(Window):
 class Member:
     """What ``read_path`` reads for a placeholder of the staging tree instead of its (sparse) bytes.
 
+    A member with neither ``source`` nor ``binaries`` was written out whole (a tar member): the
+    placeholder is read as any file, and ``key`` is its cache key instead of ``cache.file_key``
+    (a fresh inode every run, never hit again).
+
     Attributes:
-        source: the member's kept ranges, or ``None`` when ``binaries`` are known already.
-        key: the member's cache key (``cache.member_key``), or ``None`` (no cache).
+        source: the member's kept ranges, or ``None`` when ``binaries`` are known already or the
+            file holds the member whole.
+        key: the member's cache key (``cache.member_key``, ``cache.tar_member_key``), or ``None``
+            (no cache).
         binaries: what the readers said of it, taken from the cache at staging (``path`` empty),
             read with soft dependencies; or ``None``.
     """
