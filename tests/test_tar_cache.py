@@ -108,3 +108,34 @@ def test_a_changed_package_is_parsed_again(run_cli, tmp_path: Path, monkeypatch)
     assert _report(run_cli, "check", str(package)) == plain  # the byte changed is padding
     parses, puts = counts.take()
     assert parses == 2 and puts == 2  # neither member trusted from the old package's entries
+
+
+def test_a_whole_member_read_under_another_name_has_another_key(tmp_path: Path) -> None:
+    """The readers take a file's kind from its name (``copies.path_traits``): a member read
+    through a symlink of another name is looked up under a key of its own."""
+    from linkaudit.cache import tar_member_key
+    from linkaudit.formats import _key
+    from linkaudit.formats.ranges import Member
+
+    staged = tmp_path / "mod.cpython-311-x86_64-linux-gnu.so"
+    staged.write_bytes(b"\x7fELF")
+    st = staged.stat()
+    member = Member(None, tar_member_key(str(staged), st, "", "lib/x", 4, 0, 512, "tar"))
+    one = _key(-1, st, str(staged), True, member)
+    assert one.name != _key(-1, st, str(tmp_path / "mod.so"), True, member).name
+    assert one.name != _key(-1, st, str(staged), False, member).name
+    assert one.name == _key(-1, st, str(tmp_path / "other" / staged.name), True, member).name
+
+
+def test_a_replaced_member_is_forgotten(tmp_path: Path) -> None:
+    """A tar member replaced by a second copy of its name is removed: its tie goes first, so a
+    later file given its inode is never read by the old member's key."""
+    from linkaudit.cache import tar_member_key
+    from linkaudit.formats.ranges import Member, forget, register, source_of
+
+    staged = tmp_path / "libx.so"
+    staged.write_bytes(b"\x7fELF")
+    register(str(staged), Member(None, tar_member_key(str(staged), staged.stat(), "", "x", 4, 0, 0, "tar")))
+    assert source_of(staged.stat()) is not None
+    forget(str(staged))
+    assert source_of(staged.stat()) is None

@@ -27,6 +27,7 @@ hit) are evicted.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -51,6 +52,7 @@ __all__ = [
     "configure",
     "file_key",
     "member_key",
+    "narrowed",
     "tar_member_key",
 ]
 
@@ -138,6 +140,12 @@ def tar_member_key(
     by the member's size, mtime and header offset in the uncompressed stream (tar has no CRC-32:
     any change of the package's bytes changes its fast key, or its content hash when racy)."""
     return _contained(container, st, "tar-member", inner, member, size, mtime, offset, what)
+
+
+def narrowed(key: Key, *facts: object) -> Key:
+    """``key`` of an entry narrowed by ``facts`` (how its file is read: the name it is read
+    under, soft dependencies or not), its stamp and content hash the same."""
+    return dataclasses.replace(key, name=_digest(key.name, *facts))
 
 
 def _contained(container: str, st: os.stat_result, *facts: object) -> Key:

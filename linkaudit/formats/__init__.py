@@ -15,7 +15,7 @@ import stat
 import struct
 from collections.abc import Callable
 
-from ..cache import Cache, Key, file_key, member_variant
+from ..cache import Cache, Key, file_key, member_variant, narrowed
 from ..cache import active as active_cache
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
@@ -133,10 +133,12 @@ def _whole(member: Member) -> bool:
 
 
 def _key(fd: int, st: os.stat_result, path: str, soft_dependencies: bool, member: Member | None) -> Key:
-    """The cache key of a file read by ``read_path``: a whole member's own (``member.key``, the
-    variant read with or without soft dependencies), else the file's (``cache.file_key``)."""
+    """The cache key of a file read by ``read_path``: a whole member's own (``member.key``)
+    narrowed by how it is read — the file name it is read under (the readers take the file's
+    kind from it: ``copies.path_traits``; a symlink of the package may name the member
+    otherwise) and soft dependencies —, else the file's (``cache.file_key``)."""
     if member is not None and member.key is not None and _whole(member):
-        return dataclasses.replace(member.key, name=member_variant(member.key.name, soft_dependencies))
+        return narrowed(member.key, "whole", path.rsplit("/", 1)[-1], soft_dependencies)
     return file_key(fd, st, _how(path, soft_dependencies))
 
 

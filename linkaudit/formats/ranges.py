@@ -155,6 +155,19 @@ def register(placeholder: str, member: Member) -> None:
         _SOURCES[(st.st_dev, st.st_ino)] = (placeholder, member)
 
 
+def forget(placeholder: str) -> None:
+    """Drop the tie of the file ``placeholder`` (about to be removed: its inode may be reused by
+    a file that is no member of it); nothing when it has none or cannot be stat'ed."""
+    try:
+        st = os.stat(placeholder)
+    except OSError:
+        return
+    with _LOCK:
+        found = _SOURCES.get((st.st_dev, st.st_ino))
+        if found is not None and found[0] == placeholder:
+            del _SOURCES[(st.st_dev, st.st_ino)]
+
+
 def forget_under(root: str) -> None:
     """Drop every placeholder below the directory ``root`` (the staging tree is going away)."""
     prefix = root.rstrip("/") + "/"

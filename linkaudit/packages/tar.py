@@ -16,6 +16,7 @@ from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
 from ..errors import InputError
+from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
 from .metadata import MAX_METADATA
@@ -230,7 +231,9 @@ def _member(
     if rel is not None and rel in written and site.owner.get(rel) == label:
         stager.refuse(label, name, SECOND_COPY)
         site.disown(rel)
+        replaced = os.path.join(site.host, rel)
+        forget(replaced)  # its inode may be reused by a file that is not this member
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(site.host, rel))
+            os.unlink(replaced)
     if stager.file(site, label, kind, name, src, limit, key) and rel is not None:
         written.add(rel)
