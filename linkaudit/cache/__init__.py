@@ -11,8 +11,10 @@ Keys (issue 14 §2):
   change cannot tell a later change of the same size from none); otherwise the entry's content
   hash (SHA-256) is compared with the file's, and an entry that matches is refreshed;
 - a package member by its container's fast key plus the member's name, CRC-32, compressed and
-  inflated sizes from the zip central directory (no member is hashed); a racy container is
-  compared by its own content hash.
+  inflated sizes from the zip central directory (no member is hashed); a tar member (a conda
+  ``.tar.bz2``, a ``.conda``'s ``pkg-*.tar.zst``, a tarball) by its container's fast key, the
+  inner tar's name, and the member's name, size, mtime and offset in the stream; a racy
+  container is compared by its own content hash.
 
 Entries are a fixed binary layout (``codec``: a header, a JSON part for the structured fields,
 a blob of the symbol tables' raw columns; never pickle or marshal: loading one runs no code),
@@ -25,6 +27,7 @@ hit) are evicted.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -40,7 +43,18 @@ from dataclasses import dataclass, field
 from ..model import Binary
 from .codec import READER_VERSION, Entry, Heads, pack, unpack
 
-__all__ = ["READER_VERSION", "Cache", "CacheInfo", "Key", "active", "configure", "file_key", "member_key"]
+__all__ = [
+    "READER_VERSION",
+    "Cache",
+    "CacheInfo",
+    "Key",
+    "active",
+    "configure",
+    "file_key",
+    "member_key",
+    "narrowed",
+    "tar_member_key",
+]
 
 #: Timestamp granularity assumed for every file system (FAT's is 2 s; ext4, XFS, tmpfs: 1 ns).
 GRANULARITY_NS = 2_000_000_000
@@ -115,9 +129,31 @@ def file_key(fd: int, st: os.stat_result, what: str) -> Key:
 def member_key(container: str, st: os.stat_result, member: str, crc: int, packed: int, size: int, what: str) -> Key:
     """The key of the member ``member`` of the package file ``container`` (``st``: its stat), by
     the central directory's CRC-32 and sizes."""
+    return _contained(container, st, "member", member, crc, packed, size, what)
+
+
+def tar_member_key(
+    container: str, st: os.stat_result, inner: str, member: str, size: int, mtime: float, offset: int, what: str
+) -> Key:
+    """The key of the member ``member`` of a tar stream in the package file ``container`` (``st``:
+    its stat; ``inner``: the tar's name inside it, a ``.conda``'s ``pkg-*.tar.zst``, or ``""``),
+    by the member's size, mtime and header offset in the uncompressed stream (tar has no CRC-32:
+    any change of the package's bytes changes its fast key, or its content hash when racy)."""
+    return _contained(container, st, "tar-member", inner, member, size, mtime, offset, what)
+
+
+def narrowed(key: Key, *facts: object) -> Key:
+    """``key`` of an entry narrowed by ``facts`` (how its file is read: the name it is read
+    under, soft dependencies or not), its stamp and content hash the same."""
+    return dataclasses.replace(key, name=_digest(key.name, *facts))
+
+
+def _contained(container: str, st: os.stat_result, *facts: object) -> Key:
+    """A key made of the container's fast key and ``facts``; racy, it is compared by the
+    container's content hash."""
     fast = _fast(st)
     return Key(
-        _digest("member", fast, member, crc, packed, size, what),
+        _digest(*facts[:1], fast, *facts[1:]),
         max(st.st_mtime_ns, st.st_ctime_ns),
         lambda: _container_hash(container, fast),
     )

@@ -15,7 +15,7 @@ import stat
 import struct
 from collections.abc import Callable
 
-from ..cache import Cache, Key, file_key, member_variant
+from ..cache import Cache, Key, file_key, member_variant, narrowed
 from ..cache import active as active_cache
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
@@ -103,7 +103,7 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     fd, st = open_file(path)
     try:
         member = source_of(st)
-        if member is not None:  # a package member inflated to its kept ranges, or found in the cache
+        if member is not None and not _whole(member):  # inflated to its kept ranges, or found in the cache
             return _read_member(path, member, soft_dependencies)
         if st.st_size == 0:
             raise InputError(path, "empty file (0 bytes)")
@@ -114,7 +114,7 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
         store = active_cache()
         if store is None:
             return read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
-        key = file_key(fd, st, _how(path, soft_dependencies))
+        key = _key(fd, st, path, soft_dependencies, member)
         return cached_read(
             store, key, path, lambda: read_bytes(path, file_bytes(fd, path, st.st_size), soft_dependencies)
         )
@@ -125,6 +125,21 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
 def _how(path: str, soft_dependencies: bool) -> str:
     """How ``read_path`` read an ordinary file: part of its cache key."""
     return f"{path}\0{soft_dependencies}"
+
+
+def _whole(member: Member) -> bool:
+    """True for a package member written out whole with its cache key (a tar member)."""
+    return member.source is None and member.binaries is None and member.key is not None
+
+
+def _key(fd: int, st: os.stat_result, path: str, soft_dependencies: bool, member: Member | None) -> Key:
+    """The cache key of a file read by ``read_path``: a whole member's own (``member.key``)
+    narrowed by how it is read — the file name it is read under (the readers take the file's
+    kind from it: ``copies.path_traits``; a symlink of the package may name the member
+    otherwise) and soft dependencies —, else the file's (``cache.file_key``)."""
+    if member is not None and member.key is not None and _whole(member):
+        return narrowed(member.key, "whole", path.rsplit("/", 1)[-1], soft_dependencies)
+    return file_key(fd, st, _how(path, soft_dependencies))
 
 
 def cached_already(path: str, soft_dependencies: bool = True) -> bool:
@@ -138,9 +153,12 @@ def cached_already(path: str, soft_dependencies: bool = True) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    if not stat.S_ISREG(st.st_mode) or source_of(st) is not None or st.st_size == 0:
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
         return False
-    return store.holds(file_key(-1, st, _how(path, soft_dependencies)))
+    member = source_of(st)
+    if member is not None and not _whole(member):
+        return False
+    return store.holds(_key(-1, st, path, soft_dependencies, member))
 
 
 def cached_read(store: Cache, key: Key, path: str, read: Callable[[], list[Binary]]) -> list[Binary]:

@@ -122,9 +122,15 @@ class RangeBytes(Window):
 class Member:
     """What ``read_path`` reads for a placeholder of the staging tree instead of its (sparse) bytes.
 
+    A member with neither ``source`` nor ``binaries`` was written out whole (a tar member): the
+    placeholder is read as any file, and ``key`` is its cache key instead of ``cache.file_key``
+    (a fresh inode every run, never hit again).
+
     Attributes:
-        source: the member's kept ranges, or ``None`` when ``binaries`` are known already.
-        key: the member's cache key (``cache.member_key``), or ``None`` (no cache).
+        source: the member's kept ranges, or ``None`` when ``binaries`` are known already or the
+            file holds the member whole.
+        key: the member's cache key (``cache.member_key``, ``cache.tar_member_key``), or ``None``
+            (no cache).
         binaries: what the readers said of it, taken from the cache at staging (``path`` empty),
             read with soft dependencies; or ``None``.
     """
@@ -147,6 +153,19 @@ def register(placeholder: str, member: Member) -> None:
     st = os.stat(placeholder)
     with _LOCK:
         _SOURCES[(st.st_dev, st.st_ino)] = (placeholder, member)
+
+
+def forget(placeholder: str) -> None:
+    """Drop the tie of the file ``placeholder`` (about to be removed: its inode may be reused by
+    a file that is no member of it); nothing when it has none or cannot be stat'ed."""
+    try:
+        st = os.stat(placeholder)
+    except OSError:
+        return
+    with _LOCK:
+        found = _SOURCES.get((st.st_dev, st.st_ino))
+        if found is not None and found[0] == placeholder:
+            del _SOURCES[(st.st_dev, st.st_ino)]
 
 
 def forget_under(root: str) -> None:

@@ -5,11 +5,12 @@ prefix.  Source: conda's package format (conda-package-handling, "The .conda fil
 
 from __future__ import annotations
 
+import os
 import zipfile
 
 from .magic import ZSTD
 from .staging import CORRUPT, Stager, StagingRoot, safe_name, unsafe_reason
-from .tar import decompressed, stage_stream
+from .tar import Origin, decompressed, origin, stage_stream
 from .zipped import listed_members
 
 
@@ -35,6 +36,17 @@ def stage_conda_zip(stager: Stager, site: StagingRoot, label: str, zf: zipfile.Z
             continue  # info-*: for info/index.json (tar.stage_stream keeps it)
         try:
             with zf.open(info) as raw:
-                stage_stream(stager, site, label, "conda", decompressed(raw, ZSTD, packed), label, packed)
+                source = _origin(label, name)
+                stage_stream(stager, site, label, "conda", decompressed(raw, ZSTD, packed), label, packed, source)
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
+
+
+def _origin(label: str, inner: str) -> Origin | None:
+    """The ``.conda`` file ``label``'s inner tar ``inner`` as the origin of its members' cache
+    keys (the ``.conda``'s own stat, as ``members.Members`` takes a wheel's); ``None`` when the
+    cache is off or the file cannot be stat'ed."""
+    try:
+        return origin(label, os.stat(label), inner)
+    except OSError:
+        return None

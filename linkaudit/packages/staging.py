@@ -8,6 +8,7 @@ sources, headers and data are never written.  Each refusal is an ``InputError`` 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import lzma
 import os
@@ -18,11 +19,15 @@ import threading
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
+from ..formats.ranges import Member, register
 from . import limits
+
+if TYPE_CHECKING:
+    from ..cache import Key
 
 #: What a corrupt member raises while it is decompressed (bz2 raises OSError).
 CORRUPT = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
@@ -401,9 +406,13 @@ class Stager:
         site.files.add(rel)
         return dest, rel
 
-    def file(self, site: StagingRoot, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None) -> bool:
+    def file(
+        self, site: StagingRoot, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None, key: Key | None
+    ) -> bool:
         """Plan and write one member read from the stream ``src`` (tar members, in order); True
-        when it was written."""
+        when it was written.  ``key``: its cache key (``cache.tar_member_key``), tied to the file
+        written (``formats.ranges.register``) so that the reader looks it up by that key, not by
+        the new file's own; ``None``: no cache."""
         head = src.read(SNIFF_BYTES)
         planned = self.plan(site, label, kind, name, head)
         if planned is None:
@@ -415,6 +424,9 @@ class Stager:
         except OSError as exc:  # a name too long for this file system, and the like
             self.refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
         else:
+            if key is not None:
+                with contextlib.suppress(OSError):  # not stat'able: read by its own key
+                    register(planned[0], Member(None, key))
             return True
         site.disown(planned[1])
         return False

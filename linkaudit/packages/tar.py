@@ -14,7 +14,9 @@ import posixpath
 import tarfile
 from typing import IO, Any, cast
 
+from ..cache import Key, active, tar_member_key
 from ..errors import InputError
+from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
 from .metadata import MAX_METADATA
@@ -89,25 +91,58 @@ def decompressed(fh: IO[bytes], head: bytes, packed: int) -> Capped:
     return Capped(stream, max(limits.MAX_RATIO * max(packed, 1), limits.PACKAGE_FLOOR))
 
 
+class Origin:
+    """The package file a tar stream comes from: its members' cache keys (``cache.tar_member_key``).
+
+    Args:
+        path: the package file (a tarball, a conda ``.tar.bz2`` or ``.conda``).
+        st: its stat, taken on the file being read.
+        inner: the tar's name inside it (a ``.conda``'s ``pkg-*.tar.zst``), or ``""``.
+    """
+
+    def __init__(self, path: str, st: os.stat_result, inner: str = "") -> None:
+        self.path, self.st, self.inner = path, st, inner
+
+    def key(self, name: str, member: tarfile.TarInfo) -> Key:
+        """The cache key of the member ``member`` (its safe name ``name``)."""
+        return tar_member_key(self.path, self.st, self.inner, name, member.size, member.mtime, member.offset, "tar")
+
+
+def origin(path: str, st: os.stat_result, inner: str = "") -> Origin | None:
+    """The ``Origin`` of a tar stream when the cache is on, else ``None``."""
+    return Origin(path, st, inner) if active() is not None else None
+
+
 def stage_tarball(stager: Stager, site: StagingRoot, label: str, path: str) -> None:
     """Stage the tarball at ``path`` (given as ``label``) into ``site``; problems go to ``stager.errors``."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
             fh.seek(0)
-            packed = os.fstat(fh.fileno()).st_size
-            stage_stream(stager, site, label, "tarball", decompressed(fh, head, packed), path, packed)
+            st = os.fstat(fh.fileno())
+            stream = decompressed(fh, head, st.st_size)
+            stage_stream(stager, site, label, "tarball", stream, path, st.st_size, origin(path, st))
     except OSError as exc:
         stager.errors.append(InputError(path, exc.strerror or str(exc)))
 
 
-def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: Capped, where: str, packed: int) -> None:
+def stage_stream(
+    stager: Stager,
+    site: StagingRoot,
+    label: str,
+    kind: str,
+    fh: Capped,
+    where: str,
+    packed: int,
+    source: Origin | None = None,
+) -> None:
     """Read an uncompressed tar stream member by member (``r|``: no seeking), decompressed by
     ``decompressed`` under a cap on every byte decompressed — skipped members and long-name
     headers included —; then read the stream to its end, so that a bad header in the middle
     (where tarfile stops quietly), trailing data, a failed gzip CRC or a truncation is an error.
     A second member of the same name replaces the first, as ``tar -x`` does, and is reported.
-    ``where`` names the archive in errors of the whole stream; ``kind`` is how members install."""
+    ``where`` names the archive in errors of the whole stream; ``kind`` is how members install;
+    ``source``: where the stream comes from, for its members' cache keys (``None``: no cache)."""
     links: list[tuple[str, str]] = []
     start_total = stager.budget.total
     written: set[str] = set()
@@ -129,7 +164,8 @@ def stage_stream(stager: Stager, site: StagingRoot, label: str, kind: str, fh: C
                 if linked:
                     continue
                 limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
-                _member(stager, site, label, kind, name, tf, member, written, max(limit, 0))
+                key = source.key(name, member) if source is not None else None
+                _member(stager, site, label, kind, (name, key), tf, member, written, max(limit, 0))
         fh.drain()
     except Refused as exc:
         stager.errors.append(InputError(where, exc.reason))
@@ -174,14 +210,15 @@ def _member(
     site: StagingRoot,
     label: str,
     kind: str,
-    name: str,
+    named: tuple[str, Key | None],
     tf: tarfile.TarFile,
     member: tarfile.TarInfo,
     written: set[str],
     limit: int,
 ) -> None:
-    """Stage one regular member (any other kind is passed over); a second member of a name
-    written before replaces it."""
+    """Stage one regular member (any other kind is passed over; ``named``: its safe name and
+    cache key); a second member of a name written before replaces it."""
+    name, key = named
     if not member.isfile():
         return
     src = tf.extractfile(member)
@@ -194,7 +231,9 @@ def _member(
     if rel is not None and rel in written and site.owner.get(rel) == label:
         stager.refuse(label, name, SECOND_COPY)
         site.disown(rel)
+        replaced = os.path.join(site.host, rel)
+        forget(replaced)  # its inode may be reused by a file that is not this member
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(site.host, rel))
-    if stager.file(site, label, kind, name, src, limit) and rel is not None:
+            os.unlink(replaced)
+    if stager.file(site, label, kind, name, src, limit, key) and rel is not None:
         written.add(rel)
