@@ -40,6 +40,7 @@ from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
     from .link.sources import GeneratedSource
+    from .loader.analysis import Root
     from .loader.images import ImageLoad
     from .packages.installation import InstallationModel
     from .packages.staging import Progress
@@ -77,12 +78,11 @@ def analyze_inputs(
         verify_all: check the version needs of every loaded object, not only the inputs.
 
     Returns:
-        The analysis (``None`` when the target's ld.so.cache is malformed) and the
-        errors met (an unreadable ``--entry``, a malformed cache); the CLI or the
-        audit reports them, every other input is still analysed.
+        The analysis (``None`` when the target's ld.so.cache is malformed, or the loads ran out of
+        memory) and the errors met (an unreadable ``--entry``, a malformed cache, that memory); the
+        CLI or the audit reports them, every other input is still analysed.
     """
-    from .loader.analysis import Root, analyze
-    from .loader.closure import root_kind_of
+    from .loader.analysis import analyze
     from .loader.fs import FileSystemView
     from .rules.data import driver_index
 
@@ -90,20 +90,7 @@ def analyze_inputs(
     fs = FileSystemView(target.sysroot)
     for binary in binaries:
         fs.remember(binary)
-    by_path = {b.path: b for b in binaries}
-    roots = None
-    if entries:
-        roots = []
-        for entry in entries:
-            root = by_path.get(entry)
-            if root is None:
-                try:
-                    root = read_path(entry)[0]
-                except InputError as error:
-                    errors.append(error)
-                    continue
-            if root.format is Format.ELF:  # a PE or Mach-O entry is its own loader's (analyze_windows, analyze_dyld)
-                roots.append(Root(entry, root_kind_of(root)))
+    roots = _entry_roots(entries, {b.path: b for b in binaries}, errors) if entries else None
     try:
         analysis = analyze(
             binaries,
@@ -122,6 +109,26 @@ def analyze_inputs(
         return None, errors
     errors.extend(analysis.problems)
     return analysis, errors
+
+
+def _entry_roots(entries: Sequence[str], by_path: dict[str, Binary], errors: list[InputError]) -> list[Root]:
+    """The ELF import roots ``--entry`` names (read when not among the inputs; an unreadable one
+    joins ``errors``); a PE or Mach-O entry is its own loader's (analyze_windows, analyze_dyld)."""
+    from .loader.analysis import Root
+    from .loader.closure import root_kind_of
+
+    roots = []
+    for entry in entries:
+        root = by_path.get(entry)
+        if root is None:
+            try:
+                root = read_path(entry)[0]
+            except InputError as error:
+                errors.append(error)
+                continue
+        if root.format is Format.ELF:
+            roots.append(Root(entry, root_kind_of(root)))
+    return roots
 
 
 def _out_of_memory(binaries: Sequence[Binary]) -> InputError:
