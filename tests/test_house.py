@@ -32,7 +32,6 @@ ALLOWED = frozenset(
         ("loader/binding.py", "bind_object"),
         ("audit.py", "_audit_staged"),
         ("audit.py", "audit_binaries"),
-        ("cli/options.py", "loader_options"),
         ("formats/elf.py", "read_elf"),
         ("formats/elf.py", "_read_dynamic"),
         ("rules/duplicates.py", "DuplicateDefinition.check"),
