@@ -28,7 +28,6 @@ ALLOWED = frozenset(
         ("loader/closure.py", "load_root"),
         ("loader/dyld.py", "analyze_dyld"),
         ("loader/dyld.py", "analyze_dyld.load"),
-        ("loader/windows.py", "analyze_windows"),
         ("loader/binding.py", "bind_object"),
         ("audit.py", "_audit_staged"),
         ("audit.py", "audit_binaries"),
