@@ -26,8 +26,6 @@ ALLOWED = frozenset(
         # split them when that work has landed.
         ("loader/analysis.py", "analyze"),
         ("loader/closure.py", "load_root"),
-        ("loader/dyld.py", "analyze_dyld"),
-        ("loader/dyld.py", "analyze_dyld.load"),
         ("loader/binding.py", "bind_object"),
         ("audit.py", "_audit_staged"),
         ("audit.py", "audit_binaries"),
