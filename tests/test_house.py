@@ -29,8 +29,6 @@ ALLOWED = frozenset(
         ("loader/binding.py", "bind_object"),
         ("audit.py", "_audit_staged"),
         ("audit.py", "audit_binaries"),
-        ("formats/elf.py", "read_elf"),
-        ("formats/elf.py", "_read_dynamic"),
         ("rules/duplicates.py", "DuplicateDefinition.check"),
         # Hot path, kept whole on purpose: one loop over the trie's nodes. Split by phase (the walk
         # as a generator of terminal nodes, the decoding apart) it cost +1.3% instructions per read
