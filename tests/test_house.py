@@ -26,16 +26,9 @@ ALLOWED = frozenset(
         # split them when that work has landed.
         ("loader/analysis.py", "analyze"),
         ("loader/closure.py", "load_root"),
-        ("loader/dyld.py", "analyze_dyld"),
-        ("loader/dyld.py", "analyze_dyld.load"),
-        ("loader/windows.py", "analyze_windows"),
         ("loader/binding.py", "bind_object"),
         ("audit.py", "_audit_staged"),
         ("audit.py", "audit_binaries"),
-        ("cli/check.py", "check"),
-        ("cli/options.py", "loader_options"),
-        ("formats/elf.py", "read_elf"),
-        ("formats/elf.py", "_read_dynamic"),
         ("rules/duplicates.py", "DuplicateDefinition.check"),
         # Hot path, kept whole on purpose: one loop over the trie's nodes. Split by phase (the walk
         # as a generator of terminal nodes, the decoding apart) it cost +1.3% instructions per read

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,14 +16,14 @@ from ..config.profiles import DEFAULT, get_profile
 from ..errors import ConfigError
 from ..jobs import available_cpus
 from ..output import OutputFormat, renderer, text_safe
-from ..report import capped
+from ..report import Report, capped
 from ..rules import rule_ids
 from .cacheflag import no_cache_option
 from .emit import check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
-from .spread import spreading
+from .spread import Spreading, spreading
 
 if TYPE_CHECKING:
     from ..config.baseline import Fingerprint
@@ -214,6 +215,92 @@ def check(
     """
     settings = _settings(config_path, no_config)
     loader = loader_with_file(loader, settings)
+    config = _audit_config(
+        settings, loader, profile, max_versions, ignore, no_loader, entries, baseline_path, link_line, linker,
+        source_dirs, verify, jobs,
+    )  # fmt: skip
+    _check_output_paths(output, write_baseline)
+    # Never write over the inputs, the configuration file or the baseline read.
+    protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
+    spread = spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file)
+    report = _run_audit(paths, config, quiet, together, spread, protected)
+    if write_baseline is not None:
+        _write_baseline(write_baseline, report, paths, protected)
+    report = capped(report, max_per_file)  # after the baseline written: it records every finding
+    if fmt != OutputFormat.JSONL.value:
+        options = _render_options(fmt, paths, show_suppressed, no_loader, loader, config.entries, report)
+        _render(report, fmt, use_color(color, output), options, output, protected)
+    return _exit_status(report, write_baseline is not None)
+
+
+def _exit_status(report: Report, wrote_baseline: bool) -> int:
+    """``check``'s exit status (its docstring): 2 when an input could not be read, else 0 after
+    ``--write-baseline``, else 1 when a finding of severity error remains, else 0."""
+    if report.has_unreadable:
+        return 2
+    if wrote_baseline:
+        return 0
+    return 1 if report.has_errors else 0
+
+
+def _run_audit(
+    paths: tuple[str, ...],
+    config: AuditConfig,
+    quiet: bool,
+    together: bool,
+    spread_options: AbstractContextManager[Spreading],
+    protected: list[str],
+) -> Report:
+    """Audit ``paths`` under ``config``, progress on stderr unless ``quiet``, spread as
+    ``spread_options`` (``spreading``) says; a streamed report (``--format jsonl``) is finished here,
+    never over a ``protected`` path."""
+    progress = stderr_progress(quiet)
+    with spread_options as spread:
+        try:
+            report = audit(list(paths), config, progress, together=together, spread=spread.spread)
+        finally:
+            if progress is not None:
+                progress.close()
+        if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
+            spread.finish(report, protected)
+    return report
+
+
+def _render(
+    report: Report, fmt: str, color: bool, options: dict[str, object], output: str | None, protected: list[str]
+) -> None:
+    """Render ``report`` in ``fmt`` to ``--output`` (never over a ``protected`` path or an audited
+    file), else to standard output."""
+    text = renderer(OutputFormat(fmt))(report, color=color, **options)
+    if output is not None:
+        write_output(output, text, [*protected, *(f.path for f in report.files)])
+    else:
+        emit(text)
+
+
+def _audit_config(
+    settings: FileSettings,
+    loader: dict[str, Any],
+    profile: str | None,
+    max_versions: tuple[str, ...],
+    ignore: tuple[str, ...],
+    no_loader: bool,
+    entries: tuple[str, ...],
+    baseline_path: str | None,
+    link_line: str | None,
+    linker: str,
+    source_dirs: tuple[str, ...],
+    verify: bool,
+    jobs: int | None,
+) -> AuditConfig:
+    """The ``AuditConfig`` of ``check``'s options over the configuration file's ``settings``: the
+    profile's version ceilings, then the file's, then ``--max-version``'s (a later one replaces an
+    earlier one for the same prefix); the loader options in ``loader`` (``loader_options``).
+
+    Raises:
+        ConfigError: an unknown profile (named with the file when the file chose it), a bad
+            ``--max-version``, a baseline or ``--link-line`` file that cannot be read.
+    """
     try:
         chosen = get_profile(profile if profile is not None else settings.profile or DEFAULT)
     except ConfigError as exc:
@@ -221,7 +308,7 @@ def check(
     ceilings = {c.prefix: c for c in (VersionCeiling.parse(v) for v in chosen.max_versions)}
     ceilings.update({c.prefix: c for c in (VersionCeiling.parse(v) for v in settings.max_versions)})
     ceilings.update({c.prefix: c for c in (VersionCeiling.parse(v) for v in max_versions)})
-    config = AuditConfig(
+    return AuditConfig(
         max_versions=tuple(ceilings.values()),
         ignore=frozenset(ignore) | frozenset(settings.ignore),
         target=None if no_loader else target_from_options(**loader),
@@ -246,54 +333,56 @@ def check(
         verify=verify,
         jobs=jobs if jobs is not None else available_cpus(),
     )
+
+
+def _check_output_paths(output: str | None, write_baseline: str | None) -> None:
+    """Check ``--output`` and ``--write-baseline`` before the audit runs (``check_output_path``).
+
+    Raises:
+        ConfigError: a path cannot be written, or both name the same file.
+    """
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
         if path is not None:
             check_output_path(path, option)
     if output is not None and write_baseline is not None and _same_path(output, write_baseline):
         raise ConfigError(f"--output {output} and --write-baseline {write_baseline} name the same file")
-    # Never write over the inputs, the configuration file or the baseline read.
-    protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
-    progress = stderr_progress(quiet)
-    with spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file) as spread:
-        try:
-            report = audit(list(paths), config, progress, together=together, spread=spread.spread)
-        finally:
-            if progress is not None:
-                progress.close()
-        if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
-            spread.finish(report, protected)
-    if write_baseline is not None:
-        from ..config import baseline
 
-        document = baseline.dumps(report.findings, paths)
-        write_output(write_baseline, document, [*protected, *(f.path for f in report.files)], "--write-baseline")
-        recorded = len(json.loads(document)["findings"])
-        click.echo(
-            f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(write_baseline)}",
-            err=True,
-        )
-    report = capped(report, max_per_file)  # after the baseline written: it records every finding
-    color = use_color(color, output)
+
+def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected: list[str]) -> None:
+    """Write every finding of ``report`` to ``--write-baseline`` ``path`` (``config.baseline.dumps``),
+    never over a ``protected`` path or an audited file, and say how many on stderr."""
+    from ..config import baseline
+
+    document = baseline.dumps(report.findings, paths)
+    write_output(path, document, [*protected, *(f.path for f in report.files)], "--write-baseline")
+    recorded = len(json.loads(document)["findings"])
+    click.echo(
+        f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(path)}",
+        err=True,
+    )
+
+
+def _render_options(
+    fmt: str,
+    paths: tuple[str, ...],
+    show_suppressed: bool,
+    no_loader: bool,
+    loader: dict[str, Any],
+    entries: tuple[str, ...],
+    report: Report,
+) -> dict[str, object]:
+    """The keyword options of the ``fmt`` renderer: ``show_suppressed`` (text), ``inputs`` (SARIF:
+    fingerprints relative to the inputs, as the baseline's), the drawn loads (HTML, with the loader)."""
     options: dict[str, object] = {}
     if show_suppressed and fmt == OutputFormat.TEXT.value:
         options["show_suppressed"] = True
     if fmt == OutputFormat.SARIF.value:
-        options["inputs"] = paths  # fingerprints relative to the inputs, as the baseline's
+        options["inputs"] = paths
     if fmt == OutputFormat.HTML.value and not no_loader:
         from .htmlreport import html_options  # the loads drawn, read again as tree reads them
 
-        options.update(html_options(paths, {**loader, "entries": config.entries}, report.rules))
-    if fmt != OutputFormat.JSONL.value:
-        text = renderer(OutputFormat(fmt))(report, color=color, **options)
-        if output is not None:
-            write_output(output, text, [*protected, *(f.path for f in report.files)])
-        else:
-            emit(text)
-    if report.has_unreadable:
-        return 2
-    if write_baseline is not None:
-        return 0
-    return 1 if report.has_errors else 0
+        options.update(html_options(paths, {**loader, "entries": entries}, report.rules))
+    return options
 
 
 def _settings(config_path: str | None, no_config: bool) -> FileSettings:

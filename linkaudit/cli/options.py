@@ -19,8 +19,17 @@ _LEVELS = [*sorted({level for levels in HWCAPS_SUBDIRS.values() for level in lev
 
 
 def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the loader-emulation options to a click command."""
-    options = [
+    """Add the loader-emulation options to a click command (in this order in ``--help``: the
+    roots and the ELF ld.so's, Windows', macOS', then the Python process's)."""
+    options = [*_elf_options(), *_windows_options(), *_macos_options(), *_process_options()]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _elf_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """``--entry`` and the options of the ELF ld.so (search paths, sysroot, $PLATFORM, $LIB, hwcaps, LD_PRELOAD)."""
+    return [
         click.option(
             "--entry",
             "entries",
@@ -75,6 +84,12 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="PATH",
             help="LD_PRELOAD object for executable roots (repeatable).",
         ),
+    ]
+
+
+def _windows_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """The options of the Windows loader (``os.add_dll_directory``, preloaded DLLs, PATH)."""
+    return [
         click.option(
             "--dll-directory",
             "dll_directories",
@@ -97,6 +112,12 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Windows: a PATH directory, searched last for an executable's imports, never for a .pyd's "
             "(repeatable).",
         ),
+    ]
+
+
+def _macos_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """The options of macOS dyld (@executable_path, DYLD_LIBRARY_PATH, DYLD_FALLBACK_LIBRARY_PATH)."""
+    return [
         click.option(
             "--executable-path",
             default=None,
@@ -118,6 +139,12 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="macOS: a DYLD_FALLBACK_LIBRARY_PATH directory, searched by leaf name after the install name "
             "(repeatable).",
         ),
+    ]
+
+
+def _process_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """The options of the Python process: RTLD_GLOBAL dlopens, the interpreter, GPU drivers."""
+    return [
         click.option(
             "--dlopen-global",
             "dlopen_global",
@@ -138,9 +165,6 @@ def loader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Let GPU-driver libraries resolve where present (default: driverless, they are absent).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 def target_from_options(

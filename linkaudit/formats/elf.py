@@ -427,6 +427,84 @@ class _Strings:
         return bytes(self.r.buf[self.offset : self.offset + length])
 
 
+class _Header:
+    """What ``read_elf`` keeps of the ELF header: e_ident's EI_OSABI and the Elf32/Elf64_Ehdr fields.
+    A plain slotted class: a ``NamedTuple`` cost ~3 M instructions more, made at import (callgrind)."""
+
+    __slots__ = (
+        "e_machine",
+        "e_phentsize",
+        "e_phnum",
+        "e_phoff",
+        "e_shentsize",
+        "e_shnum",
+        "e_shoff",
+        "e_shstrndx",
+        "e_type",
+        "os_abi",
+    )
+
+    def __init__(self, os_abi: int, ehdr: tuple[int, ...]) -> None:
+        self.os_abi = os_abi
+        self.e_type, self.e_machine, _ver, _entry, self.e_phoff, self.e_shoff, _flags, _ehsize, *rest = ehdr
+        self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum, self.e_shstrndx = rest
+
+
+def _read_header(path: str, buf: Buffer, size: int) -> tuple[_Reader, _Header]:
+    """The reader of the file's class and byte order (e_ident's EI_CLASS, EI_DATA) and its header.
+
+    Raises:
+        InputError: shorter than e_ident, bad magic, class or data encoding, or a truncated header.
+    """
+    if size < 16:
+        raise InputError(path, f"truncated ELF file: {size} bytes, shorter than e_ident (16 bytes)", 0)
+    ident = bytes(buf[0:16])
+    if ident[:4] != ELF_MAGIC:
+        raise InputError(path, "not an ELF file (bad magic)", 0)
+    ei_class, ei_data, os_abi = ident[4], ident[5], ident[7]
+    if ei_class not in (1, 2):
+        raise InputError(path, f"invalid ELF class {ei_class} in e_ident[EI_CLASS] (expected 1 or 2)", 4)
+    if ei_data not in (1, 2):
+        raise InputError(path, f"invalid ELF data encoding {ei_data} in e_ident[EI_DATA] (expected 1 or 2)", 5)
+    layout = _LAYOUTS[(32 if ei_class == 1 else 64, ei_data == 1)]
+    r = _Reader(path, buf, size, layout)
+    return r, _Header(os_abi, r.unpack(layout.ehdr, 16, "ELF header"))
+
+
+def _read_symbol_tables(
+    r: _Reader, h: _Header, dyn: _Dynamic, segments: Sequence[_Segment], sections: _Sections, dynstr: _Strings
+) -> tuple[
+    SymbolTable,
+    tuple[VersionNeed, ...],
+    tuple[VersionDefinition, ...],
+    tuple[tuple[str, ...], frozenset[int]],
+]:
+    """The symbols (.dynsym; .symtab for a relocatable object), the version needs and definitions,
+    and a relocatable object's section names and COMDAT sections (``_object_sections``)."""
+    object_info: tuple[tuple[str, ...], frozenset[int]] = ((), frozenset())
+    if h.e_type == ET_REL:
+        # A relocatable object has no dynamic symbols: its link-time symbols are in .symtab.
+        symtab, symstr = _locate_symtab(r, sections, dynstr)
+        object_info = _object_sections(r, sections, h.e_shstrndx)
+    else:
+        symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
+    version_needs, need_map = _read_verneed(r, dyn, segments, sections, dynstr)
+    version_defs, def_map = _read_verdef(r, dyn, segments, sections, dynstr)
+    # versym 0 (VER_NDX_LOCAL) and 1 (VER_NDX_GLOBAL, also the base definition's
+    # index) mean "unversioned" for a symbol.
+    versions = {k: v for k, v in {**def_map, **need_map}.items() if k > 1}
+    symbols = _read_symbols(r, symtab, symstr, dyn, segments, sections, versions)
+    return symbols, version_needs, version_defs, object_info
+
+
+def _find_interpreter(r: _Reader, segments: Sequence[_Segment]) -> str | None:
+    """The program interpreter named by the first PT_INTERP segment, ``None`` without one."""
+    for seg in segments:
+        if seg.type == PT_INTERP:
+            return _interpreter(r, seg)
+    return None
+
+
 def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) -> Binary:
     """Parse one ELF file.
 
@@ -445,61 +523,16 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
             headers, tables or strings outside the file, inconsistent entry sizes,
             version chains that loop).
     """
-    if size < 16:
-        raise InputError(path, f"truncated ELF file: {size} bytes, shorter than e_ident (16 bytes)", 0)
-    ident = bytes(buf[0:16])
-    if ident[:4] != ELF_MAGIC:
-        raise InputError(path, "not an ELF file (bad magic)", 0)
-    ei_class, ei_data, os_abi = ident[4], ident[5], ident[7]
-    if ei_class not in (1, 2):
-        raise InputError(path, f"invalid ELF class {ei_class} in e_ident[EI_CLASS] (expected 1 or 2)", 4)
-    if ei_data not in (1, 2):
-        raise InputError(path, f"invalid ELF data encoding {ei_data} in e_ident[EI_DATA] (expected 1 or 2)", 5)
-    layout = _LAYOUTS[(32 if ei_class == 1 else 64, ei_data == 1)]
-    r = _Reader(path, buf, size, layout)
-    (
-        e_type,
-        e_machine,
-        _ver,
-        _entry,
-        e_phoff,
-        e_shoff,
-        _flags,
-        _ehsize,
-        e_phentsize,
-        e_phnum,
-        e_shentsize,
-        e_shnum,
-        _shstrndx,
-    ) = r.unpack(layout.ehdr, 16, "ELF header")
-
-    segments = _read_segments(r, e_phoff, e_phentsize, e_phnum)
-    sections = _read_sections(r, e_shoff, e_shentsize, e_shnum)
-
-    interpreter = None
-    for seg in segments:
-        if seg.type == PT_INTERP:
-            interpreter = _interpreter(r, seg)
-            break
-
+    r, h = _read_header(path, buf, size)
+    e_type, e_machine, layout = h.e_type, h.e_machine, r.L
+    segments = _read_segments(r, h.e_phoff, h.e_phentsize, h.e_phnum)
+    sections = _read_sections(r, h.e_shoff, h.e_shentsize, h.e_shnum)
+    interpreter = _find_interpreter(r, segments)
     dyn = _read_dynamic(r, segments, sections)
     dynstr = _dynamic_strtab(r, dyn, segments, sections)
     needed, soname, rpath, runpath = _dynamic_names(dyn, dynstr)
 
-    object_info: tuple[tuple[str, ...], frozenset[int]] = ((), frozenset())
-    if e_type == ET_REL:
-        # A relocatable object has no dynamic symbols: its link-time symbols are in .symtab.
-        symtab, symstr = _locate_symtab(r, sections, dynstr)
-        object_info = _object_sections(r, sections, _shstrndx)
-    else:
-        symtab, symstr = _locate_dynsym(r, dyn, segments, sections, dynstr)
-    version_needs, need_map = _read_verneed(r, dyn, segments, sections, dynstr)
-    version_defs, def_map = _read_verdef(r, dyn, segments, sections, dynstr)
-    # versym 0 (VER_NDX_LOCAL) and 1 (VER_NDX_GLOBAL, also the base definition's
-    # index) mean "unversioned" for a symbol.
-    versions = {k: v for k, v in {**def_map, **need_map}.items() if k > 1}
-    symbols = _read_symbols(r, symtab, symstr, dyn, segments, sections, versions)
-
+    symbols, version_needs, version_defs, object_info = _read_symbol_tables(r, h, dyn, segments, sections, dynstr)
     bind_now = dyn.bind_now or bool(dyn.flags & DF_BIND_NOW) or bool(dyn.flags_1 & DF_1_NOW)
     kind = _kind(path, e_type, interpreter, soname, dyn.flags_1, symbols.strtab)
     return Binary(
@@ -508,7 +541,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
         machine=_machine_name(e_machine, layout),
         bits=layout.bits,
         endian=Endian.LITTLE if layout.little else Endian.BIG,
-        os_abi=OS_ABIS.get(os_abi, f"unknown({os_abi})"),
+        os_abi=OS_ABIS.get(h.os_abi, f"unknown({h.os_abi})"),
         interpreter=interpreter,
         libc=_libc(interpreter, needed, soname),
         kind=kind,
@@ -523,7 +556,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
         version_definitions=version_defs,
         symbols=symbols,
         file_size=size,
-        dlopen_names=_dlopen_names(r, sections, _shstrndx) if soft_dependencies and e_type != ET_REL else (),
+        dlopen_names=_dlopen_names(r, sections, h.e_shstrndx) if soft_dependencies and e_type != ET_REL else (),
         section_names=object_info[0],
         comdat_sections=object_info[1],
         gnu_stack=_gnu_stack(segments),
@@ -790,8 +823,9 @@ class _Dynamic:
         self.link: int | None = None  # sh_link of the SHT_DYNAMIC section, when known
 
 
-def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: _Sections) -> _Dynamic:
-    dyn = _Dynamic()
+def _dynamic_extent(segments: Sequence[_Segment], sections: _Sections) -> tuple[int | None, int | None, int | None]:
+    """``(offset, length, sh_link)`` of the dynamic table: PT_DYNAMIC's extent, else the SHT_DYNAMIC
+    section's; the section's sh_link (its string table) when there is one; ``None`` for what is absent."""
     sec = sections.first(SHT_DYNAMIC)
     offset = length = None
     for seg in segments:
@@ -800,8 +834,15 @@ def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: _Sections)
             break
     if offset is None and sec is not None:
         offset, length = sec.offset, sec.size
-    if sec is not None:
-        dyn.link = sec.link
+    return offset, length, sec.link if sec is not None else None
+
+
+def _read_dynamic(r: _Reader, segments: Sequence[_Segment], sections: _Sections) -> _Dynamic:
+    """The dynamic table's entries the audit reads, up to DT_NULL; InputError past the file or MAX_DYNAMIC."""
+    dyn = _Dynamic()
+    offset, length, link = _dynamic_extent(segments, sections)
+    if link is not None:
+        dyn.link = link
     if offset is None or length is None:
         return dyn
     r.check(offset, length, "dynamic section")

@@ -37,6 +37,7 @@ import os
 import posixpath
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from ..formats.macho import cpu_family
 from ..model import Binary, Format, Kind, NeedKind
@@ -147,115 +148,137 @@ def analyze_dyld(
     given_executable_dir = posixpath.dirname(executable) if executable else None
 
     image = ImageCache(macho, read)
-
-    def attempt(path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
-        """One place tried: missing, or the file there with its slice of ``machine``, or why not."""
-        if not os.path.isfile(path):
-            return ImageAttempt(path, source, ImageOutcome.MISSING), None
-        slices = [b for b in image.slices(path) if b.format is Format.MACHO]
-        if not slices:
-            return ImageAttempt(path, source, ImageOutcome.INVALID, "not a Mach-O file"), None
-        # the loader's own architecture first, then a slice of its CPU type under another subtype
-        # (x86_64h beside x86_64, arm64e beside arm64)
-        family = cpu_family(machine)
-        for b in sorted(slices, key=lambda b: b.machine != machine):
-            if b.machine == machine or cpu_family(b.machine) == family:
-                return ImageAttempt(path, source, ImageOutcome.FOUND), b
-        have = tuple(b.machine for b in slices)
-        fat = any(b.member is not None for b in slices)  # a universal file, even of one slice
-        detail = f"{'fat file: ' if fat else ''}have {','.join(have)}, need {machine}"
-        return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
-
-    budget = [0, 0]  # places tried in the current load (against MAX_ATTEMPTS), and in all (MAX_TOTAL_ATTEMPTS)
-
-    def search(
-        attempts: list[ImageAttempt], machine: str, candidates: list[tuple[str, str]]
-    ) -> tuple[str, str, Binary] | None:
-        """Try the candidates in order, each recorded in ``attempts``; the first usable one.
-
-        Raises:
-            _OverBudget: the load has tried more than ``MAX_ATTEMPTS`` places (hostile LC_RPATH lists).
-        """
-        for path, source in candidates:
-            budget[0] += 1
-            budget[1] += 1
-            if budget[0] > MAX_ATTEMPTS:
-                raise _OverBudget(f"search stopped: more than {MAX_ATTEMPTS} places tried in this load")
-            if budget[1] > MAX_TOTAL_ATTEMPTS:
-                raise _OverBudget(f"search stopped: more than {MAX_TOTAL_ATTEMPTS} places tried by all loads")
-            tried, found = attempt(path, source, machine)
-            attempts.append(tried)
-            if found is not None:
-                return path, source, found
-        return None
+    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path))
 
     def load(root: Binary, kind: str) -> ImageLoad:
-        machine = root.machine
-        result = ImageLoad(
-            root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD
-        )
-        executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
-        # dyld loads a file once, whatever path reaches it (symlinked directories): real path -> first path
-        loaded = {os.path.realpath(root.path): root.path}
-
-        def _resolve(
-            name: str, leaf: str, current: Binary, attempts: list[ImageAttempt], override: list[tuple[str, str]]
-        ) -> tuple[str, str, Binary] | str | None:
-            """DYLD_LIBRARY_PATH, the shared cache (``"shared-cache"``), the install name, then
-            DYLD_FALLBACK_LIBRARY_PATH: the first hit, or ``None``."""
-            hit = search(attempts, machine, override)
-            if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
-                return "shared-cache"
-            if hit is None:
-                candidates = _install_name_candidates(name, current.path, result, executable_dir)
-                hit = search(attempts, machine, candidates)
-            if hit is None:
-                fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in fallback_library_path]
-                hit = search(attempts, machine, fallback)
-            return hit
-
-        queue = deque([root])
-        budget[0] = 0
-        while queue:
-            current = queue.popleft()
-            for need in current.needed:
-                key = (current.path, need.name)
-                name = need.name
-                leaf = posixpath.basename(name)
-                attempts: list[ImageAttempt] = []
-                override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in library_path]
-                try:
-                    hit = _resolve(name, leaf, current, attempts, override)
-                except _OverBudget as stop:
-                    attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
-                    result.resolutions[key] = ImageResolution(name, current.path, None, None, tuple(attempts))
-                    return result
-                if isinstance(hit, str):  # the dyld shared cache
-                    result.resolutions[key] = ImageResolution(
-                        name, current.path, None, "shared-cache", tuple(attempts), True
-                    )
-                    continue
-                if hit is None:
-                    result.resolutions[key] = ImageResolution(
-                        name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
-                    )
-                    continue
-                path, source, found = hit
-                result.resolutions[key] = ImageResolution(name, current.path, path, source, tuple(attempts))
-                real = os.path.realpath(path)
-                first = loaded.get(real)
-                if first is not None:
-                    if first != path and first in result.images:
-                        result.images.setdefault(path, result.images[first])  # one image, two spellings
-                    continue
-                loaded[real] = path
-                added = result.add(path, current.path, found, Format.MACHO)
-                if added is not None:
-                    queue.append(added)
-        return result
+        return _load(root, kind, dyld, given_executable_dir)
 
     roots = entry_roots(image, entries, Format.MACHO)
     return load_roots([b for slices in macho.values() for b in slices], load, roots)
+
+
+class _Dyld(NamedTuple):
+    """What every load of one ``analyze_dyld`` shares: the images read, the search budget (places
+    tried in the current load against ``MAX_ATTEMPTS``, in all against ``MAX_TOTAL_ATTEMPTS``),
+    DYLD_LIBRARY_PATH and DYLD_FALLBACK_LIBRARY_PATH."""
+
+    image: ImageCache
+    budget: list[int]
+    library_path: tuple[str, ...]
+    fallback_library_path: tuple[str, ...]
+
+
+def _attempt(image: ImageCache, path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
+    """One place tried: missing, or the file there with its slice of ``machine``, or why not."""
+    if not os.path.isfile(path):
+        return ImageAttempt(path, source, ImageOutcome.MISSING), None
+    slices = [b for b in image.slices(path) if b.format is Format.MACHO]
+    if not slices:
+        return ImageAttempt(path, source, ImageOutcome.INVALID, "not a Mach-O file"), None
+    # the loader's own architecture first, then a slice of its CPU type under another subtype
+    # (x86_64h beside x86_64, arm64e beside arm64)
+    family = cpu_family(machine)
+    for b in sorted(slices, key=lambda b: b.machine != machine):
+        if b.machine == machine or cpu_family(b.machine) == family:
+            return ImageAttempt(path, source, ImageOutcome.FOUND), b
+    have = tuple(b.machine for b in slices)
+    fat = any(b.member is not None for b in slices)  # a universal file, even of one slice
+    detail = f"{'fat file: ' if fat else ''}have {','.join(have)}, need {machine}"
+    return ImageAttempt(path, source, ImageOutcome.WRONG_MACHINE, detail, have), None
+
+
+def _search(
+    dyld: _Dyld, attempts: list[ImageAttempt], machine: str, candidates: list[tuple[str, str]]
+) -> tuple[str, str, Binary] | None:
+    """Try the candidates in order, each recorded in ``attempts``; the first usable one.
+
+    Raises:
+        _OverBudget: the load has tried more than ``MAX_ATTEMPTS`` places (hostile LC_RPATH lists).
+    """
+    budget = dyld.budget
+    for path, source in candidates:
+        budget[0] += 1
+        budget[1] += 1
+        if budget[0] > MAX_ATTEMPTS:
+            raise _OverBudget(f"search stopped: more than {MAX_ATTEMPTS} places tried in this load")
+        if budget[1] > MAX_TOTAL_ATTEMPTS:
+            raise _OverBudget(f"search stopped: more than {MAX_TOTAL_ATTEMPTS} places tried by all loads")
+        tried, found = _attempt(dyld.image, path, source, machine)
+        attempts.append(tried)
+        if found is not None:
+            return path, source, found
+    return None
+
+
+def _resolve(
+    dyld: _Dyld, name: str, current: Binary, attempts: list[ImageAttempt], result: ImageLoad, executable_dir: str | None
+) -> tuple[str, str, Binary] | str | None:
+    """DYLD_LIBRARY_PATH, the shared cache (``"shared-cache"``), the install name, then
+    DYLD_FALLBACK_LIBRARY_PATH: the first hit, or ``None``."""
+    leaf = posixpath.basename(name)
+    override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in dyld.library_path]
+    hit = _search(dyld, attempts, result.machine, override)
+    if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
+        return "shared-cache"
+    if hit is None:
+        candidates = _install_name_candidates(name, current.path, result, executable_dir)
+        hit = _search(dyld, attempts, result.machine, candidates)
+    if hit is None:
+        fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in dyld.fallback_library_path]
+        hit = _search(dyld, attempts, result.machine, fallback)
+    return hit
+
+
+def _load(
+    root: Binary,
+    kind: str,
+    dyld: _Dyld,
+    given_executable_dir: str | None,
+) -> ImageLoad:
+    """The load of one ``root`` of ``kind``: its imports breadth-first, each by ``_resolve``; a file
+    reached by two paths is loaded once (by real path).  ``dyld.budget[0]`` restarts at 0 for the load."""
+    machine = root.machine
+    result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD)
+    executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
+    # dyld loads a file once, whatever path reaches it (symlinked directories): real path -> first path
+    loaded = {os.path.realpath(root.path): root.path}
+    queue = deque([root])
+    dyld.budget[0] = 0
+    while queue:
+        current = queue.popleft()
+        for need in current.needed:
+            key = (current.path, need.name)
+            name = need.name
+            attempts: list[ImageAttempt] = []
+            try:
+                hit = _resolve(dyld, name, current, attempts, result, executable_dir)
+            except _OverBudget as stop:
+                attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
+                result.resolutions[key] = ImageResolution(name, current.path, None, None, tuple(attempts))
+                return result
+            if isinstance(hit, str):  # the dyld shared cache
+                result.resolutions[key] = ImageResolution(
+                    name, current.path, None, "shared-cache", tuple(attempts), True
+                )
+                continue
+            if hit is None:
+                result.resolutions[key] = ImageResolution(
+                    name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
+                )
+                continue
+            path, source, found = hit
+            result.resolutions[key] = ImageResolution(name, current.path, path, source, tuple(attempts))
+            real = os.path.realpath(path)
+            first = loaded.get(real)
+            if first is not None:
+                if first != path and first in result.images:
+                    result.images.setdefault(path, result.images[first])  # one image, two spellings
+                continue
+            loaded[real] = path
+            added = result.add(path, current.path, found, Format.MACHO)
+            if added is not None:
+                queue.append(added)
+    return result
 
 
 def _install_name_candidates(

@@ -137,65 +137,91 @@ def analyze_windows(
 
     image = ImageCache(by_path, read)
 
-    def search_order(root: Binary, kind: str) -> list[tuple[str | None, str]]:
-        """The directories searched for this root's imports, each with its source; ``None`` is
-        System32 (and the Windows directory), where only the system DLLs count as present."""
-        base = posixpath.dirname(root.path) or "."
-        if kind == "executable":
-            # The standard order: application directory, System32, the Windows directory, the
-            # current directory (not emulated: unknown), PATH.
-            return [(base, "application-directory"), (None, "system"), *((d, "PATH") for d in path)]
-        return [(base, "dll-load-dir"), *((d, "dll-directory") for d in dll_directories), (None, "system")]
-
     def load(root: Binary, kind: str) -> ImageLoad:
-        result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=root.machine)
-        dirs = search_order(root, kind)
-        loaded = {posixpath.basename(root.path).lower(): root.path, **{p.lower(): p for p in preload}}
-        queue = deque([root])
-        while queue:
-            current = queue.popleft()
-            for need in current.needed:
-                if need.kind is not NeedKind.PLAIN:
-                    continue  # delay-load: resolved at the first call
-                low = need.name.lower()
-                key = (current.path, need.name)
-                if low in loaded:
-                    result.resolutions[key] = ImageResolution(need.name, current.path, loaded[low], "loaded", ())
-                    continue
-                if is_system_dll(need.name):
-                    result.resolutions[key] = ImageResolution(need.name, current.path, None, "system", (), True)
-                    continue
-                attempts: list[ImageAttempt] = []
-                hit: tuple[str, str, Binary | None] | None = None
-                for directory, source in dirs:
-                    if directory is None:
-                        attempts.append(ImageAttempt(f"System32\\{need.name}", source, ImageOutcome.MISSING))
-                        continue
-                    found = _find(directory, need.name, listing)
-                    if found is None:
-                        attempts.append(
-                            ImageAttempt(posixpath.join(directory, need.name), source, ImageOutcome.MISSING)
-                        )
-                        continue
-                    dll = image(found)
-                    if dll is not None and dll.format is Format.PE and dll.machine != root.machine:
-                        # The loader skips an image of another machine and searches on
-                        # (STATUS_IMAGE_MACHINE_TYPE_MISMATCH); nothing else found: ERROR_BAD_EXE_FORMAT.
-                        detail = f"have {dll.machine}, need {root.machine}"
-                        attempts.append(ImageAttempt(found, source, ImageOutcome.WRONG_MACHINE, detail, (dll.machine,)))
-                        continue
-                    attempts.append(ImageAttempt(found, source, ImageOutcome.FOUND))
-                    hit = (found, source, dll)
-                    break
-                if hit is None:
-                    result.resolutions[key] = ImageResolution(need.name, current.path, None, None, tuple(attempts))
-                    continue
-                found, source, dll = hit
-                result.resolutions[key] = ImageResolution(need.name, current.path, found, source, tuple(attempts))
-                loaded[low] = found
-                added = result.add(found, current.path, dll, Format.PE)
-                if added is not None:
-                    queue.append(added)
-        return result
+        return _load(root, kind, _search_order(root, kind, path, dll_directories), preload, listing, image)
 
     return load_roots(pe, load, entry_roots(image, entries, Format.PE))
+
+
+def _search_order(
+    root: Binary, kind: str, path: Sequence[str], dll_directories: Sequence[str]
+) -> list[tuple[str | None, str]]:
+    """The directories searched for this root's imports, each with its source; ``None`` is
+    System32 (and the Windows directory), where only the system DLLs count as present."""
+    base = posixpath.dirname(root.path) or "."
+    if kind == "executable":
+        # The standard order: application directory, System32, the Windows directory, the
+        # current directory (not emulated: unknown), PATH.
+        return [(base, "application-directory"), (None, "system"), *((d, "PATH") for d in path)]
+    return [(base, "dll-load-dir"), *((d, "dll-directory") for d in dll_directories), (None, "system")]
+
+
+def _load(
+    root: Binary,
+    kind: str,
+    dirs: list[tuple[str | None, str]],
+    preload: Sequence[str],
+    listing: dict[str, dict[str, str]],
+    image: ImageCache,
+) -> ImageLoad:
+    """The load of one ``root`` of ``kind``: its imports breadth-first, each searched in ``dirs``
+    (``_search_order``) unless already ``loaded`` (by base name, case-insensitively; ``preload``
+    counts as loaded) or a system DLL; delay-load imports are left out."""
+    result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=root.machine)
+    loaded = {posixpath.basename(root.path).lower(): root.path, **{p.lower(): p for p in preload}}
+    queue = deque([root])
+    while queue:
+        current = queue.popleft()
+        for need in current.needed:
+            if need.kind is not NeedKind.PLAIN:
+                continue  # delay-load: resolved at the first call
+            low = need.name.lower()
+            key = (current.path, need.name)
+            if low in loaded:
+                result.resolutions[key] = ImageResolution(need.name, current.path, loaded[low], "loaded", ())
+                continue
+            if is_system_dll(need.name):
+                result.resolutions[key] = ImageResolution(need.name, current.path, None, "system", (), True)
+                continue
+            attempts, hit = _search(need.name, dirs, root.machine, listing, image)
+            if hit is None:
+                result.resolutions[key] = ImageResolution(need.name, current.path, None, None, attempts)
+                continue
+            found, source, dll = hit
+            result.resolutions[key] = ImageResolution(need.name, current.path, found, source, attempts)
+            loaded[low] = found
+            added = result.add(found, current.path, dll, Format.PE)
+            if added is not None:
+                queue.append(added)
+    return result
+
+
+def _search(
+    name: str,
+    dirs: list[tuple[str | None, str]],
+    machine: str,
+    listing: dict[str, dict[str, str]],
+    image: ImageCache,
+) -> tuple[tuple[ImageAttempt, ...], tuple[str, str, Binary | None] | None]:
+    """Search ``dirs`` in order for the DLL ``name`` for a root of ``machine``: every place tried,
+    and the first hit ``(path, source, image)``, or ``None``.  An image of another machine is
+    skipped and the search goes on."""
+    attempts: list[ImageAttempt] = []
+    for directory, source in dirs:
+        if directory is None:
+            attempts.append(ImageAttempt(f"System32\\{name}", source, ImageOutcome.MISSING))
+            continue
+        found = _find(directory, name, listing)
+        if found is None:
+            attempts.append(ImageAttempt(posixpath.join(directory, name), source, ImageOutcome.MISSING))
+            continue
+        dll = image(found)
+        if dll is not None and dll.format is Format.PE and dll.machine != machine:
+            # The loader skips an image of another machine and searches on
+            # (STATUS_IMAGE_MACHINE_TYPE_MISMATCH); nothing else found: ERROR_BAD_EXE_FORMAT.
+            detail = f"have {dll.machine}, need {machine}"
+            attempts.append(ImageAttempt(found, source, ImageOutcome.WRONG_MACHINE, detail, (dll.machine,)))
+            continue
+        attempts.append(ImageAttempt(found, source, ImageOutcome.FOUND))
+        return tuple(attempts), (found, source, dll)
+    return tuple(attempts), None
