@@ -4,7 +4,7 @@ finding per set of libraries, not per pair)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..context import AuditContext
 from ..loader.ldso import Source
@@ -57,12 +57,8 @@ def _exporter_sets(libraries: Mapping[str, Binary]) -> dict[tuple[str, ...], set
     """The sets of two or more libraries (sorted paths) that export one name, each with the names
     (runtime names left out) exactly that set exports: one index of name -> libraries."""
     names_of = _export_names(libraries)
-    seen: set[str] = set()
-    repeated: set[str] = set()
-    for names in names_of.values():
-        repeated |= seen & names  # CPython walks the smaller set
-        seen |= names
-    repeated = {n for n in repeated if not _runtime(n)}
+    # per library: two paths may share one table (copies of one content read once: formats.copies)
+    repeated = {n for n in _repeated(names_of[id(lib.symbols)] for lib in libraries.values()) if not _runtime(n)}
     exporters: dict[str, list[str]] = {}
     for path in sorted(libraries):
         for name in names_of[id(libraries[path].symbols)] & repeated:
@@ -71,6 +67,19 @@ def _exporter_sets(libraries: Mapping[str, Binary]) -> dict[tuple[str, ...], set
     for name, paths in exporters.items():
         sets.setdefault(tuple(paths), set()).add(name)
     return sets
+
+
+_H = TypeVar("_H")
+
+
+def _repeated(groups: Iterable[Set[_H]]) -> set[_H]:
+    """The items that stand in two or more of ``groups`` (one pass; CPython intersects with the smaller set)."""
+    seen: set[_H] = set()
+    repeated: set[_H] = set()
+    for group in groups:
+        repeated |= seen & group
+        seen |= group
+    return repeated
 
 
 def _export_names(libraries: Mapping[str, Binary]) -> dict[int, frozenset[str]]:
@@ -92,12 +101,8 @@ def _export_names(libraries: Mapping[str, Binary]) -> dict[int, frozenset[str]]:
     if any(k is None for k in keys.values()):
         return {i: lib.symbols.strong_export_names() for i, lib in tables.items()}
     key_sets = {i: frozenset(k or ()) for i, k in keys.items()}
-    seen: set[int] = set()
-    repeated: set[int] = set()
-    for lib in libraries.values():  # per library, as for the names (two paths may share one table)
-        mine = key_sets[id(lib.symbols)]
-        repeated |= seen & mine
-        seen |= mine
+    # per library, as for the names
+    repeated = _repeated(key_sets[id(lib.symbols)] for lib in libraries.values())
     out = {i: lib.symbols.strong_export_names(among=repeated) for i, lib in tables.items()}
     WORK["decoded"] += sum(map(len, out.values()))
     return out

@@ -131,3 +131,20 @@ def test_a_copy_is_its_own_record(tmp_path: Path) -> None:
     (b,) = read_path(str(tmp_path / "libb.so"))
     assert a.path != b.path and encode_binary(dataclasses.replace(a, path=b.path)) == encode_binary(b)
     assert a.symbols is b.symbols  # one table: rules keyed by the table (duplicate-export) see it once
+
+
+def test_copies_sharing_one_table_are_still_duplicate_exports(tmp_path: Path) -> None:
+    """Copies of one small library share one parsed symbol table; two paths exporting the same
+    strong names are a duplicate-export all the same (the hash-key filter counted repeats per
+    table, not per library, and reported nothing for them)."""
+    from linkaudit import AuditConfig, audit
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shutil.copy(HELPER, tmp_path / "a/libhelper.so")
+    shutil.copy(HELPER, tmp_path / "b/libhelper2.so")
+    first, second = (read_path(str(tmp_path / p))[0] for p in ("a/libhelper.so", "b/libhelper2.so"))
+    assert first.symbols is second.symbols  # the case at hand: one table, two libraries
+    report = audit([str(tmp_path)], AuditConfig(target=None))
+    (finding,) = [f for f in report.findings if f.rule == "duplicate-export"]
+    assert "helper_scale" in finding.message
