@@ -375,6 +375,16 @@ class ElfHashTable:
     chain: array.array[int]
     symoffset: int = 0
 
+    def chain_keys(self) -> array.array[int]:
+        """``DT_GNU_HASH``: the hash of each symbol from ``symoffset`` on with bit 0 (the end-of-run
+        marker) cleared — the form a wanted name's ``dl_new_hash & ~1`` is compared in — as a
+        32-bit array built at C speed (not cached; callers keep what they make of it)."""
+        raw = bytearray(self.chain.tobytes())
+        raw[_LOW_BYTE::4] = raw[_LOW_BYTE::4].translate(_CLEAR_BIT0)
+        words = array.array("I")
+        words.frombytes(raw)
+        return words
+
 
 #: Byte translations: 1 for a non-zero byte; logical not of 0/1 bytes; 1 when bits 1-7 (``_CLEAR_FE``)
 #: or 0-6 (``_CLEAR_7F``) are clear — a ``.gnu.version`` entry's low and high byte with index 0 or 1.
@@ -558,11 +568,7 @@ class SymbolTable:
         base = ht.symoffset - 1 if ht is not None else -1  # table index of chain[0]
         end = base + len(ht.chain) if ht is not None else -1  # past the last hashed symbol
         if ht is not None and ht.gnu and 0 <= base <= end <= len(mask) and not any(mask[:base]) and not any(mask[end:]):
-            raw = bytearray(ht.chain.tobytes())
-            raw[_LOW_BYTE::4] = raw[_LOW_BYTE::4].translate(_CLEAR_BIT0)
-            words = array.array("I")
-            words.frombytes(raw)
-            found = array.array("I", compress(words, mask[base:end]))
+            found = array.array("I", compress(ht.chain_keys(), mask[base:end]))
         self._memo["strong_keys"] = found
         return found
 

@@ -34,9 +34,6 @@ from ..model import Definition, ElfHashTable, SymbolTable
 _MASK = 0xFFFFFFFF
 #: 33**k mod 2**32 for k = 0, 1, ... (grown on demand): ``dl_new_hash`` as one dot product.
 _POWERS = [1]
-#: Byte translation clearing bit 0 (the chain's end-of-bucket marker) of a hash's low byte.
-_CLEAR_BIT0 = bytes(b & 0xFE for b in range(256))
-_LOW_BYTE = 0 if byteorder == "little" else 3
 
 
 #: name -> its ``dl_new_hash``, each distinct name hashed once per process (cleared past ``_KNOWN_MAX``).
@@ -167,11 +164,7 @@ def stored_hashes(table: SymbolTable) -> frozenset[int]:
     memo = table.memo("gnu_hashes")
     found: frozenset[int] | None = memo.get(0)
     if found is None:
-        raw = bytearray(ht.chain.tobytes())
-        raw[_LOW_BYTE::4] = raw[_LOW_BYTE::4].translate(_CLEAR_BIT0)
-        words = array.array("I")
-        words.frombytes(raw)
-        found = memo[0] = frozenset(words)
+        found = memo[0] = frozenset(ht.chain_keys())
     return found
 
 
