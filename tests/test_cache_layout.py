@@ -272,6 +272,7 @@ def test_a_warm_read_uses_no_process_pool(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(jobs, "MIN_POOL_FILES", 1)
     monkeypatch.setattr(jobs, "MIN_POOL_BYTES", 0)
+    monkeypatch.setattr(jobs, "MIN_POOL_FILE_BYTES", 0)
     monkeypatch.setattr(jobs, "_can_fork", lambda: True)
     cache.configure(True, str(tmp_path / "c"))
     paths = [str(SMALL), str(SAMPLES / "broken/libtorch_cuda.so")]

@@ -20,6 +20,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
 def _pool_for_small_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The samples are small: use the pool for them all the same (else these tests prove nothing)."""
     monkeypatch.setattr(jobs, "MIN_POOL_BYTES", 0)
+    monkeypatch.setattr(jobs, "MIN_POOL_FILE_BYTES", 0)
 
 
 def test_pool_report_equals_one_process(tmp_path: Path) -> None:
@@ -169,3 +170,31 @@ def test_channels_doc_says_what_jobs_does(run_cli, monkeypatch: pytest.MonkeyPat
     run_cli("check", "--no-config", "--no-loader", str(SAMPLES / "fixed/libnvrtc.so.12"))
     run_cli("check", "--no-config", "--no-loader", "--jobs", "1", str(SAMPLES / "fixed/libnvrtc.so.12"))
     assert given == [3, 1]  # no --jobs: the CPUs available
+
+
+def test_small_and_cached_files_are_read_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a pool, only files worth a worker go to it: a small file (parsed once per content, never
+    cached) and a file the cache holds are read in this process — pickling their records back cost
+    more than reading them (``/usr/lib/x86_64-linux-gnu``: 641 small files sent to workers)."""
+    from linkaudit import cache
+
+    monkeypatch.setattr(jobs, "MIN_POOL_FILE_BYTES", 4096)
+    monkeypatch.setattr("linkaudit.formats.copies.SMALL_FILE_BYTES", 4096)  # the samples are all small
+    monkeypatch.setattr(jobs, "MIN_POOL_FILES", 1)
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and not p.is_symlink())
+    small = [str(p) for p in files if 0 < p.stat().st_size <= 4096][:6]
+    large = [
+        str(p)
+        for p in files
+        if p.stat().st_size > 4096 and p.read_bytes()[:4] == b"\x7fELF" and "corrupt" not in p.parts
+    ][:6]
+    assert len(small) == 6 and len(large) == 6
+    cache.configure(True, str(tmp_path / "c"))
+    paths = [p for pair in zip(small, large, strict=True) for p in pair]
+    assert jobs._worth_a_worker(range(len(paths)), paths) == [i for i, p in enumerate(paths) if p in large]
+    cold = read_paths(paths, 2)  # the large ones read (and cached) in workers
+    read_paths(large[:3], 1)
+    assert jobs._worth_a_worker(range(len(paths)), paths) == []  # every large one cached now
+    again = read_paths(paths, 2)
+    assert [[b.path for b in r.binaries] for r in again] == [[b.path for b in r.binaries] for r in cold]

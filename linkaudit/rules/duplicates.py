@@ -47,13 +47,34 @@ def where(b: Binary) -> str:
     return b.display_path
 
 
-def _file_of(b: Binary) -> str:
-    """The file an object's bytes come from: the object, a thin archive's member file, or ``archive(member)``."""
-    if b.member_file is not None:
-        return os.path.realpath(b.member_file)
-    if b.member is None:
-        return os.path.realpath(b.path)
-    return f"{os.path.realpath(b.path)}({b.member})"
+def _file_of(b: Binary, real: dict[str, str]) -> str:
+    """The file an object's bytes come from: the object, a thin archive's member file, or ``archive(member)``.
+
+    ``real`` memoises ``os.path.realpath`` per path for one check: an archive's members share its path.
+    """
+    path = b.member_file if b.member_file is not None else b.path
+    resolved = real.get(path)
+    if resolved is None:
+        resolved = real[path] = os.path.realpath(path)
+    if b.member_file is not None or b.member is None:
+        return resolved
+    return f"{resolved}({b.member})"
+
+
+#: The last audit's decoded definitions: (its binaries, id(object) -> definitions). Both rules
+#: of this module read every object's definitions; an object is decoded once per audit.
+_decoded: list[tuple[tuple[Binary, ...], dict[int, list[Definition]]]] = []
+
+
+def _definitions(context: AuditContext, b: Binary) -> list[Definition]:
+    """``link.elf.definitions(b)``, decoded once per audit (``context.binaries`` identifies it)."""
+    if not _decoded or _decoded[0][0] is not context.binaries:
+        _decoded[:] = [(context.binaries, {})]
+    memo = _decoded[0][1]
+    found = memo.get(id(b))
+    if found is None:
+        found = memo[id(b)] = definitions(b)
+    return found
 
 
 def _stacked(b: Binary) -> str | None:
@@ -110,10 +131,14 @@ with its section. When an object's name repeats a generated suffix
         muldefs = any(e.option == "muldefs" for e in link_line)
         times: Counter[int] = Counter(id(b) for b in pulled(context.binaries, link_line)) if link_line else Counter()
         by_name: dict[str, list[Definition]] = {}
+        names_of: dict[int, set[str]] = {}  # id(object) -> the names it defines, decoded once per check
         for b in objects:
-            for d in definitions(b):
+            defs = _definitions(context, b)
+            names_of[id(b)] = {d.name for d in defs}
+            for d in defs:
                 if not d.common:
                     by_name.setdefault(d.name, []).append(d)
+        real: dict[str, str] = {}
         for name, all_defs in sorted(by_name.items()):
             if link_line:
                 # The link as given: every time an object is linked counts (a file named twice clashes
@@ -125,7 +150,7 @@ with its section. When an object's name repeats a generated suffix
                 severity = Severity.WARNING if muldefs else Severity.ERROR
             else:
                 # One file reached twice (a loose object that is also a thin archive's member) is one definition.
-                defs = list({_file_of(d.binary): d for d in reversed(all_defs)}.values())[::-1]
+                defs = list({_file_of(d.binary, real): d for d in reversed(all_defs)}.values())[::-1]
                 if len(defs) < 2:
                     continue
                 loose = [d for d in defs if d.binary.member is None]
@@ -146,7 +171,7 @@ with its section. When an object's name repeats a generated suffix
             else:
                 triggers = []
                 for d in clash:
-                    others = sorted({x.name for x in definitions(d.binary)} - {name})
+                    others = sorted(names_of[id(d.binary)] - {name})
                     if d.binary.member is not None and others:
                         triggers.append(f"{where(d.binary)} is pulled by a reference to {preview(others, 2)}")
                 message = (
@@ -232,7 +257,7 @@ the variable in one .c file and declare it `extern` in the header.
         for b in context.binaries:
             if b.format is not Format.ELF:
                 continue  # -fcommon / -fno-common: the GCC and Clang question on ELF
-            for d in definitions(b):
+            for d in _definitions(context, b):
                 if d.common:
                     by_name.setdefault(d.name, []).append(d)
         for name, defs in sorted(by_name.items()):
