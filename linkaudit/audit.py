@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .config import AuditConfig
@@ -33,6 +33,7 @@ from .packages import (
     plan_inputs,
     staged_inputs,
 )
+from .records import dataclass
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
 from .rules import RULES, get_rule
 from .rules.broken_symlink import BrokenSymlink

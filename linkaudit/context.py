@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from .config import AuditConfig
 from .config.profiles import WheelPolicy
 from .model import Binary
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .link.sources import GeneratedSource

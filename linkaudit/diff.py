@@ -11,11 +11,12 @@ no longer runs where it did).  Files only in one build are listed.  Works on the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .config import parse_version_name
 from .config.baseline import relative_file
 from .model import Binary
+from .records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

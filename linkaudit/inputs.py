@@ -28,11 +28,11 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from .errors import InputError
 from .formats import SNIFF_BYTES, SUPPORTED, Container, sniff
 from .formats.filebytes import os_reason
+from .records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,12 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError, UnsupportedFormat
 from .formats import cached_already, read_path
 from .model import Binary
+from .records import dataclass
 
 #: Fewer files, or fewer bytes in all, than these are read in the calling process: a pool
 #: costs more than it saves (measured on this project's 2-core machine: 1,000 tiny files read

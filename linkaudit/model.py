@@ -17,12 +17,14 @@ from __future__ import annotations
 import array
 import enum
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate, compress, repeat
 from operator import add, and_, lshift, or_
 from sys import byteorder
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast
+
+from .records import dataclass
 
 
 class Format(enum.StrEnum):

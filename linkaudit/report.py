@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
+
+from .records import dataclass
 
 
 class Severity(enum.StrEnum):

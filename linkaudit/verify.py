@@ -28,11 +28,11 @@ only where a slice has no trie.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
 from .model import Binary, Binding, Format, Kind, NeedKind
+from .records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

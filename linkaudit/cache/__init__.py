@@ -38,9 +38,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..model import Binary
+from ..records import dataclass
 from .codec import READER_VERSION, Entry, Heads, pack, unpack
 
 __all__ = [

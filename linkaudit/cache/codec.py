@@ -27,7 +27,6 @@ import struct
 import sys
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -48,6 +47,7 @@ from ..model import (
     VersionNeedEntry,
     WeakExternal,
 )
+from ..records import dataclass
 
 #: Bumped whenever a reader's output or this layout changes: entries of other versions are never read.
 READER_VERSION = 3

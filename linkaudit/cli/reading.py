@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 import click
@@ -16,6 +16,7 @@ from ..inputs import collect
 from ..model import Binary
 from ..output import text_safe
 from ..packages import Staged, staged_inputs
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..packages.site import Site

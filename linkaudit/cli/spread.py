@@ -13,11 +13,11 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
 from ..errors import ConfigError, OutputError
 from ..jobs import Spread
+from ..records import dataclass
 from ..report import Finding, Report
 from .emit import emit
 

@@ -39,10 +39,10 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..records import dataclass
 from ..report import Severity
 from .model import NeededPolicy, Suppression, VersionCeiling
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..loader.target import TargetEnvironment
+from ..records import dataclass
 from ..report import Severity
 
 if TYPE_CHECKING:

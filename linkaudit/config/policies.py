@@ -26,10 +26,10 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..errors import ConfigError
+from ..records import dataclass
 from .model import parse_version_name
 
 _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "data", "policies.json")

@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..records import dataclass
 
 if TYPE_CHECKING:  # the platform policies (auditwheel's JSON): read only when a tag or a policy is asked for
     from .policies import Policy

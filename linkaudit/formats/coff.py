@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..errors import InputError, shown
 from ..model import (
@@ -44,6 +44,7 @@ from ..model import (
     WeakExternal,
     linked_symbol,
 )
+from ..records import dataclass
 from .filebytes import Buffer
 
 #: IMAGE_FILE_HEADER.Machine -> name (PE format specification, "Machine Types"; names as ``pe.py``'s).

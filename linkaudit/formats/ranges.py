@@ -19,10 +19,10 @@ import bisect
 import os
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..records import dataclass
 from .window import Window
 
 if TYPE_CHECKING:

@@ -37,9 +37,10 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..model import Binary, Binding, ComdatSection, Format, Kind
+from ..records import dataclass
 from .line import LinkInput
 
 #: ``IMAGE_WEAK_EXTERN_SEARCH_LIBRARY``: link.exe searches the libraries for the weak symbol.

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ..model import Binary, Binding, Kind
+from ..records import dataclass
 from .line import LinkInput
 
 #: ``st_shndx`` of a COMMON symbol (gABI ``SHN_COMMON``).

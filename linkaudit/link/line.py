@@ -15,11 +15,11 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..errors import ConfigError
 from ..formats.hostfile import read_regular_file
+from ..records import dataclass
 
 
 class LinkInput(NamedTuple):

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import ConfigError
 from ..formats.hostfile import read_regular_file
+from ..records import dataclass
 
 #: The most bytes of build files read (PyTorch's build.ninja is about 60 MB).
 MAX_BYTES = 512 << 20

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 #: A generated wrapper: a source file name followed by ``.CAPABILITY.ext`` once or more.
 WRAPPER = re.compile(r"\.(?:cpp|cc|cxx|c|cu)(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))+$")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
+from ..records import dataclass
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView

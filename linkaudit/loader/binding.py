@@ -26,9 +26,9 @@ unbound function reference fails only when called, which the finding says.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from ..model import Binary, Definition, Symbol, SymbolTable
+from ..records import dataclass
 from .modelled import is_modelled
 from .symbol_lookup import candidates, definitions_of_name, hash_keys
 

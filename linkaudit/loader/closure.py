@@ -24,11 +24,12 @@ import contextlib
 import enum
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple
 
 from ..errors import InputError
 from ..model import Binary, Kind
+from ..records import dataclass
 from .ldso import Requester, Resolution, SearchContext, Source, origin_of, search
 from .modelled import modelled_library
 

@@ -29,9 +29,9 @@ import enum
 import os
 import posixpath
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ..model import Binary, Format, NeedKind, Symbol
+from ..records import dataclass
 from .dyld import SHARED_CACHE_PREFIXES
 from .images import ImageLoad, ImageLoader
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import InputError
 from ..model import Binary, Format, Kind
+from ..records import dataclass
 
 
 class ImageLoader(enum.StrEnum):

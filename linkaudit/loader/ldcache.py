@@ -46,11 +46,12 @@ import struct
 import sys
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from itertools import accumulate
 from typing import Any
 
 from ..errors import InputError
+from ..records import dataclass
 
 #: Where glibc's ld.so looks for the cache (``LD_SO_CACHE``, ``SYSCONFDIR "/ld.so.cache"``).
 LD_SO_CACHE = "/etc/ld.so.cache"

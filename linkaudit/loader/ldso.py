@@ -29,10 +29,11 @@ import posixpath
 import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import InputError
 from ..model import DF_1_NODEFLIB, Binary
+from ..records import dataclass
 from .fs import FileSystemView
 from .ldcache import LdCache, expected_cache_flags
 from .modelled import modelled_library, modelled_path

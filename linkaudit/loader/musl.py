@@ -41,10 +41,11 @@ import posixpath
 import re
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import InputError
 from ..model import Binary, Definition, Symbol
+from ..records import dataclass
 from .closure import INTERPRETER, Load, LoadedObject, RootKind
 from .fs import FileSystemView
 from .ldso import MAX_ATTEMPTS, Attempt, Outcome, Resolution, Source

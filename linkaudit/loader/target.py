@@ -13,7 +13,8 @@ glibc-hwcaps subdirectories), ``elf/dl-load.c`` (``_dl_dst_substitute``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 #: glibc-hwcaps subdirectories per machine, most capable first (glibc 2.33+).
 HWCAPS_SUBDIRS: dict[str, tuple[str, ...]] = {

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from ..loader.closure import Load
 from ..loader.images import ImageLoad, ImageResolution
 from ..loader.ldso import Resolution, Source
 from ..model import NeedKind
+from ..records import dataclass
 
 #: Who installs a path: the distribution's name, or ``None`` (``packages.installation``).
 Owners = Callable[[str], "str | None"]

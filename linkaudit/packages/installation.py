@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.tags import Tag
 
+from ..records import dataclass
 from .metadata import Distribution
 from .requirements import Declared, closure, marker_environment
 from .site import Site, SiteLayout, most_demanding

@@ -8,8 +8,9 @@ PEP 425 (compressed tag sets), PEP 503 (normalised project names).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from packaging.tags import Tag

@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from packaging.tags import Tag

@@ -8,10 +8,10 @@ import os
 import stat
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..records import dataclass
 from .magic import COMPRESSED
 from .metadata import wheel_name
 from .planner import Installation, conda_format_sets, plan_installations

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
@@ -22,6 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 
+from ..records import dataclass
 from .metadata import Distribution
 
 #: Marker keys no tag decides.

@@ -15,8 +15,9 @@ import json
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..records import dataclass
 from .delvewheel import libs_directories
 from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution
 from .planner import glibc_of

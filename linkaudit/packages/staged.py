@@ -6,10 +6,11 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..records import dataclass
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
 from .site import read_conda_index

@@ -18,12 +18,13 @@ import stat
 import threading
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, TYPE_CHECKING, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
 from ..formats.ranges import Member, register
+from ..records import dataclass
 from . import limits
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..records import dataclass
 
 SCHEMA = 1
 #: Expected schema per data file where it is not ``SCHEMA``.

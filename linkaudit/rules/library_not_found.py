@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..context import AuditContext
 from ..loader.analysis import ROOTS_SHOWN, LinkageAnalysis, would_fail
 from ..loader.ldso import Outcome
 from ..model import Binary, Format
+from ..records import dataclass
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_index

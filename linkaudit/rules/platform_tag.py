@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
 from ..model import Binary, Endian, Format, Kind
+from ..records import dataclass
 from ..report import Finding, Severity
 from .base import Rule
 

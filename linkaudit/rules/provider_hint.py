@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..context import AuditContext
 from ..packages.providers import conda_providers, providers
+from ..records import dataclass
 from ..report import Severity
 
 if TYPE_CHECKING:  # packaging and the installation model only with metadata (start-up: a build tree)
