@@ -199,3 +199,24 @@ def test_a_shipped_profile_builds_no_platform_policy(monkeypatch: pytest.MonkeyP
         assert built
     finally:
         profiles.profiles.cache_clear()
+
+
+def test_a_projects_own_pyproject_is_not_parsed(tmp_path: Path) -> None:
+    """A ``pyproject.toml`` that never names linkaudit (the project's own, in the directory a CI
+    step runs in) is passed over without a TOML parse; one naming it, even through a quoted key's
+    escape, is still read (``config.file._has_tool_table``)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ruff]\nline-length = 100\n')
+    rc, modules, _ = _modules(["check", "-q", str(ELF)], tmp_path)
+    assert rc == 1 and "tomllib" not in modules
+    (tmp_path / "pyproject.toml").write_text('[tool."\\u006cinkaudit"]\nignore = ["library-not-found"]\n')
+    rc, modules, out = _modules(["check", "-q", str(ELF)], tmp_path)
+    assert "tomllib" in modules and "library-not-found" not in out
+
+
+def test_tree_of_a_site_imports_no_resource_reader(tmp_path: Path, torch_site: Path) -> None:
+    """``tree`` over an installed site reads the meta-package list with ``open``:
+    ``importlib.resources`` (``tempfile``, ``zipfile``) stays off its path."""
+    (ext,) = (torch_site / "torch").glob("_C.cpython-*.so")
+    rc, modules, _ = _modules(["tree", str(ext)], tmp_path)
+    assert rc == 0 and "linkaudit.packages.requirements" in modules
+    assert "importlib.resources" not in modules and "tempfile" not in modules

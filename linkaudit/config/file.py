@@ -114,6 +114,10 @@ def _has_tool_table(pyproject: str) -> bool:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError:
         return False
+    if b"linkaudit" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+        # No key can name the table without spelling it (short of a quoted key's \u escapes): a
+        # project's own pyproject.toml is not parsed on every run made in its directory (tomllib ~5 ms).
+        return False
     import tomllib  # only once a file is found: no TOML parser on a run without one
 
     try:
