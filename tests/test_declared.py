@@ -222,3 +222,27 @@ def test_requirements_under_many_extras_cost_linear_evaluations(n: int, monkeypa
     assert count[0] <= 3 * n + 10  # each line: once without an extra, once for the extra it names
     model.declares_under_extra("big")
     assert count[0] <= 3 * n + 10  # computed once per distribution
+
+
+@pytest.mark.parametrize("ships_its_own", [True, False])
+def test_a_vendored_copy_loaded_first_by_another_distribution(tmp_path: Path, ships_its_own: bool) -> None:
+    """Two distributions vendor one library under one name (auditwheel's hashed libgcc_s in numpy's
+    and pyzmq's musllinux wheels): the second's need is matched to the copy the first loaded, but
+    the second finds its own copy through its RUNPATH when alone — not an undeclared dependency.
+    Without its own copy it does need the first's: still an error."""
+    site = tmp_path / "site"
+    for name in ("first", "second"):
+        (site / name / "lib").mkdir(parents=True)
+        shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / name)
+        files = [f"{name}/mod.cpython-311-x86_64-linux-gnu.so"]
+        if name == "first" or ships_its_own:
+            shutil.copy(PYEXT / "lib/libhelper.so", site / name / "lib")
+            files.append(f"{name}/lib/libhelper.so")
+        _dist_info(site, name, files)
+    report = audit([str(site / "first"), str(site / "second")])
+    found = [f for f in report.findings if f.rule == "undeclared-dependency"]
+    if ships_its_own:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.evidence["owner"] == "first" and finding.evidence["distribution"] == "second"

@@ -3,11 +3,19 @@ undeclared, distribution happens to be installed beside it (conda-build: overlin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
+from ..loader.ldso import Source
+from ..loader.target import expand_dst
+from ..model import Binary
 from ..report import Finding, Severity
 from .base import Rule
+
+if TYPE_CHECKING:  # packaging comes with it: only with an installation
+    from ..packages.installation import InstallationModel
 
 
 class UndeclaredDependency(Rule):
@@ -30,6 +38,13 @@ A requirement declared only under one of P's extras counts as declared (the
 extra is named in the evidence). Meta-packages that install no file of their
 own (cuda-toolkit) are read from linkaudit's data, generated from the real
 wheels by scripts/gen_meta_packages.py.
+
+A library matched among the objects already loaded (by name or SONAME, before
+any search: another distribution's copy of the same vendored library, loaded
+first) is not an undeclared dependency when P ships its own copy where its
+DT_RUNPATH (else DT_RPATH) finds it: without Q, P loads its own. Two wheels
+repaired by auditwheel often vendor one identical libgcc_s or libstdc++ under
+the same hashed name.
 
 Fix: add the distribution (the evidence names it) to P's Requires-Dist.
 """
@@ -59,6 +74,8 @@ Fix: add the distribution (the evidence names it) to P's Requires-Dist.
                     continue
                 if theirs in model.declares(mine) or theirs in model.declares_under_extra(mine):
                     continue
+                if res.source is Source.LOADED and _own_copy(binary, path, needed, model, mine):
+                    continue
                 yield self.finding(
                     binary,
                     needed,
@@ -67,3 +84,20 @@ Fix: add the distribution (the evidence names it) to P's Requires-Dist.
                     f"only because {theirs} is installed — add '{theirs}' to {mine}'s Requires-Dist",
                     {"needed": needed, "library": res.path, "owner": theirs, "distribution": mine, "add": theirs},
                 )
+
+
+def _own_copy(binary: Binary, path: str, needed: str, model: InstallationModel, mine: str) -> bool:
+    """True when ``binary`` (at ``path``, of distribution ``mine``) finds a file named ``needed``
+    that ``mine`` installs in a directory of its own DT_RUNPATH (else DT_RPATH; ``$ORIGIN``
+    expanded as glibc's ``_dl_dst_substitute`` does; an entry with ``$LIB`` or ``$PLATFORM`` is
+    passed over): the search it would make alone, had no other copy been loaded first."""
+    if "/" in needed:
+        return False
+    origin = os.path.dirname(path)
+    for entry in binary.runpath or binary.rpath:
+        if any(token in entry for token in ("$LIB", "${LIB}", "$PLATFORM", "${PLATFORM}")):
+            continue
+        candidate = os.path.normpath(os.path.join(expand_dst(entry, origin, "", ""), needed))
+        if os.path.isfile(candidate) and model.owner(candidate) == mine:
+            return True
+    return False
