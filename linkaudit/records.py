@@ -51,6 +51,15 @@ def _table() -> dict[str, Callable[..., Any]] | None:
     return _TABLE
 
 
+def method_text(name: str, args: list[str], body: list[str], parameters: list[str], returns: bool) -> str:
+    """The text CPython 3.11's ``dataclasses._create_fn`` compiles: a factory ``__create_fn__(parameters)``
+    defining the method ``name(args)`` (``->_return_type`` when ``returns``) with the lines of ``body``,
+    and returning it. ``scripts/gen_records.py`` builds its table with this same function."""
+    annotation = "->_return_type" if returns else ""
+    lines = "\n".join(f"  {b}" for b in body)
+    return f"def __create_fn__({', '.join(parameters)}):\n def {name}({','.join(args)}){annotation}:\n{lines}\n return {name}"
+
+
 def _create_fn(
     name: str,
     args: list[str],
@@ -69,14 +78,9 @@ def _create_fn(
     global MISSES
     table = _TABLE or {}
     given = dict(locals or {})
-    annotation = ""
     if return_type is not dataclasses.MISSING:
         given["_return_type"] = return_type
-        annotation = "->_return_type"
-    lines = "\n".join(f"  {b}" for b in body)
-    text = (
-        f"def __create_fn__({', '.join(given)}):\n def {name}({','.join(args)}){annotation}:\n{lines}\n return {name}"
-    )
+    text = method_text(name, args, body, list(given), return_type is not dataclasses.MISSING)
     factory = table.get(text)
     if factory is None:
         MISSES += 1

@@ -25,14 +25,14 @@ import dataclasses, importlib, pkgutil, sys, types
 stale = types.ModuleType("linkaudit._records")
 stale.PYTHON, stale.PRECOMPILED = (0, 0), {}
 sys.modules["linkaudit._records"] = stale  # plain dataclasses: every text passes the watch below
+from linkaudit.records import method_text
 texts = set()
 original = dataclasses._create_fn
 def watch(name, args, body, *, globals=None, locals=None, return_type=dataclasses.MISSING):
     if globals is not None and str(globals.get("__name__", "")).startswith("linkaudit"):
-        names = list(locals or {}) + (["_return_type"] if return_type is not dataclasses.MISSING else [])
-        ann = "->_return_type" if return_type is not dataclasses.MISSING else ""
-        lines = "\n".join(f"  {b}" for b in body)
-        texts.add(f"def __create_fn__({', '.join(names)}):\n def {name}({','.join(args)}){ann}:\n{lines}\n return {name}")
+        returns = return_type is not dataclasses.MISSING
+        names = list(locals or {}) + (["_return_type"] if returns else [])
+        texts.add(method_text(name, args, body, names, returns))
     return original(name, args, body, globals=globals, locals=locals, return_type=return_type)
 dataclasses._create_fn = watch
 import linkaudit
