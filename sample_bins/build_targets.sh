@@ -47,6 +47,9 @@ fi
 #                        ($LIB is no token of musl's) -> not found; glibc expands it and finds it.
 #   (the same liba.so/libb.so beside each app)
 #   ext/_libconly...so   an extension module linked without libc: its symbols are musl's (the loader's)
+#   pyuser/libpyuser.so  a package's helper that no extension NEEDs (dlopened by the package), calling
+#                        PyLong_FromLong: beside the extension (mod...so, NEEDs musl's libc.so) it is a
+#                        dlopen in the interpreter, whose C API is in the global scope
 if command -v musl-gcc >/dev/null; then
     echo "== targets/musl (musl-gcc)"
     M=(musl-gcc -O1 -g0 -fPIC -Wl,--build-id=none -Wl,-s -Wl,--hash-style=gnu -Wl,--no-as-needed -Wl,-z,noseparate-code
@@ -66,6 +69,9 @@ if command -v musl-gcc >/dev/null; then
     "${M[@]}" -shared -Wl,-soname,libprov.so -Wl,--version-script="$MS/prov_old.map" "$MS/prov.c" -o "$W/version/libprov.so"
     mkdir -p "$W/ext"  # an extension module without DT_NEEDED: strlen, memcpy, __cxa_finalize from musl
     "${M[@]}" -shared -nodefaultlibs "$HERE/src/ext_libc.c" -o "$W/ext/_libconly.cpython-311-x86_64-linux-musl.so"
+    mkdir -p "$W/pyuser"
+    "${M[@]}" -shared "$HERE/src/ext_libc.c" -o "$W/pyuser/mod.cpython-311-x86_64-linux-musl.so"
+    "${M[@]}" -shared -Wl,-soname,libpyuser.so "$MS/pyuser.c" -o "$W/pyuser/libpyuser.so"
     rm -rf "$W/build"
     rm -rf "$HERE/targets/musl"
     cp -r "$W" "$HERE/targets/musl"

@@ -424,9 +424,12 @@ def _analyze_musl(
             by_identity.setdefault(ident, b)
     by_path = {b.path: b for b in musl}
     process, reached = MuslProcess(), set[tuple[int, int]]()
-    # A dlopen root loads in a process of its own: loads of single dependencies are shared.
-    run = _MuslRun(ctx, fs, analysis, reached, MuslAloneLoads())
-    for root in list(roots) if roots is not None else default_roots(musl):
+    chosen = list(roots) if roots is not None else default_roots(musl)
+    # A dlopen root loads in a process of its own: loads of single dependencies are shared; beside
+    # Python extensions it is a dlopen inside the interpreter (its symbols in the global scope).
+    in_python = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+    run = _MuslRun(ctx, fs, analysis, reached, MuslAloneLoads(), in_python)
+    for root in chosen:
         binary = by_path.get(root.path)
         if binary is None:
             try:
@@ -467,9 +470,10 @@ class _MuslRun:
 
     def __init__(
         self, ctx: MuslContext, fs: FileSystemView, analysis: LinkageAnalysis, reached: set[tuple[int, int]],
-        alone: MuslAloneLoads,
+        alone: MuslAloneLoads, in_python: bool = False,
     ) -> None:  # fmt: skip
         self.ctx, self.fs, self.analysis, self.reached, self.alone = ctx, fs, analysis, reached, alone
+        self.in_python = in_python
         self.parts_seen: set[int] = set()
         self.noted: set[str] = set()
 
@@ -478,10 +482,10 @@ class _MuslRun:
         from .musl import load_root_musl, musl_alone_load  # loaded already by _analyze_musl
 
         target = _target_path(self.fs, root.path)
-        if root.kind is RootKind.DLOPEN and process is None:
+        if root.kind is RootKind.DLOPEN and process is None and not self.in_python:
             load = musl_alone_load(target, binary, self.ctx, self.alone)
         else:
-            load = load_root_musl(target, binary, root.kind, self.ctx, process)
+            load = load_root_musl(target, binary, root.kind, self.ctx, process, self.in_python)
         self.analysis.loads.append(load)
         self.analysis.roots.append(root)
         for obj in _new_objects(load, self.parts_seen):

@@ -402,7 +402,12 @@ def musl_matches(ref: Symbol, provider: Binary, definitions: tuple[Definition, .
 
 
 def load_root_musl(
-    root_path: str, root: Binary, kind: RootKind, ctx: MuslContext, process: MuslProcess | None = None
+    root_path: str,
+    root: Binary,
+    kind: RootKind,
+    ctx: MuslContext,
+    process: MuslProcess | None = None,
+    in_python: bool = False,
 ) -> Load:
     """Load one root and its dependencies as musl does.
 
@@ -414,6 +419,8 @@ def load_root_musl(
             generic one has no rpath), its dependencies searched up their own chain.
         ctx: the loader's fixed inputs.
         process: shared by imports in one Python process (objects stay loaded); ``None``: its own.
+        in_python: a ``dlopen`` made inside a Python process (the inputs hold Python extensions):
+            the interpreter is in its global scope, as for an import.
 
     Returns:
         The ``Load`` (``loader`` ``"musl"``); load-stopping errors are recorded, never raised.
@@ -428,7 +435,7 @@ def load_root_musl(
         loading.drain()
         load.global_scope = [o.path for o in load.objects]
         return load
-    if kind is RootKind.PYTHON_IMPORT:
+    if kind is RootKind.PYTHON_IMPORT or (kind is RootKind.DLOPEN and in_python):
         # The interpreter's global scope holds musl's loader, which is its libc (ldso/dynlink.c).
         load.global_scope.append(INTERPRETER)
         load.global_scope.append(loading.loader_object(INTERPRETER, 1))

@@ -182,3 +182,22 @@ def test_a_load_stops_after_max_places(tmp_path: Path, monkeypatch) -> None:  # 
     assert not liba.found
     tried = [t for t in liba.attempts if t.detail != "search stopped: more than 40 places tried in this load"]
     assert len(tried) <= 40 and liba.attempts[-1].detail == "search stopped: more than 40 places tried in this load"
+
+
+def test_a_library_dlopened_in_the_interpreter_binds_its_c_api() -> None:
+    """A package's helper no extension module NEEDs (pyarrow's libarrow_python.so copies in its
+    musllinux wheel) is dlopened inside the interpreter: ``PyLong_FromLong`` binds to the interpreter,
+    as in glibc's emulation. Alone (no extension among the inputs) nothing provides it."""
+    from linkaudit import audit
+
+    helper = MUSL / "pyuser/libpyuser.so"
+    assert (
+        _read(helper).libc is Libc.MUSL
+        and _read(MUSL / "pyuser/mod.cpython-311-x86_64-linux-musl.so").libc is Libc.MUSL
+    )
+    beside = audit([str(MUSL / "pyuser")])
+    assert [f for f in beside.findings if f.rule == "unresolved-symbol"] == []
+    assert {str(r.kind) for r in beside.roots} == {"python-import", "dlopen"}
+    alone = audit([str(helper)])
+    (finding,) = [f for f in alone.findings if f.rule == "unresolved-symbol"]
+    assert "PyLong_FromLong" in finding.message
