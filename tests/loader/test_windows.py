@@ -221,3 +221,24 @@ def test_an_executable_missing_a_dll_and_a_dll_shipped_elsewhere(run_cli, tmp_pa
     assert [f for f in fixed if f.rule == "library-not-found"] == []
     r = run_cli("check", "--no-config", "--dll-directory", str(tmp_path / "nowhere"), str(tmp_path / "pkg"))
     assert r.exit_code == 2 and "not a directory" in r.stderr
+
+
+@pytest.mark.parametrize(("name", "found"), [("pdh.dll", True), ("bcryptprimitives.dll", True), ("pdx.dll", False)])
+def test_documented_system_dlls_are_on_every_windows(tmp_path: Path, name: str, found: bool) -> None:
+    """An import of a DLL every Windows 10/11 has in System32 (pdh.dll; bcryptprimitives.dll, whose
+    ProcessPrng every Rust extension module imports) is no missing library; an unknown name is.
+    ``app.dll`` with its import of helper.dll renamed in place (the name's bytes, NUL-padded)."""
+    data = (PE / "imports/app.dll").read_bytes()
+    old = b"helper.dll\0"
+    assert data.count(old) == 1
+    padded = name.encode() + b"\0" * max(len(old) - len(name), 1)
+    image = tmp_path / "app.dll"
+    if len(padded) <= len(old):
+        image.write_bytes(data.replace(old, padded.ljust(len(old), b"\0")))
+    else:  # a longer name: written over the string's own bytes and the padding after it
+        at = data.index(old)
+        assert data[at + len(old) : at + len(padded)].strip(b"\0") == b""
+        image.write_bytes(data[:at] + padded + data[at + len(padded) :])
+    report = audit([str(image)])
+    missing = [f.subject for f in report.findings if f.rule == "library-not-found"]
+    assert (name not in missing) is found, missing
