@@ -7,13 +7,19 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from ..context import AuditContext
 from ..errors import ConfigError
 from ..model import Binary, Kind
 from ..report import Finding, Severity
 from .base import Rule, preview
+
+if TYPE_CHECKING:  # packaging comes with an installation only
+    from packaging.tags import Tag
+
+    from ..packages.installation import InstallationModel
 
 _PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stable_abi.json")
 _PREFIXES = ("Py", "_Py")
@@ -54,12 +60,31 @@ def abi3_floor(package: str | None, binary: Binary) -> tuple[int, int] | None:
     return (3, 2) if ".abi3." in os.path.basename(binary.path) else None
 
 
+def _tag_floor(tags: Iterable[Tag]) -> tuple[int, int] | None:
+    """The lowest ``cp3X`` among ``tags`` whose ABI is ``abi3`` (an installed distribution's ``WHEEL``
+    file: ``Tag: cp311-abi3-manylinux_2_34_x86_64``), or ``None`` when none is."""
+    versions = [
+        (3, int(m.group(1))) for t in tags if t.abi == "abi3" and (m := re.fullmatch(r"cp3(\d+)", t.interpreter))
+    ]
+    return min(versions) if versions else None
+
+
+def _site_floor(installation: InstallationModel | None, path: str) -> tuple[int, int] | None:
+    """The floor the ``WHEEL`` tags of the installed distribution owning ``path`` claim, if any."""
+    if installation is None:
+        return None
+    name = installation.owner(path)
+    dist = installation.distributions.get(name) if name is not None else None
+    return _tag_floor(dist.tags) if dist is not None else None
+
+
 class Abi3Symbol(Rule):
     id = "abi3-symbol"
     severity = Severity.ERROR
     summary = "an abi3 extension module uses a CPython symbol outside the Stable ABI, or one added after the Python its tag claims"
     explain = """\
-A wheel tagged cp3X-abi3 (or a module named *.abi3.so) promises to import into
+A wheel tagged cp3X-abi3 (or a module named *.abi3.so; installed, the tags of
+its .dist-info/WHEEL) promises to import into
 every CPython from 3.X on: it may use only the Stable ABI, the functions and
 data CPython keeps exported and unchanged (PEP 384; the list is CPython's
 Misc/stable_abi.toml, with the release each was added in). An undefined Py* /
@@ -86,6 +111,8 @@ version the tag names (0x03080000 for cp38), or tag the wheel for one Python.
             floor = abi3_floor(package, binary)
             if floor is None:
                 continue
+            if package is None:  # installed: the tags its wheel had, kept in the dist-info's WHEEL
+                floor = _site_floor(context.installation, binary.path) or floor
             yield from self._judge(binary, package, floor)
 
     def _judge(self, binary: Binary, package: str | None, floor: tuple[int, int]) -> Iterator[Finding]:

@@ -62,3 +62,25 @@ def test_abi3_modules_use_only_the_stable_abi_of_their_floor(run_cli, tmp_path: 
     assert evidence["cp313-abi3"]["too_new"] == [] and evidence["cp313-abi3"]["not_in_abi"] == ["_PyObject_GetDictPtr"]
     # not abi3 by its tag, but named *.abi3.so: judged against the whole Stable ABI (floor 3.2)
     assert evidence["cp311-cp311"]["floor"] == "3.2"
+
+
+def test_an_installed_abi3_module_keeps_its_wheels_floor(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Installed, an abi3 module's floor is the ``cp3X-abi3`` tag its ``.dist-info/WHEEL`` keeps
+    (cryptography's ``cp311-abi3`` module in a site: PyBuffer_Release (3.11) is no error), not 3.2."""
+    mod = elf_bytes(Lib("m", imports=("PyType_FromSpec", "PyType_GetModuleByDef", "malloc")))
+    floors = {}
+    for tag in ("cp38-abi3", "cp313-abi3"):
+        site = tmp_path / tag / "site-packages"
+        (site / "m").mkdir(parents=True)
+        (site / "m/_ext.abi3.so").write_bytes(mod)
+        info = site / "m-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: m\nVersion: 1.0\n")
+        (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {tag}-manylinux_2_17_x86_64\n")
+        (info / "RECORD").write_text("m/_ext.abi3.so,,\nm-1.0.dist-info/WHEEL,,\n")
+        doc = _doc(run_cli, "--no-loader", str(site))
+        found = [f for f in doc["findings"] if f["rule"] == "abi3-symbol"]
+        floors[tag] = found[0]["evidence"] if found else None
+    assert floors["cp38-abi3"] is not None and floors["cp38-abi3"]["floor"] == "3.8"
+    assert floors["cp38-abi3"]["too_new"] == [{"symbol": "PyType_GetModuleByDef", "added": "3.13"}]
+    assert floors["cp313-abi3"] is None
