@@ -107,6 +107,18 @@ def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file
     )
 
 
+def test_a_lone_wheels_declared_libraries_are_notes(torch_wheel_file: Path) -> None:
+    """The torch wheel checked alone: libcublas.so.13 and the other CUDA libraries its Requires-Dist
+    brings (cuda-toolkit[...], nvidia-cudnn-cu13, ...) are not in it, and pip installs them with it —
+    a note saying so, as for a lone conda package's run requirements; never an error."""
+    from linkaudit import audit
+
+    missing = [f for f in audit([str(torch_wheel_file)]).findings if f.rule == "library-not-found"]
+    cublas = [f for f in missing if f.subject == "libcublas.so.13"]
+    assert cublas and "pip installs it with torch" in cublas[0].message
+    assert {f.severity.value for f in missing} == {"note"}, [(f.subject, f.severity.value) for f in missing]
+
+
 def test_real_windows_dlls_in_a_wheel(nvrtc_windows_wheel: Path) -> None:
     """The 90 MB nvrtc64_120_0.dll of NVIDIA's Windows wheel: imports only Windows' own DLLs, exports
     nvrtcCreateProgram & co.; the whole wheel audits clean and fast."""

@@ -25,8 +25,8 @@ class ProviderHint:
         providers: the distributions that ship it.
         declared_by: the ``Requires-Dist`` line through which the distribution declares one, or ``None``.
         extra: the extra it is declared under (``cuda``), or ``None``.
-        severity: the finding's severity when the hint decides it (a conda package's declared
-            dependency: a note), else ``None``.
+        severity: the finding's severity when the hint decides it (a declared dependency of a
+            lone conda package or of a wheel given as a file: a note), else ``None``.
         installed: the paths of the inputs whose SONAME is the missing library (``installed_hint``):
             it is in the installation, only no search reaches it.
     """
@@ -60,6 +60,12 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
     for name in shipped:
         if name in base:
             how = base[name].requirement
+            if _from_wheel_file(context, file):  # a wheel given as a file: pip installs its dependencies
+                text = (
+                    f"; {needed} is shipped by {name}, which {owner} declares ({how}): pip installs it with "
+                    f"{owner} — give its wheel too, or check the installed site, to judge the whole load"
+                )
+                return ProviderHint(text, shipped, how, None, Severity.NOTE)
             text = f"; {needed} is shipped by {name}, which {owner} declares ({how}): it is not installed here"
             return ProviderHint(text, shipped, how, None)
     for name in shipped:
@@ -75,6 +81,14 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
         return ProviderHint(text, shipped, None, None)
     text = f"; {needed} is shipped by {names}, which no dependency of {owner} declares: add {shipped[0]} to its Requires-Dist"
     return ProviderHint(text, shipped, None, None)
+
+
+def _from_wheel_file(context: AuditContext, file: str) -> bool:
+    """True when ``file`` is a member of a wheel given as a file (not an installed site): what its
+    distribution declares is installed with it by pip, as a lone conda package's run requirements
+    are by conda (``_conda_hint``)."""
+    package = context.packages.package_of(file) if context.packages is not None else None
+    return package is not None and package.endswith(".whl")
 
 
 def installed_hint(context: AuditContext, file: str, needed: str, copies: Sequence[str]) -> ProviderHint:
