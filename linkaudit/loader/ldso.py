@@ -69,6 +69,12 @@ class Source(enum.StrEnum):
     POLICY = "target-policy"  # a system library of the target's policy, known by name (loader.modelled)
 
 
+#: Directories the path searches of one audit may try before they stop: ld.so itself has no limit,
+#: but a hostile file of 3,000 DT_NEEDED entries and a DT_RUNPATH of 3,000 directories (148 KB) is 9
+#: million tries; real audits try thousands (/usr/lib/x86_64-linux-gnu: ~10,000). The dyld and musl
+#: emulations stop likewise (``loader.musl.MAX_PLACES``).
+MAX_PLACES = 1_000_000
+
 #: Paths kept per resolution (a hostile file with 1,000 RPATH entries and 1,000 DT_NEEDED
 #: would otherwise make a million records); the rest are counted.
 MAX_ATTEMPTS = 64
@@ -237,9 +243,10 @@ class SearchMemo:
     Attributes:
         searches: path searches done (memo misses).
         lookups: path searches asked for (hits and misses).
+        places: directories the searches have tried (against ``MAX_PLACES``).
     """
 
-    __slots__ = ("_direct", "_expanded", "_needed", "_outcomes", "lookups", "searches")
+    __slots__ = ("_direct", "_expanded", "_needed", "_outcomes", "lookups", "places", "searches")
 
     def __init__(self) -> None:
         self._outcomes: dict[tuple[object, ...], _Outcome] = {}
@@ -248,6 +255,7 @@ class SearchMemo:
         self._expanded: dict[tuple[tuple[str, ...], str, str], tuple[str, ...]] = {}
         self.searches = 0
         self.lookups = 0
+        self.places = 0
 
     def needed_names(self, binary: Binary) -> tuple[str, ...]:
         """``binary.needed_names``, built once per binary."""
@@ -425,8 +433,13 @@ class _Trial:
         self, dirs: Sequence[str], source: Source, owner: str | None
     ) -> tuple[str, Binary | None, str | None] | None:
         """Try ``name`` in each directory (glibc-hwcaps subdirectories first): (path, found, error) or ``None``."""
-        fs, name = self.ctx.fs, self.name
+        fs, name, memo = self.ctx.fs, self.name, self.ctx.memo
         for directory in dirs:
+            memo.places += 1
+            if memo.places > MAX_PLACES:
+                why = f"search stopped: more than {MAX_PLACES:,} places tried in this audit"
+                self.record(Attempt(posixpath.join(directory, name), source, owner, Outcome.MISSING, why))
+                return None
             if not directory:
                 directory = "."  # an empty entry is the current directory
             if not fs.is_dir(directory):

@@ -119,3 +119,23 @@ def test_sysroot_input_symlink_to_the_host_is_refused(run_cli, tmp_path: Path) -
     (bad,) = [f for f in doc["findings"] if f["rule"] == "unreadable-input" and f["file"].endswith("app/ls")]
     assert "leads out of the sysroot" in bad["message"]
     assert r.exit_code == 2
+
+
+def test_path_searches_stop_after_max_places(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ld.so has no limit on the directories its searches try; a 148 KB file of 3,000 DT_NEEDED
+    entries and a DT_RUNPATH of 3,000 directories was 9 million tries (24.7 s). The emulation's
+    searches stop after MAX_PLACES in one audit and say so in the attempt (a small budget here)."""
+    from linkaudit import audit
+    from linkaudit.loader import ldso
+
+    from .dagbuild import Lib, write
+
+    monkeypatch.setattr(ldso, "MAX_PLACES", 50)
+    needed = tuple(f"libx{i}.so" for i in range(20))
+    dirs = tuple(f"/nonexistent/d{i}" for i in range(10))
+    (app,) = write(str(tmp_path), [Lib("libapp.so", soname="libapp.so", needed=needed, runpath=dirs)])
+    report = audit([app])
+    missing = [f for f in report.findings if f.rule == "library-not-found"]
+    assert {f.subject for f in missing} == set(needed)  # every one still reported, found nowhere
+    stopped = "search stopped: more than 50 places tried in this audit"
+    assert stopped in json.dumps([f.evidence for f in missing], default=str)
