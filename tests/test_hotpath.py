@@ -347,3 +347,63 @@ def test_torch_lib_names_are_hashed_in_batches(torch_lib: Path) -> None:
     batched = symbol_lookup.WORK["batched"] - before["batched"]
     assert single + batched == len(distinct)
     assert single < len(objects) * symbol_lookup._MIN_BATCH
+
+
+def _email_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """``read_metadata`` as it was: every text through ``email``'s header parser."""
+    from email.parser import HeaderParser
+
+    from packaging.utils import canonicalize_name
+
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    name = str(canonicalize_name(headers.get("Name", "") or ""))
+    extras = tuple(str(canonicalize_name(e)) for e in headers.get_all("Provides-Extra") or ())
+    return name, headers.get("Version", "") or "", tuple(headers.get_all("Requires-Dist") or ()), extras
+
+
+_PLAIN_METADATA = [
+    "",
+    "\n",
+    "Name: a\n",
+    "Name:a\nVersion:  1.0 \n",
+    "Name: a\n  cont\nVersion: 1\n\nbody\nName: b\n",
+    "Name: a\n\tb\n c\n\nName: z",
+    "Requires-Dist: a\nrequires-dist: b; extra == 'x'\nProvides-Extra: Foo_Bar\n",
+    "Name: a\u2028b\nVersion: 1\x0b2\n",
+    "Version: \n x\n",
+]
+_ODD_METADATA = ["Name: a\r\nVersion: 1\r\n", "From x\nName: a", "Name: a\nbad line\nVersion: 1", " lead\nName: a"]
+
+
+def test_metadata_headers_skip_email_unless_odd() -> None:
+    before = metadata.EMAIL_PARSES[0]
+    for text in _PLAIN_METADATA:
+        assert metadata.read_metadata(text) == _email_metadata(text)
+    assert metadata.EMAIL_PARSES[0] == before
+    for text in _ODD_METADATA:
+        assert metadata.read_metadata(text) == _email_metadata(text)
+    assert metadata.EMAIL_PARSES[0] - before == len(_ODD_METADATA)
+
+
+def test_torch_site_metadata_skips_email(torch_site: Path) -> None:
+    before = metadata.EMAIL_PARSES[0]
+    texts = [p.read_text(errors="replace") for p in sorted(torch_site.glob("*.dist-info/METADATA"))]
+    assert len(texts) > 10
+    assert [metadata.read_metadata(t) for t in texts] == [_email_metadata(t) for t in texts]
+    assert metadata.EMAIL_PARSES[0] == before
+
+
+def test_record_paths_normalise_only_paths_normpath_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "".join(f"pkg/mod{i}.py,sha256=x,1\n" for i in range(100))
+    odd = "a//b,\n./a,\na/./b,\na/../b,\n../x,\na/,\n.,\n..,\n/abs,\n//abs,\na/.hidden,\na/b.,\n.a,\na/.,\na/..,\n"
+    expected = _old_record_paths(text + odd)
+    calls = [0]
+    real = posixpath.normpath
+
+    def counting(path: str) -> str:
+        calls[0] += 1
+        return real(path)
+
+    monkeypatch.setattr(posixpath, "normpath", counting)
+    assert metadata.record_paths(text + odd) == expected
+    assert calls[0] == 13  # the odd lines but "a/b." and "/abs": never the 100 plain ones
