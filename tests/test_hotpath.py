@@ -407,3 +407,40 @@ def test_record_paths_normalise_only_paths_normpath_changes(monkeypatch: pytest.
     monkeypatch.setattr(posixpath, "normpath", counting)
     assert metadata.record_paths(text + odd) == expected
     assert calls[0] == 13  # the odd lines but "a/b." and "/abs": never the 100 plain ones
+
+
+def test_defined_names_are_iter_defineds() -> None:
+    tables = [b.symbols for p in sorted((SAMPLES / "macho").rglob("*")) if p.is_file() for b in _read_any(p)]
+    tables += [b.symbols for b in _elf_libraries(SAMPLES / "loader").values()]
+    assert len(tables) > 10
+    for table in tables:
+        assert table.defined_names() == [s.name for s in table.iter_defined()]
+
+
+def _read_any(path: Path) -> list[Binary]:
+    try:
+        return list(read(str(path)))
+    except InputError:
+        return []
+
+
+def test_export_tables_build_no_symbol_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``unresolved-symbol``'s export lookups (Mach-O, PE) take each library's defined names without
+    a ``Symbol`` view per definition (the 9 torch 2.9.1 macOS files: 38,928 views before)."""
+    from linkaudit.loader.image_binding import _Exports, _Libraries
+
+    libs = [b for p in sorted((SAMPLES / "macho").rglob("*.dylib")) for b in _read_any(p)]
+    assert libs
+    views = [0]
+    real = SymbolTable._views
+
+    def counted(table: SymbolTable, indices):  # type: ignore[no-untyped-def]
+        for view in real(table, indices):
+            views[0] += 1
+            yield view
+
+    monkeypatch.setattr(SymbolTable, "_views", counted)
+    exports = _Exports(_Libraries(libs, (), Format.MACHO))
+    for lib in libs:
+        assert exports._table(lib)[0] == frozenset(lib.symbols.defined_names())
+    assert views[0] == 0
