@@ -347,3 +347,130 @@ def test_torch_lib_names_are_hashed_in_batches(torch_lib: Path) -> None:
     batched = symbol_lookup.WORK["batched"] - before["batched"]
     assert single + batched == len(distinct)
     assert single < len(objects) * symbol_lookup._MIN_BATCH
+
+
+def _email_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """``read_metadata`` as it was: every text through ``email``'s header parser."""
+    from email.parser import HeaderParser
+
+    from packaging.utils import canonicalize_name
+
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    name = str(canonicalize_name(headers.get("Name", "") or ""))
+    extras = tuple(str(canonicalize_name(e)) for e in headers.get_all("Provides-Extra") or ())
+    return name, headers.get("Version", "") or "", tuple(headers.get_all("Requires-Dist") or ()), extras
+
+
+_PLAIN_METADATA = [
+    "",
+    "\n",
+    "Name: a\n",
+    "Name:a\nVersion:  1.0 \n",
+    "Name: a\n  cont\nVersion: 1\n\nbody\nName: b\n",
+    "Name: a\n\tb\n c\n\nName: z",
+    "Requires-Dist: a\nrequires-dist: b; extra == 'x'\nProvides-Extra: Foo_Bar\n",
+    "Name: a\u2028b\nVersion: 1\x0b2\n",
+    "Version: \n x\n",
+]
+_ODD_METADATA = ["Name: a\r\nVersion: 1\r\n", "From x\nName: a", "Name: a\nbad line\nVersion: 1", " lead\nName: a"]
+
+
+def test_metadata_headers_skip_email_unless_odd() -> None:
+    before = metadata.EMAIL_PARSES[0]
+    for text in _PLAIN_METADATA:
+        assert metadata.read_metadata(text) == _email_metadata(text)
+    assert metadata.EMAIL_PARSES[0] == before
+    for text in _ODD_METADATA:
+        assert metadata.read_metadata(text) == _email_metadata(text)
+    assert metadata.EMAIL_PARSES[0] - before == len(_ODD_METADATA)
+
+
+def test_torch_site_metadata_skips_email(torch_site: Path) -> None:
+    before = metadata.EMAIL_PARSES[0]
+    texts = [p.read_text(errors="replace") for p in sorted(torch_site.glob("*.dist-info/METADATA"))]
+    assert len(texts) > 10
+    assert [metadata.read_metadata(t) for t in texts] == [_email_metadata(t) for t in texts]
+    assert metadata.EMAIL_PARSES[0] == before
+
+
+def test_record_paths_normalise_only_paths_normpath_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "".join(f"pkg/mod{i}.py,sha256=x,1\n" for i in range(100))
+    odd = "a//b,\n./a,\na/./b,\na/../b,\n../x,\na/,\n.,\n..,\n/abs,\n//abs,\na/.hidden,\na/b.,\n.a,\na/.,\na/..,\n"
+    expected = _old_record_paths(text + odd)
+    calls = [0]
+    real = posixpath.normpath
+
+    def counting(path: str) -> str:
+        calls[0] += 1
+        return real(path)
+
+    monkeypatch.setattr(posixpath, "normpath", counting)
+    assert metadata.record_paths(text + odd) == expected
+    assert calls[0] == 13  # the odd lines but "a/b." and "/abs": never the 100 plain ones
+
+
+def test_defined_names_are_iter_defineds() -> None:
+    tables = [b.symbols for p in sorted((SAMPLES / "macho").rglob("*")) if p.is_file() for b in _read_any(p)]
+    tables += [b.symbols for b in _elf_libraries(SAMPLES / "loader").values()]
+    assert len(tables) > 10
+    for table in tables:
+        assert table.defined_names() == [s.name for s in table.iter_defined()]
+
+
+def _read_any(path: Path) -> list[Binary]:
+    try:
+        return list(read(str(path)))
+    except InputError:
+        return []
+
+
+def test_export_tables_build_no_symbol_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``unresolved-symbol``'s export lookups (Mach-O, PE) take each library's defined names without
+    a ``Symbol`` view per definition (the 9 torch 2.9.1 macOS files: 38,928 views before)."""
+    from linkaudit.loader.image_binding import _Exports, _Libraries
+
+    libs = [b for p in sorted((SAMPLES / "macho").rglob("*.dylib")) for b in _read_any(p)]
+    assert libs
+    views = [0]
+    real = SymbolTable._views
+
+    def counted(table: SymbolTable, indices):  # type: ignore[no-untyped-def]
+        for view in real(table, indices):
+            views[0] += 1
+            yield view
+
+    monkeypatch.setattr(SymbolTable, "_views", counted)
+    exports = _Exports(_Libraries(libs, (), Format.MACHO))
+    for lib in libs:
+        assert exports._table(lib)[0] == frozenset(lib.symbols.defined_names())
+    assert views[0] == 0
+
+
+def test_export_trie_flags_are_read_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trie's one-byte flags are read in place, not by ``_uleb`` (the 9 torch 2.9.1 macOS files:
+    138,791 calls for 38,949 exports before, 3.56 an export; now the address and the child offsets)."""
+    from linkaudit.formats import macho, macho_linkedit
+
+    from .realsite import cache_root
+
+    files = sorted(p for p in (cache_root() / "torch-mac-2.9.1").rglob("*") if p.suffix in (".dylib", ".so"))
+    if not files:
+        pytest.skip("the torch 2.9.1 macOS files are not in the tests' cache (benchmarks/bench_ratios.py)")
+    calls, exports = [0], [0]
+    real_uleb, real_trie = macho_linkedit._uleb, macho_linkedit.read_export_trie
+
+    def uleb(data: bytes, pos: int) -> tuple[int, int]:
+        calls[0] += 1
+        return real_uleb(data, pos)
+
+    def trie(*args):  # type: ignore[no-untyped-def]
+        out = real_trie(*args)
+        exports[0] += len(out)
+        return out
+
+    monkeypatch.setattr(macho_linkedit, "_uleb", uleb)
+    monkeypatch.setattr(macho_linkedit, "read_export_trie", trie)
+    for path in files:
+        macho.read_macho(str(path), path.read_bytes())
+    assert exports[0] > 30_000
+    assert calls[0] < 3 * exports[0]

@@ -202,6 +202,31 @@ def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) ->
 
 
 def _uleb(data: bytes, pos: int) -> tuple[int, int]:
+    """The ULEB128 number at ``pos`` and the offset past it: up to four bytes unrolled (nearly every
+    number of a trie: under 2**28), longer ones by ``_uleb_long``; ``MalformedLinkedit`` when it runs
+    past ``data`` or is wider than 64 bits."""
+    try:
+        byte = data[pos]
+        if byte < 0x80:
+            return byte, pos + 1
+        result = byte & 0x7F
+        byte = data[pos + 1]
+        if byte < 0x80:
+            return result | byte << 7, pos + 2
+        result |= (byte & 0x7F) << 7
+        byte = data[pos + 2]
+        if byte < 0x80:
+            return result | byte << 14, pos + 3
+        result |= (byte & 0x7F) << 14
+        byte = data[pos + 3]
+        if byte < 0x80:
+            return result | byte << 21, pos + 4
+    except IndexError:
+        raise MalformedLinkedit("export trie: a ULEB128 number runs past the trie") from None
+    return _uleb_long(data, pos)
+
+
+def _uleb_long(data: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(data):
@@ -233,7 +258,7 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Ent
     seen: set[int] = set()
     spelled = 0
     stack: list[tuple[int, bytes]] = [(0, b"")]
-    find, limit = trie.find, len(trie)
+    find, limit, new = trie.find, len(trie), tuple.__new__
     while stack:
         node, prefix = stack.pop()
         if node in seen:
@@ -245,7 +270,11 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Ent
             terminal_size, pos = _uleb(trie, node)
         children_at = pos + terminal_size
         if terminal_size:
-            flags, pos = _uleb(trie, pos)
+            if pos < limit and trie[pos] < 0x80:  # the flags: one byte but for unknown high bits
+                flags = trie[pos]
+                pos += 1
+            else:
+                flags, pos = _uleb(trie, pos)
             weak = bool(flags & EXPORT_WEAK_DEFINITION)
             if flags & EXPORT_REEXPORT:
                 ordinal, pos = _uleb(trie, pos)
@@ -255,7 +284,7 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Ent
                 out.append(Entry(prefix, True, ordinal, weak, 0, trie[pos:stop] or prefix))
             else:
                 address, pos = _uleb(trie, pos)
-                out.append(Entry(prefix, True, 0, weak, address))
+                out.append(new(Entry, (prefix, True, 0, weak, address, None)))  # Entry(...) without its Python __new__
             if len(out) > MAX_ENTRIES:
                 raise MalformedLinkedit(f"export trie: more than {MAX_ENTRIES} exports")
         if children_at >= limit:

@@ -227,7 +227,7 @@ class _Exports:
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
         if table is None:
-            table = self.tables[id(lib)] = (frozenset(s.name for s in lib.symbols.iter_defined()), dict(lib.forwarders))
+            table = self.tables[id(lib)] = (frozenset(lib.symbols.defined_names()), dict(lib.forwarders))
         return table
 
     def lookup(self, lib: Binary, name: str, depth: int = 0, load: ImageLoad | None = None) -> _Lookup:

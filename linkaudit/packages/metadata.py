@@ -8,6 +8,7 @@ PEP 425 (compressed tag sets), PEP 503 (normalised project names).
 from __future__ import annotations
 
 import os
+import posixpath
 from typing import TYPE_CHECKING
 
 from ..records import dataclass
@@ -131,15 +132,22 @@ CSV_LINES = [0]
 def record_paths(text: str) -> tuple[str, ...]:
     """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
     absolute ones and those leaving the site (``../../bin/x``: scripts) left out."""
-    import posixpath
-
     lines = text.splitlines()
     if '"' in text or "\0" in text or max(map(len, lines), default=0) > _PLAIN_LINE:
         firsts = list(map(_first_field, lines))
     else:  # no quote anywhere: csv's first field is what comes before the first comma
         firsts = [line.partition(",")[0] for line in lines]
-    paths = map(posixpath.normpath, [f.replace("\\", "/") for f in firsts if f])
+    paths = map(_normpath, [f.replace("\\", "/") for f in firsts if f])
     return tuple(p for p in paths if not (p.startswith(("/", "../")) or p == ".."))
+
+
+def _normpath(path: str) -> str:
+    """``posixpath.normpath(path)``, asked only of a path it could change: one with an empty, ``.``
+    or ``..`` component (``//``, ``/.``, a leading ``.``) or a trailing ``/``; the others (nearly
+    every ``RECORD`` line) are their own normal form."""
+    if "//" in path or "/." in path or path.startswith(".") or path.endswith("/"):
+        return posixpath.normpath(path)
+    return path
 
 
 def _first_field(line: str) -> str:
@@ -156,13 +164,73 @@ def _first_field(line: str) -> str:
     return row[0] if row else ""
 
 
+#: How many ``METADATA`` texts went through ``email``'s parser (the counting test: only unusual ones).
+EMAIL_PARSES = [0]
+
+
 def read_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
     """``(name, version, Requires-Dist lines, Provides-Extra names)`` of a ``METADATA`` file
     (core metadata: RFC 822 headers; the body, the description, is not read)."""
+    from packaging.utils import canonicalize_name
+
+    headers = _plain_headers(text)
+    if headers is None:  # what email's compat32 parser would treat specially: it decides
+        return _email_metadata(text)
+
+    def first(key: str) -> str:
+        return next((v for k, v in headers if k == key), "")
+
+    def every(key: str) -> tuple[str, ...]:
+        return tuple(v for k, v in headers if k == key)
+
+    name = str(canonicalize_name(first("name")))
+    extras = tuple(str(canonicalize_name(e)) for e in every("provides-extra"))
+    return name, first("version"), every("requires-dist"), extras
+
+
+def _plain_headers(text: str) -> list[tuple[str, str]] | None:
+    """The ``(lower-case name, value)`` headers of ``text`` as ``email.parser.HeaderParser`` (policy
+    compat32) reads them: up to the first empty line, the value after the colon with its leading
+    blanks stripped, continuation lines kept with their line breaks. ``None`` when the header block
+    holds anything that parser handles on its own (a carriage return, a line that is no header, a
+    ``From `` line, a lone surrogate): the caller then asks it."""
+    end = text.find("\n\n")
+    block = text if end < 0 else text[:end]
+    if end < 0 and block.endswith("\n"):  # no body: the last header's line break
+        block = block[:-1]
+    if "\r" in block or not _no_surrogates(block):
+        return None
+    out: list[tuple[str, str]] = []
+    for line in block.split("\n") if block else ():
+        if line[:1] in (" ", "\t"):
+            if not out:
+                return None
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+            continue
+        colon = line.find(":")
+        name = line[:colon]
+        if colon <= 0 or line.startswith("From ") or not (name.isascii() and name.isprintable()) or " " in name:
+            return None
+        out.append((name.lower(), line[colon + 1 :].lstrip(" \t")))
+    return out
+
+
+def _no_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _email_metadata(text: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """``read_metadata`` by ``email.parser.HeaderParser`` (policy compat32), for the texts
+    ``_plain_headers`` passes over."""
     from email.parser import HeaderParser
 
     from packaging.utils import canonicalize_name
 
+    EMAIL_PARSES[0] += 1
     headers = HeaderParser().parsestr(text, headersonly=True)
     name = str(canonicalize_name(headers.get("Name", "") or ""))
     extras = tuple(str(canonicalize_name(e)) for e in headers.get_all("Provides-Extra") or ())
