@@ -79,6 +79,9 @@ NOT_FOR_ELF = {
     "linkaudit.cli.profiles",
     "linkaudit.diff",
     "linkaudit.link.sources",
+    # the link-line reader (and shlex): only with --link-line (link.elf imports it when it reads one)
+    "linkaudit.link.line",
+    "shlex",
     "linkaudit.verify",
     # the user cache directory looked up without platformdirs (and its tempfile, shutil; its pathlib
     # too, which an editable install's import finder loads anyway)
@@ -220,3 +223,39 @@ def test_tree_of_a_site_imports_no_resource_reader(tmp_path: Path, torch_site: P
     rc, modules, _ = _modules(["tree", str(ext)], tmp_path)
     assert rc == 0 and "linkaudit.packages.requirements" in modules
     assert "importlib.resources" not in modules and "tempfile" not in modules
+
+
+_LAZY = (
+    "import sys\n"
+    "from linkaudit.cli import main\n"
+    "from linkaudit.lazyre import LazyPattern\n"
+    "rc = main(sys.argv[1:])\n"
+    "names = sorted(f'{m}.{k}' for m, mod in list(sys.modules.items()) if m.startswith('linkaudit')\n"
+    "               for k, v in vars(mod).items() if isinstance(v, LazyPattern) and v._compiled is not None)\n"
+    "sys.stderr.write('\\nCOMPILED ' + ' '.join(names) + '\\n')\n"
+    "sys.exit(rc)\n"
+)
+
+
+def test_a_plain_elf_check_compiles_no_pattern_of_other_inputs(tmp_path: Path) -> None:
+    """The patterns of wheel tags, Mach-O paths, link lines and Python libraries stay uncompiled
+    (``linkaudit.lazyre``): a plain ELF check, run to its end, pays for none of them."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAZY, "check", "-q", str(ELF)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    line = next((x for x in proc.stderr.splitlines() if x.startswith("COMPILED")), None)
+    assert proc.returncode == 1 and line is not None, proc.stderr
+    compiled = set(line.split()[1:])
+    for name in (
+        "linkaudit.rules.platform_tag._LINUX_TAG",
+        "linkaudit.rules.platform_tag._MAC_TAG",
+        "linkaudit.rules.macos_tag._MAC_TAG",
+        "linkaudit.rules.rpath_leak._LOADER_RELATIVE",
+        "linkaudit.rules.unused_dependency._LIBRARY",
+    ):
+        assert name not in compiled, sorted(compiled)

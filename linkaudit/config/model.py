@@ -12,6 +12,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..lazyre import LazyPattern
 from ..loader.target import TargetEnvironment
 from ..records import dataclass
 from ..report import Severity
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ..link.line import LinkInput  # annotations only: the static-link room is imported when a link line is read
 
 # ASCII digits only (``\\d`` would accept Arabic-Indic and other Unicode digits).
-_VERSION_NAME = re.compile(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")
+_VERSION_NAME = LazyPattern(r"(?P<prefix>[A-Za-z][A-Za-z0-9_]*?)_(?P<num>[0-9]+(?:\.[0-9]+)*)")
 
 #: Longest numeric component accepted, in digits: real versions have at most 3
 #: (``GLIBCXX_3.4.30``); a longer run is not a version number (and ``int()`` of

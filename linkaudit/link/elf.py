@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..model import Binary, Binding, Kind
 from ..records import dataclass
-from .line import LinkInput
+
+if TYPE_CHECKING:  # the link-line reader (with shlex) is imported only with a link line (start-up)
+    from .line import LinkInput
 
 #: ``st_shndx`` of a COMMON symbol (gABI ``SHN_COMMON``).
 SHN_COMMON = 0xFFF2
@@ -118,6 +121,8 @@ def pulled(binaries: Sequence[Binary], order: Iterable[LinkInput | str] | None =
 def _link_entries(objects: list[Binary], order: Iterable[LinkInput | str] | None) -> list[LinkInput]:
     """The link line's inputs in order (a bare path as a plain ``LinkInput``); without ``order``,
     every loose relocatable object, then every archive, each once, in input order."""
+    from .line import LinkInput
+
     if order is None:
         loose = [b.path for b in objects if b.member is None and b.kind is Kind.RELOCATABLE]
         archives = [b.path for b in objects if b.member is not None]

@@ -41,7 +41,6 @@ raises ``InputError`` with the path and the offset.
 
 from __future__ import annotations
 
-import re
 import struct
 import sys
 from bisect import bisect_right
@@ -51,6 +50,7 @@ from itertools import accumulate
 from typing import Any
 
 from ..errors import InputError
+from ..lazyre import LazyPattern
 from ..records import dataclass
 
 #: Where glibc's ld.so looks for the cache (``LD_SO_CACHE``, ``SYSCONFDIR "/ld.so.cache"``).
@@ -267,7 +267,7 @@ class LdCache:
         return best
 
 
-_LEADING_ZEROS = re.compile(r"(?<![0-9])0+(?=[0-9])")
+_LEADING_ZEROS = LazyPattern(r"(?<![0-9])0+(?=[0-9])")
 
 
 def _libcmp_key(name: str) -> str:

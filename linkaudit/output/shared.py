@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..lazyre import LazyPattern
+
 #: Version of the JSON documents; evolves additively (new optional fields only).
 SCHEMA_VERSION = "linkaudit/1"
 
@@ -17,7 +19,7 @@ SCHEMA_VERSION = "linkaudit/1"
 # Characters a text report never prints raw: C0 controls (newline, CR, ESC...),
 # DEL, C1 controls (U+009B is a CSI on some terminals) and the Unicode bidi
 # overrides and isolates, which reorder what a terminal shows.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

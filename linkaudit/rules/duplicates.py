@@ -7,13 +7,13 @@ the ``linkaudit.link.elf`` emulation says one link combines.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the COFF link is imported only with a link line (start-up: 
     from ..link.coff import CoffLink, Duplicate, Linker
 
 #: A generated suffix repeated: ``X.cpp.DEFAULT.cpp.DEFAULT.cpp`` (a generator wrapping its own output).
-STACKED = re.compile(r"(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))\1+")
+STACKED = LazyPattern(r"(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))\1+")
 
 
 @cache

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..model import Kind
 from ..report import Finding, Severity
 from .base import Rule
 
 #: ``libpython3.11.so.1.0``, ``libpython3.13t.so``, ``libpython2.7.so.1.0``.
-_LIBPYTHON = re.compile(r"libpython\d+\.\d+[a-z]*\.so(\.[0-9.]+)?")
+_LIBPYTHON = LazyPattern(r"libpython\d+\.\d+[a-z]*\.so(\.[0-9.]+)?")
 
 
 class LibpythonNeeded(Rule):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..report import Finding, Severity
 from .base import Rule
 from .linux_tag import WHEEL_FILE, wheel_tags
 
-_MAC_TAG = re.compile(r"macosx_(?P<major>\d{1,4})_(?P<minor>\d{1,4})_(?P<format>\w+)")
+_MAC_TAG = LazyPattern(r"macosx_(?P<major>\d{1,4})_(?P<minor>\d{1,4})_(?P<format>\w+)")
 
 
 def uninstallable(tag: str) -> str | None:

@@ -11,11 +11,11 @@ for follows ``packaging.tags._mac_binary_formats``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..model import Binary, Endian, Format, Kind
 from ..records import dataclass
 from ..report import Finding, Severity
@@ -62,12 +62,12 @@ _ANDROID_ABIS = {"arm64_v8a": "aarch64", "armeabi_v7a": "armv7l", "x86_64": "x86
 #: Windows tags -> the PE machine (IMAGE_FILE_MACHINE_AMD64, _I386, _ARM64, _ARMNT).
 _WINDOWS = {"win_amd64": "x86-64", "win32": "i386", "win_arm64": "aarch64", "win_arm32": "arm"}
 
-_LINUX_TAG = re.compile(
+_LINUX_TAG = LazyPattern(
     r"(?P<policy>manylinux_\d+_\d+|manylinux1|manylinux2010|manylinux2014|musllinux_\d+_\d+|linux)_(?P<arch>\w+)"
 )
-_MAC_TAG = re.compile(r"macosx_(?P<major>\d+)_(?P<minor>\d+)_(?P<format>\w+)")
-_IOS_TAG = re.compile(r"ios_\d+_\d+_(?P<arch>arm64|x86_64)_(?:iphoneos|iphonesimulator)")
-_ANDROID_TAG = re.compile(r"android_\d+_(?P<abi>arm64_v8a|armeabi_v7a|x86_64|x86)")
+_MAC_TAG = LazyPattern(r"macosx_(?P<major>\d+)_(?P<minor>\d+)_(?P<format>\w+)")
+_IOS_TAG = LazyPattern(r"ios_\d+_\d+_(?P<arch>arm64|x86_64)_(?:iphoneos|iphonesimulator)")
+_ANDROID_TAG = LazyPattern(r"android_\d+_(?P<abi>arm64_v8a|armeabi_v7a|x86_64|x86)")
 
 #: How each platform names the model's machines in its own messages (dumpbin's names for PE).
 _PE_NAMES = {"x86-64": "x64", "i386": "x86", "aarch64": "ARM64", "arm": "ARMNT"}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule
@@ -14,9 +14,9 @@ from .data import PathFragment, rpath_data
 #: ``$ORIGIN`` or ``${ORIGIN}`` as a whole first component (ld.so's
 #: _dl_dst_substitute: the name ends at a character that cannot continue it);
 #: ``$ORIGINAL/lib`` is not ``$ORIGIN``.
-_ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
+_ORIGIN = LazyPattern(r"\$(?:ORIGIN|\{ORIGIN\})(?:/|\Z)")
 #: Mach-O's image-relative LC_RPATH prefixes (dyld): the $ORIGIN of Apple's loader.
-_LOADER_RELATIVE = re.compile(r"@(?:loader_path|executable_path)(?:/|\Z)")
+_LOADER_RELATIVE = LazyPattern(r"@(?:loader_path|executable_path)(?:/|\Z)")
 #: delocate gives each dylib it vendors into a wheel an install name under ``/DLC/<package>/``
 #: (delocating.py ``_make_install_name_ids_unique``), unique in the process on purpose so that two
 #: wheels' copies of one library never meet in dyld's list of loaded images; no image is linked

@@ -9,13 +9,14 @@ import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..packages.metadata import Distribution
 from ..report import Finding, Severity
 from .base import Rule, preview
 
 #: Bytes of Python sources read per distribution when looking for library names (ctypes preloads).
 MAX_SOURCE_BYTES = 32 << 20
-_LIBRARY = re.compile(r"\.so(\.\d+)*$|\.dll$|\.dylib$", re.IGNORECASE)
+_LIBRARY = LazyPattern(r"\.so(\.\d+)*$|\.dll$|\.dylib$", re.IGNORECASE)
 
 
 class UnusedDependency(Rule):
