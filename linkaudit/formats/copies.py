@@ -17,7 +17,6 @@ archives (members named after the archive, thin members beside it) are never rem
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import threading
@@ -78,7 +77,7 @@ def read_small(
     key = (hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
     found = _PARSED.get(key)
     if found is not None:
-        return [_with_path(b, path) for b in found]
+        return [b.with_path(path) for b in found]
     binaries = read(path, data, soft_dependencies)
     if not data.startswith((b"!<arch>\n", b"!<thin>\n")):
         with _LOCK:
@@ -86,19 +85,6 @@ def read_small(
                 _PARSED.pop(next(iter(_PARSED)), None)
             _PARSED[key] = tuple(binaries)
     return binaries
-
-
-def _with_path(binary: Binary, path: str) -> Binary:
-    """``dataclasses.replace(binary, path=path)``, by copying the slots (``Binary`` has no
-    ``__post_init__`` and no field outside ``__init__``): a third of the cost, once per copy."""
-    new = object.__new__(Binary)
-    for name in _SLOTS:
-        object.__setattr__(new, name, getattr(binary, name))
-    object.__setattr__(new, "path", path)
-    return new
-
-
-_SLOTS = tuple(f.name for f in dataclasses.fields(Binary))
 
 
 def forget() -> None:

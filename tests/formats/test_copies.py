@@ -179,3 +179,16 @@ def test_small_tar_members_get_no_cache_key(tmp_path: Path, monkeypatch: pytest.
         assert len(list(root.glob("lib/d*/lib*.so"))) == 61
     assert keys == ["lib/d0/lib60.so"]
     assert len(ties) == 1 and ties[0].endswith("lib/d0/lib60.so")
+
+
+def test_with_path_is_replace() -> None:
+    """``Binary.with_path`` (a slot copy) equals ``dataclasses.replace(binary, path=...)`` on every sample read."""
+    samples = [p for p in SAMPLES.rglob("*.so") if p.is_file()][:40]
+    for sample in samples:
+        try:
+            binaries = read_path(str(sample))
+        except InputError:
+            continue
+        for b in binaries:
+            moved = b.with_path("elsewhere/x.so")
+            assert moved == dataclasses.replace(b, path="elsewhere/x.so") and moved.symbols is b.symbols
