@@ -813,7 +813,7 @@ def _audit_installation(
             files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
             findings = [_relabel(f, staged.label) for f in findings]
             roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
-            binaries = [replace(b, path=staged.label(b.path)) for b in binaries]
+            binaries = [b.with_path(staged.label(b.path)) for b in binaries]
         site_notes = [_site_note(site, config) for site in sites]
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 

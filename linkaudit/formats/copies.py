@@ -17,7 +17,6 @@ archives (members named after the archive, thin members beside it) are never rem
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import threading
@@ -78,7 +77,7 @@ def read_small(
     key = (hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
     found = _PARSED.get(key)
     if found is not None:
-        return [dataclasses.replace(b, path=path) for b in found]
+        return [b.with_path(path) for b in found]
     binaries = read(path, data, soft_dependencies)
     if not data.startswith((b"!<arch>\n", b"!<thin>\n")):
         with _LOCK:

@@ -286,15 +286,18 @@ def write_member(
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     counter = Inflated(budget, limit_ratio, package, cap)
     try:
-        with os.fdopen(fd, "wb") as out:
-            chunk = head or src.read(limits.CHUNK)
-            while chunk:
-                counter.add(len(chunk))
-                out.write(chunk)
-                chunk = src.read(counter.next_read())
+        chunk = head or src.read(limits.CHUNK)
+        while chunk:
+            counter.add(len(chunk))
+            view = memoryview(chunk)
+            while view:  # a plain write: no buffered file object per member (issue 14 §1)
+                view = view[os.write(fd, view) :]
+            chunk = src.read(counter.next_read())
     except BaseException:
+        os.close(fd)
         os.unlink(dest)
         raise
+    os.close(fd)
 
 
 class Inflated:

@@ -16,6 +16,7 @@ from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
 from ..errors import InputError
+from ..formats import copies
 from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
@@ -103,8 +104,12 @@ class Origin:
     def __init__(self, path: str, st: os.stat_result, inner: str = "") -> None:
         self.path, self.st, self.inner = path, st, inner
 
-    def key(self, name: str, member: tarfile.TarInfo) -> Key:
-        """The cache key of the member ``member`` (its safe name ``name``)."""
+    def key(self, name: str, member: tarfile.TarInfo) -> Key | None:
+        """The cache key of the member ``member`` (its safe name ``name``); ``None`` for a member
+        of at most ``copies.SMALL_FILE_BYTES``, which ``read_path`` parses from memory and never
+        caches (a key and its ``register`` cost more than the parse: issue 14 §1)."""
+        if member.size <= copies.SMALL_FILE_BYTES:
+            return None
         return tar_member_key(self.path, self.st, self.inner, name, member.size, member.mtime, member.offset, "tar")
 
 

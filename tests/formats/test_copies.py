@@ -148,3 +148,47 @@ def test_copies_sharing_one_table_are_still_duplicate_exports(tmp_path: Path) ->
     report = audit([str(tmp_path)], AuditConfig(target=None))
     (finding,) = [f for f in report.findings if f.rule == "duplicate-export"]
     assert "helper_scale" in finding.message
+
+
+def test_small_tar_members_get_no_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Staging a tarball of 60 small copies and one member over ``SMALL_FILE_BYTES`` with the
+    cache on: one cache key (``tar_member_key``) and one placeholder tie (``register``), for the
+    large member only (61 of each before: every small member's key was dead, as ``read_path``
+    parses a small file from memory and never caches it)."""
+    from linkaudit.cache import Cache
+    from linkaudit.packages import staged_inputs, staging, tar
+
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tar, "active", lambda: Cache(str(tmp_path / "cache")))
+    keys: list[str] = []
+    ties: list[str] = []
+    real_key, real_register = tar.tar_member_key, staging.register
+    monkeypatch.setattr(tar, "tar_member_key", lambda *a: keys.append(a[3]) or real_key(*a))
+    monkeypatch.setattr(staging, "register", lambda p, m: ties.append(p) or real_register(p, m))
+    data = HELPER.read_bytes()
+    large = data + bytes(copies.SMALL_FILE_BYTES)
+    tarball = tmp_path / "many-1.0.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tf:
+        for i, blob in enumerate([data] * 60 + [large]):
+            info = tarfile.TarInfo(f"lib/d{i % 5}/lib{i}.so")
+            info.size, info.mode = len(blob), 0o755
+            tf.addfile(info, io.BytesIO(blob))
+    with staged_inputs([str(tarball)]) as staged:
+        assert not staged.errors
+        root = Path(staged.paths[0])
+        assert len(list(root.glob("lib/d*/lib*.so"))) == 61
+    assert keys == ["lib/d0/lib60.so"]
+    assert len(ties) == 1 and ties[0].endswith("lib/d0/lib60.so")
+
+
+def test_with_path_is_replace() -> None:
+    """``Binary.with_path`` (a slot copy) equals ``dataclasses.replace(binary, path=...)`` on every sample read."""
+    samples = [p for p in SAMPLES.rglob("*.so") if p.is_file()][:40]
+    for sample in samples:
+        try:
+            binaries = read_path(str(sample))
+        except InputError:
+            continue
+        for b in binaries:
+            moved = b.with_path("elsewhere/x.so")
+            assert moved == dataclasses.replace(b, path="elsewhere/x.so") and moved.symbols is b.symbols
