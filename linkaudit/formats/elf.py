@@ -1401,22 +1401,22 @@ def _read_verneed(
     needs: list[VersionNeed] = []
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()  # a chain that revisits a record loops
-    pos = offset
+    pos = came_from = offset
     # Follow vn_next until 0, as glibc's _dl_check_map_versions does (the record
     # count is not trusted); bounded because every record must be new and in the area.
     while count:
         if pos in seen or pos < offset or pos + vn.size > limit:
-            raise r.fail(".gnu.version_r record chain runs outside its section or loops", pos)
+            raise r.fail(_chain_escapes(".gnu.version_r record", pos), came_from)
         seen.add(pos)
         _count_record(r, len(seen), pos)
         _ver, cnt, vn_file, vn_aux, vn_next = r.unpack(vn, pos, "Verneed record")
         file = strtab.get(vn_file, "Verneed vn_file")
         entries: list[VersionNeedEntry] = []
-        apos = pos + vn_aux
+        apos, aux_from = pos + vn_aux, pos
         aux_seen: set[int] = set()
         for _j in range(cnt):
             if apos in aux_seen or apos < offset or apos + va.size > limit:
-                raise r.fail(".gnu.version_r Vernaux chain runs outside its section or loops", apos)
+                raise r.fail(_chain_escapes(".gnu.version_r Vernaux", apos), aux_from)
             aux_seen.add(apos)
             _count_record(r, len(seen) + len(aux_seen), apos)
             vna_hash, vna_flags, vna_other, vna_name, vna_next = r.unpack(va, apos, "Vernaux record")
@@ -1425,12 +1425,18 @@ def _read_verneed(
             index[vna_other & 0x7FFF] = SymbolVersion(name, file)
             if vna_next == 0:
                 break
-            apos += vna_next
+            aux_from, apos = apos, apos + vna_next
         needs.append(VersionNeed(file, tuple(entries)))
         if vn_next == 0:
             break
-        pos += vn_next
+        came_from, pos = pos, pos + vn_next
     return tuple(needs), index
+
+
+def _chain_escapes(what: str, target: int) -> str:
+    """The reason for a version chain that leaves its section or loops; the error's offset is the
+    record whose link points at ``target`` (a link may point past the end of the file)."""
+    return f"{what} chain runs outside its section or loops (a link points at 0x{target:x})"
 
 
 def _count_record(r: _Reader, count: int, offset: int) -> None:
@@ -1449,32 +1455,32 @@ def _read_verdef(
     defs: list[VersionDefinition] = []
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()
-    pos = offset
+    pos = came_from = offset
     while count:
         if pos in seen or pos < offset or pos + vd.size > limit:
-            raise r.fail(".gnu.version_d record chain runs outside its section or loops", pos)
+            raise r.fail(_chain_escapes(".gnu.version_d record", pos), came_from)
         seen.add(pos)
         _count_record(r, len(seen), pos)
         _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = r.unpack(vd, pos, "Verdef record")
         names: list[str] = []
-        apos = pos + vd_aux
+        apos, aux_from = pos + vd_aux, pos
         aux_seen: set[int] = set()
         for _j in range(cnt):
             if apos in aux_seen or apos < offset or apos + vda.size > limit:
-                raise r.fail(".gnu.version_d Verdaux chain runs outside its section or loops", apos)
+                raise r.fail(_chain_escapes(".gnu.version_d Verdaux", apos), aux_from)
             aux_seen.add(apos)
             _count_record(r, len(seen) + len(aux_seen), apos)
             vda_name, vda_next = r.unpack(vda, apos, "Verdaux record")
             names.append(strtab.get(vda_name, "Verdaux vda_name"))
             if vda_next == 0:
                 break
-            apos += vda_next
+            aux_from, apos = apos, apos + vda_next
         if names:
             defs.append(VersionDefinition(names[0], ndx, flags, tuple(names[1:])))
             index[ndx & 0x7FFF] = SymbolVersion(names[0], None)
         if vd_next == 0:
             break
-        pos += vd_next
+        came_from, pos = pos, pos + vd_next
     return tuple(defs), index
 
 

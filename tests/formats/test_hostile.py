@@ -170,3 +170,23 @@ def test_libc_of_the_dynamic_loader_itself() -> None:
         if os.path.exists(path):
             (b,) = read(os.path.realpath(path))
             assert b.libc is Libc.GLIBC, path
+
+
+@pytest.mark.parametrize(("vn_next", "vna_next"), [(0xFFFFFFF0, 0), (0, 0xFFFFFFF0)])
+def test_a_version_chain_leaving_the_file_names_an_offset_inside_it(
+    tmp_path: Path, vn_next: int, vna_next: int
+) -> None:
+    """A vn_next or vna_next pointing 4 GiB away: the error's offset is the record whose link points
+    there (inside the file), and the reason says where it points — not an offset past the end (the
+    hostile tester saw "at byte offset 0x100000128" for a file under 1 KiB)."""
+    blob = struct.pack("<HHIII", 1, 2, 1, 16, vn_next) + struct.pack(
+        "<IHHII", 0, 0, 2, 11, 16 if vna_next == 0 else vna_next
+    )
+    blob += struct.pack("<IHHII", 0, 0, 3, 11, 0)
+    data = build(
+        DYNSTR, [(DT_NEEDED, 1)], dynsym=sym(0, 0) + sym(22), versym=struct.pack("<HH", 0, 2), verneed_blob=blob
+    )
+    path = write(tmp_path, data)
+    e = error(path)
+    assert "chain runs outside its section or loops (a link points at 0x" in e.reason
+    assert e.offset is not None and 0 <= e.offset < len(data), (hex(e.offset), len(data))
