@@ -341,8 +341,7 @@ Build with -ffat-lto-objects to let linkaudit see the symbols.
             if b.kind is not Kind.RELOCATABLE:
                 continue
             lto = [n for n in b.section_names if n.startswith(".gnu.lto_")]
-            slim = any(s.name == "__gnu_lto_slim" for s in b.symbols)
-            if lto and slim:
+            if lto and any(s.name == "__gnu_lto_slim" for s in b.symbols):  # the symbols only with LTO sections
                 yield self.finding(
                     b,
                     "__gnu_lto_slim",
