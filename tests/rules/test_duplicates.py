@@ -320,3 +320,33 @@ def test_object_rules_make_no_symbol_view(tmp_path: Path, monkeypatch: pytest.Mo
     report = audit([str(p) for p in archives], config)
     assert any(f.rule == "duplicate-definition" for f in report.findings)
     assert views == []
+
+
+def test_names_defined_once_cost_no_per_name_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a link line, duplicate-definition looks at the names defined more than once only:
+    a name defined once is neither resolved to its file (``_file_of``) nor sorted among the
+    clashes (``/usr/lib/x86_64-linux-gnu``: 58,397 ``_file_of`` calls before, 9,203 after)."""
+    from linkaudit.link.elf import Definition
+    from linkaudit.rules import duplicates
+
+    archives = []
+    for copy in range(2):
+        archives.append(tmp_path / f"{copy}-libx.a")
+        shutil.copy(OBJECTS / "archive_two" / "libx.a", archives[-1])
+    real_definitions, real_file_of = duplicates.definitions, duplicates._file_of
+    files: list[int] = []
+
+    def with_unique_names(b):  # type: ignore[no-untyped-def]
+        own = [Definition(f"only_{id(b)}_{i}", b, ".text", False) for i in range(500)]
+        return real_definitions(b) + own
+
+    def counting_file_of(b, real):  # type: ignore[no-untyped-def]
+        files.append(1)
+        return real_file_of(b, real)
+
+    monkeypatch.setattr(duplicates, "definitions", with_unique_names)
+    monkeypatch.setattr(duplicates, "_file_of", counting_file_of)
+    found = _findings(*archives, rule="duplicate-definition")
+    clashing = sum(len(f.evidence["definitions"]) for f in found)
+    assert found and not any(f.evidence["symbol"].startswith("only_") for f in found)
+    assert len(files) == clashing  # not 500 more per object
