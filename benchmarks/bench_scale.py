@@ -5,7 +5,8 @@ Writes issue 14's chain with the committed generator (``tests/loader/dagbuild.py
 real ELF shared libraries ``libc0.so`` ... ``libc{N-1}.so``, each exporting 200 names of its
 own, each NEEDing the previous, DT_RUNPATH ``$ORIGIN`` (``--imports K``: each also references
 K of the previous library's exports; ``--loader musl``: each carries PT_INTERP
-``/lib/ld-musl-x86_64.so.1``, so musl's loader emulation, ``loader.musl``, loads them).  With no Python extension among them every library is
+``/lib/ld-musl-x86_64.so.1``, so musl's loader emulation, ``loader.musl``, loads them; ``--libc``: each
+also NEEDs ``libc.so.6``, found as ld.so finds it, as real libraries do).  With no Python extension among them every library is
 its own dlopen root.  Runs ``linkaudit check DIR`` once per size (after one warm-up at the
 smallest) and prints wall and CPU seconds, peak RSS and the growth exponent between successive
 sizes, ``log(t2 / t1) / log(n2 / n1)`` (1 is linear, 2 quadratic), of wall and of CPU time.
@@ -21,7 +22,7 @@ seconds: ``packages.staged_inputs`` and ``Staged.label``), then ``linkaudit chec
 
 Usage::
 
-    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--loader glibc|musl] [--no-cache]
+    python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--imports K] [--loader glibc|musl] [--libc] [--no-cache]
                                      [--timeout S] [--max-rss MIB]
                                      [--members 10000 200000] [--keep DIR]
 """
@@ -29,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import resource
@@ -130,6 +132,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--imports", type=int, default=0, help="exports of the previous library each one uses")
     parser.add_argument("--loader", choices=("glibc", "musl"), default="glibc", help="the loader the chain targets")
+    parser.add_argument("--libc", action="store_true", help="each library also NEEDs libc.so.6 (real libraries do)")
     parser.add_argument("--no-cache", action="store_true", help="pass --no-cache to check (no writes to the cache)")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--max-rss", type=int, default=4096, help="address-space cap per run, MiB (0: none)")
@@ -141,16 +144,19 @@ def main() -> int:
     interpreter = MUSL_LOADER if args.loader == "musl" else None
     print(
         f"linkaudit check over a chain of N libraries (200 exports each, {args.imports} imports, RUNPATH $ORIGIN, "
-        f"{args.loader})"
+        f"{args.loader}{', each NEEDing libc.so.6' if args.libc else ''})"
     )
     print(f"{'N':>7} {'wall s':>9} {'cpu s':>9} {'peak MiB':>9} {'exp(wall)':>10} {'exp(cpu)':>9}  ended")
     previous: tuple[int, float, float] | None = None
     cpu_before = 0.0
     try:
         for i, n in enumerate(args.sizes):
-            directory = base / f"chain-{n}-{args.imports}-{args.loader}"
+            directory = base / f"chain-{n}-{args.imports}-{args.loader}{'-libc' if args.libc else ''}"
             if not directory.exists():
-                write(str(directory), chain_with_imports(n, args.imports, interpreter))
+                libs = chain_with_imports(n, args.imports, interpreter)
+                if args.libc:
+                    libs = [dataclasses.replace(lib, needed=(*lib.needed, "libc.so.6")) for lib in libs]
+                write(str(directory), libs)
             if i == 0:
                 run([*la, str(directory)], args.timeout, args.max_rss)  # warm-up: the page cache, .pyc files
             cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime

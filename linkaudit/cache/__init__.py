@@ -219,10 +219,10 @@ class Cache:
         except OSError:
             return False
 
-    def get(self, key: Key) -> tuple[Binary, ...] | None:
-        """The binaries stored under ``key``, or ``None`` (absent, corrupt, foreign, stale, racy
-        and changed).  Never raises."""
-        found = self._lookup(key)
+    def get(self, key: Key, path: str = "") -> tuple[Binary, ...] | None:
+        """The binaries stored under ``key``, their ``path`` set to ``path`` (an entry stores none), or
+        ``None`` (absent, corrupt, foreign, stale, racy and changed).  Never raises."""
+        found = self._lookup(key, path)
         return found.binaries if found is not None else None
 
     def get_heads(self, key: Key) -> Heads | None:
@@ -230,11 +230,11 @@ class Cache:
         found = self._lookup(key)
         return found.heads if found is not None else None
 
-    def _lookup(self, key: Key) -> Entry | None:
+    def _lookup(self, key: Key, path: str = "") -> Entry | None:
         """The valid entry of ``key``, its stamp trusted or its content compared (then refreshed)."""
-        path = self._path(key.name)
-        raw = _load(path)
-        found = unpack(raw, key.name) if raw is not None else None
+        file = self._path(key.name)
+        raw = _load(file)
+        found = unpack(raw, key.name, path) if raw is not None else None
         if found is not None and key.stamp + GRANULARITY_NS >= found.written:
             content = key.content()
             if not content or content != found.content:
@@ -248,7 +248,7 @@ class Cache:
                 return None
             self.hits += 1
         with contextlib.suppress(OSError):
-            os.utime(path, follow_symlinks=False)  # most recently used
+            os.utime(file, follow_symlinks=False)  # most recently used
         return found
 
     def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:

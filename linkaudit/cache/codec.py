@@ -445,12 +445,13 @@ FIELDS: dict[str, Decoder] = {
     "weak_externals": _list(_record(WeakExternal, {"name": _str, "alternate": _str, "search": _int})),
     "x86_isa_needed": _int,
 }
-_BINARY = _record(Binary, {"path": lambda _v: "", **FIELDS})
+_BINARY = _record(Binary, {"path": _str, **FIELDS})  # the path is the reader's, never stored
 
 
-def decode_entry(value: object, name: str) -> Entry | None:
-    """The entry ``name`` read from JSON ``value``, or ``None`` when it is not a valid one of this
-    reader version (wrong magic, version or key; a field of the wrong type; inconsistent columns)."""
+def decode_entry(value: object, name: str, path: str = "") -> Entry | None:
+    """The entry ``name`` read from JSON ``value``, its binaries' ``path`` set to ``path`` (an entry
+    stores none: it is keyed by content), or ``None`` when it is not a valid one of this reader
+    version (wrong magic, version or key; a field of the wrong type; inconsistent columns)."""
     try:
         if not isinstance(value, dict) or value.get("magic") != _MAGIC or value.get("reader") != READER_VERSION:
             return None
@@ -459,7 +460,7 @@ def decode_entry(value: object, name: str) -> Entry | None:
         written, content = _int(value.get("written")), _opt(_str)(value.get("content"))
         if "heads" in value:
             return Entry(written, content, None, _heads(value["heads"]))
-        binaries = tuple(_BINARY({"path": "", **_dict(b)}) for b in _list(lambda v: v)(value["binaries"]))
+        binaries = tuple(_BINARY({**_dict(b), "path": path}) for b in _list(lambda v: v)(value["binaries"]))
         return Entry(written, content, binaries)
     except (Invalid, TypeError, OverflowError, MemoryError):
         return None
@@ -480,8 +481,9 @@ def pack(
     return b"".join((header, head, *blob.parts))
 
 
-def unpack(data: bytes, name: str) -> Entry | None:
-    """The entry ``name`` read from the file's bytes ``data``, or ``None`` when they are not a valid
+def unpack(data: bytes, name: str, path: str = "") -> Entry | None:
+    """The entry ``name`` read from the file's bytes ``data`` (its binaries' ``path`` set to ``path``),
+    or ``None`` when they are not a valid
     one of this reader version: another magic or version, a size other than the header's, a
     checksum that does not match, then everything ``decode_entry`` checks (references into the
     blob included).  Never raises."""
@@ -499,7 +501,7 @@ def unpack(data: bytes, name: str) -> Entry | None:
         return None
     token = _BLOB.set(view[_HEADER.size + head_size :])
     try:
-        return decode_entry(value, name)
+        return decode_entry(value, name, path)
     finally:
         _BLOB.reset(token)
 

@@ -164,9 +164,9 @@ def cached_already(path: str, soft_dependencies: bool = True) -> bool:
 def cached_read(store: Cache, key: Key, path: str, read: Callable[[], list[Binary]]) -> list[Binary]:
     """The binaries ``store`` holds under ``key`` (their ``path`` set to ``path``), else ``read()``'s,
     stored unless they name another file (a thin archive's members)."""
-    hit = store.get(key)
+    hit = store.get(key, path)
     if hit is not None:
-        return [dataclasses.replace(b, path=path) for b in hit]
+        return list(hit)
     binaries = read()
     if not any(b.member_file for b in binaries):
         store.put(key, tuple(binaries))

@@ -52,17 +52,19 @@ def definitions(binary: Binary) -> list[Definition]:
         return []
     out = []
     names = binary.section_names
-    for sym in binary.symbols.strong_definitions():
-        if not sym.name or sym.section in binary.comdat_sections:
+    comdat = binary.comdat_sections
+    symbol_names, shndx, types = binary.symbols.strong_definition_columns()
+    for name, index, kind in zip(symbol_names, shndx, types, strict=True):
+        if not name or index in comdat:
             continue
-        common = sym.section == SHN_COMMON or int(sym.type) == 5
+        common = index == SHN_COMMON or kind == 5  # STT_COMMON
         if common:
             section = "COMMON"
-        elif sym.section == 0xFFF1:
+        elif index == 0xFFF1:
             section = "ABS"
         else:
-            section = names[sym.section] if sym.section < len(names) else f"section {sym.section}"
-        out.append(Definition(sym.name, binary, section, common))
+            section = names[index] if index < len(names) else f"section {index}"
+        out.append(Definition(name, binary, section, common))
     return out
 
 

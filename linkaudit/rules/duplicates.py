@@ -131,15 +131,15 @@ with its section. When an object's name repeats a generated suffix
         muldefs = any(e.option == "muldefs" for e in link_line)
         times: Counter[int] = Counter(id(b) for b in pulled(context.binaries, link_line)) if link_line else Counter()
         by_name: dict[str, list[Definition]] = {}
-        names_of: dict[int, set[str]] = {}  # id(object) -> the names it defines, decoded once per check
         for b in objects:
-            defs = _definitions(context, b)
-            names_of[id(b)] = {d.name for d in defs}
-            for d in defs:
+            for d in _definitions(context, b):
                 if not d.common:
                     by_name.setdefault(d.name, []).append(d)
+        names_of: dict[int, set[str]] = {}  # id(object) -> the names it defines, for the objects that clash
         real: dict[str, str] = {}
-        for name, all_defs in sorted(by_name.items()):
+        # Without a link line a name defined once clashes with nothing (with one, an object linked twice may).
+        named = sorted(by_name.items() if link_line else ((n, ds) for n, ds in by_name.items() if len(ds) > 1))
+        for name, all_defs in named:
             if link_line:
                 # The link as given: every time an object is linked counts (a file named twice clashes
                 # with itself; a thin archive's member and the same file named loose are two copies).
@@ -171,7 +171,10 @@ with its section. When an object's name repeats a generated suffix
             else:
                 triggers = []
                 for d in clash:
-                    others = sorted(names_of[id(d.binary)] - {name})
+                    own = names_of.get(id(d.binary))
+                    if own is None:
+                        own = names_of[id(d.binary)] = {x.name for x in _definitions(context, d.binary)}
+                    others = sorted(own - {name})
                     if d.binary.member is not None and others:
                         triggers.append(f"{where(d.binary)} is pulled by a reference to {preview(others, 2)}")
                 message = (
@@ -341,8 +344,7 @@ Build with -ffat-lto-objects to let linkaudit see the symbols.
             if b.kind is not Kind.RELOCATABLE:
                 continue
             lto = [n for n in b.section_names if n.startswith(".gnu.lto_")]
-            slim = any(s.name == "__gnu_lto_slim" for s in b.symbols)
-            if lto and slim:
+            if lto and any(s.name == "__gnu_lto_slim" for s in b.symbols):  # the symbols only with LTO sections
                 yield self.finding(
                     b,
                     "__gnu_lto_slim",
