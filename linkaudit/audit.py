@@ -83,6 +83,7 @@ def analyze_inputs(
         memory) and the errors met (an unreadable ``--entry``, a malformed cache, that memory); the
         CLI or the audit reports them, every other input is still analysed.
     """
+    from .cache import active as active_cache
     from .loader.analysis import analyze
     from .loader.fs import FileSystemView
     from .rules.data import driver_index
@@ -101,6 +102,7 @@ def analyze_inputs(
             is_driver=driver_index().is_driver,
             bind_all=bind_all,
             verify_all=verify_all,
+            store=active_cache(),
         )
     except InputError as error:
         errors.append(error)

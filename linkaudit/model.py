@@ -490,10 +490,10 @@ class SymbolTable:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (between the processes of ``--jobs``) without the memo but for the attached names
-        (``attach_names``), ``versions`` as a dict."""
+        (``attach_names``) and the identity (``set_identity``), ``versions`` as a dict."""
         columns = (self.strtab, self.name_offsets, self.info, self.other, self.section, self.values, self.sizes)
-        names = self._memo.get("ordered")
-        return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table, names))
+        names, identity = self._memo.get("ordered"), self._memo.get("identity")
+        return (_unpickle_table, (*columns, self.versym, dict(self.versions), self.hash_table, names, identity))
 
     def __iter__(self) -> Iterator[Symbol]:
         return self._views(range(len(self.name_offsets)))
@@ -703,6 +703,17 @@ class SymbolTable:
             )
         return tuple(out)
 
+    def identity(self) -> str | None:
+        """What names the content this table's record was read from across runs (``set_identity``),
+        or ``None`` when nothing does (the cache off, a record built in memory)."""
+        return self._memo.get("identity")  # type: ignore[return-value]
+
+    def set_identity(self, identity: str) -> None:
+        """Name the content this table's record was read from: a string that no other content is ever
+        given (a cache entry's name, write time and position; a small file's SHA-256 and how it was
+        read).  The loader keys what it stores about a binding by it (``loader.bindcache``)."""
+        self._memo["identity"] = identity
+
     def memo(self, key: str) -> dict[Any, Any]:
         """A dictionary kept with this table under ``key`` (what the loader derives from it, computed once)."""
         found = self._memo.get(key)
@@ -890,13 +901,16 @@ def _unpickle_table(
     strtab: bytes, offsets: array.array[int], info: array.array[int], other: array.array[int],
     section: array.array[int], values: array.array[int], sizes: array.array[int], versym: array.array[int],
     versions: dict[int, SymbolVersion], hash_table: ElfHashTable | None = None, names: bytes | None = None,
+    identity: str | None = None,
 ) -> SymbolTable:  # fmt: skip
-    """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave (its attached names too)."""
+    """A ``SymbolTable`` from the columns ``SymbolTable.__reduce__`` gave (its attached names and identity too)."""
     table = SymbolTable(
         strtab, offsets, info, other, section, values, sizes, versym, MappingProxyType(versions), hash_table
     )
     if names is not None:
         table.attach_names(names)
+    if identity is not None:
+        table.set_identity(identity)
     return table
 
 

@@ -259,3 +259,14 @@ def test_a_plain_elf_check_compiles_no_pattern_of_other_inputs(tmp_path: Path) -
         "linkaudit.rules.unused_dependency._LIBRARY",
     ):
         assert name not in compiled, sorted(compiled)
+
+
+@pytest.mark.parametrize("name", ["app", "cli", "main", "EXIT_OK"])
+def test_the_cli_package_gives_its_lazy_names_in_a_fresh_process(name: str) -> None:
+    """``from linkaudit.cli import app`` (and the app's names) in a process that has not imported
+    ``cli.app``: the package's lazy ``__getattr__`` once recursed forever on the submodule's name."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"from linkaudit.cli import {name}; print(type({name}).__name__)"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]

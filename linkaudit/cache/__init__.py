@@ -235,18 +235,22 @@ class Cache:
         file = self._path(key.name)
         raw = _load(file)
         found = unpack(raw, key.name, path) if raw is not None else None
+        written = found.written if found is not None else 0
         if found is not None and key.stamp + GRANULARITY_NS >= found.written:
             content = key.content()
             if not content or content != found.content:
                 found = None
             else:  # trusted by stamp from now on (an entry that cannot be packed again stays as it is)
                 with contextlib.suppress(MemoryError, ValueError, OverflowError):
-                    self._write(key.name, pack(key.name, time.time_ns(), content, found.binaries, found.heads))
+                    now = time.time_ns()
+                    if self._write(key.name, pack(key.name, now, content, found.binaries, found.heads)):
+                        written = now
         with self._lock:
             if found is None:
                 self.misses += 1
                 return None
             self.hits += 1
+        _name_contents(key.name, written, found.binaries)
         with contextlib.suppress(OSError):
             os.utime(file, follow_symlinks=False)  # most recently used
         return found
@@ -268,6 +272,31 @@ class Cache:
             written = self._write(key.name, pack(key.name, now, content, binaries, heads))
         except (OSError, MemoryError, ValueError):
             return
+        if written:
+            _name_contents(key.name, now, binaries)
+        self._account(written)
+
+    def get_blob(self, name: str) -> bytes | None:
+        """The bytes of the entry ``name`` (hex SHA-256 of what it answers) as ``put_blob`` stored
+        them, or ``None``: the caller validates them like any input (``loader.bindcache``)."""
+        file = self._path(name)
+        data = _load(file)
+        with self._lock:
+            if data is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        with contextlib.suppress(OSError):
+            os.utime(file, follow_symlinks=False)  # most recently used
+        return data
+
+    def put_blob(self, name: str, data: bytes) -> None:
+        """Store ``data`` as the entry ``name`` (atomically, evicted like the others); failures to
+        write are ignored."""
+        self._account(self._write(name, data))
+
+    def _account(self, written: int) -> None:
+        """Count an entry of ``written`` bytes just written; evict when the bound is passed."""
         with self._lock:
             self.puts += 1
             due = self._held is None or self._held + written > self.max_bytes
@@ -377,6 +406,14 @@ class Cache:
         with self._lock:
             self._held = None
         return count
+
+
+def _name_contents(name: str, written: int, binaries: tuple[Binary, ...] | None) -> None:
+    """Give each of an entry's records its identity (``SymbolTable.set_identity``): the entry's name,
+    the time it was written (an entry file is never changed in place, only replaced) and the
+    record's position in it."""
+    for k, binary in enumerate(binaries or ()):
+        binary.symbols.set_identity(f"{name}.{written}.{k}")
 
 
 def _load(path: str) -> bytes | None:

@@ -57,6 +57,9 @@ def __getattr__(name: str) -> Any:
     Raises:
         AttributeError: ``app`` has no such name.
     """
-    from . import app
+    import importlib
 
-    return getattr(app, name)
+    # import_module, not ``from . import app``: that asks this module for ``app`` first, which
+    # would call this function again before the submodule is imported (a RecursionError).
+    app = importlib.import_module(".app", __name__)
+    return app if name == "app" else getattr(app, name)

@@ -80,6 +80,8 @@ def read_small(
         return [b.with_path(path) for b in found]
     binaries = read(path, data, soft_dependencies)
     if not data.startswith((b"!<arch>\n", b"!<thin>\n")):
+        for k, binary in enumerate(binaries):  # what a binding stored across runs is keyed by
+            binary.symbols.set_identity(f"small.{key[0].hex()}.{key[1:]!r}.{k}")
         with _LOCK:
             if len(_PARSED) >= MAX_REMEMBERED:
                 _PARSED.pop(next(iter(_PARSED)), None)

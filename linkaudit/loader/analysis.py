@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..errors import InputError
 from ..model import Binary, Kind, Libc
 from ..records import dataclass
+from .bindcache import BlobStore
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
@@ -241,6 +242,7 @@ def analyze(
     is_driver: Callable[[str], bool] | None = None,
     bind_all: bool = False,
     verify_all: bool = False,
+    store: BlobStore | None = None,
 ) -> LinkageAnalysis:
     """Emulate ld.so over the inputs.
 
@@ -255,6 +257,7 @@ def analyze(
         bind_all: bind every loaded object, not only the audited inputs (``tree --bind``).
         verify_all: check the version needs of every loaded object, not only the inputs
             (``tree``: the load fails whichever object's need is missing).
+        store: where bindings are kept across runs (``loader.bindcache``; ``cache.active()``), or ``None``.
 
     Returns:
         The ``LinkageAnalysis``.
@@ -274,7 +277,13 @@ def analyze(
     if musl:
         musl_paths = {b.path for b in musl}
         _analyze_musl(
-            musl, env, fs, [r for r in roots if r.path in musl_paths] if roots is not None else None, analysis, bind_all
+            musl,
+            env,
+            fs,
+            [r for r in roots if r.path in musl_paths] if roots is not None else None,
+            analysis,
+            bind_all,
+            store,
         )
         if roots is not None:
             roots = [r for r in roots if r.path not in musl_paths]
@@ -388,6 +397,7 @@ def analyze(
                         INTERPRETER if load.interpreter_virtual else None,
                         cache=bind_cache,
                         path=obj.path,
+                        store=store,
                     )
                 continue
             analysis.audited.setdefault(obj.path, source.path)
@@ -399,6 +409,7 @@ def analyze(
                 INTERPRETER if load.interpreter_virtual else None,
                 cache=bind_cache,
                 path=obj.path,
+                store=store,
             )
             analysis.version_failures.extend(
                 (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
@@ -408,7 +419,7 @@ def analyze(
 
 def _analyze_musl(
     musl: Sequence[Binary], env: TargetEnvironment, fs: FileSystemView, roots: Sequence[Root] | None,
-    analysis: LinkageAnalysis, bind_all: bool,
+    analysis: LinkageAnalysis, bind_all: bool, store: BlobStore | None = None,
 ) -> None:  # fmt: skip
     """The musl inputs, loaded as musl's ``ldso/dynlink.c`` loads them (``loader.musl``): each root,
     then each input no root reached on its own; their bindings by name (``musl_matches``).
@@ -460,7 +471,7 @@ def _analyze_musl(
             interpreter = INTERPRETER if load.interpreter_virtual else None
             scope = load.scope_for(obj.path) if obj.binary.symbols.undefined() else []  # nothing to bind
             analysis.bindings[(load.root, obj.path)] = bind_object(
-                obj.binary, scope, objects, interpreter, path=obj.path, match=musl_matches
+                obj.binary, scope, objects, interpreter, path=obj.path, match=musl_matches, store=store
             )
 
 

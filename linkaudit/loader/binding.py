@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..model import Binary, Definition, Symbol, SymbolTable
 from ..records import dataclass
+from . import bindcache
+from .bindcache import BlobStore
 from .modelled import is_modelled
 from .symbol_lookup import candidates, definitions_of_name, hash_keys
 
@@ -97,6 +99,7 @@ def bind_object(
     cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] | None = None,
     path: str = "",
     match: Callable[[Symbol, Binary, tuple[Definition, ...]], bool] = matches,
+    store: BlobStore | None = None,
 ) -> list[Bound]:
     """Bind every undefined symbol of ``binary`` in ``scope``.
 
@@ -116,14 +119,50 @@ def bind_object(
         match: whether a reference binds to an object's definitions of its name (default
             glibc's ``matches``; musl's is ``loader.musl.musl_matches``).  The cache must not be
             shared between two matchers.
+        store: where bindings are kept across runs (``loader.bindcache``: an object with
+            ``bindcache.MIN_REFERENCES`` references or more, every record in scope named by its
+            identity), or ``None``.
 
     Returns:
         One ``Bound`` per undefined symbol, in symbol-table order.
     """
-    get_defs = definitions_of or (lambda b: b.symbols.definitions())
     undefined = binary.symbols.undefined()
     if not undefined:
         return []  # nothing to bind: the scope need not be walked
+    name = None
+    if store is not None and definitions_of is None and len(undefined) >= bindcache.MIN_REFERENCES:
+        name = bindcache.key(binary, scope, objects, interpreter, f"{match.__module__}.{match.__qualname__}")
+    if name is not None:
+        assert store is not None
+        refs = [ref for ref in undefined if ref.name]
+        where = bindcache.load(store, name, len(refs), len(scope))
+        if where is not None:
+            return [Bound(ref, scope[k] if k >= 0 else None) for ref, k in zip(refs, where, strict=True)]
+    out = _bind(binary, undefined, scope, objects, interpreter, definitions_of, cache, path, match)
+    if name is not None:
+        assert store is not None
+        position: dict[str | None, int] = {None: -1}
+        for k, entry in enumerate(scope):
+            position.setdefault(entry, k)
+        positions = [position.get(b.provider, -2) for b in out]
+        if -2 not in positions:
+            bindcache.save(store, name, positions)
+    return out
+
+
+def _bind(
+    binary: Binary,
+    undefined: Sequence[Symbol],
+    scope: Sequence[str],
+    objects: Mapping[str, Binary],
+    interpreter: str | None,
+    definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None,
+    cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] | None,
+    path: str,
+    match: Callable[[Symbol, Binary, tuple[Definition, ...]], bool],
+) -> list[Bound]:
+    """``bind_object``'s work: its arguments, ``undefined`` the object's undefined symbols."""
+    get_defs = definitions_of or (lambda b: b.symbols.definitions())
     by_key = _wanted(binary.symbols, undefined)
     keys = frozenset(by_key)
     wanted = {name for names in by_key.values() for name in names}
