@@ -162,30 +162,9 @@ def _bind(
     match: Callable[[Symbol, Binary, tuple[Definition, ...]], bool],
 ) -> list[Bound]:
     """``bind_object``'s work: its arguments, ``undefined`` the object's undefined symbols."""
-    get_defs = definitions_of or (lambda b: b.symbols.definitions())
     by_key = _wanted(binary.symbols, undefined)
-    keys = frozenset(by_key)
     wanted = {name for names in by_key.values() for name in names}
-    wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
-    providers: list[tuple[str, Binary | None, Mapping[str, tuple[Definition, ...]]]] = []
-    modelled: dict[str, str] = {}  # file name -> path of each modelled library in scope, first kept
-    for entry in scope:
-        if entry == interpreter:
-            if wants_interpreter:
-                providers.append((entry, None, {}))
-            continue
-        provider = objects.get(entry)
-        if provider is None:
-            continue
-        if is_modelled(entry):
-            modelled.setdefault(provider.soname or entry, entry)
-            continue
-        if definitions_of is None and provider.symbols.hash_table is not None:
-            defs: Mapping[str, tuple[Definition, ...]] = provider_view(provider, by_key, keys)
-        else:
-            defs = get_defs(provider)
-        if not defs.keys().isdisjoint(wanted):  # only objects defining a referenced name can matter
-            providers.append((entry, provider, defs))
+    providers, modelled = _providers(by_key, wanted, scope, objects, interpreter, definitions_of)
     key = (path, id(binary.symbols), tuple(p for p, _b, _d in providers) + tuple(modelled.values()))
     if cache is not None:
         hit = cache.get(key)
@@ -216,6 +195,45 @@ def _bind(
     if cache is not None:
         cache[key] = out
     return out
+
+
+Provider = tuple[str, "Binary | None", Mapping[str, tuple[Definition, ...]]]
+
+
+def _providers(
+    by_key: Mapping[int, list[str]],
+    wanted: set[str],
+    scope: Sequence[str],
+    objects: Mapping[str, Binary],
+    interpreter: str | None,
+    definitions_of: Callable[[Binary], Mapping[str, tuple[Definition, ...]]] | None,
+) -> tuple[list[Provider], dict[str, str]]:
+    """The scope's objects that define a wanted name, in scope order, as (path, object or None for
+    the interpreter's entry, name -> definitions); and the modelled libraries in scope (file name ->
+    path, first kept), which stand in for every name."""
+    get_defs = definitions_of or (lambda b: b.symbols.definitions())
+    keys = frozenset(by_key)
+    wants_interpreter = any(name.startswith(INTERPRETER_PREFIXES) for name in wanted)
+    providers: list[Provider] = []
+    modelled: dict[str, str] = {}
+    for entry in scope:
+        if entry == interpreter:
+            if wants_interpreter:
+                providers.append((entry, None, {}))
+            continue
+        provider = objects.get(entry)
+        if provider is None:
+            continue
+        if is_modelled(entry):
+            modelled.setdefault(provider.soname or entry, entry)
+            continue
+        if definitions_of is None and provider.symbols.hash_table is not None:
+            defs: Mapping[str, tuple[Definition, ...]] = provider_view(provider, by_key, keys)
+        else:
+            defs = get_defs(provider)
+        if not defs.keys().isdisjoint(wanted):  # only objects defining a referenced name can matter
+            providers.append((entry, provider, defs))
+    return providers, modelled
 
 
 #: Counts for the counting tests: ``probes``, the (reference, object) pairs ``check_match`` was

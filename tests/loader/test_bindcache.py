@@ -189,11 +189,11 @@ def test_torch_lib_bound_once_then_read(  # type: ignore[no-untyped-def]
 #: What decides a binding: when this digest changes, ``bindcache.BIND_VERSION`` must be raised
 #: (and the digest here with it), or a stored binding from before would be read as current.
 DECIDERS = (
-    binding._bind, binding._owners, binding._wanted, binding.provider_view, binding.matches,
+    binding._bind, binding._providers, binding._owners, binding._wanted, binding.provider_view, binding.matches,
     musl.musl_matches, symbol_lookup.definitions_of_name, symbol_lookup.candidates,
     symbol_lookup._gnu_chain, symbol_lookup._sysv_chain, SymbolTable.definitions_at, SymbolTable.definitions,
 )  # fmt: skip
-DIGEST = (1, "d108c33d159f90951da4e36accb1d7243822ba51c3630e5e03d371ed1aa18b57")
+DIGEST = (2, "309542e87273788371b1ff331b025af3e1ad0fe56e6ec08730030820f328e04e")
 
 
 def _code_digest() -> str:
