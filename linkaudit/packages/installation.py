@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-
-from packaging.tags import Tag
+from typing import TYPE_CHECKING
 
 from ..records import dataclass
 from .metadata import Distribution
@@ -15,8 +14,12 @@ from .requirements import Declared, closure, marker_environment
 from .site import Site, SiteLayout, most_demanding
 from .staged import Staged
 
-#: The environment markers are evaluated in when no distribution names a platform.
-_GENERIC = Tag("cp311", "cp311", "manylinux_2_17_x86_64")
+if TYPE_CHECKING:  # packaging.tags costs ~10 ms to import: only when a tag is parsed or made
+    from packaging.tags import Tag
+
+#: The tag (interpreter, ABI, platform) the environment markers are evaluated in when no
+#: distribution names a platform.
+_GENERIC = ("cp311", "cp311", "manylinux_2_17_x86_64")
 
 
 @dataclass
@@ -98,5 +101,10 @@ def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationMod
         return None
     demanding = most_demanding(tuple(dists.values()))
     tagged = demanding or next((d for d in dists.values() if d.tags), None)
-    target = sorted(tagged.tags, key=str)[0] if tagged is not None else _GENERIC
+    if tagged is not None:
+        target = sorted(tagged.tags, key=str)[0]
+    else:
+        from packaging.tags import Tag
+
+        target = Tag(*_GENERIC)
     return InstallationModel(dists, target, marker_environment(target), tuple(sites), staged, labels)

@@ -15,14 +15,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-
-from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.tags import Tag
-from packaging.utils import canonicalize_name
+from typing import TYPE_CHECKING
 
 from ..records import dataclass
 from .metadata import Distribution
+
+if TYPE_CHECKING:  # packaging's requirement parser costs ~15 ms to import: only when a line is parsed
+    from packaging.markers import Marker
+    from packaging.tags import Tag
 
 #: Marker keys no tag decides.
 _UNDECIDED = ("platform_release", "platform_version")
@@ -89,6 +89,9 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
     Linear in lines + extras: a line's marker is evaluated without an extra, then only for the
     extras its marker names (``extra == "gpu"``; every extra only for an ``in`` test on ``extra``),
     never once per line and extra (600 extras, one line each: 360,000 evaluations, 116 s)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     by_name: dict[str, list[str]] = {}
     for extra in extras:
         by_name.setdefault(str(canonicalize_name(extra)), []).append(extra)
@@ -125,11 +128,15 @@ def _extras_named(marker: Marker | None, by_name: Mapping[str, list[str]]) -> li
         return []
     if _EXTRA_IN.search(text):
         return [e for extras in by_name.values() for e in extras]
+    from packaging.utils import canonicalize_name
+
     named = {str(canonicalize_name(a or b)) for a, b in _LITERAL.findall(text)}
     return [e for name, extras in by_name.items() if name in named for e in extras]
 
 
 def _holds(marker: Marker, env: Mapping[str, str]) -> bool:
+    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+
     try:
         return bool(marker.evaluate(dict(env)))
     except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, ValueError, TypeError):
