@@ -316,7 +316,10 @@ def _version(value: object) -> tuple[int, SymbolVersion]:
     items = _list(lambda v: v)(value)
     if len(items) != 3:
         raise Invalid("not a version")
-    return _int(items[0]), SymbolVersion(_str(items[1]), _opt(_str)(items[2]))
+    index = _int(items[0])
+    if not 0 <= index <= 0x7FFF:  # a .gnu.version entry's index: 15 bits, the 16th is VERSYM_HIDDEN (gABI)
+        raise Invalid("a version index outside 0..0x7fff")
+    return index, SymbolVersion(_str(items[1]), _opt(_str)(items[2]))
 
 
 #: Half the longest name the readers keep (``formats.elf``: 64 KiB): a string table with a NUL in
