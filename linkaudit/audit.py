@@ -6,6 +6,7 @@ becomes an ``unreadable-input`` finding and the rest of the audit goes on.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -93,6 +94,7 @@ def analyze_inputs(
     for binary in binaries:
         fs.remember(binary)
     roots = _entry_roots(entries, {b.path: b for b in binaries}, errors) if entries else None
+    exhausted = False
     try:
         analysis = analyze(
             binaries,
@@ -108,6 +110,11 @@ def analyze_inputs(
         errors.append(error)
         return None, errors
     except MemoryError:  # the loads outgrew memory: the per-file rules still run, the run says so
+        exhausted = True
+    if exhausted:
+        # Named outside the handler: inside it the traceback keeps the failed loads' frames (all
+        # that memory) alive, and naming 3,000 inputs raised MemoryError again (exit 3).
+        gc.collect()
         errors.append(_out_of_memory(binaries))
         return None, errors
     errors.extend(analysis.problems)

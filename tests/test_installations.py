@@ -262,3 +262,40 @@ def test_a_loader_emulation_that_runs_out_of_memory_is_named_not_a_crash(monkeyp
     (error,) = [f for f in report.findings if f.rule == "unreadable-input"]
     assert "of 3 inputs ran out of memory" in error.message and error.file == str(tree)
     assert report.count_status(FileStatus.AUDITED) == 3  # the per-file rules ran on every input
+
+
+def test_running_out_of_memory_is_named_after_the_failed_loads_are_released(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Naming the inputs inside the ``except MemoryError`` block ran with the failed loads still
+    held by the traceback's frames: on a 3,000-library chain that raised MemoryError again (exit
+    3, the hostile tester's D1).  The error is made once the handler has let go of them."""
+    import gc
+    import importlib
+    import weakref
+
+    import linkaudit.loader.analysis as analysis
+
+    audit_module = importlib.import_module("linkaudit.audit")  # the package's ``audit`` is the function
+
+    class Loads:
+        """Stands for the loads the emulation had built when memory ran out."""
+
+    held: list[weakref.ref[Loads]] = []
+
+    def exhausted(*_a: object, **_k: object) -> None:
+        loads = Loads()
+        held.append(weakref.ref(loads))
+        raise MemoryError
+
+    named = audit_module._out_of_memory
+    seen: list[bool] = []
+
+    def name(binaries):  # type: ignore[no-untyped-def]
+        gc.collect()
+        seen.append(held[0]() is None)  # the loads are gone when the error is made
+        return named(binaries)
+
+    monkeypatch.setattr(analysis, "analyze", exhausted)
+    monkeypatch.setattr(audit_module, "_out_of_memory", name)
+    report = audit([str(SAMPLES / "loader/ancestor_runpath")])
+    assert seen == [True]
+    assert any("ran out of memory" in f.message for f in report.findings if f.rule == "unreadable-input")
