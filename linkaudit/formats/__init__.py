@@ -46,6 +46,19 @@ class Container(enum.StrEnum):
 SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO, Container.COFF})
 
 
+def _not_a_binary(head: bytes) -> str:
+    """Why ``sniff`` named no container for a file starting with ``head``: a universal (fat) Mach-O
+    magic whose slice count is implausible is said as such (Apple's ``<mach-o/fat.h>``; Java class
+    files share the magic and hold their version, 45 or more, where ``nfat_arch`` would be)."""
+    if head[:4] in _FAT_MAGICS and len(head) >= 8:
+        nfat = int.from_bytes(head[4:8], "big")
+        return (
+            f"not a binary: the universal (fat) Mach-O magic 0x{head[:4].hex()} with nfat_arch {nfat}, "
+            "where a fat header holds 1 to 44 slices (a Java class file has its version there)"
+        )
+    return "not a binary (no ELF, Mach-O, PE, COFF or ar magic number)"
+
+
 def sniff(head: bytes) -> Container | None:
     """Name the container format from the first ``SNIFF_BYTES`` bytes of a file, or ``None``.
 
@@ -207,9 +220,10 @@ def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Con
     """
     size = len(buf)
     if kind is None:
-        kind = sniff(buf[:SNIFF_BYTES])
+        head = buf[:SNIFF_BYTES]
+        kind = sniff(head)
         if kind is None:
-            raise InputError(path, "not a binary (no ELF, Mach-O, PE, COFF or ar magic number)", 0)
+            raise InputError(path, _not_a_binary(bytes(head)), 0)
     if kind not in SUPPORTED:
         raise UnsupportedFormat(path, kind.value, unsupported_reason(kind))
     try:

@@ -190,3 +190,16 @@ def test_a_version_chain_leaving_the_file_names_an_offset_inside_it(
     e = error(path)
     assert "chain runs outside its section or loops (a link points at 0x" in e.reason
     assert e.offset is not None and 0 <= e.offset < len(data), (hex(e.offset), len(data))
+
+
+@pytest.mark.parametrize("nfat", [0, 45, 200, 0xFFFFFFFF])
+def test_a_fat_header_with_an_implausible_slice_count_is_said(tmp_path: Path, nfat: int) -> None:
+    """The universal (fat) Mach-O magic with ``nfat_arch`` 0 or 45 and more (a Java class file's
+    version sits there) is not read as Mach-O; the error said "no ... magic number" although the
+    file has one (the hostile tester's D4): it names the magic and the count."""
+    path = tmp_path / "fat"
+    path.write_bytes(b"\xca\xfe\xba\xbe" + struct.pack(">I", nfat) + bytes(64))
+    with pytest.raises(InputError) as caught:
+        read(str(path))
+    assert f"fat) Mach-O magic 0xcafebabe with nfat_arch {nfat}," in str(caught.value)
+    assert caught.value.path == str(path)
