@@ -46,15 +46,27 @@ class Container(enum.StrEnum):
 SUPPORTED = frozenset({Container.ELF, Container.ARCHIVE, Container.PE, Container.MACHO, Container.COFF})
 
 
-def _not_a_binary(head: bytes) -> str:
-    """Why ``sniff`` named no container for a file starting with ``head``: a universal (fat) Mach-O
-    magic whose slice count is implausible is said as such (Apple's ``<mach-o/fat.h>``; Java class
-    files share the magic and hold their version, 45 or more, where ``nfat_arch`` would be)."""
+#: The most slices a universal (fat) Mach-O header is taken to hold: Java class files share its
+#: magic and keep their version, 45 or more, where ``nfat_arch`` would be.
+MAX_FAT_ARCHS = 44
+
+
+def _fat_arch_count(head: bytes) -> int | None:
+    """``nfat_arch`` of a file starting with a universal (fat) Mach-O magic (Apple's
+    ``<mach-o/fat.h>``, big-endian), or ``None`` for any other start."""
     if head[:4] in _FAT_MAGICS and len(head) >= 8:
-        nfat = int.from_bytes(head[4:8], "big")
+        return int.from_bytes(head[4:8], "big")
+    return None
+
+
+def _not_a_binary(head: bytes) -> str:
+    """Why ``sniff`` named no container for a file starting with ``head``: a fat magic whose slice
+    count is implausible (``_fat_arch_count``) is said as such."""
+    nfat = _fat_arch_count(head)
+    if nfat is not None:
         return (
             f"not a binary: the universal (fat) Mach-O magic 0x{head[:4].hex()} with nfat_arch {nfat}, "
-            "where a fat header holds 1 to 44 slices (a Java class file has its version there)"
+            f"where a fat header holds 1 to {MAX_FAT_ARCHS} slices (a Java class file has its version there)"
         )
     return "not a binary (no ELF, Mach-O, PE, COFF or ar magic number)"
 
@@ -74,9 +86,9 @@ def sniff(head: bytes) -> Container | None:
         return Container.ELF
     if head[:4] in _MACHO_MAGICS:
         return Container.MACHO
-    if head[:4] in _FAT_MAGICS and len(head) >= 8:
-        nfat = int.from_bytes(head[4:8], "big")
-        return Container.MACHO if 0 < nfat < 45 else None  # Java class files have a version >= 45 here
+    nfat = _fat_arch_count(head)
+    if nfat is not None:
+        return Container.MACHO if 0 < nfat <= MAX_FAT_ARCHS else None
     if head.startswith(b"MZ"):
         return Container.PE
     if head.startswith((b"!<arch>\n", b"!<thin>\n")):
