@@ -203,7 +203,7 @@ DECIDERS = (
     musl.musl_matches, symbol_lookup.definitions_of_name, symbol_lookup.candidates,
     symbol_lookup._gnu_chain, symbol_lookup._sysv_chain, SymbolTable.definitions_at, SymbolTable.definitions,
 )  # fmt: skip
-DIGEST = (2, "309542e87273788371b1ff331b025af3e1ad0fe56e6ec08730030820f328e04e")
+DIGEST = (3, "a7c3089964b84ed697c8bd5a7e02b057102813a5fd2867a321b66620feaf25ec")
 
 
 def _code_digest() -> str:

@@ -48,6 +48,8 @@ class Lookups:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[SymbolTable, str, bool]] = []
+        #: the calls made without a set of the table's stored hashes (few names wanted: walked)
+        self.unfiltered: list[tuple[SymbolTable, str]] = []
         real = symbol_lookup.definitions_of_name
 
         def counted(table: SymbolTable, name: str):  # type: ignore[no-untyped-def]
@@ -55,6 +57,8 @@ class Lookups:
             found = real(table, name)
             if walked:
                 self.calls.append((table, name, bool(found)))
+                if 0 not in table.memo("gnu_hashes"):
+                    self.unfiltered.append((table, name))
             return found
 
         monkeypatch.setattr(binding, "definitions_of_name", counted)
@@ -89,9 +93,12 @@ def _assert_only_wanted_names(objects: dict[str, Binary], lookups: Lookups, coll
     assert len(pairs) == len(set(pairs)), "a (provider, name) looked up twice"
     # A GNU-hash lookup that finds nothing: the name is in the table but not bindable there, or a
     # 32-bit hash collision (DT_HASH stores no hashes: there every wanted name is walked).
+    # A name walked without the set (few wanted against a long chain) may simply be absent.
+    unfiltered = {(id(t), name) for t, name in lookups.unfiltered}
     collided = [
         name for t, name, found in lookups.calls
-        if not found and t.hash_table is not None and t.hash_table.gnu and name not in _any_symbol(t)
+        if not found and t.hash_table is not None and t.hash_table.gnu and (id(t), name) not in unfiltered
+        and name not in _any_symbol(t)
     ]  # fmt: skip
     assert len(collided) <= collisions * len(lookups.calls)
     for b in objects.values():
@@ -137,6 +144,48 @@ def test_torch_lib_binds_through_hash_tables(torch_lib: Path, monkeypatch: pytes
     _assert_only_wanted_names(fresh, lookups, collisions=0.001)
     exports = sum(len(b.symbols) - b.symbols.undefined_count for b in fresh.values())
     assert len(lookups.calls) < exports / 4  # far fewer names looked up than the providers define
+
+
+@pytest.mark.parametrize("ratio", [0, 10**9], ids=["always-walked", "always-filtered"])
+def test_walked_and_filtered_lookups_bind_alike(ratio: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sample directory binds as the name map does whether each wanted name walks its bucket
+    (``SET_RATIO`` 0) or is first filtered through a set of the chain's hashes (huge ratio)."""
+    monkeypatch.setattr(symbol_lookup, "SET_RATIO", ratio)
+    before = symbol_lookup.WORK["walked"]
+    sets = 0
+    for folder in _elf_dirs():
+        objects = _binaries(folder)
+        expected = _bind_all(objects, by_map=True)
+        fresh = dict(_fresh(objects))
+        assert _bind_all(fresh, by_map=False) == expected, folder
+        sets += sum(1 for b in fresh.values() if 0 in b.symbols.memo("gnu_hashes"))
+    walked = symbol_lookup.WORK["walked"] - before
+    assert (walked > 0 and sets == 0) if ratio == 0 else (walked == 0 and sets > 0)
+
+
+@pytest.mark.realwheel
+def test_few_wanted_names_build_no_set_of_a_long_chain(torch_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's ``_C`` (a handful of undefined names) bound in the scope of torch/lib: each name walks
+    its bucket in libtorch_cpu (74,567 chain entries), which gets no set of its hashes; the
+    bindings equal those made through the set."""
+    module = next((torch_site / "torch").glob("_C.cpython-*.so"))
+    libs = {str(p): b for p in sorted((torch_site / "torch" / "lib").glob("*.so*")) for b in read(str(p))}
+    objects = {str(module): read(str(module))[0], **libs}
+    scope = [str(module), *libs]
+
+    def bind() -> list[binding.Bound]:
+        return binding.bind_object(objects[str(module)], scope, objects, None, path=str(module))
+
+    before = symbol_lookup.WORK["walked"]
+    walked_bindings = bind()
+    cpu = objects[str(torch_site / "torch" / "lib" / "libtorch_cpu.so")].symbols
+    assert 0 not in cpu.memo("gnu_hashes")
+    wanted = objects[str(module)].symbols.undefined_count
+    assert 0 < symbol_lookup.WORK["walked"] - before <= wanted * len(libs)
+    monkeypatch.setattr(symbol_lookup, "SET_RATIO", 10**9)
+    objects = {str(module): read(str(module))[0], **dict(_fresh(libs))}
+    assert bind() == walked_bindings
+    assert 0 in objects[str(torch_site / "torch" / "lib" / "libtorch_cpu.so")].symbols.memo("gnu_hashes")
 
 
 def test_a_hash_table_that_does_not_fit_is_left_out(samples: Path, tmp_path: Path) -> None:
