@@ -105,6 +105,46 @@ def test_tar_hard_link_to_no_member_symlink_loops_and_fifos_are_named(tmp_path: 
     assert _audited(report) == [f"{tarball}!lib/libhelper.so"]
 
 
+def test_links_that_dangle_behind_a_refused_link_are_named(tmp_path: Path) -> None:
+    """A link whose path leads through a link refused (it leaves the package, or its target is
+    absolute) is named, directly or down a chain; before, a link was named only when it reached
+    outside while the link it went through was still there, and the rest vanished without a word
+    (the hostile tester's chain of 40 directory links: every third one named).  A link to a
+    member that is not a binary is still dropped quietly."""
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [
+        ("lib/libhelper.so", HELPER),
+        _special("x/up", tarfile.SYMTYPE, ".."),  # the package's root: inside
+        _special("x/out", tarfile.SYMTYPE, "up/.."),  # lexically x/, really above the root
+        _special("x/via.so", tarfile.SYMTYPE, "out/lib/libhelper.so"),  # through x/out
+        _special("lib/abs", tarfile.SYMTYPE, "/usr/lib"),
+        _special("lib/x.so", tarfile.SYMTYPE, "abs/libc.so.6"),  # through lib/abs, never made
+        _special("lib/y.so", tarfile.SYMTYPE, "x.so"),  # through lib/x.so, refused in turn
+        _special("lib/notes.so", tarfile.SYMTYPE, "README.txt"),  # a member never written
+    ]
+    tarball = tmp_path / "chain.tar"
+    tarball.write_bytes(_tar(members))
+    refused = _refusals(audit([str(tarball)]))
+    for name in ("x/out", "x/via.so"):
+        assert "resolves outside the package" in refused[f"{tarball}!{name}"], name
+    assert "absolute path" in refused[f"{tarball}!lib/abs"]
+    assert "leads through lib/abs, a symlink refused here" in refused[f"{tarball}!lib/x.so"]
+    assert "leads through lib/x.so, a symlink refused here" in refused[f"{tarball}!lib/y.so"]
+    assert f"{tarball}!lib/notes.so" not in refused and f"{tarball}!x/up" not in refused
+
+
+def test_a_long_chain_of_links_climbing_out_is_named_link_by_link(tmp_path: Path) -> None:
+    """Forty chained directory links, the first leaving the package: all forty named."""
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [("lib/libhelper.so", HELPER)]
+    members.append(_special("d/l0", tarfile.SYMTYPE, "../.."))
+    members += [_special(f"d/l{i}", tarfile.SYMTYPE, f"l{i - 1}") for i in range(1, 40)]
+    tarball = tmp_path / "climb.tar"
+    tarball.write_bytes(_tar(members))
+    report = audit([str(tarball)])
+    refused = _refusals(report)
+    assert sorted(refused) == sorted(f"{tarball}!d/l{i}" for i in range(40))
+    assert _audited(report) == [f"{tarball}!lib/libhelper.so"]
+
+
 class _Written:
     def __init__(self) -> None:
         self.expected = 0

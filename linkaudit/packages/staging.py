@@ -441,6 +441,7 @@ class Stager:
         path too; a link that resolves to nothing is dropped (its target is not a binary, so never
         written), a symlink loop refused."""
         made: list[tuple[str, str, str, str]] = []
+        refused: set[str] = set()  # links not made or taken away: a link through one dangles
         for name, target in links:
             rel = install_path(kind, name)
             if rel is None:
@@ -448,22 +449,30 @@ class Stager:
             reason = _link_target_problem(rel, target)
             if reason is not None:
                 self.refuse(label, name, reason)
+                refused.add(rel)
                 continue
+            said = len(self.errors)
             dest = self._link(label, site, name, rel, target)
             if dest is not None:
                 made.append((name, rel, target, dest))
+            elif len(self.errors) > said:  # refused (not an earlier link of the name, which stays)
+                refused.add(rel)
+        # every real path before any link is taken away: one leading through another that leaves
+        # is said to leave too, not found dangling behind it
+        reals = [os.path.realpath(dest) for *_, dest in made]
         inside = []
-        for name, rel, target, dest in made:
-            real = os.path.realpath(dest)
+        for (name, rel, target, dest), real in zip(made, reals, strict=True):
             if real == site.host or real.startswith(site.host + "/"):
                 inside.append((name, rel, target, dest))
             else:
                 os.unlink(dest)
+                refused.add(rel)
                 self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
-        self._resolve(site, label, inside)
+        self._resolve(site, label, inside, refused)
 
-    def _resolve(self, site: StagingRoot, label: str, made: list[tuple[str, str, str, str]]) -> None:
-        """Own each link that leads to a file; refuse the symlink loops; drop the rest."""
+    def _resolve(self, site: StagingRoot, label: str, made: list[tuple[str, str, str, str]], refused: set[str]) -> None:
+        """Own each link that leads to a file; refuse the symlink loops and the links that dangle
+        because their path leads through a link refused (``refused``: their paths); drop the rest."""
         outcomes = []
         for *_, dest in made:
             try:
@@ -471,6 +480,7 @@ class Stager:
                 outcomes.append(0)
             except OSError as exc:
                 outcomes.append(exc.errno or -1)
+        dangling: dict[str, tuple[str, str]] = {}
         for (name, rel, target, dest), errno_ in zip(made, outcomes, strict=True):
             if errno_ == 0:
                 site.own(rel, label)
@@ -478,7 +488,22 @@ class Stager:
             os.unlink(dest)
             if errno_ == errno.ELOOP:
                 self.refuse(label, name, f"a symlink loop: {rel} -> {target!r} never reaches a file (ELOOP)")
-            # else: a link to a member that is not a binary (never written): nothing to audit
+            else:
+                dangling[rel] = (name, target)
+        self._name_blocked(label, dangling, refused)
+
+    def _name_blocked(self, label: str, dangling: dict[str, tuple[str, str]], refused: set[str]) -> None:
+        """Refuse each dangling link whose target's path leads through a refused link, naming it (a
+        chain of them in up to ``MAX_LINK_HOPS`` rounds); the others point at members that are not
+        binaries (never written): nothing to audit, dropped without a word."""
+        for _round in range(MAX_LINK_HOPS):
+            blocked = {rel: via for rel, (_n, target) in dangling.items() if (via := _through(rel, target, refused))}
+            for rel, via in blocked.items():
+                name, target = dangling.pop(rel)
+                refused.add(rel)
+                self.refuse(label, name, f"a symlink to {target!r}, which leads through {via}, a symlink refused here")
+            if not blocked:
+                return
 
     def _link(self, label: str, site: StagingRoot, name: str, rel: str, target: str) -> str | None:
         """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks; its host
@@ -502,6 +527,21 @@ class Stager:
             self.refuse(label, name, f"a symlink that cannot be made here: {exc.strerror or exc}")
             return None
         return dest
+
+
+#: How many links deep a dangling link is traced back to a refused one (the kernel's ``ELOOP`` bound).
+MAX_LINK_HOPS = 40
+
+
+def _through(rel: str, target: str, refused: set[str]) -> str | None:
+    """The refused link (its path) that the symlink ``rel`` -> ``target`` leads through, taken
+    lexically from the link's directory, or ``None``."""
+    parts = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        if prefix in refused:
+            return prefix
+    return None
 
 
 def _link_target_problem(rel: str, target: str) -> str | None:
