@@ -145,6 +145,34 @@ def test_a_long_chain_of_links_climbing_out_is_named_link_by_link(tmp_path: Path
     assert _audited(report) == [f"{tarball}!lib/libhelper.so"]
 
 
+def test_deep_link_targets_through_a_refused_link_are_named_in_linear_work(tmp_path: Path) -> None:
+    """300 links whose targets run 2,000 directories deep through a refused link: each is named,
+    and the paths they lead through are found by walking each target's components once
+    (``staging._Trie``), never by making every prefix of it (300 x 2,000 strings of up to 4 KB)."""
+    from linkaudit.packages import staging
+
+    deep = "/".join(["a"] * 2000)
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [("lib/libhelper.so", HELPER)]
+    members.append(_special("lib/abs", tarfile.SYMTYPE, "/opt"))
+    members += [_special(f"lib/l{i}.so", tarfile.SYMTYPE, f"abs/{deep}/x{i}.so") for i in range(300)]
+    tarball = tmp_path / "deep.tar"
+    tarball.write_bytes(_tar(members))
+    steps = 0
+    real_along = staging._Trie.along
+
+    def counted(self, path: str) -> list[str]:  # type: ignore[no-untyped-def]
+        nonlocal steps
+        steps += path.count("/") + 1
+        return real_along(self, path)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(staging._Trie, "along", counted)
+        refused = _refusals(audit([str(tarball)]))
+    for i in range(300):
+        assert "leads through lib/abs, a symlink refused here" in refused[f"{tarball}!lib/l{i}.so"]
+    assert steps <= 300 * 2004  # each target's components once
+
+
 class _Written:
     def __init__(self) -> None:
         self.expected = 0

@@ -19,7 +19,7 @@ import threading
 import zipfile
 import zlib
 from dataclasses import field
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
@@ -493,17 +493,29 @@ class Stager:
         self._name_blocked(label, dangling, refused)
 
     def _name_blocked(self, label: str, dangling: dict[str, tuple[str, str]], refused: set[str]) -> None:
-        """Refuse each dangling link whose target's path leads through a refused link, naming it (a
-        chain of them in up to ``MAX_LINK_HOPS`` rounds); the others point at members that are not
-        binaries (never written): nothing to audit, dropped without a word."""
-        for _round in range(MAX_LINK_HOPS):
-            blocked = {rel: via for rel, (_n, target) in dangling.items() if (via := _through(rel, target, refused))}
-            for rel, via in blocked.items():
-                name, target = dangling.pop(rel)
-                refused.add(rel)
-                self.refuse(label, name, f"a symlink to {target!r}, which leads through {via}, a symlink refused here")
+        """Refuse each dangling link whose target's path leads through a refused link, naming it,
+        down chains of up to ``MAX_LINK_HOPS`` links (breadth first from the refused links, each
+        dangling link looked at once: linear in the links and their path lengths); the others point
+        at members that are not binaries (never written): nothing to audit, dropped without a word."""
+        trie = _Trie([*refused, *dangling])  # the links a path may lead through
+        through: dict[str, list[str]] = {}  # a link -> the dangling links whose target's path passes it
+        for rel, (_name, target) in dangling.items():
+            for via in trie.along(posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))):
+                through.setdefault(via, []).append(rel)
+        frontier = sorted(r for r in refused if r in through)
+        for _hop in range(MAX_LINK_HOPS):
+            blocked: list[str] = []
+            for via in frontier:
+                for rel in through.get(via, ()):
+                    if rel in dangling:
+                        name, target = dangling.pop(rel)
+                        self.refuse(
+                            label, name, f"a symlink to {target!r}, which leads through {via}, a symlink refused here"
+                        )
+                        blocked.append(rel)
             if not blocked:
                 return
+            frontier = blocked
 
     def _link(self, label: str, site: StagingRoot, name: str, rel: str, target: str) -> str | None:
         """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks; its host
@@ -533,15 +545,29 @@ class Stager:
 MAX_LINK_HOPS = 40
 
 
-def _through(rel: str, target: str, refused: set[str]) -> str | None:
-    """The refused link (its path) that the symlink ``rel`` -> ``target`` leads through, taken
-    lexically from the link's directory, or ``None``."""
-    parts = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")
-    for i in range(1, len(parts) + 1):
-        prefix = "/".join(parts[:i])
-        if prefix in refused:
-            return prefix
-    return None
+class _Trie:
+    """Paths (``a/b/c``) by their components, to find the ones a longer path leads through in time
+    linear in that path (no prefix strings made: a target may be megabytes of ``a/a/a...``)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self._root: dict[str, Any] = {}
+        for path in paths:
+            node = self._root
+            for part in path.split("/"):
+                node = node.setdefault(part, {})
+            node[""] = path  # no component is empty: the path itself ends here
+
+    def along(self, path: str) -> list[str]:
+        """The paths stored that ``path`` is or leads through, shortest first."""
+        found: list[str] = []
+        node: dict[str, Any] | None = self._root
+        for part in path.split("/"):
+            node = node.get(part) if part and node is not None else None
+            if node is None:
+                break
+            if "" in node:
+                found.append(node[""])
+        return found
 
 
 def _link_target_problem(rel: str, target: str) -> str | None:
