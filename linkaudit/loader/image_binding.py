@@ -230,6 +230,12 @@ class _Exports:
             table = self.tables[id(lib)] = (frozenset(lib.symbols.defined_names()), dict(lib.forwarders))
         return table
 
+    def found_here(self, lib: Binary, name: str) -> bool:
+        """True when ``lib`` itself exports ``name`` and (PE) does not forward it: the lookup ends
+        there, ``"found"``, whatever the load (as ``lookup`` says, without following anything)."""
+        defined, forwarders = self._table(lib)
+        return name in defined and (self.libraries.fmt is not Format.PE or name not in forwarders)
+
     def lookup(self, lib: Binary, name: str, depth: int = 0, load: ImageLoad | None = None) -> _Lookup:
         """Follow ``name`` from ``lib``: PE forwarders; Mach-O definitions, re-exports by name, then the
         dylibs it re-exports whole in load-command order (the first that provides it, or that is not
@@ -238,6 +244,9 @@ class _Exports:
         key = (id(lib), name, id(load))
         done = self.memo.get(key)
         if done is not None:
+            return done
+        if depth <= MAX_DEPTH and self.found_here(lib, name):  # the common case: no walk to guard
+            done = self.memo[key] = _Lookup("found", ((lib, name),))
             return done
         if key in self.active:
             if self.tainted:
@@ -512,12 +521,17 @@ def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt:
         if binary.format is not fmt:
             continue
         missing: dict[tuple[str, str, bool, str, str], list[str]] = {}
+        providers: dict[str, Binary | None] = {}  # library name -> its copy, found once per importer
         for sym in binary.symbols.iter_undefined():
             library = sym.version.file if sym.version is not None else None
             if not library:
                 continue  # a flat lookup
-            provider = libraries.find(library, binary)
-            if provider is None:
+            provider = (
+                providers[library]
+                if library in providers
+                else providers.setdefault(library, libraries.find(library, binary))
+            )
+            if provider is None or exports.found_here(provider, sym.name):
                 continue
             found = exports.lookup(provider, sym.name)
             if found.state in ("absent", "loop"):
