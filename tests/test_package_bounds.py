@@ -173,6 +173,51 @@ def test_deep_link_targets_through_a_refused_link_are_named_in_linear_work(tmp_p
     assert steps <= 300 * 2004  # each target's components once
 
 
+DEEP = 1100  # past CPython 3.11's recursion limit (1,000) for os.walk and shutil.rmtree
+
+
+def test_a_member_deeper_than_the_recursion_limit_is_audited_and_its_tree_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tarball and a wheel whose one library sits 1,100 directories deep: audited, and the
+    staging tree removed after (``shutil.rmtree`` recursed: RecursionError through
+    ``ignore_errors``, exit 3, and the tree left in the temporary directory)."""
+    import tempfile
+
+    deep = "/".join(["d"] * DEEP) + "/libhelper.so"
+    tarball = tmp_path / "deep.tar.gz"
+    tarball.write_bytes(_tar_gz([(deep, HELPER)], "w:gz"))
+    whl = tmp_path / "deep-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("deep/" + deep, HELPER)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    report = audit([str(tarball), str(whl)])
+    audited = _audited(report)
+    assert len(audited) == 2, [a[-80:] for a in audited]
+    assert f"{tarball}!{deep}" in audited and f"{whl}!deep/{deep}" in audited
+    assert not _refusals(report), [m[-200:] for m in _refusals(report).values()]
+    assert list(scratch.iterdir()) == []
+
+
+def test_packages_below_a_directory_deeper_than_the_recursion_limit_are_found(tmp_path: Path) -> None:
+    """A wheelhouse whose package sits 1,100 directories down: found and audited beside the
+    library at the top (``os.walk`` recursed: RecursionError, exit 3, nothing audited)."""
+    folder = tmp_path
+    for _ in range(DEEP):  # Path.mkdir(parents=True) and os.makedirs recurse too
+        folder = folder / "d"
+        folder.mkdir()
+    whl = folder / "deep-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("lib/libhelper.so", HELPER)
+    (tmp_path / "libhelper.so").write_bytes(HELPER)
+    report = audit([str(tmp_path)])
+    audited = _audited(report)
+    assert len(audited) == 2 and f"{whl}!lib/libhelper.so" in audited and str(tmp_path / "libhelper.so") in audited
+
+
 class _Written:
     def __init__(self) -> None:
         self.expected = 0

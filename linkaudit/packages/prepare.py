@@ -4,6 +4,7 @@ prefix, each tarball into its own), and the temporary tree removed afterwards.""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Collection, Iterator
@@ -71,10 +72,56 @@ def _packages_under(top: str) -> list[str]:
     """The packages below the directory ``top``, by name (``PACKAGE_SUFFIXES``), sorted; symlinked
     directories are not followed (the binary walk decides what a link may reach)."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(PACKAGE_SUFFIXES))
+    stack = [top]  # depth first, by an explicit stack: os.walk recurses (RecursionError ~990 deep)
+    while stack:
+        dirpath = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue  # as os.walk passes over a directory it cannot list (the binary walk names it)
+        subdirs = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                subdirs.append(entry.path)
+            elif entry.name.endswith(PACKAGE_SUFFIXES):
+                out.append(entry.path)
+        stack.extend(reversed(subdirs))
     return out
+
+
+def remove_tree(top: str) -> None:
+    """Remove the directory ``top`` and everything below it, never following a symlink, by an
+    explicit stack: ``shutil.rmtree`` recurses, and a member ~1,000 directories deep raised
+    RecursionError through ``ignore_errors`` and left the staging tree behind.  Errors are ignored
+    (what cannot be removed stays)."""
+    stack: list[tuple[str, bool]] = [(top, False)]
+    while stack:
+        path, emptied = stack.pop()
+        if emptied:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+            continue
+        stack.append((path, True))
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                stack.append((entry.path, False))
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tuple[dict[str, str], list[str]]:
@@ -263,7 +310,6 @@ def staged_inputs(
     if not kinds:
         yield Staged(ordered, [], [], found=found)
         return
-    import shutil
     import tempfile
 
     from ..formats.ranges import forget_under
@@ -287,4 +333,4 @@ def staged_inputs(
         )
     finally:
         forget_under(os.path.realpath(tmp))
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
