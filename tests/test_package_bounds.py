@@ -17,6 +17,7 @@ import zstandard
 
 from linkaudit import audit
 from linkaudit.packages import limits, staged_inputs
+from linkaudit.packages.prepare import remove_tree
 
 from .test_packages import _tar as _tar_gz
 
@@ -213,9 +214,31 @@ def test_packages_below_a_directory_deeper_than_the_recursion_limit_are_found(tm
     with zipfile.ZipFile(whl, "w") as zf:
         zf.writestr("lib/libhelper.so", HELPER)
     (tmp_path / "libhelper.so").write_bytes(HELPER)
-    report = audit([str(tmp_path)])
+    try:
+        report = audit([str(tmp_path)])
+    finally:  # pytest removes old temporary directories with shutil.rmtree, which recurses
+        remove_tree(str(tmp_path / "d"))
     audited = _audited(report)
     assert len(audited) == 2 and f"{whl}!lib/libhelper.so" in audited and str(tmp_path / "libhelper.so") in audited
+
+
+def test_a_library_padded_with_zeros_is_not_taken_for_a_bomb(tmp_path: Path) -> None:
+    """A real library that deflates past 200x because it is mostly zeros (segments aligned to 2 MiB
+    pages: Pillow 13's libXau, 2,100,545 bytes from 9,389) is audited, in a wheel and in a tarball;
+    a member of 48 MiB of zeros still is refused (``limits.RATIO_FLOOR``: 16 MiB)."""
+    padded = HELPER + bytes((2 << 20) - len(HELPER))
+    whl = tmp_path / "pad-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("pad.libs/libpadded.so", padded)
+        zf.writestr("pad.libs/bomb.so", b"\x7fELF" + bytes(48 << 20))
+    with zipfile.ZipFile(whl) as zf:
+        info = zf.getinfo("pad.libs/libpadded.so")
+        assert info.file_size > 200 * info.compress_size
+    tarball = tmp_path / "pad.tar.gz"
+    tarball.write_bytes(_tar_gz([("lib/libpadded.so", padded)], "w:gz"))
+    report = audit([str(whl), str(tarball)])
+    assert _audited(report) == [f"{whl}!pad.libs/libpadded.so", f"{tarball}!lib/libpadded.so"]
+    assert list(_refusals(report)) == [f"{whl}!pad.libs/bomb.so"]
 
 
 class _Written:

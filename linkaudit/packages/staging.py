@@ -326,7 +326,7 @@ class Inflated:
             raise Refused(f"larger than {limits.MAX_MEMBER_BYTES} bytes when decompressed (a decompression bomb?)")
         if self.cap is not None and self.written > self.cap:
             raise Refused(f"inflates past the {self.cap} bytes its zip entry declares (a decompression bomb?)")
-        if self.limit_ratio is not None and self.written > max(self.limit_ratio, 1 << 20):
+        if self.limit_ratio is not None and self.written > max(self.limit_ratio, limits.RATIO_FLOOR):
             raise Refused(f"expands more than {limits.MAX_RATIO} times its compressed size (a decompression bomb?)")
         if total > limits.MAX_TOTAL_BYTES:
             raise Refused(f"the packages expand to more than {limits.MAX_TOTAL_BYTES} bytes in all")

@@ -140,7 +140,7 @@ def _declared_too_large(info: zipfile.ZipInfo, package: PackageBudget) -> str | 
     declared = info.file_size
     if declared > limits.MAX_MEMBER_BYTES:
         return f"declares {declared} bytes, more than {limits.MAX_MEMBER_BYTES}: refused before inflating it"
-    if declared > max(limits.MAX_RATIO * max(info.compress_size, 1), 1 << 20):
+    if declared > max(limits.MAX_RATIO * max(info.compress_size, 1), limits.RATIO_FLOOR):
         return (
             f"declares {declared} bytes from {info.compress_size} compressed, more than {limits.MAX_RATIO} times "
             "its compressed size (a decompression bomb?): refused before inflating it"
