@@ -153,6 +153,15 @@ def _field(value: dict, field: str, new: object) -> dict:  # type: ignore[type-a
         lambda v: _symbols(v, "versions", [[2**40, "X", None]]),
         lambda v: _symbols(v, "versions", [[0x8000, "X", None]]),
         lambda v: _symbols(v, "versions", [[-2, "X", None]]),
+        # a Mach-O version as formats.macho spells it, or refused: "1\u00b2" passed str.isdigit and
+        # ended min-os-version in int() (the hostile tester's forge_run.sh min_os_sup, min_os_long)
+        lambda v: _field(v, "min_os", "1\u00b2"),
+        lambda v: _field(v, "min_os", "9" * 5000 + ".0"),
+        lambda v: _field(v, "min_os", "11"),
+        lambda v: _field(v, "min_os", "11.0.0.0"),
+        lambda v: _field(v, "min_os", "65536.0"),
+        lambda v: _field(v, "sdk", "14.256"),
+        lambda v: _field(v, "sdk", "\u0661\u0664.0"),  # Arabic-Indic digits: int() takes them
         lambda v: {**v, "key": "cd" * 32},
         lambda v: {**v, "reader": 2},
         lambda v: [v],

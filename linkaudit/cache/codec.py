@@ -262,6 +262,19 @@ def _record(kind: type, fields: dict[str, Decoder]) -> Decoder:
     return decode
 
 
+def _os_version(value: object) -> str:
+    """A Mach-O minimum OS or SDK version as the reader spells it (``formats.macho._version``:
+    ``xxxx.yy.zz`` nibble-packed, ``"11.0"``, ``"14.2.1"``): ASCII digits, major to 65535, minor
+    and patch to 255; anything else is ``Invalid`` (a forged ``"1²"`` ended a run in ``int()``)."""
+    text = _str(value)
+    parts = text.split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isascii() and p.isdigit() and len(p) <= 5 for p in parts):
+        raise Invalid("not a Mach-O version")
+    if int(parts[0]) > 0xFFFF or any(int(p) > 0xFF for p in parts[1:]):
+        raise Invalid("not a Mach-O version")
+    return text
+
+
 def _pair(value: object) -> tuple[str, str]:
     items = _list(_str)(value)
     if len(items) != 2:
@@ -435,8 +448,8 @@ FIELDS: dict[str, Decoder] = {
     "comdat_sections": lambda v: frozenset(_list(_int)(v)),
     "member_file": _opt(_str),
     "forwarders": _list(_pair),
-    "min_os": _opt(_str),
-    "sdk": _opt(_str),
+    "min_os": _opt(_os_version),
+    "sdk": _opt(_os_version),
     "link_directives": _list(_str),
     "referenced_from": _list(_pair),
     "comdats": _list(

@@ -18,7 +18,9 @@ APPLE_SILICON_FIRST = (11, 0)
 
 
 def _release(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
+    """``"11.0.1"`` -> ``(11, 0, 1)``: ASCII digit runs of at most 9 digits only (``str.isdigit``
+    alone takes ``"²"``, which ``int`` refuses, and a 5,000-digit run passes ``int``'s limit)."""
+    return tuple(int(p) for p in text.split(".") if p.isascii() and p.isdigit() and len(p) <= 9)
 
 
 class MinOsVersion(Rule):

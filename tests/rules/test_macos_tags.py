@@ -81,3 +81,14 @@ def test_a_wheel_no_installer_selects(run_cli, tmp_path: Path) -> None:  # type:
     assert f["evidence"]["instead"] == "macosx_14_0_arm64" and f["severity"] == "error"
     fine = _wheel(tmp_path / "pkg-1.0-cp311-cp311-macosx_14_0_arm64.whl", UNIVERSAL_11)
     assert _findings(run_cli, "macos-tag", str(fine)) == []
+
+
+@pytest.mark.parametrize("text", ["1\u00b2", "\u0661\u0664.0", "9" * 5000 + ".0", "11.x"])
+def test_a_version_that_is_not_plain_digits_is_read_without_failing(text: str) -> None:
+    """The rule reads a minimum OS version by its ASCII digit runs only: ``"1²"`` passed
+    ``str.isdigit`` and ended the run in ``int()``, a 5,000-digit run passed ``int``'s limit (a
+    forged cache entry; the codec refuses those now, this is the rule's own guard)."""
+    from linkaudit.rules.min_os_version import _release
+
+    assert all(isinstance(n, int) and n < 10**9 for n in _release(text))
+    assert _release("11.0.1") == (11, 0, 1)
