@@ -393,6 +393,46 @@ def test_clear_and_eviction_remove_only_what_the_cache_wrote(tmp_path: Path) -> 
     assert all(p.exists() for p in planted) and (victim / "sub" / "package.json").exists()
 
 
+def test_symlinked_entry_folders_are_neither_written_through_nor_read(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every ``XX`` folder planted as a symlink to another directory (a cache restored from an
+    untrusted run): ``check`` writes nothing there and reads nothing from there (it wrote its
+    entries into the other directory, where ``clear`` and eviction, which skip symlinked folders,
+    never saw them, past the size bound; the hostile tester's D4); the report as without the cache."""
+    target, plain, entries = _warmed(run_cli, tmp_path, monkeypatch)
+    root = tmp_path / "c"
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for entry in entries:  # the warm entries moved to the victim, their folders made links to it
+        folder = entry.parent
+        if folder.is_symlink():
+            continue
+        for old in folder.iterdir():
+            old.rename(victim / old.name)
+        folder.rmdir()
+        folder.symlink_to(victim)
+    base = entries[0].parent.parent  # ROOT/binaries-vN
+    for i in range(256):
+        folder = base / f"{i:02x}"
+        if not folder.exists() and not folder.is_symlink():
+            folder.symlink_to(victim)
+    before = sorted(p.name for p in victim.iterdir())
+    reads: list[str] = []
+    real_load = cache._load
+
+    def counted(path: str) -> bytes | None:
+        found = real_load(path)
+        if found is not None:
+            reads.append(path)
+        return found
+
+    monkeypatch.setattr(cache, "_load", counted)
+    assert _report(run_cli, "check", str(target)) == plain
+    other = SAMPLES / "fixed"  # inputs with no entry yet: every one written, were it allowed
+    assert _report(run_cli, "check", str(other)) == _report(run_cli, "--no-cache", "check", str(other))
+    assert sorted(p.name for p in victim.iterdir()) == before and before
+    assert reads == []
+
+
 def test_an_entry_with_a_nul_in_a_name_is_not_trusted() -> None:
     from linkaudit.cache.codec import encode_entry
 

@@ -214,10 +214,16 @@ class Cache:
     def holds(self, key: Key) -> bool:
         """Whether an entry file is there for ``key`` (a regular file, not followed through a
         symlink): what deciding where to read needs, not a promise — ``get`` still validates it."""
+        path = self._path(key.name)
+        folder = _open_folder(os.path.dirname(path))
+        if folder is None:
+            return False
         try:
-            return stat.S_ISREG(os.lstat(self._path(key.name)).st_mode)
+            return stat.S_ISREG(os.lstat(os.path.basename(path), dir_fd=folder).st_mode)
         except OSError:
             return False
+        finally:
+            os.close(folder)
 
     def get(self, key: Key, path: str = "") -> tuple[Binary, ...] | None:
         """The binaries stored under ``key``, their ``path`` set to ``path`` (an entry stores none), or
@@ -252,7 +258,7 @@ class Cache:
             self.hits += 1
         _name_contents(key.name, written, found.binaries)
         with contextlib.suppress(OSError):
-            os.utime(file, follow_symlinks=False)  # most recently used
+            _touch(file)  # most recently used
         return found
 
     def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:
@@ -287,7 +293,7 @@ class Cache:
                 return None
             self.hits += 1
         with contextlib.suppress(OSError):
-            os.utime(file, follow_symlinks=False)  # most recently used
+            _touch(file)  # most recently used
         return data
 
     def put_blob(self, name: str, data: bytes) -> None:
@@ -311,20 +317,30 @@ class Cache:
         if len(data) > MAX_ENTRY_BYTES:
             return 0
         path = self._path(name)
-        folder = os.path.dirname(path)
-        tmp = os.path.join(folder, f".tmp-{name}-{os.getpid()}-{threading.get_ident()}")
+        tmp = f".tmp-{name}-{os.getpid()}-{threading.get_ident()}"
         try:
-            os.makedirs(folder, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            os.makedirs(self.root, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(os.path.dirname(path), 0o755)
+        except OSError:
+            return 0
+        folder = _open_folder(os.path.dirname(path))
+        if folder is None:
+            return 0  # a symlink or a file planted where the folder goes: never written through
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644, dir_fd=folder)
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)
-                os.replace(tmp, path)  # atomic: a reader sees the old entry or the new one, never half
+                # atomic: a reader sees the old entry or the new one, never half
+                os.replace(tmp, os.path.basename(path), src_dir_fd=folder, dst_dir_fd=folder)
             except BaseException:
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=folder)
                 raise
         except OSError:
             return 0
+        finally:
+            os.close(folder)
         return len(data)
 
     def _own_files(self) -> Iterator[tuple[str, os.stat_result, bool]]:
@@ -416,15 +432,47 @@ def _name_contents(name: str, written: int, binaries: tuple[Binary, ...] | None)
         binary.symbols.set_identity(f"{name}.{written}.{k}")
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_folder(folder: str) -> int | None:
+    """A descriptor of the entry folder ``folder`` (``ROOT/XX``), or ``None`` when it is absent or
+    not a real directory: a symlink planted there (a cache restored from an untrusted run) is never
+    followed, so no entry is read from or written into another directory, where ``clear`` and
+    eviction, which skip symlinked folders, would never find it."""
+    try:
+        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+    except OSError:
+        return None
+
+
+def _touch(path: str) -> None:
+    """Mark the entry file ``path`` most recently used (its mtime), through its folder, no symlink followed."""
+    folder = _open_folder(os.path.dirname(path))
+    if folder is None:
+        return
+    try:
+        os.utime(os.path.basename(path), dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+
+
 def _load(path: str) -> bytes | None:
     """The bytes of the entry file ``path``, or ``None`` (absent, not a regular file, too large,
     or more than the memory at hand: an entry is never worth failing the run).
     Opened without blocking (a FIFO planted in the cache is never waited on) and read to its size,
     never a ``MAX_ENTRY_BYTES`` buffer up front."""
+    folder = _open_folder(os.path.dirname(path))
+    if folder is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(os.path.basename(path), os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
     except OSError:
         return None
+    finally:
+        os.close(folder)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
