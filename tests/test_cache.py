@@ -399,7 +399,6 @@ def test_symlinked_entry_folders_are_neither_written_through_nor_read(run_cli, t
     entries into the other directory, where ``clear`` and eviction, which skip symlinked folders,
     never saw them, past the size bound; the hostile tester's D4); the report as without the cache."""
     target, plain, entries = _warmed(run_cli, tmp_path, monkeypatch)
-    root = tmp_path / "c"
     victim = tmp_path / "victim"
     victim.mkdir()
     for entry in entries:  # the warm entries moved to the victim, their folders made links to it

@@ -241,6 +241,24 @@ def test_a_library_padded_with_zeros_is_not_taken_for_a_bomb(tmp_path: Path) -> 
     assert list(_refusals(report)) == [f"{whl}!pad.libs/bomb.so"]
 
 
+def test_a_library_refused_at_staging_is_named_where_the_load_misses_it(tmp_path: Path) -> None:
+    """An extension module whose library is in the wheel but refused (20 MiB, mostly zeros: over
+    the ratio): library-not-found says the loader's words and then that the package holds that
+    library, unread, with the reason (it said only "cannot open shared object file", pointing the
+    user at a missing file; the fresh-user tester's finding 1)."""
+    module = (SAMPLES / "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so").read_bytes()
+    whl = tmp_path / "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("pkg/mod.cpython-311-x86_64-linux-gnu.so", module)
+        zf.writestr("pkg/lib/libhelper.so", HELPER + bytes(20 << 20))  # RUNPATH $ORIGIN/lib
+    report = audit([str(whl)])
+    member = f"{whl}!pkg/lib/libhelper.so"
+    assert "a decompression bomb?" in _refusals(report)[member]
+    (missing,) = [f for f in report.findings if f.rule == "library-not-found"]
+    assert f"; {member} is that library, but it was not read: declares" in missing.message
+    assert missing.evidence["refused_member"]["member"] == member
+
+
 class _Written:
     def __init__(self) -> None:
         self.expected = 0

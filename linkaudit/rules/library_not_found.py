@@ -189,6 +189,8 @@ chain has one).
         if hint is not None:
             message += hint.text
             severity = _hinted_severity(requesters, hints)
+        unread = _refused_member(context, res.attempts)
+        message += f"; {unread[0]} is that library, but it was not read: {unread[1]}" if unread else ""
         return self.finding(
             first.file,
             needed,
@@ -203,6 +205,7 @@ chain has one).
                 "attempts": attempts_evidence(res.attempts),
                 "attempts_not_shown": res.more_attempts,
                 "error": res.error,
+                **({"refused_member": {"member": unread[0], "reason": unread[1]}} if unread else {}),
                 "unresolved_symbols": _consequences(by_path, first, needed),
                 "requesters": [
                     _requester_evidence(by_path, r, h, needed) for r, h in zip(requesters, hints, strict=True)
@@ -309,6 +312,21 @@ def _hint(
     if fits:
         return installed_hint(context, r.file, needed, sorted(fits))
     return provider_hint(context, r.file, needed)
+
+
+def _refused_member(context: AuditContext, attempts: Sequence[Any]) -> tuple[str, str] | None:
+    """``(PACKAGE!member, reason)`` when a path ld.so tried is a package member refused at staging
+    (a decompression bomb, an unwritable name): the library is in the package, only unread — not
+    the missing file the loader's words suggest.  ``None`` otherwise."""
+    staged = context.packages
+    if staged is None or not staged.errors:
+        return None
+    reasons = {e.path: e.reason for e in staged.errors}
+    for attempt in attempts:
+        label = staged.label(attempt.path)
+        if label in reasons:
+            return label, reasons[label]
+    return None
 
 
 @dataclass
