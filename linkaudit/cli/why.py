@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -203,10 +204,23 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
         lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
+            similar = _similar_names(analysis, images, target)
+            if similar:  # auditwheel and delocate rename what they vendor: libgfortran-040039e1-….so.5
+                lines.append(f"libraries of the loads whose names begin with it: {', '.join(similar)}")
         emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
     if status:
         return status
     return 0 if chains or uses or soft else 1
+
+
+def _similar_names(analysis: Any, images: list[Any], target: str, most: int = 5) -> list[str]:
+    """File names of the loaded libraries (ELF objects, PE and Mach-O images) that begin with
+    ``target`` (``libgfortran`` -> ``libgfortran-040039e1-0352e75f.so.5.0.0``: the name a repair
+    tool gave its vendored copy), sorted, at most ``most``."""
+    names = {posixpath.basename(o.path) for load in analysis.loads for o in load.objects}
+    names.update(posixpath.basename(p) for load in images for p in load.images)
+    stem = target.rsplit("/", 1)[-1]
+    return sorted(n for n in names if n.startswith(stem) and n != stem)[:most] if stem else []
 
 
 def _elf_chains(analysis: Any, owners: Callable[[str], str | None] | None, target: str) -> list[dict[str, Any]]:

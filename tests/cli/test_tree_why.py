@@ -246,3 +246,16 @@ def test_why_says_a_missing_pe_or_mach_o_driver_library_is_the_drivers(run_cli, 
     for path, name in (("macho/broken", "libcuda.dylib"), ("pe/broken", "nvcuda.dll")):
         out = run_cli("why", str(samples / path), name).stdout
         assert "not found (GPU driver library: only the driver installs it, no package ships it)" in out
+
+
+def test_why_names_the_renamed_libraries_a_plain_name_begins(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """``why MODULE libhelp``: no library of that name, but the loads hold libhelper.so, whose name
+    begins with it, and say so (auditwheel renames what it vendors, libgfortran-040039e1-….so.5:
+    the plain name found nothing and said nothing more); a name nothing begins with says only that."""
+    module = str(SAMPLES / "loader" / "pyext" / "mod.cpython-311-x86_64-linux-gnu.so")
+    r = run_cli("why", module, "libhelp")
+    assert r.exit_code == 1
+    assert "libhelp: not a library or symbol of any load of" in r.stdout
+    assert "libraries of the loads whose names begin with it: libhelper.so" in r.stdout
+    r = run_cli("why", module, "libzzz")
+    assert r.exit_code == 1 and "begin with it" not in r.stdout
