@@ -74,23 +74,28 @@ def _packages_under(top: str) -> list[str]:
     out: list[str] = []
     stack = [top]  # depth first, by an explicit stack: os.walk recurses (RecursionError ~990 deep)
     while stack:
-        dirpath = stack.pop()
+        # a directory that cannot be listed is passed over, as os.walk does (the binary walk names it)
+        entries = sorted(_listing(stack.pop()) or (), key=lambda e: e[0])
+        stack.extend(reversed([path for _name, path, is_dir in entries if is_dir]))
+        out.extend(path for name, path, is_dir in entries if not is_dir and name.endswith(PACKAGE_SUFFIXES))
+    return out
+
+
+def _listing(directory: str) -> list[tuple[str, str, bool]] | None:
+    """``(name, path, is a directory)`` of each entry of ``directory`` (a symlink is not a
+    directory here: never followed), or ``None`` when it cannot be listed."""
+    try:
+        with os.scandir(directory) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    out = []
+    for entry in entries:
         try:
-            with os.scandir(dirpath) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
-            continue  # as os.walk passes over a directory it cannot list (the binary walk names it)
-        subdirs = []
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                subdirs.append(entry.path)
-            elif entry.name.endswith(PACKAGE_SUFFIXES):
-                out.append(entry.path)
-        stack.extend(reversed(subdirs))
+            is_dir = False
+        out.append((entry.name, entry.path, is_dir))
     return out
 
 
@@ -107,21 +112,12 @@ def remove_tree(top: str) -> None:
                 os.rmdir(path)
             continue
         stack.append((path, True))
-        try:
-            with os.scandir(path) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
+        for _name, below, is_dir in _listing(path) or ():
             if is_dir:
-                stack.append((entry.path, False))
+                stack.append((below, False))
             else:
                 with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+                    os.unlink(below)
 
 
 def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tuple[dict[str, str], list[str]]:
