@@ -219,13 +219,25 @@ def _site_lines(report: Report) -> list[str]:
         by_source: dict[str, int] = {}
         for lib in outside:
             by_source[lib["source"]] = by_source.get(lib["source"], 0) + 1
-        counts = ", ".join(f"{source}: {n}" for source, n in by_source.items())
-        lines.append(
-            f"{len(outside)} librar{'y' if len(outside) == 1 else 'ies'} resolved outside the inputs, on this machine ({counts})"
-        )
+        lines.append(_outside_line(len(outside), by_source))
         if sites:
             lines.extend(text_safe(f"  {lib['path']} ({lib['source']})") for lib in outside)
     return lines
+
+
+def _outside_line(total: int, by_source: dict[str, int]) -> str:
+    """``"3 libraries resolved outside the inputs: 2 on this machine (system-directory: 2), 1 by the
+    target's policy (target-policy)"``: a library the target's policy provides is known by name
+    only (``loader.modelled``), not read from this machine."""
+    policy = by_source.get("target-policy", 0)
+    host = {source: n for source, n in by_source.items() if source != "target-policy"}
+    parts = []
+    if host:
+        counts = ", ".join(f"{source}: {n}" for source, n in host.items())
+        parts.append(f"{sum(host.values())} on this machine ({counts})")
+    if policy:
+        parts.append(f"{policy} by the target's policy (target-policy)")
+    return f"{total} librar{'y' if total == 1 else 'ies'} resolved outside the inputs: {', '.join(parts)}"
 
 
 def _roots_line(report: Report) -> str:

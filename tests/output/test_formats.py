@@ -214,3 +214,18 @@ def test_github_annotates_a_package_member_on_its_package() -> None:
     )
     first = render(report).splitlines()[0]
     assert first == "::error file=dist/p-1.0-py3-none-any.whl,title=driver-link%3A p/lib/x.so%3A libcuda.so.1::m"
+
+
+def test_libraries_the_target_policy_provides_are_not_said_to_be_on_this_machine() -> None:
+    """The summary line of libraries resolved outside the inputs counts those read from this machine
+    apart from those the target's policy provides by name (it said all were "on this machine")."""
+    from linkaudit.output.text import _outside_line
+
+    line = _outside_line(3, {"already-loaded": 1, "target-policy": 1, "system-directory": 1})
+    assert line == (
+        "3 libraries resolved outside the inputs: 2 on this machine (already-loaded: 1, system-directory: 1), "
+        "1 by the target's policy (target-policy)"
+    )
+    assert _outside_line(1, {"target-policy": 1}) == (
+        "1 library resolved outside the inputs: 1 by the target's policy (target-policy)"
+    )
