@@ -299,3 +299,27 @@ def test_running_out_of_memory_is_named_after_the_failed_loads_are_released(monk
     report = audit([str(SAMPLES / "loader/ancestor_runpath")])
     assert seen == [True]
     assert any("ran out of memory" in f.message for f in report.findings if f.rule == "unreadable-input")
+
+
+def test_each_installation_line_gives_its_own_errors_and_warnings(tmp_path: Path) -> None:
+    """A dist/ of three wheels plus another project's cp311 wheel holding a library that links the
+    GPU driver: each installation's line ends with the errors and warnings found on its own
+    wheels' members, so a CI log says which installation failed (it named only the wheels)."""
+    bad = tmp_path / "bad-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("bad/libtorch_cuda.so", (SAMPLES / "broken/libtorch_cuda.so").read_bytes())
+    report = audit([*(str(w) for w in WHEELS), str(bad)])
+    text = renderer(OutputFormat.TEXT)(report)
+    lines = [ln for ln in text.splitlines() if ln[:5] in ("  1. ", "  2. ", "  3. ")]
+    planned = report.config["installations"]
+    assert len(lines) == len(planned) == 3
+    seen = []
+    for inst, line in zip(planned, lines, strict=True):
+        own = [f for f in report.findings if f.file.split("!")[0] in inst["packages"]]
+        errors = sum(f.severity.value == "error" for f in own)
+        warnings = sum(f.severity.value == "warning" for f in own)
+        assert line.endswith(
+            f" — {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        ), line
+        seen.append(errors)
+    assert seen[1] > 0 and seen[0] == seen[2] == 0  # the driver link is in the cp311 installation only

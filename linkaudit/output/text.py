@@ -165,13 +165,30 @@ def _installation_lines(report: Report) -> list[str]:
     if len(planned) > 1:
         head += f" ({_apart(planned)}; --together audits the inputs as one)"
     lines = [head]
+    verdicts = _verdicts(report, planned)
     for i, inst in enumerate(planned, 1):
         names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
         why = ", ".join(inst["targets"][:2]) or (
             "together" if inst["reason"].startswith("--together") else inst["reason"]
         )
-        lines.append(text_safe(f"  {i}. {why or 'together'}: {names}"))
+        lines.append(text_safe(f"  {i}. {why or 'together'}: {names}{verdicts[i - 1]}"))
     return lines
+
+
+def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
+    """Each installation's own errors and warnings, `` — 0 errors, 2 warnings``: the findings on
+    its packages' members (``PACKAGE!member``), so that a CI log says which wheel failed; ``""``
+    for an installation of no package."""
+    index = {str(p): i for i, inst in enumerate(planned) for p in inst["packages"]}
+    counts = [[0, 0] for _ in planned]
+    for f in report.findings:
+        at = index.get(f.file.split("!", 1)[0])
+        if at is not None and f.severity in (Severity.ERROR, Severity.WARNING):
+            counts[at][f.severity is Severity.WARNING] += 1
+    return [
+        f" — {e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}" if inst["packages"] else ""
+        for inst, (e, w) in zip(planned, counts, strict=True)
+    ]
 
 
 def _apart(planned: list[dict[str, object]]) -> str:
