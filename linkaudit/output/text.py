@@ -89,6 +89,11 @@ def _file_of(result: FileResult) -> str:
     return path
 
 
+def _counted(count: int, word: str) -> str:
+    """``"1 error"``, ``"2 errors"``: ``count`` and ``word``, plural with an ``s`` unless 1."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def summary_line(report: Report) -> str:
     """The total of input files first, then what became of them, then the findings.
 
@@ -100,13 +105,10 @@ def summary_line(report: Report) -> str:
     then counts binaries and says how many files hold them, ``"20 binaries in 19 files: 20 audited; ..."``.
     """
 
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
-
     files = len({_file_of(r) for r in report.files})
     entries = len(report.files)
     # entries > files: some file holds two binaries or more
-    total = n(files, "file") if files == entries else f"{entries} binaries in {n(files, 'file')}"
+    total = _counted(files, "file") if files == entries else f"{entries} binaries in {_counted(files, 'file')}"
 
     parts = [f"{report.count_status(FileStatus.AUDITED)} audited"]
     unreadable = report.count_status(FileStatus.UNREADABLE)
@@ -117,8 +119,8 @@ def summary_line(report: Report) -> str:
         parts.append(f"{skipped} skipped (format not supported yet)")
     return (
         f"{total}: {', '.join(parts)}; "
-        f"{n(report.count(Severity.ERROR), 'error')}, {n(report.count(Severity.WARNING), 'warning')}, "
-        f"{n(report.count(Severity.NOTE), 'note')}"
+        f"{_counted(report.count(Severity.ERROR), 'error')}, {_counted(report.count(Severity.WARNING), 'warning')}, "
+        f"{_counted(report.count(Severity.NOTE), 'note')}"
         + (f", {report.suppressed} suppressed" if report.suppressed else "")
         + f" ({report.seconds:.2f} s)"
     )
@@ -186,7 +188,7 @@ def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
         if at is not None and f.severity in (Severity.ERROR, Severity.WARNING):
             counts[at][f.severity is Severity.WARNING] += 1
     return [
-        f" — {e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}" if inst["packages"] else ""
+        f" — {_counted(e, 'error')}, {_counted(w, 'warning')}" if inst["packages"] else ""
         for inst, (e, w) in zip(planned, counts, strict=True)
     ]
 
