@@ -526,11 +526,9 @@ def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt:
             library = sym.version.file if sym.version is not None else None
             if not library:
                 continue  # a flat lookup
-            provider = (
-                providers[library]
-                if library in providers
-                else providers.setdefault(library, libraries.find(library, binary))
-            )
+            if library not in providers:
+                providers[library] = libraries.find(library, binary)
+            provider = providers[library]
             if provider is None or exports.found_here(provider, sym.name):
                 continue
             found = exports.lookup(provider, sym.name)
