@@ -500,7 +500,7 @@ class Stager:
         trie = _Trie([*refused, *dangling])  # the links a path may lead through
         through: dict[str, list[str]] = {}  # a link -> the dangling links whose target's path passes it
         for rel, (_name, target) in dangling.items():
-            for via in trie.along(posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))):
+            for via in trie.along(_lexical_target(rel, target)):
                 through.setdefault(via, []).append(rel)
         frontier = sorted(r for r in refused if r in through)
         for _hop in range(MAX_LINK_HOPS):
@@ -570,13 +570,19 @@ class _Trie:
         return found
 
 
+def _lexical_target(rel: str, target: str) -> str:
+    """Where the symlink ``rel`` -> ``target`` points, taken from the link's directory on the names
+    alone (``..`` collapsed as text, no link followed), relative to the package's root."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+
+
 def _link_target_problem(rel: str, target: str) -> str | None:
     """Why the symlink ``rel`` -> ``target`` may not be made, judged on the names alone, or ``None``."""
     if "\0" in target:
         return "a symlink whose target holds a NUL byte"
     if target.startswith("/"):
         return f"a symlink to the absolute path {target[:200]!r}, outside the package"
-    lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    lexical = _lexical_target(rel, target)
     if lexical == ".." or lexical.startswith("../"):
         return f"a symlink to {target!r}, which leaves the package"
     return None
