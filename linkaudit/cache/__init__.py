@@ -257,8 +257,7 @@ class Cache:
                 return None
             self.hits += 1
         _name_contents(key.name, written, found.binaries)
-        with contextlib.suppress(OSError):
-            _touch(file)  # most recently used
+        _touch(file)  # most recently used
         return found
 
     def put(self, key: Key, binaries: tuple[Binary, ...]) -> None:
@@ -292,8 +291,7 @@ class Cache:
                 self.misses += 1
                 return None
             self.hits += 1
-        with contextlib.suppress(OSError):
-            _touch(file)  # most recently used
+        _touch(file)  # most recently used
         return data
 
     def put_blob(self, name: str, data: bytes) -> None:
@@ -447,14 +445,14 @@ def _open_folder(folder: str) -> int | None:
 
 
 def _touch(path: str) -> None:
-    """Mark the entry file ``path`` most recently used (its mtime), through its folder, no symlink followed."""
+    """Mark the entry file ``path`` most recently used (its mtime), through its folder, no symlink
+    followed; a failure is ignored (the entry is only evicted sooner)."""
     folder = _open_folder(os.path.dirname(path))
     if folder is None:
         return
     try:
-        os.utime(os.path.basename(path), dir_fd=folder, follow_symlinks=False)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.utime(os.path.basename(path), dir_fd=folder, follow_symlinks=False)
     finally:
         os.close(folder)
 
