@@ -139,6 +139,8 @@ chain has one).
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
         "error": "the load-stopping error when a candidate was not a usable ELF object, else null",
+        "refused_member": "{member, reason} when a path tried is a package member refused at staging (a "
+        "decompression bomb, an unwritable name): the library is in the package, unread; absent otherwise",
         "unresolved_symbols": "references of the requester versioned for this library, which then bind nowhere",
         "redistributable": "PE: true for a DLL of the Visual C++ Redistributable (msvcp140.dll...): a warning",
         "providers": "the PyPI distributions that ship a library of this SONAME (the provider index), when known",
@@ -159,9 +161,10 @@ chain has one).
         for b in context.binaries if failures else ():
             if b.format is Format.ELF and b.soname:
                 by_soname.setdefault(b.soname, []).append(b)
+        refused = {e.path: e.reason for e in context.packages.errors} if failures and context.packages else {}
         for needed, requesters in failures.items():
             hints = [_hint(context, by_path, by_soname.get(needed, ()), r, needed) for r in requesters]
-            yield self._elf_finding(context, by_path, needed, requesters, hints)
+            yield self._elf_finding(context, by_path, needed, requesters, hints, refused)
 
     def _elf_finding(
         self,
@@ -170,6 +173,7 @@ chain has one).
         needed: str,
         requesters: list[_Requester],
         hints: list[ProviderHint | None],
+        refused: dict[str, str],
     ) -> Finding:
         """The one finding for ``needed`` missing in this installation: the first requester
         (``_primary_first``: reached from an import root, then by path) names the file, so the
@@ -189,7 +193,7 @@ chain has one).
         if hint is not None:
             message += hint.text
             severity = _hinted_severity(requesters, hints)
-        unread = _refused_member(context, res.attempts)
+        unread = _refused_member(context, refused, res.attempts)
         message += f"; {unread[0]} is that library, but it was not read: {unread[1]}" if unread else ""
         return self.finding(
             first.file,
@@ -314,18 +318,18 @@ def _hint(
     return provider_hint(context, r.file, needed)
 
 
-def _refused_member(context: AuditContext, attempts: Sequence[Any]) -> tuple[str, str] | None:
+def _refused_member(context: AuditContext, refused: dict[str, str], attempts: Sequence[Any]) -> tuple[str, str] | None:
     """``(PACKAGE!member, reason)`` when a path ld.so tried is a package member refused at staging
-    (a decompression bomb, an unwritable name): the library is in the package, only unread — not
-    the missing file the loader's words suggest.  ``None`` otherwise."""
+    (``refused``: ``PACKAGE!member`` -> why, from the staging errors; a decompression bomb, an
+    unwritable name): the library is in the package, only unread — not the missing file the
+    loader's words suggest.  ``None`` otherwise."""
     staged = context.packages
-    if staged is None or not staged.errors:
+    if staged is None or not refused:
         return None
-    reasons = {e.path: e.reason for e in staged.errors}
     for attempt in attempts:
         label = staged.label(attempt.path)
-        if label in reasons:
-            return label, reasons[label]
+        if label in refused:
+            return label, refused[label]
     return None
 
 
