@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -18,12 +18,13 @@ from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
-from .inputs import collect
+from .inputs import Collected, collect
 from .jobs import Failed, Spread, pools, read_paths, run_tasks
 from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary, Format, Libc
 from .packages import (
+    Installation,
     PlannedInputs,
     Site,
     Staged,
@@ -265,6 +266,44 @@ def _audit_staged(
     """The body of ``audit`` over the inputs with packages already staged (``staged.errors``: their
     refused members) and the installed ``sites`` they lie in: files, findings before
     configuration, the rules that ran, the roots, the binaries read, the loader emulation."""
+    files, findings, binaries = _read_inputs(staged, config)
+    implied = _wheel_policies(binaries, staged, sites)
+    binaries = [_libc_from_tag(b, implied.get(b.path)) for b in binaries]
+    linkage = None
+    if config.target is not None:
+        linkage = _analyze(binaries, config, findings)
+    generated: tuple[GeneratedSource, ...] = ()
+    if config.source_dirs:
+        from .link.sources import scan
+
+        generated = tuple(g for d in config.source_dirs for g in scan(d))
+    windows, dyld = _image_loads(binaries, config)
+    disagreements: tuple[Disagreement, ...] = ()
+    if config.verify:
+        from .verify import verify  # lief: imported only when asked
+
+        disagreements = tuple(verify(binaries))
+    context = AuditContext(
+        tuple(binaries),
+        config,
+        linkage,
+        generated,
+        implied,
+        staged if staged.packages else None,
+        windows=windows,
+        dyld=dyld,
+        disagreements=disagreements,
+        site_roots=tuple(s.root for s in sites),
+        installation=_installation(staged, sites),
+    )
+    ran = _run_rules(context, findings)
+    return files, findings, ran, _root_infos(linkage, (*windows, *dyld)), binaries, linkage
+
+
+def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult], list[Finding], list[Binary]]:
+    """Read every input file (packages already staged: ``staged.errors`` are their refused
+    members): the file results, the findings of reading (unreadable files, skipped formats, broken
+    symlinks, directories with nothing to audit) and the binaries read, in input order."""
     paths, package_errors = staged.paths, staged.errors
     collected = collect(paths)
     files: list[FileResult] = []
@@ -306,33 +345,35 @@ def _audit_staged(
         if container == Container.LLVM_BITCODE.value:  # found in a directory: the same note as given by name
             findings.append(Finding("lto-object", Severity.NOTE, path, path, reason, {"sections": []}))
     findings.extend(BrokenSymlink.note(path, target) for path, target in collected.broken_links)
+    findings.extend(_nothing_to_audit(collected, staged))
+    return files, findings, binaries
+
+
+def _nothing_to_audit(collected: Collected, staged: Staged) -> Iterator[Finding]:
+    """A ``no-binaries`` note for each input directory holding no binary (a wheelhouse, whose
+    packages are audited, excepted), with the files of formats not read yet that it holds."""
     for directory in collected.empty_dirs:
         if staged.holds_packages(directory):
-            continue  # a wheelhouse: its packages are audited
+            continue
         under = directory.rstrip("/") + "/"
         skipped = [p for p, _f in collected.skipped if p.startswith(under)]
-        findings.append(
-            Finding(
-                "no-binaries",
-                Severity.NOTE,
-                directory,
-                directory,
-                "holds no binary linkaudit can read"
-                + (f" ({len(skipped)} of a format not supported yet)" if skipped else "")
-                + "; nothing to audit",
-                {"skipped": skipped},
-            )
+        yield Finding(
+            "no-binaries",
+            Severity.NOTE,
+            directory,
+            directory,
+            "holds no binary linkaudit can read"
+            + (f" ({len(skipped)} of a format not supported yet)" if skipped else "")
+            + "; nothing to audit",
+            {"skipped": skipped},
         )
-    implied = _wheel_policies(binaries, staged, sites)
-    binaries = [_libc_from_tag(b, implied.get(b.path)) for b in binaries]
-    linkage = None
-    if config.target is not None:
-        linkage = _analyze(binaries, config, findings)
-    generated: tuple[GeneratedSource, ...] = ()
-    if config.source_dirs:
-        from .link.sources import scan
 
-        generated = tuple(g for d in config.source_dirs for g in scan(d))
+
+def _image_loads(
+    binaries: Sequence[Binary], config: AuditConfig
+) -> tuple[tuple[ImageLoad, ...], tuple[ImageLoad, ...]]:
+    """The Windows loader's and dyld's loads of the PE and Mach-O inputs ``(windows, dyld)``: empty
+    without a target (``--no-loader``); each loader imported for its own inputs only."""
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     formats = {b.format for b in binaries}
@@ -356,37 +397,29 @@ def _audit_staged(
                 entries=config.entries,
             )
         )
-    disagreements: tuple[Disagreement, ...] = ()
-    if config.verify:
-        from .verify import verify  # lief: imported only when asked
+    return windows, dyld
 
-        disagreements = tuple(verify(binaries))
-    context = AuditContext(
-        tuple(binaries),
-        config,
-        linkage,
-        generated,
-        implied,
-        staged if staged.packages else None,
-        windows=windows,
-        dyld=dyld,
-        disagreements=disagreements,
-        site_roots=tuple(s.root for s in sites),
-        installation=_installation(staged, sites),
-    )
+
+def _run_rules(context: AuditContext, findings: list[Finding]) -> list[str]:
+    """Run every rule not ignored over ``context``, appending to ``findings``; the ids that ran."""
     ran = []
     for rule_cls in RULES:
-        if rule_cls.id in config.ignore:
+        if rule_cls.id in context.config.ignore:
             continue
         ran.append(rule_cls.id)
         findings.extend(rule_cls().check(context))
     findings.extend(_under_musl_too(context, findings))
+    return ran
+
+
+def _root_infos(linkage: LinkageAnalysis | None, image_loads: Sequence[ImageLoad]) -> tuple[RootInfo, ...]:
+    """The report's roots: ELF's from the loader emulation, then PE's and Mach-O's loads."""
     roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
-    for ld in (*windows, *dyld):  # PE and Mach-O roots as ELF's
+    for ld in image_loads:
         info = RootInfo(ld.root, ld.kind, ld.reached)
         if info not in roots:  # each slice of a universal root is a load of its own
             roots.append(info)
-    return files, findings, ran, tuple(roots), binaries, linkage
+    return tuple(roots)
 
 
 def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site]) -> dict[str, WheelPolicy]:
@@ -612,19 +645,7 @@ def audit_binaries(
         if get_rule(rule_id) is None:
             raise ConfigError(f"--ignore {rule_id!r}: no such rule (see `linkaudit rules`)")
     start = time.perf_counter()
-    if config.link_line:
-        # The files a link line names are inputs of the audit too (a missing one is unreadable, as ld says).
-        given = {os.path.realpath(p) for p in paths}
-        # A Windows library named without a directory and found nowhere (kernel32.lib, the CRT) is an
-        # unknown library of the link, not an unreadable input.
-        extra = [
-            e.path
-            for e in config.link_line
-            if e.path
-            and os.path.realpath(e.path) not in given
-            and (os.sep in e.path or not e.path.lower().endswith(".lib"))
-        ]
-        paths = [*paths, *dict.fromkeys(extra)]
+    paths = _with_link_line_files(paths, config)
     spread = spread or Spread()
     plan = plan_each(list(paths)) if spread.each else plan_inputs(list(paths), together)
     merged = _Merged()
@@ -643,9 +664,37 @@ def audit_binaries(
         _configure([f for f in merged.findings if f.rule not in config.ignore], config, paths),
     )
     findings.sort(key=_report_order(files))
+    _note_settings(settings, merged, formed, together)
+    report = Report(
+        tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
+    )
+    return report, tuple(merged.binaries)
+
+
+def _with_link_line_files(paths: Sequence[str], config: AuditConfig) -> Sequence[str]:
+    """``paths`` and the files the link line names (``config.link_line``): they are inputs of the
+    audit too (a missing one is unreadable, as ld says), each once.  A Windows library named
+    without a directory and found nowhere (kernel32.lib, the CRT) is an unknown library of the
+    link, not an unreadable input."""
+    if not config.link_line:
+        return paths
+    given = {os.path.realpath(p) for p in paths}
+    extra = [
+        e.path
+        for e in config.link_line
+        if e.path
+        and os.path.realpath(e.path) not in given
+        and (os.sep in e.path or not e.path.lower().endswith(".lib"))
+    ]
+    return [*paths, *dict.fromkeys(extra)]
+
+
+def _note_settings(settings: dict[str, Any], merged: _Merged, formed: Sequence[Installation], together: bool) -> None:
+    """Add to the report's ``settings`` what the inputs imposed besides the configuration: the
+    wheels' tag policies (symbol-version, external-library), the libraries found outside the
+    inputs, the installed sites, and the installations when there are several."""
     promised = [p for p in map(implied_by_wheel, merged.packages) if p is not None]
     if promised:
-        # What the wheels' tags imposed besides the configuration (symbol-version, external-library).
         settings["wheel_policies"] = [f"{p.package}: {p.tag}: {' '.join(p.ceilings)}" for p in promised]
     if merged.outside:
         settings["outside_inputs"] = merged.outside
@@ -655,10 +704,6 @@ def audit_binaries(
         settings["installations"] = [
             {"packages": list(i.packages), "targets": list(i.targets), "reason": i.reason} for i in formed
         ]
-    report = Report(
-        tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
-    )
-    return report, tuple(merged.binaries)
 
 
 @dataclass

@@ -23,6 +23,7 @@ class StderrProgress:
         self._lock = threading.Lock()
 
     def expect(self, nbytes: int) -> None:
+        """Add ``nbytes`` bytes to the total the bar runs to."""
         with self._lock:
             self._expected += nbytes
             if self._bar is not None:
@@ -34,6 +35,7 @@ class StderrProgress:
                 self._bar.__enter__()
 
     def advance(self, nbytes: int) -> None:
+        """Move the bar on by ``nbytes`` bytes done."""
         with self._lock:
             if self._bar is not None:
                 self._bar.update(nbytes)

@@ -267,37 +267,17 @@ def analyze(
     """
     fs = fs or FileSystemView(env.sysroot)
     analysis = LinkageAnalysis(env)
-    elf: list[Binary] = []
-    musl: list[Binary] = []
-    for b in binaries:
-        if b.format.value != "elf" or b.kind is Kind.RELOCATABLE:
-            continue
-        # musl's loader has its own rules (its path file, no cache, no hwcaps): loader.musl, never glibc's.
-        (musl if b.libc is Libc.MUSL else elf).append(b)
+    elf, musl = _by_loader(binaries)
     if musl:
         musl_paths = {b.path for b in musl}
-        _analyze_musl(
-            musl,
-            env,
-            fs,
-            [r for r in roots if r.path in musl_paths] if roots is not None else None,
-            analysis,
-            bind_all,
-            store,
-        )
+        mine = [r for r in roots if r.path in musl_paths] if roots is not None else None
+        _analyze_musl(musl, env, fs, mine, analysis, bind_all, store)
         if roots is not None:
             roots = [r for r in roots if r.path not in musl_paths]
     if not elf:
         return analysis
     if cache is None and env.use_cache:
-        cache_path = "/etc/ld.so.cache"
-        try:
-            cache = read_ld_cache(fs.host_path(cache_path))
-        except InputError as exc:
-            # ld.so ignores a cache it cannot use and goes on to the system directories.
-            analysis.problems.append(InputError(cache_path, exc.reason, exc.offset))
-            cache = None
-        analysis.cache_path = cache_path if cache is not None else None
+        cache = _host_ld_cache(fs, analysis)
     first = elf[0]
     interp = next((b.interpreter for b in elf if b.interpreter), None) or _default_interpreter(first.machine)
     system_dirs = env.system_dirs or read_system_dirs(fs, interp, first.machine)
@@ -306,11 +286,43 @@ def analyze(
         env, fs, cache, system_dirs, env.lib_for(system_dirs), is_driver or (lambda _name: False), rtld=interp
     )
     analysis.search_context = ctx
-    by_identity: dict[tuple[int, int], Binary] = {}
-    for b in elf:
-        ident = _identity(fs.host_path(_target_path(fs, b.path)))
-        if ident is not None:
-            by_identity.setdefault(ident, b)
+    _check_named_objects(env, fs, analysis)
+    runner = _RootRunner(elf, ctx, analysis, list(roots) if roots is not None else default_roots(elf))
+    runner.run_all()
+    _bind_and_verify(analysis, fs, runner.by_identity, bind_all, verify_all, store)
+    return analysis
+
+
+def _by_loader(binaries: Sequence[Binary]) -> tuple[list[Binary], list[Binary]]:
+    """The ELF executables and shared objects of ``binaries`` (relocatable objects are never
+    loaded): ``(glibc's, musl's)`` — musl's loader has its own rules (its path file, no cache, no
+    hwcaps), ``loader.musl``, never glibc's."""
+    elf: list[Binary] = []
+    musl: list[Binary] = []
+    for b in binaries:
+        if b.format.value != "elf" or b.kind is Kind.RELOCATABLE:
+            continue
+        (musl if b.libc is Libc.MUSL else elf).append(b)
+    return elf, musl
+
+
+def _host_ld_cache(fs: FileSystemView, analysis: LinkageAnalysis) -> LdCache | None:
+    """The view's ``/etc/ld.so.cache``, or ``None`` (a cache that cannot be used is a problem of
+    ``analysis``, and ld.so goes on to the system directories without it); sets
+    ``analysis.cache_path``."""
+    cache_path = "/etc/ld.so.cache"
+    try:
+        cache: LdCache | None = read_ld_cache(fs.host_path(cache_path))
+    except InputError as exc:
+        analysis.problems.append(InputError(cache_path, exc.reason, exc.offset))
+        cache = None
+    analysis.cache_path = cache_path if cache is not None else None
+    return cache
+
+
+def _check_named_objects(env: TargetEnvironment, fs: FileSystemView, analysis: LinkageAnalysis) -> None:
+    """Read the objects the options name (``--interpreter``, ``--executable``,
+    ``--dlopen-global``, ``--ld-preload``); one that cannot be read is a problem of ``analysis``."""
     for option, paths in (
         ("--interpreter", (env.interpreter,) if env.interpreter else ()),
         ("--executable", (env.executable,) if env.executable else ()),
@@ -322,28 +334,61 @@ def analyze(
                 fs.read_binary(path)
             except InputError as exc:
                 analysis.problems.append(InputError(path, f"{option}: {exc.reason}", exc.offset))
-    chosen = list(roots) if roots is not None else default_roots(elf)
-    python_process = Process()
-    python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
-    # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
-    alone = not python_roots and not env.executable and not env.dlopen_global
-    alone_loads = AloneLoads()
-    by_path = {b.path: b for b in elf}
 
-    noted: set[str] = set()
-    parts_seen: set[int] = set()
 
-    def note_reached(load: Load | None) -> None:
-        for obj in _new_objects(load, parts_seen) if load is not None else ():
-            if obj.path in noted:
-                continue
-            noted.add(obj.path)
-            ident = _identity(fs.host_path(obj.path))
+class _RootRunner:
+    """Loads each root in order into ``analysis`` (``loads``, ``roots``), then each input shared
+    library that no load reached, alone (it is dlopened by something).
+
+    Args:
+        elf: the glibc-loaded inputs.
+        ctx: the search context (its ``fs`` reads what the inputs do not hold).
+        analysis: where the loads go.
+        chosen: the roots, in order.
+    """
+
+    def __init__(
+        self, elf: Sequence[Binary], ctx: SearchContext, analysis: LinkageAnalysis, chosen: list[Root]
+    ) -> None:
+        self.ctx, self.fs, self.analysis, self.chosen = ctx, ctx.fs, analysis, chosen
+        env = ctx.env
+        self.by_path = {b.path: b for b in elf}
+        #: each input by its file's (device, inode): one file named twice is one input
+        self.by_identity: dict[tuple[int, int], Binary] = {}
+        for b in elf:
+            ident = _identity(self.fs.host_path(_target_path(self.fs, b.path)))
             if ident is not None:
-                reached.add(ident)
+                self.by_identity.setdefault(ident, b)
+        self.python_process = Process()
+        self.python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
+        # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
+        self.alone = not self.python_roots and not env.executable and not env.dlopen_global
+        self.alone_loads = AloneLoads()
+        self.noted: set[str] = set()
+        self.parts_seen: set[int] = set()
+        self.reached: set[tuple[int, int]] = set()
 
-    def run(root: Root) -> Load | None:
-        binary = by_path.get(root.path)
+    def run_all(self) -> None:
+        """Every chosen root, then every input library no root reached."""
+        for root in self.chosen:
+            self._note_reached(self.run(root))
+        for ident, b in self.by_identity.items():
+            if ident not in self.reached and b.kind is Kind.SHARED_LIBRARY:
+                self._note_reached(self.run(Root(b.path, RootKind.DLOPEN, reached=False)))
+
+    def _note_reached(self, load: Load | None) -> None:
+        for obj in _new_objects(load, self.parts_seen) if load is not None else ():
+            if obj.path in self.noted:
+                continue
+            self.noted.add(obj.path)
+            ident = _identity(self.fs.host_path(obj.path))
+            if ident is not None:
+                self.reached.add(ident)
+
+    def run(self, root: Root) -> Load | None:
+        """Load ``root`` and record it; ``None`` (a problem recorded) when it cannot be read."""
+        fs, analysis = self.fs, self.analysis
+        binary = self.by_path.get(root.path)
         if binary is None:
             try:
                 binary = fs.read_binary(_target_path(fs, root.path))
@@ -351,70 +396,60 @@ def analyze(
                 analysis.problems.append(exc)
                 return None
         # A library dlopened inside a Python process has the interpreter in its global scope.
-        in_python = root.kind is RootKind.DLOPEN and python_roots
+        in_python = root.kind is RootKind.DLOPEN and self.python_roots
         # Imports share one process: libraries loaded by an earlier import are reused by
         # SONAME by later ones, in root order. An input no root reaches is loaded alone,
         # in a process of its own (when it is dlopened is unknown: nothing loaded by
         # another unreached input may stand in for its own search).
-        process = python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
+        process = self.python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
         target = _target_path(fs, root.path)
-        if root.kind is RootKind.DLOPEN and alone:
-            load = alone_load(target, binary, ctx, fs.read_binary, alone_loads)
+        if root.kind is RootKind.DLOPEN and self.alone:
+            load = alone_load(target, binary, self.ctx, fs.read_binary, self.alone_loads)
         else:
-            load = load_root(target, binary, root.kind, ctx, fs.read_binary, in_python, process)
+            load = load_root(target, binary, root.kind, self.ctx, fs.read_binary, in_python, process)
         analysis.loads.append(load)
         analysis.roots.append(root)
         return load
 
-    reached: set[tuple[int, int]] = set()
-    for root in chosen:
-        note_reached(run(root))
-    # Inputs no root reaches are loaded on their own (they are dlopened by something).
-    for ident, b in by_identity.items():
-        if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
-            note_reached(run(Root(b.path, RootKind.DLOPEN, reached=False)))
 
-    # Which loaded objects are audited inputs, and their bindings and version checks.
+def _bind_and_verify(
+    analysis: LinkageAnalysis,
+    fs: FileSystemView,
+    by_identity: Mapping[tuple[int, int], Binary],
+    bind_all: bool,
+    verify_all: bool,
+    store: BlobStore | None,
+) -> None:
+    """Which loaded objects are audited inputs (``analysis.audited``), their bindings and version
+    checks (and every loaded object's with ``bind_all`` / ``verify_all``), into ``analysis``."""
     bind_cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] = {}
     for load in analysis.loads:
         objects = _Binaries(load)
+        interpreter = INTERPRETER if load.interpreter_virtual else None
         # A plain dlopen root stands for its own load only: each input that is a dependency
         # here is an input of its own, bound in its own load (and so a directory of n
         # libraries costs n bindings, not n squared).
         for obj in _root_only(load) if load.kind is RootKind.DLOPEN and not bind_all else load.iter_objects():
             ident = _identity(fs.host_path(obj.path))
             source = by_identity.get(ident) if ident is not None else None
-            if source is None:
+            if source is not None:
+                analysis.audited.setdefault(obj.path, source.path)
+            elif not bind_all:
                 if verify_all:
                     analysis.version_failures.extend(
                         (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
                     )
-                if bind_all:
-                    analysis.bindings[(load.root, obj.path)] = bind_object(
-                        obj.binary,
-                        load.scope_for(obj.path),
-                        objects,
-                        INTERPRETER if load.interpreter_virtual else None,
-                        cache=bind_cache,
-                        path=obj.path,
-                        store=store,
-                    )
                 continue
-            analysis.audited.setdefault(obj.path, source.path)
-            scope = load.scope_for(obj.path) if obj.binary.symbols.undefined() else []  # nothing to bind
+            # an input with nothing undefined has nothing to bind
+            needs = source is None or bool(obj.binary.symbols.undefined())
+            scope = load.scope_for(obj.path) if needs else []
             analysis.bindings[(load.root, obj.path)] = bind_object(
-                obj.binary,
-                scope,
-                objects,
-                INTERPRETER if load.interpreter_virtual else None,
-                cache=bind_cache,
-                path=obj.path,
-                store=store,
+                obj.binary, scope, objects, interpreter, cache=bind_cache, path=obj.path, store=store
             )
-            analysis.version_failures.extend(
-                (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
-            )
-    return analysis
+            if source is not None or verify_all:
+                analysis.version_failures.extend(
+                    (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
+                )
 
 
 def _analyze_musl(

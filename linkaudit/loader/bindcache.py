@@ -47,9 +47,13 @@ _HEAD = struct.Struct("<8s32sII")
 class BlobStore(Protocol):
     """Where answers are kept: ``cache.Cache`` (``get_blob``/``put_blob``, atomic, evicted)."""
 
-    def get_blob(self, name: str) -> bytes | None: ...
+    def get_blob(self, name: str) -> bytes | None:
+        """The bytes stored under ``name``, or ``None`` when there are none (or they cannot be read)."""
+        ...
 
-    def put_blob(self, name: str, data: bytes) -> None: ...
+    def put_blob(self, name: str, data: bytes) -> None:
+        """Store ``data`` under ``name`` (best effort: a failure to write is not raised)."""
+        ...
 
 
 def key(

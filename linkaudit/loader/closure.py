@@ -366,14 +366,36 @@ def load_root(
     Returns:
         The ``Load``; load-stopping errors are recorded in it, never raised.
     """
-    load = Load(root_path, kind)
-    shared = process is not None and kind is not RootKind.EXECUTABLE
-    loaded: dict[str, str] = process.loaded if shared and process is not None else {}
-    requesters: dict[str, Requester] = process.requesters if shared and process is not None else {}
-    queue: deque[tuple[str, Binary, Requester | None, int]] = deque()
-    main: Requester | None = None
+    loading = _Loading(Load(root_path, kind), ctx, read_global, process if kind is not RootKind.EXECUTABLE else None)
+    loading.load_rtld((root.interpreter if kind is RootKind.EXECUTABLE else None) or ctx.rtld)
+    if kind is RootKind.EXECUTABLE:
+        return loading.executable(root_path, root)
+    loading.global_scope(kind is RootKind.PYTHON_IMPORT or in_python, root)
+    return loading.local(root_path, root)
+
+
+class _Loading:
+    """One root's load in progress (``load_root``): the breadth-first queue, the names loaded and
+    their requesters — the process's, shared with the roots before it, when ``process`` is given.
+
+    Args:
+        load: the ``Load`` being filled.
+        ctx: search inputs.
+        read_global: reads a preload, ``--dlopen-global``, interpreter or executable path.
+        process: the Python process the root is loaded in, or ``None`` (a process of its own).
+    """
+
+    def __init__(
+        self, load: Load, ctx: SearchContext, read_global: Callable[[str], Binary], process: Process | None
+    ) -> None:
+        self.load, self.ctx, self.read_global, self.process = load, ctx, read_global, process
+        self.loaded: dict[str, str] = process.loaded if process is not None else {}
+        self.requesters: dict[str, Requester] = process.requesters if process is not None else {}
+        self.queue: deque[tuple[str, Binary, Requester | None, int]] = deque()
+        self.main: Requester | None = None
 
     def add(
+        self,
         path: str,
         binary: Binary,
         parent: Requester | None,
@@ -382,34 +404,38 @@ def load_root(
         requested: str | None,
         scope: list[str] | None,
     ) -> Requester:
+        """Load ``binary`` at ``path`` (asked for as ``requested``), into ``scope`` and the queue."""
         requester = Requester(path, binary, parent, origin_of(path))
-        requesters[path] = requester
+        self.requesters[path] = requester
+        loaded = self.loaded
         loaded.setdefault(path, path)  # the names of _names_of, without a list per object
         if requested:
             loaded.setdefault(requested, path)
         if binary.soname:
             loaded.setdefault(binary.soname, path)
-        load.add_object(LoadedObject(path, binary, parent.path if parent else None, source, depth))
+        self.load.add_object(LoadedObject(path, binary, parent.path if parent else None, source, depth))
         if scope is not None:
             scope.append(path)
-        queue.append((path, binary, requester, depth))
+        self.queue.append((path, binary, requester, depth))
         return requester
 
-    def drain(scope: list[str] | None) -> None:
+    def drain(self, scope: list[str] | None) -> None:
+        """Search the DT_NEEDED entries of everything queued, breadth-first, adding what is found
+        to ``scope``; a name found already loaded still joins this search list (dl-deps.c), once."""
+        load, ctx, requesters, queue = self.load, self.ctx, self.requesters, self.queue
         members = set(scope) if scope is not None else set()
         while queue:
             path, binary, requester, depth = queue.popleft()
             assert requester is not None
             resolutions = load.resolutions
             for needed in ctx.memo.needed_names(binary):
-                resolution, found = search(needed, requester, main, loaded, ctx)
+                resolution, found = search(needed, requester, self.main, self.loaded, ctx)
                 resolutions.setdefault((path, needed), resolution)
                 if resolution.error is not None:
                     load.errors.append((path, f"error while loading {needed}: {resolution.error}"))
                 if resolution.path is None:
                     continue
                 if resolution.source is Source.LOADED:
-                    # Reused by name; it still belongs to this search list (dl-deps.c), once.
                     if scope is not None and resolution.path not in members and resolution.path in requesters:
                         members.add(resolution.path)
                         scope.append(resolution.path)
@@ -421,90 +447,100 @@ def load_root(
                         queue.append((resolution.path, reused.binary, reused, depth + 1))
                     continue
                 assert found is not None
-                add(resolution.path, found, requester, resolution.source or Source.SYSTEM, depth + 1, needed, scope)
+                self.add(
+                    resolution.path, found, requester, resolution.source or Source.SYSTEM, depth + 1, needed, scope
+                )
                 members.add(resolution.path)
 
-    # The dynamic linker itself is loaded first in every process (rtld.c): a DT_NEEDED
-    # naming it (by SONAME or PT_INTERP path) is reused, never searched.
-    rtld = (root.interpreter if kind is RootKind.EXECUTABLE else None) or ctx.rtld
-    if rtld and rtld not in loaded:
+    def load_rtld(self, rtld: str | None) -> None:
+        """The dynamic linker itself is loaded first in every process (rtld.c): a DT_NEEDED naming
+        it (by SONAME or PT_INTERP path) is reused, never searched."""
+        if not rtld or rtld in self.loaded:
+            return
         try:
-            rtld_binary = read_global(rtld)
+            rtld_binary = self.read_global(rtld)
         except InputError:
-            rtld_binary = None
-        if rtld_binary is not None:
-            requesters[rtld] = Requester(rtld, rtld_binary, None, origin_of(rtld))
-            for name in _names_of(rtld_binary, rtld, None):
-                loaded.setdefault(name, rtld)
+            return
+        self.requesters[rtld] = Requester(rtld, rtld_binary, None, origin_of(rtld))
+        for name in _names_of(rtld_binary, rtld, None):
+            self.loaded.setdefault(name, rtld)
 
-    env = ctx.env
-    if kind is RootKind.EXECUTABLE:
-        main = add(root_path, root, None, Source.ROOT, 0, None, load.global_scope)
+    def executable(self, root_path: str, root: Binary) -> Load:
+        """Load the executable ``root`` with the preloads after it, into the global scope."""
+        load = self.load
+        main = self.main = self.add(root_path, root, None, Source.ROOT, 0, None, load.global_scope)
         # The kernel gives ld.so the executable's real path (/proc/self/exe): its
         # $ORIGIN has symlinks resolved, unlike every library's (dl-origin.c).
         with contextlib.suppress(InputError):
-            main.origin = origin_of(ctx.fs.real_path(root_path))
-        queue.clear()
-        for preload in env.ld_preload:
+            main.origin = origin_of(self.ctx.fs.real_path(root_path))
+        self.queue.clear()
+        for preload in self.ctx.env.ld_preload:
             # ld.so: "cannot be preloaded: ignored"; the analysis reports the unreadable file.
             with contextlib.suppress(InputError):
-                add(preload, read_global(preload), None, Source.PRELOAD, 0, None, load.global_scope)
-        queue.appendleft((root_path, root, main, 0))
-        drain(load.global_scope)
+                self.add(preload, self.read_global(preload), None, Source.PRELOAD, 0, None, load.global_scope)
+        self.queue.appendleft((root_path, root, main, 0))
+        self.drain(load.global_scope)
         load.local_scope = []
         return load
 
-    def add_global(path: str, what: str, source: Source = Source.ROOT) -> Requester | None:
+    def add_global(self, path: str, source: Source = Source.ROOT) -> Requester | None:
         """Load ``path`` and its closure into the global scope; errors are recorded, not raised."""
         try:
-            requester = add(path, read_global(path), main, source, 0, None, load.global_scope)
+            requester = self.add(path, self.read_global(path), self.main, source, 0, None, self.load.global_scope)
         except InputError:
             return None  # the analysis reports the unreadable file; the load goes on without it
-        drain(load.global_scope)
+        self.drain(self.load.global_scope)
         return requester
 
-    # Python import or plain dlopen: the global scope comes first (once per process).
-    if shared and process is not None and process.global_objects is not None:
-        for obj in process.global_objects:
-            load.add_object(obj)
-        load.global_scope = list(process.global_scope)
-        load.interpreter_virtual = process.interpreter_virtual
-        load.errors.extend(process.global_errors)
-        main = process.main
-    else:
-        if kind is RootKind.PYTHON_IMPORT or in_python:
+    def global_scope(self, python: bool, root: Binary) -> None:
+        """The global scope of an import or a plain dlopen, made once per process: the interpreter
+        (``python``: an import, or a dlopen inside Python) or ``--executable``, then
+        ``--dlopen-global``; a later root of the process copies it."""
+        load, env, process = self.load, self.ctx.env, self.process
+        if process is not None and process.global_objects is not None:
+            for obj in process.global_objects:
+                load.add_object(obj)
+            load.global_scope = list(process.global_scope)
+            load.interpreter_virtual = process.interpreter_virtual
+            load.errors.extend(process.global_errors)
+            self.main = process.main
+            return
+        if python:
             if env.interpreter:
-                main = add_global(env.interpreter, "interpreter")
+                self.main = self.add_global(env.interpreter)
             else:
                 load.global_scope.append(INTERPRETER)
                 load.interpreter_virtual = True
-                for path, found, parent, source, name in _interpreter_needed(root, ctx, loaded):
-                    add(path, found, parent, source, 1, name, load.global_scope)
-                drain(load.global_scope)
+                for path, found, parent, source, name in _interpreter_needed(root, self.ctx, self.loaded):
+                    self.add(path, found, parent, source, 1, name, load.global_scope)
+                self.drain(load.global_scope)
         elif env.executable:
-            main = add_global(env.executable, "executable")
+            self.main = self.add_global(env.executable)
         for path in env.dlopen_global:
-            if path not in loaded:
-                add_global(path, "--dlopen-global", Source.DLOPEN_GLOBAL)
-        if shared and process is not None:
+            if path not in self.loaded:
+                self.add_global(path, Source.DLOPEN_GLOBAL)
+        if process is not None:
             process.global_objects = list(load.objects)
             process.global_scope = list(load.global_scope)
             process.interpreter_virtual = load.interpreter_virtual
             process.global_errors = list(load.errors)
-            process.main = main
-    if root_path in loaded and loaded[root_path] in requesters:
-        # Already in the process (an earlier import loaded it): nothing new is loaded, but
-        # its search list is still its whole dependency closure (dl-deps.c).
-        previous = requesters[loaded[root_path]]
-        if load.object(previous.path) is None:
-            load.add_object(LoadedObject(previous.path, previous.binary, None, Source.LOADED, 0))
-        load.local_scope.append(previous.path)
-        queue.append((previous.path, previous.binary, previous, 0))
-        drain(load.local_scope)
+            process.main = self.main
+
+    def local(self, root_path: str, root: Binary) -> Load:
+        """Load the root and its closure into its local scope."""
+        load = self.load
+        if root_path in self.loaded and self.loaded[root_path] in self.requesters:
+            # Already in the process (an earlier import loaded it): nothing new is loaded, but
+            # its search list is still its whole dependency closure (dl-deps.c).
+            previous = self.requesters[self.loaded[root_path]]
+            if load.object(previous.path) is None:
+                load.add_object(LoadedObject(previous.path, previous.binary, None, Source.LOADED, 0))
+            load.local_scope.append(previous.path)
+            self.queue.append((previous.path, previous.binary, previous, 0))
+        else:
+            self.add(root_path, root, self.main, Source.ROOT, 0, None, load.local_scope)
+        self.drain(load.local_scope)
         return load
-    add(root_path, root, main, Source.ROOT, 0, None, load.local_scope)
-    drain(load.local_scope)
-    return load
 
 
 def _interpreter_needed(

@@ -83,6 +83,71 @@ def _stacked(b: Binary) -> str | None:
     return m.group(0) if m else None
 
 
+def _clash(
+    all_defs: list[Definition], times: Counter[int], muldefs: bool
+) -> tuple[list[Definition], str, Severity] | None:
+    """The definitions of one name that the link as given combines — every time an object is
+    linked counts (``times``: a file named twice clashes with itself; a thin archive's member and
+    the same file named loose are two copies) — with ``"link-line"`` and the severity (a warning
+    under ``-z muldefs``); ``None`` when fewer than two."""
+    clash = [d for d in all_defs for _ in range(times[id(d.binary)])]
+    if len(clash) < 2:
+        return None
+    return clash, "link-line", Severity.WARNING if muldefs else Severity.ERROR
+
+
+def _clash_unlinked(all_defs: list[Definition], real: dict[str, str]) -> tuple[list[Definition], str, Severity] | None:
+    """Without a link line: the definitions of one name in distinct files (one file reached twice,
+    a loose object that is also a thin archive's member, is one definition); loose objects are
+    linked together (an error), archive members only if the link pulls both (a warning)."""
+    defs = list({_file_of(d.binary, real): d for d in reversed(all_defs)}.values())[::-1]
+    if len(defs) < 2:
+        return None
+    loose = [d for d in defs if d.binary.member is None]
+    if len(loose) >= 2:
+        return loose, "objects", Severity.ERROR
+    return defs, "archive-members", Severity.WARNING
+
+
+def _pulled_on_demand(
+    context: AuditContext,
+    name: str,
+    label: str,
+    places: list[str],
+    clash: list[Definition],
+    names_of: dict[int, set[str]],
+) -> str:
+    """The message of archive members that clash only if the link pulls both: what reference
+    would pull each (``names_of``: each object's defined names, memoised by ``id``)."""
+    triggers = []
+    for d in clash:
+        own = names_of.get(id(d.binary))
+        if own is None:
+            own = names_of[id(d.binary)] = {x.name for x in _definitions(context, d.binary)}
+        others = sorted(own - {name})
+        if d.binary.member is not None and others:
+            triggers.append(f"{where(d.binary)} is pulled by a reference to {preview(others, 2)}")
+    return (
+        f"{label} is defined in {preview(places, 3)}: archive members are pulled on demand, so "
+        "the link fails only if it pulls two of them"
+        + (f" — {'; '.join(triggers[:3])}" if triggers else "")
+        + "; give --link-line to decide"
+    )
+
+
+def _stacked_cause(clash: list[Definition]) -> tuple[dict[str, list[str]] | None, str]:
+    """``(evidence cause, message tail)`` when an object's name repeats a generated suffix (stale
+    generated sources), else ``(None, "")``."""
+    stacked = sorted({s for d in clash if (s := _stacked(d.binary))})
+    if not stacked:
+        return None, ""
+    cause = {"stacked_suffixes": stacked, "objects": [where(d.binary) for d in clash if _stacked(d.binary)]}
+    return cause, (
+        f"; cause: stale generated sources ({', '.join(stacked)} repeated in an object name): the "
+        "code generator wrapped its own output — clean the source tree, not only build/"
+    )
+
+
 class DuplicateDefinition(Rule):
     id = "duplicate-definition"
     severity = Severity.ERROR
@@ -140,24 +205,10 @@ with its section. When an object's name repeats a generated suffix
         # Without a link line a name defined once clashes with nothing (with one, an object linked twice may).
         named = sorted(by_name.items() if link_line else ((n, ds) for n, ds in by_name.items() if len(ds) > 1))
         for name, all_defs in named:
-            if link_line:
-                # The link as given: every time an object is linked counts (a file named twice clashes
-                # with itself; a thin archive's member and the same file named loose are two copies).
-                clash = [d for d in all_defs for _ in range(times[id(d.binary)])]
-                if len(clash) < 2:
-                    continue
-                link = "link-line"
-                severity = Severity.WARNING if muldefs else Severity.ERROR
-            else:
-                # One file reached twice (a loose object that is also a thin archive's member) is one definition.
-                defs = list({_file_of(d.binary, real): d for d in reversed(all_defs)}.values())[::-1]
-                if len(defs) < 2:
-                    continue
-                loose = [d for d in defs if d.binary.member is None]
-                if len(loose) >= 2:
-                    clash, link, severity = loose, "objects", Severity.ERROR
-                else:
-                    clash, link, severity = defs, "archive-members", Severity.WARNING
+            clashing = _clash(all_defs, times, muldefs) if link_line else _clash_unlinked(all_defs, real)
+            if clashing is None:
+                continue
+            clash, link, severity = clashing
             places = [f"{where(d.binary)} ({d.section})" for d in clash]
             pretty = demangle(name)
             label = f"`{pretty}'" + (f" ({name})" if pretty != name else "")
@@ -169,32 +220,12 @@ with its section. When an object's name repeats a generated suffix
             elif severity is Severity.ERROR:
                 message = f"multiple definition of {label}: defined in {preview(places, 3)} — the link fails"
             else:
-                triggers = []
-                for d in clash:
-                    own = names_of.get(id(d.binary))
-                    if own is None:
-                        own = names_of[id(d.binary)] = {x.name for x in _definitions(context, d.binary)}
-                    others = sorted(own - {name})
-                    if d.binary.member is not None and others:
-                        triggers.append(f"{where(d.binary)} is pulled by a reference to {preview(others, 2)}")
-                message = (
-                    f"{label} is defined in {preview(places, 3)}: archive members are pulled on demand, so "
-                    "the link fails only if it pulls two of them"
-                    + (f" — {'; '.join(triggers[:3])}" if triggers else "")
-                    + "; give --link-line to decide"
-                )
-            stacked = sorted({s for d in clash if (s := _stacked(d.binary))})
-            cause = None
-            if stacked:
-                cause = {"stacked_suffixes": stacked, "objects": [where(d.binary) for d in clash if _stacked(d.binary)]}
-                message += (
-                    f"; cause: stale generated sources ({', '.join(stacked)} repeated in an object name): the "
-                    "code generator wrapped its own output — clean the source tree, not only build/"
-                )
+                message = _pulled_on_demand(context, name, label, places, clash, names_of)
+            cause, because = _stacked_cause(clash)
             yield self.finding(
                 clash[0].binary,
                 name,
-                message,
+                message + because,
                 {
                     "symbol": name,
                     "demangled": pretty,
