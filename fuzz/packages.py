@@ -39,14 +39,15 @@ CONDA_INFO = {
 
 
 def wheel_bytes() -> bytes:
-    """A wheel: a library, a symlink to it, a directory entry before its file, and the dist-info."""
+    """A wheel: a library, a zip symlink to it (pip writes its target text), a directory entry
+    before its file, and the dist-info."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(zipfile.ZipInfo("demo/", _EPOCH), b"")
         members = {"demo/__init__.py": b"", "demo/libhelper.so": LIB.read_bytes(), **WHEEL_META}
         for name, data in members.items():
             zf.writestr(zipfile.ZipInfo(name, _EPOCH), data, zipfile.ZIP_DEFLATED)
-        link = zipfile.ZipInfo("demo/libhelper.so.1", _EPOCH)
+        link = zipfile.ZipInfo("demo/helper.link", _EPOCH)  # not named like a library: see formats.libnames
         link.external_attr = 0o120777 << 16
         zf.writestr(link, b"libhelper.so")
     return buf.getvalue()

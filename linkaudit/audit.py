@@ -14,7 +14,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .config import AuditConfig
-from .config.profiles import WheelPolicy, get_profile, implied_by_wheel
+from .config.profiles import WheelPolicy, get_profile, implied_by_wheel, wheel_platform_tags
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat
 from .formats import Container, read_path, unsupported_reason
@@ -345,15 +345,24 @@ def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult],
         if container == Container.LLVM_BITCODE.value:  # found in a directory: the same note as given by name
             findings.append(Finding("lto-object", Severity.NOTE, path, path, reason, {"sections": []}))
     findings.extend(BrokenSymlink.note(path, target) for path, target in collected.broken_links)
-    findings.extend(_nothing_to_audit(collected, staged))
+    findings.extend(_nothing_to_audit(collected, staged, binaries))
     return files, findings, binaries
 
 
-def _nothing_to_audit(collected: Collected, staged: Staged) -> Iterator[Finding]:
+def _nothing_to_audit(collected: Collected, staged: Staged, binaries: Sequence[Binary]) -> Iterator[Finding]:
     """A ``no-binaries`` note for each input directory holding no binary (a wheelhouse, whose
-    packages are audited, excepted), with the files of formats not read yet that it holds."""
+    packages are audited, excepted), with the files of formats not read yet that it holds; a
+    warning for each platform wheel holding none (``_platform_wheels_without_binaries``), which
+    stands for the note of a staging root holding only such wheels."""
+    warned = set()
+    for finding in _platform_wheels_without_binaries(staged, binaries, collected):
+        warned.add(finding.file)
+        yield finding
     for directory in collected.empty_dirs:
         if staged.holds_packages(directory):
+            continue
+        packages = staged.packages_at(directory)
+        if packages and all(p in warned for p in packages):
             continue
         under = directory.rstrip("/") + "/"
         skipped = [p for p, _f in collected.skipped if p.startswith(under)]
@@ -366,6 +375,30 @@ def _nothing_to_audit(collected: Collected, staged: Staged) -> Iterator[Finding]
             + (f" ({len(skipped)} of a format not supported yet)" if skipped else "")
             + "; nothing to audit",
             {"skipped": skipped},
+        )
+
+
+def _platform_wheels_without_binaries(
+    staged: Staged, binaries: Sequence[Binary], collected: Collected
+) -> Iterator[Finding]:
+    """A ``no-binaries`` warning for each wheel staged whose platform tag is not ``any`` and that
+    holds no binary (none read, none of a format not read yet): pip installs it only where the
+    tag says, and auditwheel refuses it ("This does not look like a platform wheel")."""
+    platform = {p: tags for p in staged.packages if (tags := [t for t in wheel_platform_tags(p) if t != "any"])}
+    if not platform:
+        return
+    holding = {staged.package_of(b.path) for b in binaries} | {staged.package_of(p) for p, _f in collected.skipped}
+    for package, tags in platform.items():
+        if package in holding:
+            continue
+        yield Finding(
+            "no-binaries",
+            Severity.WARNING,
+            package,
+            package,
+            f"holds no binary, but its platform tag {'.'.join(tags)} says it does: pip installs it only "
+            "on those platforms; a wheel with no compiled code is tagged `py3-none-any`",
+            {"skipped": []},
         )
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from .errors import InputError
 from .formats import SNIFF_BYTES, SUPPORTED, Container, sniff
 from .formats.filebytes import os_reason
+from .formats.libnames import HEAD_BYTES, library_named, not_a_library
 from .records import dataclass
 
 
@@ -58,13 +59,22 @@ class Collected:
     broken_links: tuple[tuple[str, str], ...] = ()
 
 
-def _sniff_file(path: str) -> Container | None:
+def _head(path: str, size: int) -> bytes:
+    """The first ``size`` bytes of the file ``path`` (fewer when it is shorter).
+
+    Raises:
+        OSError: it cannot be opened or read.
+    """
     # O_NONBLOCK: a file swapped for a FIFO after the stat must not hang the walk.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        return sniff(os.read(fd, SNIFF_BYTES))
+        return os.read(fd, size)
     finally:
         os.close(fd)
+
+
+def _sniff_file(path: str) -> Container | None:
+    return sniff(_head(path, SNIFF_BYTES))
 
 
 def collect(paths: Sequence[str]) -> Collected:
@@ -84,9 +94,13 @@ def collect(paths: Sequence[str]) -> Collected:
     broken: list[tuple[str, str]] = []
     by_inode: dict[tuple[int, int], int] = {}  # (dev, ino) -> index into files
     via_link: set[int] = set()
+    refused: dict[tuple[int, int], int] = {}  # (dev, ino) -> index into errors: named like a library, not one
 
-    def add(path: str, st: os.stat_result, is_link: bool) -> None:
+    def add(path: str, st: os.stat_result, is_link: bool, binary: bool = True) -> None:
         key = (st.st_dev, st.st_ino)
+        if not binary:
+            _refuse_library(path, st, is_link, errors, refused)
+            return
         idx = by_inode.get(key)
         if idx is None:
             by_inode[key] = len(files)
@@ -116,6 +130,27 @@ def collect(paths: Sequence[str]) -> Collected:
     return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken))
 
 
+def _refuse_library(
+    path: str, st: os.stat_result, is_link: bool, errors: list[InputError], refused: dict[tuple[int, int], int]
+) -> None:
+    """A file named like a shared library that holds no binary (``libnames.not_a_library``): an
+    unreadable input, named once per file (by its real name over a symlink's); a GNU ld linker
+    script is passed over."""
+    key = (st.st_dev, st.st_ino)
+    idx = refused.get(key)
+    if idx is not None:
+        if not is_link and errors[idx].path != path:
+            errors[idx] = InputError(path, errors[idx].reason)
+        return
+    try:
+        reason = not_a_library(_head(path, HEAD_BYTES) if st.st_size else b"")
+    except OSError as exc:
+        reason = os_reason(exc)
+    if reason is not None:
+        refused[key] = len(errors)
+        errors.append(InputError(path, reason))
+
+
 def _link_target(path: str) -> str:
     """The target written in the symlink ``path`` ('' when it cannot be read back)."""
     try:
@@ -131,7 +166,7 @@ def _inside(path: str, root: str) -> bool:
 
 def _walk(
     top: str,
-    add: Callable[[str, os.stat_result, bool], None],
+    add: Callable[[str, os.stat_result, bool, bool], None],
     errors: list[InputError],
     skipped: list[tuple[str, str]],
     passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
@@ -184,7 +219,7 @@ def _scan_dir(
     dirpath: str,
     entries: list[os.DirEntry[str]],
     root: str,
-    add: Callable[[str, os.stat_result, bool], None],
+    add: Callable[[str, os.stat_result, bool, bool], None],
     errors: list[InputError],
     skipped: list[tuple[str, str]],
     passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
@@ -219,18 +254,20 @@ def _scan_dir(
             else:
                 errors.append(InputError(path, os_reason(exc)))
             continue
-        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        if not stat.S_ISREG(st.st_mode):
             continue
         try:
-            kind = _sniff_file(path)
+            kind = _sniff_file(path) if st.st_size else None
         except OSError as exc:
             errors.append(InputError(path, os_reason(exc)))
             continue
         if kind is None:
+            if library_named(entry.name):  # the loader will be asked to open it
+                add(path, st, is_link, False)
             continue
         if kind not in SUPPORTED:
             skipped.append((path, kind.value))
             continue
-        add(path, st, is_link)
+        add(path, st, is_link, True)
         found += 1
     return subdirs, found

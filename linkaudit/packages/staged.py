@@ -89,6 +89,12 @@ class Staged:
         prefix = directory.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in self.found or self.packages)
 
+    def packages_at(self, root: str) -> list[str]:
+        """The packages (as given) staged into the staging root ``root`` (a host path), in input
+        order; empty when ``root`` is no staging root."""
+        normal = os.path.normpath(root)
+        return next((list(s.labels) for s in self._sites if s.host == normal), [])
+
     def package_of(self, path: str) -> str | None:
         """The package (as given) a staged host ``path`` was written from, or ``None``."""
         for site in self._sites:

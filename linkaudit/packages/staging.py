@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
+from ..formats.libnames import HEAD_BYTES, library_named, not_a_library
 from ..formats.ranges import Member, register
 from ..records import dataclass
 from . import limits
@@ -168,13 +169,16 @@ class StagingRoot:
     def owner_of(self, rel: str) -> str:
         """The package a staged path belongs to: the owner of the path or of its nearest directory;
         a path no package installs (a search-path attempt into nvidia/cu13/lib when no nvidia wheel
-        was given) is labelled with the root itself (``site-packages``, ``prefix``)."""
+        was given) is labelled with the root itself (``site-packages``, ``prefix``); the root itself,
+        when one package was staged into it, with that package."""
         probe = rel
         while probe:
             owner = self.owner.get(probe)
             if owner is not None:
                 return owner
             probe = posixpath.dirname(probe)
+        if not rel and len(self.labels) == 1:
+            return self.labels[0]  # the root of one package's staging is that package
         return self.name or "+".join(self.labels)
 
 
@@ -375,8 +379,12 @@ class Stager:
     def plan(self, site: StagingRoot, label: str, kind: str, name: str, head: bytes) -> tuple[str, str] | None:
         """``(host destination, installed path)`` of a member whose first bytes are ``head``, with
         its directories made; ``None`` when it is not a binary, not installed, or refused."""
-        if sniff(head) is None:
-            return None  # not a binary: never written
+        if sniff(head) is None:  # not a binary: never written
+            if library_named(name) and install_path(kind, name) is not None:
+                reason = not_a_library(head)  # one the loader will be asked to open: said, not dropped
+                if reason is not None:
+                    self.refuse(label, name, reason)
+            return None
         if head.startswith(b"!<thin>\n"):
             self.refuse(label, name, "a thin archive: its members are files outside the package, never read from it")
             return None
@@ -418,6 +426,8 @@ class Stager:
         written (``formats.ranges.register``) so that the reader looks it up by that key, not by
         the new file's own; ``None``: no cache."""
         head = src.read(SNIFF_BYTES)
+        if sniff(head) is None and library_named(name):
+            head += src.read(HEAD_BYTES - len(head))  # enough to tell why it is none (libnames)
         planned = self.plan(site, label, kind, name, head)
         if planned is None:
             return False

@@ -9,6 +9,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ..formats import SNIFF_BYTES, sniff
+from ..formats.libnames import HEAD_BYTES, library_named
 from . import limits
 from .members import Members
 from .metadata import MAX_METADATA, MAX_RECORD
@@ -59,12 +60,34 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         try:
             head = _head(zf, info, known.get(name))
             heads[name] = (info.CRC, info.file_size, head)
+            if sniff(head) is None and library_named(name):
+                with zf.open(info) as src:  # enough to tell why it is none (libnames); rare
+                    head = src.read(HEAD_BYTES)
+                if rel is not None and _zip_symlink(info):
+                    stager.refuse(label, name, _zip_symlink_reason(head))
+                    continue
             _plan_member(stager, site, label, info, name, head, jobs, planned, package)
         except (*CORRUPT, NotImplementedError) as exc:
             stager.refuse(label, name, f"cannot be decompressed: {exc}")
     if heads != known:
         members.save_heads(heads)
     _extract_all(stager, zf, site, label, jobs, members)
+
+
+def _zip_symlink(info: zipfile.ZipInfo) -> bool:
+    """True when the member's Unix mode (the high half of ``external_attr``) says symlink."""
+    return (info.external_attr >> 16) & 0o170000 == 0o120000
+
+
+def _zip_symlink_reason(target: bytes) -> str:
+    """Why a member named like a library whose zip mode says symlink cannot be loaded: pip writes
+    no symlink from a wheel, but a regular file holding the target's text (``target``)."""
+    said = target[:200].decode("utf-8", errors="replace")
+    return (
+        f"a symlink in the zip (to {said!r}): pip installs it as a regular file holding that text, "
+        "which the loader refuses (glibc: 'invalid ELF header'); a wheel cannot hold symlinks — ship "
+        "the library under the name it is loaded by (its SONAME)"
+    )
 
 
 def _head(zf: zipfile.ZipFile, info: zipfile.ZipInfo, known: tuple[int, int, bytes] | None) -> bytes:

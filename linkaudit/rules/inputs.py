@@ -41,6 +41,14 @@ A directory given on the command line holds no file whose magic bytes say ELF
 (or another supported format). That is normal for a pure-Python package, so it
 is a note and the exit status stays 0: a CI step can run linkaudit over every
 package without special cases.
+
+A wheel whose platform tag is not `any` (manylinux_2_17_x86_64, win_amd64, ...)
+and that holds no binary is a warning: pip installs it only on the platforms the
+tag names, and a wheel without compiled code is tagged py3-none-any (auditwheel
+refuses it too: "This does not look like a platform wheel"). A file named like a
+shared library (*.so, *.so.N, *.dylib, *.dll, *.pyd) that holds no binary is not
+passed over: it is an unreadable input (empty, a Git LFS pointer, random bytes),
+since the loader will be asked to open it; GNU ld scripts (libc.so) are passed over.
 """
     evidence = {"skipped": "files found that are binaries of a format not supported yet"}
 
