@@ -28,6 +28,7 @@ from .packages import (
     PlannedInputs,
     Site,
     Staged,
+    claimed_glibc,
     find_site,
     most_demanding,
     owner_in,
@@ -456,23 +457,49 @@ def _root_infos(linkage: LinkageAnalysis | None, image_loads: Sequence[ImageLoad
 
 
 def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site]) -> dict[str, WheelPolicy]:
-    """What each binary's wheel promises (``profiles.implied_by_wheel``): a package member's by
-    its package's name, an installed file's by the tags of the distribution that owns it."""
+    """What each binary's package promises: a wheel member's by its wheel's name
+    (``profiles.implied_by_wheel``), an installed file's by the tags of the distribution that owns
+    it; a conda package's, and a conda prefix's files', only the glibc it declares
+    (``_conda_promise``)."""
     implied = {}
     for b in binaries:
         promised = None
         package = staged.package_of(b.path) if staged.packages else None
         if package is not None:
-            promised = implied_by_wheel(package)
+            if package.endswith((".conda", ".tar.bz2")):
+                glibc = staged.conda_glibc(package)
+                promised = _conda_promise(glibc, package, f"`__glibc >={glibc[0]}.{glibc[1]}`") if glibc else None
+            else:
+                promised = implied_by_wheel(package)
         else:
             site = next((s for s in sites if s.holds(b.path)), None)
             owner = owner_in(site, b.path) if site is not None else None
-            if owner is not None:
+            if owner is not None and owner.kind == "conda":
+                glibc = claimed_glibc(owner)
+                promised = (
+                    _conda_promise(glibc, owner.where, f"the prefix's glibc baseline {glibc[0]}.{glibc[1]}")
+                    if glibc
+                    else None
+                )
+            elif owner is not None:
                 promised = implied_by_wheel(owner.wheel_name())
                 promised = replace(promised, package=owner.where) if promised is not None else None
         if promised is not None:
             implied[b.path] = promised
     return implied
+
+
+def _conda_promise(glibc: tuple[int, int], package: str, what: str) -> WheelPolicy:
+    """A conda package's promise: the glibc it declares (``__glibc >=X.Y``, conda's virtual
+    package; a prefix's baseline, ``packages.site.conda_glibc``) and nothing else — libstdc++,
+    libgcc_s and every other library come from conda packages (conda-forge's libstdcxx, libgcc), not
+    from the system, so no GLIBCXX/CXXABI/GCC ceiling and no list of system libraries applies."""
+    return WheelPolicy(
+        f"manylinux_{glibc[0]}_{glibc[1]}",
+        package,
+        (f"GLIBC_{glibc[0]}.{glibc[1]}",),
+        origin=f"{what} of {package}",
+    )
 
 
 #: The rules that judge a load, run again over the musl loads of a wheel whose tags span glibc and musl.

@@ -193,6 +193,8 @@ class WheelPolicy:
         macos_tags: for a macOS wheel, every ``macosx_X_Y_FORMAT`` tag of its compressed set, in
             the order written (each slice is held to the lowest tag covering its architecture);
             empty otherwise.
+        origin: how findings name where the promise comes from; ``None``: "the platform tag TAG
+            of PACKAGE" (a conda package's glibc baseline says its own).
     """
 
     tag: str
@@ -203,6 +205,12 @@ class WheelPolicy:
     derived_from: str | None = None
     policies: tuple[Policy, ...] = ()
     macos_tags: tuple[str, ...] = ()
+    origin: str | None = None
+
+    @property
+    def said(self) -> str:
+        """Where the promise comes from, in a finding's words: ``origin``, or the tag and package."""
+        return self.origin or f"the platform tag {self.tag} of {self.package}"
 
 
 def wheel_platform_tags(package: str) -> tuple[str, ...]:

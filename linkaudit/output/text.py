@@ -214,7 +214,7 @@ def _site_lines(report: Report) -> list[str]:
     lines = []
     sites = report.config.get("sites") or []
     for site in sites:
-        text = f"site {site['root']}: {site['distributions']} distributions; "
+        text = f"site {site['root']}: {_counted(site['distributions'], 'distribution')}; "
         if site["target_tag"] is None:
             text += (
                 "no distribution names a platform: the target is unknown (give --profile, or --target-env host "

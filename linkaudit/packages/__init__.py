@@ -43,7 +43,7 @@ from __future__ import annotations
 from .metadata import Distribution
 from .planner import Installation
 from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_each, plan_inputs, staged_inputs
-from .site import Site, find_site, most_demanding, owner_in
+from .site import Site, claimed_glibc, find_site, most_demanding, owner_in
 from .staged import Staged
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "PlannedInputs",
     "Site",
     "Staged",
+    "claimed_glibc",
     "find_site",
     "most_demanding",
     "owner_in",

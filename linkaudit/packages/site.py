@@ -220,6 +220,28 @@ def _conda_records(meta: str) -> list[dict[str, object]]:
     return records
 
 
+def declared_glibc(records: list[dict[str, object]]) -> tuple[int, int] | None:
+    """The highest ``__glibc >=X.Y`` among the records' depends (conda's virtual package: what the
+    package says the system's glibc must be), or ``None`` when none says."""
+    found: list[tuple[int, int]] = []
+    for record in records:
+        for spec in _strings(record.get("depends")):
+            match = re.match(r"__glibc\s*>=\s*(\d{1,4})\.(\d{1,4})", str(spec))
+            if match:
+                found.append((int(match.group(1)), int(match.group(2))))
+    return max(found) if found else None
+
+
+def conda_index_glibc(text: str) -> tuple[int, int] | None:
+    """``declared_glibc`` of a lone conda package's ``info/index.json`` text (``None`` when it is not
+    a JSON object)."""
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return declared_glibc([record]) if isinstance(record, dict) else None
+
+
 def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
     """The glibc a conda prefix needs: the highest ``__glibc >=X.Y`` among its packages' depends
     (``__glibc`` is virtual, never itself in conda-meta), else an installed ``sysroot_linux-*``'s
@@ -277,6 +299,7 @@ def read_prefix(root: str) -> Site | None:
     dists = []
     for record in records:
         files = [posixpath.normpath(f) for f in _strings(record.get("files"))]
-        where = os.path.join(root, "conda-meta", f"{record['name']}-{record.get('version', '')}")
+        build = f"-{record['build']}" if isinstance(record.get("build"), str) and record["build"] else ""
+        where = os.path.join(root, "conda-meta", f"{record['name']}-{record.get('version', '')}{build}")
         dists.append(conda_distribution(record, glibc, where, files))
     return Site(root, tuple(sorted(dists, key=lambda d: d.name)))

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..records import dataclass
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
-from .site import read_conda_index
+from .site import conda_index_glibc, read_conda_index
 
 if TYPE_CHECKING:  # staging (zipfile, lzma): only once a package was staged
     from .staging import Clash, StagingRoot
@@ -69,6 +69,14 @@ class Staged:
                 if dist is not None:
                     out[label] = dist
         return out
+
+    def conda_glibc(self, label: str) -> tuple[int, int] | None:
+        """The ``__glibc >=X.Y`` the lone conda package ``label`` (as given) declares in its
+        ``info/index.json``, or ``None``."""
+        for site in self._sites:
+            if label in site.conda_index:
+                return conda_index_glibc(site.conda_index[label])
+        return None
 
     def delvewheel_dll_directories(self) -> tuple[str, ...]:
         """The staged host paths of the top-level ``*.libs`` directories of each wheel that

@@ -77,7 +77,7 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
                 source = f"--profile {configured.name}"
             elif promised is not None and promised.allowed_libraries:
                 policy, allowed = promised.policy or promised.tag, frozenset(promised.allowed_libraries)
-                source = f"the platform tag {promised.tag} of {promised.package}"
+                source = promised.said
             else:
                 continue
             for needed in (n.name for n in binary.needed):

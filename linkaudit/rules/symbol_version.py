@@ -141,7 +141,7 @@ version above the ceiling and every symbol that needs one of them.
             promised = context.wheel_policies.get(binary.path)
             if promised is not None:
                 implied = {c.prefix: c for c in map(VersionCeiling.parse, promised.ceilings)}
-                origin = f"the platform tag {promised.tag} of {promised.package}"
+                origin = promised.said
                 if promised.derived_from:  # a legal tag auditwheel publishes no policy for
                     origin += f" (derived: GLIBC from the tag, the rest from the policy {promised.derived_from})"
                 sources = {p: origin for p in implied}
