@@ -24,6 +24,14 @@ RUNTIME_PREFIXES = (
     "__", "_ZSt", "_ZNSt", "_ZNKSt", "_ZTISt", "_ZTSSt", "_ZTVSt", "_ZTTSt", "_ZNSs", "_ZNKSs", "_ZNSi", "_ZNSo",
     "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1", "_ZTIN10__cxxabiv1", "_ZGVZNSt", "_ZGVNSt",
 )  # fmt: skip
+#: The Itanium C++ ABI's special names of vague linkage, meant to exist once per library that
+#: uses them and to be merged by the loader's binding ("Vague Linkage", Itanium C++ ABI §5.2;
+#: mangling §5.1.4): typeinfo (_ZTI), typeinfo name (_ZTS), vtable (_ZTV), VTT (_ZTT),
+#: construction vtable (_ZTC), guard variable (_ZGV), reference temporary (_ZGR), a local static
+#: of an inline function (_ZZ), thread_local init and wrapper (_ZTH, _ZTW).  Builds without
+#: -fvisibility-inlines-hidden or GNU_UNIQUE export them as plain strong symbols from every
+#: C++ library: the copy the loader binds first is the one all share, by design.
+VAGUE_LINKAGE_PREFIXES = ("_ZTI", "_ZTS", "_ZTV", "_ZTT", "_ZTC", "_ZGV", "_ZGR", "_ZZ", "_ZTH", "_ZTW")
 
 
 def exports(binary: Binary) -> frozenset[str]:
@@ -31,15 +39,21 @@ def exports(binary: Binary) -> frozenset[str]:
 
     Left out, as not meant to be unique or not ours to judge: weak and GNU_UNIQUE
     symbols (vague linkage: inline functions, template instances, typeinfo), symbols
-    with a version (a versioned interface is shared on purpose), and the C and C++
-    runtimes' names (``RUNTIME_PREFIXES``, ``_init``/``_fini``).
+    with a version (a versioned interface is shared on purpose), the C and C++
+    runtimes' names (``RUNTIME_PREFIXES``, ``_init``/``_fini``) and C++ special names of
+    vague linkage exported as strong symbols (``VAGUE_LINKAGE_PREFIXES``).
     """
     return frozenset(n for n in binary.symbols.strong_export_names() if not _runtime(n))
 
 
 def _runtime(name: str) -> bool:
-    """A name of the C or C++ runtime (see ``RUNTIME_PREFIXES``)."""
-    return name.startswith(RUNTIME_PREFIXES) or name in ("_init", "_fini", "_edata", "_end", "_etext")
+    """A name of the C or C++ runtime (see ``RUNTIME_PREFIXES``), or a C++ name of vague linkage
+    (``VAGUE_LINKAGE_PREFIXES``)."""
+    return (
+        name.startswith(RUNTIME_PREFIXES)
+        or name.startswith(VAGUE_LINKAGE_PREFIXES)
+        or name in ("_init", "_fini", "_edata", "_end", "_etext")
+    )
 
 
 #: Counts of the work ``duplicate_sets`` did in this process (for the counting tests):
@@ -216,7 +230,12 @@ Checked within each import root's closure (the loader emulation), among the
 package's own libraries (not those found in the system directories or the
 cache); without the loader, among the shared libraries given. Weak and unique
 symbols (vague linkage), versioned interfaces and runtime names (starting with
-"__") are not counted.
+"__") are not counted, nor the C++ names of vague linkage a build may export as
+plain strong symbols from every C++ library (typeinfo _ZTI/_ZTS, vtables
+_ZTV/_ZTT/_ZTC, guard variables _ZGV, local statics of inline functions _ZZ,
+thread_local wrappers _ZTH/_ZTW): the loader binds them all to one copy by
+design (Itanium C++ ABI, "Vague Linkage"). The functions of one static archive
+linked twice are still counted, and say it.
 """
     evidence = {
         "libraries": "the libraries exporting the symbols (all of them: one finding per set, not per pair)",
