@@ -253,8 +253,8 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
                     Severity.NOTE,
                     config.baseline_file or "baseline",
                     f"{rule} {file} {subject}",
-                    f"[{rule}] {file}: {subject} is in the baseline but no longer found: fixed "
-                    "(write the baseline again to drop it)",
+                    f"[{rule}] {file}{'' if subject == file else f': {subject}'} is in the baseline but no "
+                    "longer found: fixed (write the baseline again to drop it)",
                     {"rule": rule, "file": file, "subject": subject},
                 )
             )

@@ -7,13 +7,16 @@ A baseline file is JSON::
 
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
 command line that holds it, subject — made relative too when it is such a path): no absolute paths, no line numbers and no message text, so
-a baseline written on one build machine matches the next build in another directory.
+a baseline written on one build machine matches the next build in another directory; nor the
+content hashes auditwheel and delvewheel put in vendored libraries' names (``unhashed``), so
+one written for a release matches the next.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 from ..errors import ConfigError
@@ -57,11 +60,29 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
     return file
 
 
+#: The content hashes repair tools put in the names of the libraries they vendor, which change
+#: with every build of the library: auditwheel's ``libgfortran-040039e1.so.5.0.0`` (the first 8
+#: hex digits of its SHA-256, ``auditwheel/repair.py``) and delvewheel's
+#: ``msvcp140-263139962577ecda4cd9469ca360a746.dll`` (32 hex digits, before the extension).
+_VENDORED_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so(?:[./:\s'\"]|\Z))|-[0-9a-f]{32}(?=\.(?:dll|pyd)\b)", re.IGNORECASE)
+
+
+def unhashed(text: str) -> str:
+    """``text`` with each repair tool's content hash in a vendored library's name written ``-*``
+    (``libgfortran-*.so.5.0.0``): a baseline written for one release matches the next, whose
+    vendored libraries carry new hashes."""
+    return _VENDORED_HASH.sub("-*", text) if "-" in text else text
+
+
 def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:
     """The stable key of ``finding``: ``(rule, relative file, subject)``; a subject that is
     itself a path under an input (the other library of a ``duplicate-export``) is made
-    relative the same way."""
-    return (finding.rule, relative_file(finding.file, inputs), relative_file(finding.subject, inputs))
+    relative the same way; vendored libraries' content hashes are left out (``unhashed``)."""
+    return (
+        finding.rule,
+        unhashed(relative_file(finding.file, inputs)),
+        unhashed(relative_file(finding.subject, inputs)),
+    )
 
 
 def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
@@ -111,5 +132,5 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule!r} is no rule")
         if rule in NOT_RECORDED:
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule} findings cannot be baselined")
-        keys.add((rule, entry["file"], entry["subject"]))
+        keys.add((rule, unhashed(entry["file"]), unhashed(entry["subject"])))  # written before hashes were left out
     return frozenset(keys)

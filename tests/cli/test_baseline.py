@@ -137,3 +137,27 @@ def test_baseline_must_be_a_regular_file(run_cli, builds: Path, special: str) ->
 def test_empty_baseline_name_is_an_error(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
     r = run_cli("check", "--no-loader", "old", "--baseline", "")
     assert r.exit_code == 2 and "--baseline : " in r.stderr
+
+
+def test_a_baseline_matches_the_next_release_of_vendored_libraries(run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """auditwheel names a vendored library by its content hash (``libleak-0a1b2c3d.so``), which
+    changes with each release: the baseline leaves it out, in files and in subjects, and an
+    entry written with a hash before still matches."""
+    monkeypatch.chdir(tmp_path)
+    leak = (SAMPLES / "misc/libleak.so").read_bytes()
+    for build, digest in (("old", "0a1b2c3d"), ("new", "fdde5778")):
+        (tmp_path / build / "pkg.libs").mkdir(parents=True)
+        (tmp_path / build / "pkg.libs" / f"libleak-{digest}.so").write_bytes(leak)
+    assert run_cli("check", "--no-loader", "old").exit_code == 1
+    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    files = {f["file"] for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
+    assert files == {"pkg.libs/libleak-*.so"}
+    again = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
+    assert again.exit_code == 0, again.stdout
+    assert not [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "baseline-fixed"]
+    # a baseline written before hashes were left out
+    doc = json.loads((tmp_path / "bl.json").read_text())
+    for f in doc["findings"]:
+        f["file"] = f["file"].replace("-*", "-0a1b2c3d")
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    assert run_cli("check", "--no-loader", "new", "--baseline", "old.json").exit_code == 0
