@@ -122,7 +122,8 @@ def _has_tool_table(pyproject: str) -> bool:
 
     try:
         tool = tomllib.loads(raw.decode("utf-8")).get("tool")
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # ValueError: TOMLDecodeError, and an
+        # integer of more than 4,300 digits, which int() refuses
         return b"tool.linkaudit" in raw
     return isinstance(tool, dict) and "linkaudit" in tool
 
@@ -283,7 +284,7 @@ def _parse_toml(path: str, raw: bytes) -> tuple[dict[str, Any], str]:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte offset {exc.start})") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4,300 digits
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML for linkaudit: values nested too deeply") from None

@@ -37,7 +37,7 @@ _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The symbol-version families a manylinux policy lists per architecture (auditwheel's keys).
 FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI", "GCC", "LIBATOMIC", "ZLIB")
 
-_TAG = re.compile(r"^(?P<family>manylinux|musllinux)_(?P<major>\d+)_(?P<minor>\d+)_(?P<arch>[a-z0-9_]+)$")
+_TAG = re.compile(r"^(?P<family>manylinux|musllinux)_(?P<major>\d{1,9})_(?P<minor>\d{1,9})_(?P<arch>[a-z0-9_]+)$")
 _LEGACY = re.compile(r"^(?P<alias>manylinux1|manylinux2010|manylinux2014)_(?P<arch>[a-z0-9_]+)$")
 
 
@@ -130,7 +130,7 @@ def _check_policy(entry: object) -> tuple[tuple[str, tuple[int, int]], _Publishe
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise _fail("policies: an entry without a name")
     name = entry["name"]
-    m = re.fullmatch(r"(manylinux|musllinux)_(\d+)_(\d+)", name)
+    m = re.fullmatch(r"(manylinux|musllinux)_(\d{1,9})_(\d{1,9})", name)
     if m is None or entry.get("family") != m.group(1):
         raise _fail(f"policies.{name}: not a manylinux_X_Y or musllinux_X_Y name of its family")
     versions = entry.get("symbol_versions")

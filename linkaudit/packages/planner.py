@@ -39,7 +39,7 @@ _LEGACY: tuple[tuple[str, tuple[int, int], frozenset[str]], ...] = (
 
 def glibc_of(platform: str) -> tuple[tuple[int, int], str] | None:
     """``((major, minor), arch)`` of a manylinux platform tag (PEP 600 or a legacy alias), else ``None``."""
-    match = re.fullmatch(r"manylinux_(\d+)_(\d+)_(\w+)", platform)
+    match = re.fullmatch(r"manylinux_(\d{1,9})_(\d{1,9})_(\w+)", platform)
     if match:
         return (int(match.group(1)), int(match.group(2))), match.group(3)
     for legacy, glibc, arches in _LEGACY:
@@ -72,16 +72,16 @@ def platforms_for(platform: str) -> list[str]:
     (``[]`` for ``any``: only platform-independent wheels)."""
     if platform == "any":
         return []
-    if any(int(n) > MAX_EXPANDED_VERSION for n in re.findall(r"\d+", platform.rsplit("_", 1)[0])):
+    if any(len(n) > 9 or int(n) > MAX_EXPANDED_VERSION for n in re.findall(r"\d+", platform.rsplit("_", 1)[0])):
         return [platform]  # a version no system has: this tag only
     glibc = glibc_of(platform)
     if glibc is not None:
         return manylinux_platforms(*glibc)
-    musl = re.fullmatch(r"musllinux_(\d+)_(\d+)_(\w+)", platform)
+    musl = re.fullmatch(r"musllinux_(\d{1,9})_(\d{1,9})_(\w+)", platform)
     if musl:
         major, minor, arch = int(musl.group(1)), int(musl.group(2)), musl.group(3)
         return [f"musllinux_{major}_{m}_{arch}" for m in range(minor, -1, -1)] + [f"linux_{arch}"]
-    mac = re.fullmatch(r"macosx_(\d+)_(\d+)_(\w+)", platform)
+    mac = re.fullmatch(r"macosx_(\d{1,9})_(\d{1,9})_(\w+)", platform)
     if mac:
         from packaging.tags import mac_platforms  # packaging.tags: only when wheels are planned
 
@@ -110,7 +110,7 @@ class Target:
         from packaging.tags import Tag, compatible_tags, cpython_tags, generic_tags
 
         platforms = platforms_for(self.platform)
-        match = re.fullmatch(r"([a-z]+)(\d)(\d*)", self.interpreter)
+        match = re.fullmatch(r"([a-z]+)(\d)(\d{0,9})", self.interpreter)
         if match is None or len(match.group(3)) > len(str(MAX_EXPANDED_VERSION)):
             return [Tag(self.interpreter, self.abi, p) for p in [*platforms, "any"]]
         version = (int(match.group(2)), int(match.group(3))) if match.group(3) else (int(match.group(2)),)

@@ -41,7 +41,7 @@ def marker_environment(tag: Tag) -> dict[str, str]:
         system, sys_platform, os_name = "Linux", "linux", "posix"
         match = re.search(r"(x86_64|aarch64|i686|ppc64le|s390x|armv7l|riscv64)$", platform)
         machine = match.group(1) if match else "x86_64"
-    version = re.fullmatch(r"[a-z]+(\d)(\d+)", tag.interpreter)
+    version = re.fullmatch(r"[a-z]+(\d)(\d{1,9})", tag.interpreter)
     python = f"{version.group(1)}.{version.group(2)}" if version else "3.11"
     implementation = "pypy" if tag.interpreter.startswith("pp") else "cpython"
     return {
@@ -218,4 +218,4 @@ def _allows(specifier: str, version: str) -> bool:
 
 
 def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version))
+    return tuple(int(p[:9]) for p in re.findall(r"\d+", version))  # a 4,301-digit run: int() refuses it

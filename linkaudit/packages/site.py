@@ -226,7 +226,7 @@ def declared_glibc(records: list[dict[str, object]]) -> tuple[int, int] | None:
     found: list[tuple[int, int]] = []
     for record in records:
         for spec in _strings(record.get("depends")):
-            match = re.match(r"__glibc\s*>=\s*(\d{1,4})\.(\d{1,4})", str(spec))
+            match = re.match(r"__glibc\s*>=\s*(\d{1,4})\.(\d{1,4})\b", str(spec))
             if match:
                 found.append((int(match.group(1)), int(match.group(2))))
     return max(found) if found else None
@@ -250,11 +250,11 @@ def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
     sysroot: tuple[int, int] | None = None
     for record in records:
         for spec in _strings(record.get("depends")):
-            match = re.match(r"__glibc\s*>=\s*(\d+)\.(\d+)", str(spec))
+            match = re.match(r"__glibc\s*>=\s*(\d{1,4})\.(\d{1,4})\b", str(spec))
             if match:
                 found.append((int(match.group(1)), int(match.group(2))))
         if str(record.get("name", "")).startswith("sysroot_linux-"):
-            match = re.match(r"(\d+)\.(\d+)", str(record.get("version", "")))
+            match = re.match(r"(\d{1,4})\.(\d{1,4})\b", str(record.get("version", "")))
             if match:
                 sysroot = (int(match.group(1)), int(match.group(2)))
     return max(found) if found else (sysroot or CONDA_FORGE_GLIBC)

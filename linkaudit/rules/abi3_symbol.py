@@ -55,7 +55,7 @@ def abi3_floor(package: str | None, binary: Binary) -> tuple[int, int] | None:
     base = os.path.basename(package or "")
     parts = base[: -len(".whl")].split("-") if base.endswith(".whl") else []
     if len(parts) in (5, 6) and "abi3" in parts[-2].split("."):
-        versions = [(3, int(m.group(1))) for m in (re.fullmatch(r"cp3(\d+)", t) for t in parts[-3].split(".")) if m]
+        versions = [(3, int(m.group(1))) for m in (re.fullmatch(r"cp3(\d{1,9})", t) for t in parts[-3].split(".")) if m]
         return min(versions) if versions else (3, 2)
     return (3, 2) if ".abi3." in os.path.basename(binary.path) else None
 
@@ -64,7 +64,7 @@ def _tag_floor(tags: Iterable[Tag]) -> tuple[int, int] | None:
     """The lowest ``cp3X`` among ``tags`` whose ABI is ``abi3`` (an installed distribution's ``WHEEL``
     file: ``Tag: cp311-abi3-manylinux_2_34_x86_64``), or ``None`` when none is."""
     versions = [
-        (3, int(m.group(1))) for t in tags if t.abi == "abi3" and (m := re.fullmatch(r"cp3(\d+)", t.interpreter))
+        (3, int(m.group(1))) for t in tags if t.abi == "abi3" and (m := re.fullmatch(r"cp3(\d{1,9})", t.interpreter))
     ]
     return min(versions) if versions else None
 

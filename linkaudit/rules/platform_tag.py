@@ -65,7 +65,7 @@ _WINDOWS = {"win_amd64": "x86-64", "win32": "i386", "win_arm64": "aarch64", "win
 _LINUX_TAG = LazyPattern(
     r"(?P<policy>manylinux_\d+_\d+|manylinux1|manylinux2010|manylinux2014|musllinux_\d+_\d+|linux)_(?P<arch>\w+)"
 )
-_MAC_TAG = LazyPattern(r"macosx_(?P<major>\d+)_(?P<minor>\d+)_(?P<format>\w+)")
+_MAC_TAG = LazyPattern(r"macosx_(?P<major>\d{1,9})_(?P<minor>\d{1,9})_(?P<format>\w+)")
 _IOS_TAG = LazyPattern(r"ios_\d+_\d+_(?P<arch>arm64|x86_64)_(?:iphoneos|iphonesimulator)")
 _ANDROID_TAG = LazyPattern(r"android_\d+_(?P<abi>arm64_v8a|armeabi_v7a|x86_64|x86)")
 
