@@ -223,6 +223,10 @@ class _Exports:
         # one flag per lookup in progress: set when a result under it met a loop or ran out of depth,
         # which depend on where the walk started, so neither it nor anything above it is memoised
         self.tainted: list[bool] = []
+        # the lookups one outermost lookup has made: each is made once per outermost lookup, as dyld
+        # searches each re-exported image once per symbol lookup (``alreadySearched``); without it,
+        # dylibs re-exporting one another in a mesh are searched along every path: (K-1)! paths
+        self.searched: set[tuple[int, str, int]] = set()
 
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
@@ -240,7 +244,10 @@ class _Exports:
         """Follow ``name`` from ``lib``: PE forwarders; Mach-O definitions, re-exports by name, then the
         dylibs it re-exports whole in load-command order (the first that provides it, or that is not
         judged, decides — as dyld searches them).  Libraries are located in ``load`` first.  A lookup
-        that comes back to one in progress is a ``"loop"`` (it leads nowhere new)."""
+        that comes back to one in progress, or to one this outermost lookup already made and that
+        found nothing, is a ``"loop"`` (it leads nowhere new): each (library, name) is searched once
+        per outermost lookup, as dyld's ``alreadySearched``, so a mesh of K dylibs re-exporting one
+        another costs K searches, not (K-1)!."""
         key = (id(lib), name, id(load))
         done = self.memo.get(key)
         if done is not None:
@@ -248,17 +255,21 @@ class _Exports:
         if depth <= MAX_DEPTH and self.found_here(lib, name):  # the common case: no walk to guard
             done = self.memo[key] = _Lookup("found", ((lib, name),))
             return done
-        if key in self.active:
+        if key in self.active or key in self.searched:  # in progress, or searched in vain this lookup
             if self.tainted:
                 self.tainted[-1] = True
             return _Lookup("loop", ((lib, name),))
+        outermost = not self.tainted
         self.active.add(key)
+        self.searched.add(key)
         self.tainted.append(False)
         try:
             result = self._lookup(lib, name, depth, load)
         finally:
             self.active.discard(key)
             tainted = self.tainted.pop()
+            if outermost:
+                self.searched.clear()
         if tainted or result.state in ("loop", "deep"):
             if self.tainted:
                 self.tainted[-1] = True
