@@ -41,7 +41,7 @@ _KNOWN: dict[str, int] = {}
 _KNOWN_MAX = 1 << 20
 #: Names hashed one at a time (``single``) and in batches (``batched``), and wanted keys walked
 #: without a set of the chain's hashes (``walked``), in this process (the counting tests).
-WORK = {"single": 0, "batched": 0, "walked": 0}
+WORK = {"single": 0, "batched": 0, "walked": 0, "bulk": 0}
 #: Fewer unknown names than this are hashed one by one (a batch's fixed cost is a few big-int operations per column).
 _MIN_BATCH = 32
 #: A batch's names are padded (with leading NULs, which add nothing to the sum) to a multiple of this width.
@@ -192,43 +192,65 @@ def candidates(table: SymbolTable, wanted: frozenset[int]) -> frozenset[int]:
     return wanted & stored_hashes(table)
 
 
+#: Chain entries the lookups in one table may walk in all before its names are found in the bulk
+#: map instead (``SymbolTable.definitions``, built once in O(symbols)): ``WALK_FACTOR`` times its
+#: chain, plus ``WALK_FLOOR``.  A linker's table keeps a few entries per bucket, so real lookups
+#: never come near it; a forged one whose every bucket leads into one chain of all S symbols made
+#: each of W lookups walk S entries in Python (W x S: 30,000 symbols in 5 MB took minutes).  Past
+#: the budget a name is found by name alone: the same answer for every table whose chains index
+#: every symbol, which is what a linker writes.
+WALK_FACTOR = 8
+WALK_FLOOR = 1 << 16
+
+
 def definitions_of_name(table: SymbolTable, name: str) -> tuple[Definition, ...]:
     """The definitions ld.so may bind ``name`` to in ``table``, through its hash table (memoised).
 
     ``table.hash_table`` must not be ``None``.  Only the chain of the name's bucket is walked and
     only the names whose stored hash matches are compared (as bytes); the acceptable ones
-    (``SymbolTable.definitions_at``) are returned, ``()`` when there are none.
+    (``SymbolTable.definitions_at``) are returned, ``()`` when there are none.  Once the table's
+    walks pass ``WALK_FACTOR`` times its chain (a forged table), its names are looked up in its
+    bulk map: time stays linear in the table's size.
     """
     memo = table.memo("lookups")
     found: tuple[Definition, ...] | None = memo.get(name)
     if found is None:
         ht = table.hash_table
         assert ht is not None
+        spent = table.memo("walked")
+        if spent.get(0, 0) > WALK_FACTOR * len(ht.chain) + WALK_FLOOR:
+            WORK["bulk"] += 1
+            found = memo[name] = table.definitions().get(name, ())
+            return found
         encoded = name.encode("utf-8", "surrogateescape") + b"\0"
-        walk = _gnu_chain(ht, gnu_hash(name)) if ht.gnu else _sysv_chain(ht, sysv_hash(name))
+        walk, steps = _gnu_chain(ht, gnu_hash(name)) if ht.gnu else _sysv_chain(ht, sysv_hash(name))
+        spent[0] = spent.get(0, 0) + steps
         same, offsets = table.strtab.startswith, table.name_offsets
         found = memo[name] = table.definitions_at([i for i in walk if same(encoded, offsets[i])])
     return found
 
 
-def _gnu_chain(ht: ElfHashTable, h: int) -> Iterable[int]:
-    """Table indices (``.dynsym`` index - 1) in ``h``'s bucket whose stored hash is ``h`` (bit 0 aside)."""
+def _gnu_chain(ht: ElfHashTable, h: int) -> tuple[list[int], int]:
+    """Table indices (``.dynsym`` index - 1) in ``h``'s bucket whose stored hash is ``h`` (bit 0
+    aside), and how many chain entries were walked."""
     first = ht.buckets[h % len(ht.buckets)]
     if first < ht.symoffset or first == 0:
-        return ()
+        return [], 0
     chain, base, target = ht.chain, ht.symoffset, h | 1
     out: list[int] = []
-    for k in range(first - base, len(chain)):
+    start = k = first - base
+    for k in range(start, len(chain)):
         stored = chain[k]
         if stored | 1 == target:
             out.append(k + base - 1)
         if stored & 1:
             break
-    return out
+    return out, k - start + 1
 
 
-def _sysv_chain(ht: ElfHashTable, h: int) -> Iterable[int]:
-    """Table indices on ``h``'s ``DT_HASH`` chain (every one: the table stores no hashes), loop-safe."""
+def _sysv_chain(ht: ElfHashTable, h: int) -> tuple[list[int], int]:
+    """Table indices on ``h``'s ``DT_HASH`` chain (every one: the table stores no hashes), loop-safe,
+    and how many were walked."""
     chain = ht.chain
     out: list[int] = []
     i = ht.buckets[h % len(ht.buckets)]
@@ -237,4 +259,4 @@ def _sysv_chain(ht: ElfHashTable, h: int) -> Iterable[int]:
             break
         out.append(i - 1)
         i = chain[i]
-    return out
+    return out, len(out)

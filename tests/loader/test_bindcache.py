@@ -203,7 +203,7 @@ DECIDERS = (
     musl.musl_matches, symbol_lookup.definitions_of_name, symbol_lookup.candidates,
     symbol_lookup._gnu_chain, symbol_lookup._sysv_chain, SymbolTable.definitions_at, SymbolTable.definitions,
 )  # fmt: skip
-DIGEST = (3, "a7c3089964b84ed697c8bd5a7e02b057102813a5fd2867a321b66620feaf25ec")
+DIGEST = (4, "7654280accef2e6ce464e63871d564d5ac487db2e1aa29395eb5e47003ab6031")
 
 
 def _code_digest() -> str:
