@@ -1000,26 +1000,45 @@ def _outside_inputs(linkage: LinkageAnalysis, binaries: list[Binary], sites: Seq
     return list(seen.values())
 
 
+def installation_target(
+    target: TargetEnvironment,
+    target_env: str,
+    staged: Staged,
+    sites: Sequence[Site] = (),
+    profile: str | None = None,
+) -> TargetEnvironment:
+    """The loader target of one installation, as ``check``, ``tree`` and ``why`` judge it: conda
+    packages and prefixes as conda-build does (``_conda_target``), else the policy of the wheels'
+    tags and, for an installed site, of its most demanding distribution (``policy_target``)."""
+    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
+    tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
+    conda = _conda_target(target, staged, sites) if target_env != "host" else None
+    return conda or policy_target(target, target_env, tagged, profile)
+
+
+def dll_directories(given: Sequence[str], staged: Staged, sites: Sequence[Site] = ()) -> tuple[str, ...]:
+    """The Windows loader's added DLL directories: those given (``--dll-directory``, package
+    members at their staged paths), then each delvewheel-repaired wheel's and installed
+    distribution's ``<name>.libs`` (its ``__init__.py`` patch calls ``os.add_dll_directory``
+    before any import)."""
+    return (
+        staged_entries(tuple(given), staged)
+        + staged.delvewheel_dll_directories()
+        + tuple(d for site in sites for d in site.delvewheel_dll_directories())
+    )
+
+
 def _installation_config(config: AuditConfig, staged: Staged, sites: Sequence[Site] = ()) -> AuditConfig:
     """``config`` for one staged installation: its target's policy (from the wheels' tags, and
     for an installed site the tag of its most demanding distribution), and the entries and loader
     directories that name package members at their staged paths."""
     assert config.target is not None
-    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
-    tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
-    conda = _conda_target(config.target, staged, sites) if config.target_env != "host" else None
-    target = conda or policy_target(config.target, config.target_env, tagged, config.profile)
     return replace(
         config,
-        target=target,
+        target=installation_target(config.target, config.target_env, staged, sites, config.profile),
         entries=staged_entries(config.entries, staged),
         # loader directories and the main executable may name package members too
-        # delvewheel's __init__.py patch: os.add_dll_directory(<name>.libs) before any import
-        dll_directories=(
-            staged_entries(config.dll_directories, staged)
-            + staged.delvewheel_dll_directories()
-            + tuple(d for site in sites for d in site.delvewheel_dll_directories())
-        ),
+        dll_directories=dll_directories(config.dll_directories, staged, sites),
         windows_path=staged_entries(config.windows_path, staged),
         dyld_library_path=staged_entries(config.dyld_library_path, staged),
         dyld_fallback_library_path=staged_entries(config.dyld_fallback_library_path, staged),

@@ -228,6 +228,7 @@ def check(
         _write_baseline(write_baseline, report, paths, protected)
     report = capped(report, max_per_file)  # after the baseline written: it records every finding
     if fmt != OutputFormat.JSONL.value:
+        loader["together"] = together  # the HTML report draws each installation's loads as check planned them
         options = _render_options(fmt, paths, show_suppressed, no_loader, loader, config.entries, report)
         _render(report, fmt, use_color(color, output), options, output, protected)
     return _exit_status(report, write_baseline is not None)

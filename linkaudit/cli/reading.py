@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from ..packages import Staged, staged_inputs
 from ..records import dataclass
 
 if TYPE_CHECKING:
+    from ..packages import Installation, PlannedInputs
     from ..packages.site import Site
 
 
@@ -71,12 +73,13 @@ class Inputs:
 
 
 @contextmanager
-def read_inputs(paths: Sequence[str]) -> Iterator[Inputs]:
-    """Read every binary under ``paths`` (packages staged for as long as the block runs).
+def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Iterator[Inputs]:
+    """Read every binary under ``paths`` (packages staged for as long as the block runs; ``only``:
+    the packages of one installation, ``PlannedInputs.packages``; ``None``: all).
 
     Nothing is raised for a bad input: it is listed in ``Inputs.errors``.
     """
-    with staged_inputs(list(paths)) as staged:
+    with staged_inputs(list(paths), only=only) as staged:
         collected = collect(staged.paths)
         errors: list[InputError] = [*staged.errors, *collected.errors]
         skipped = [(p, unsupported_reason(Container(c))) for p, c in collected.skipped]
@@ -90,3 +93,71 @@ def read_inputs(paths: Sequence[str]) -> Iterator[Inputs]:
                 errors.append(exc)
         empty = tuple(d for d in collected.empty_dirs if not staged.holds_packages(d))
         yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links)
+
+
+#: ``--together`` for ``tree`` and ``why``, as ``check`` has it.
+together_option = click.option(
+    "--together",
+    is_flag=True,
+    help="Load every input as one installation (a set installed side by side), not one installation per "
+    "target the wheels' tags name, as `check` does (wheels of one project are never installed together).",
+)
+
+
+def per_installation(
+    paths: Sequence[str],
+    together: bool,
+    fmt: str,
+    run: Callable[[Inputs], int],
+    combine: Callable[[list[int]], int],
+) -> int:
+    """``run`` over the inputs of each installation they make, as ``check`` plans them
+    (``packages.plan_inputs``: a ``dist/`` of one project's wheels for several Pythons and
+    platforms is one installation per target, never one process); its exit statuses merged by
+    ``combine``.  With several, a text report has a heading per installation; a JSON or picture
+    document cannot hold several, and says so.
+
+    Raises:
+        click.UsageError: several installations and ``fmt`` is not ``text``.
+    """
+    from ..packages import plan_inputs
+
+    plan = _worth_drawing(plan_inputs(list(paths), together))
+    if len(plan) == 1:
+        with read_inputs(paths) as inputs:
+            return run(inputs)
+    names = [_installation_name(p.installation) for p in plan]
+    if fmt != "text":
+        shown = "; ".join(names[:3]) + (f"; … (+{len(names) - 3} more)" if len(names) > 3 else "")
+        raise click.UsageError(
+            f"the inputs make {len(plan)} installations ({shown}): a {fmt} document draws one — "
+            "give one installation's packages, or --together to load them as one"
+        )
+    statuses: list[int] = []
+    for i, (planned, name) in enumerate(zip(plan, names, strict=True), 1):
+        with read_inputs(planned.paths, planned.packages) as inputs:
+            if statuses:
+                click.echo("")
+            click.echo(text_safe(f"installation {i} of {len(plan)}: {name}"))
+            statuses.append(run(inputs))
+    return combine(statuses) if statuses else 0
+
+
+def _worth_drawing(plan: list[PlannedInputs]) -> list[PlannedInputs]:
+    """``plan`` without the installation of no package whose inputs are only the wheelhouse
+    directories the packages of the others were found in (``dist/``: its wheels are drawn)."""
+    found = [p for planned in plan for p in planned.installation.packages]
+
+    def wheelhouse(path: str) -> bool:
+        under = path.rstrip("/") + "/"
+        return os.path.isdir(path) and any(p.startswith(under) for p in found)
+
+    kept = [p for p in plan if p.installation.packages or not all(wheelhouse(x) for x in p.paths)]
+    return kept or plan[:1]
+
+
+def _installation_name(installation: Installation) -> str:
+    """``"cp312-cp312-win_amd64: numpy-2.2.6-cp312-cp312-win_amd64.whl"``: its target and packages."""
+    names = ", ".join(os.path.basename(p) for p in installation.packages) or "(no package)"
+    why = ", ".join(installation.targets[:2]) or installation.reason
+    return f"{why}: {names}"

@@ -9,19 +9,18 @@ from typing import Any
 
 import click
 
-from ..audit import analyze_inputs, policy_target, staged_entries
+from ..audit import analyze_inputs, dll_directories, installation_target, staged_entries
 from ..errors import ConfigError
 from ..loader.dyld import analyze_dyld
 from ..loader.images import ImageLoad, ImageLoader
 from ..loader.windows import analyze_windows
 from ..output import text_safe, utf8_tree
-from ..packages import most_demanding
 from ..packages.installation import installation_model
 from .cacheflag import no_cache_option
 from .emit import emit
 from .options import loader_options, target_from_options
 from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
-from .reading import Inputs, read_inputs
+from .reading import Inputs, per_installation, together_option
 
 
 def owners_of(inputs: Inputs) -> Callable[[str], str | None] | None:
@@ -39,10 +38,7 @@ def run_analysis(
     status 2); the others are still analysed.  An
     installed site among the inputs is loaded against its most demanding tag's policy, as by ``check``.
     """
-    sites = inputs.sites()
-    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
-    tagged = [*inputs.staged.packages, *(d.wheel_name() for d in demanding)]
-    env = policy_target(target_from_options(**options), options["target_env"], tagged)
+    env = installation_target(target_from_options(**options), options["target_env"], inputs.staged, inputs.sites())
     errors = list(inputs.errors)
     entries = staged_entries(options.get("entries", ()), inputs.staged)
     analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
@@ -68,7 +64,7 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     )
     windows = analyze_windows(
         inputs.binaries,
-        staged("dll_directories"),
+        dll_directories(options.get("dll_directories") or (), inputs.staged, inputs.sites()),
         options.get("preload_dlls", ()),
         path=staged("windows_path"),
         entries=staged("entries"),
@@ -94,9 +90,12 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     help="Also bind every undefined symbol of every loaded object and count the outcome (PE and Mach-O: "
     "every import, through forwarders and re-exports, counted per load and per image; JSON: each load's bind).",
 )
+@together_option
 @loader_options
 @no_cache_option
-def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, **options: Any) -> int:
+def tree(
+    paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind: bool, together: bool, **options: Any
+) -> int:
     """Draw the dependency tree of each import root as its platform's loader would load it:
     glibc's ld.so for ELF, the Windows search order for PE, dyld for Mach-O.
 
@@ -107,8 +106,9 @@ def tree(paths: tuple[str, ...], fmt: str, verbose: bool, all_roots: bool, bind:
     Exit status 1 when a root's load would fail (with ``--bind``: also a PE or Mach-O import its
     library does not export), 2 when an input cannot be read.
     """
-    with read_inputs(paths) as inputs:
-        return _tree(inputs, fmt, verbose, all_roots, bind, options)
+    return per_installation(
+        paths, together, fmt, lambda inputs: _tree(inputs, fmt, verbose, all_roots, bind, options), max
+    )
 
 
 def _tree(inputs: Inputs, fmt: str, verbose: bool, all_roots: bool, bind: bool, options: dict[str, Any]) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..config.baseline import unhashed
 from ..loader.fs import FileSystemView
 from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
@@ -21,7 +22,7 @@ from .cacheflag import no_cache_option
 from .emit import emit
 from .options import loader_options
 from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
-from .reading import Inputs, read_inputs
+from .reading import Inputs, per_installation, together_option
 from .tree import owners_of, run_analysis, run_images
 
 
@@ -149,9 +150,10 @@ def _picture(
 @click.argument("paths", nargs=-1, required=True, type=click.Path(), metavar="PATH...")
 @click.argument("target", metavar="LIBRARY|SYMBOL")
 @format_option("only the chains from each root to TARGET (or to the objects using the symbol)")
+@together_option
 @loader_options
 @no_cache_option
-def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
+def why(paths: tuple[str, ...], target: str, fmt: str, together: bool, **options: Any) -> int:
     """Explain TARGET in the loads of PATH... (files, directories or packages: several wheels
     given together make one site-packages).
 
@@ -164,8 +166,17 @@ def why(paths: tuple[str, ...], target: str, fmt: str, **options: Any) -> int:
     that exports it), or why none does. A universal file's slice is named
     (universal.dylib(arm64)). Exit status 1 when TARGET appears nowhere.
     """
-    with read_inputs(paths) as inputs:
-        return _why(inputs, " ".join(paths), target, fmt, options)
+    return per_installation(
+        paths, together, fmt, lambda inputs: _why(inputs, " ".join(paths), target, fmt, options), _found_anywhere
+    )
+
+
+def _found_anywhere(statuses: list[int]) -> int:
+    """The exit status of ``why`` over several installations: 2 when an input of one could not be
+    read, else 0 when TARGET appears in one, else 1."""
+    if 2 in statuses:
+        return 2
+    return 0 if 0 in statuses else 1
 
 
 def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, Any]) -> int:
@@ -215,12 +226,19 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
 
 def _similar_names(analysis: Any, images: list[Any], target: str, most: int = 5) -> list[str]:
     """File names of the loaded libraries (ELF objects, PE and Mach-O images) that begin with
-    ``target`` (``libgfortran`` -> ``libgfortran-040039e1-0352e75f.so.5.0.0``: the name a repair
-    tool gave its vendored copy), sorted, at most ``most``."""
+    ``target``, as written or with a repair tool's content hash taken out (``libgfortran`` ->
+    ``libgfortran-040039e1-0352e75f.so.5.0.0``, ``msvcp140.dll`` -> ``msvcp140-2631…a746.dll``: the
+    names auditwheel and delvewheel give their vendored copies), sorted, at most ``most``."""
     names = {posixpath.basename(o.path) for load in analysis.loads for o in load.objects}
     names.update(posixpath.basename(p) for load in images for p in load.images)
     stem = target.rsplit("/", 1)[-1]
-    return sorted(n for n in names if n.startswith(stem) and n != stem)[:most] if stem else []
+    if not stem:
+        return []
+    # also with the repair tool's hash taken out: msvcp140.dll -> msvcp140-2631…a746.dll (delvewheel),
+    # libavif.so.16 -> libavif-c6062d5f.so.16.4.2 (auditwheel)
+    return sorted(
+        n for n in names if n != stem and (n.startswith(stem) or unhashed(n).replace("-*", "").startswith(stem))
+    )[:most]
 
 
 def _elf_chains(analysis: Any, owners: Callable[[str], str | None] | None, target: str) -> list[dict[str, Any]]:
