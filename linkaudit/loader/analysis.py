@@ -268,10 +268,11 @@ def analyze(
     fs = fs or FileSystemView(env.sysroot)
     analysis = LinkageAnalysis(env)
     elf, musl = _by_loader(binaries)
+    budget = LoadBudget([*elf, *musl])
     if musl:
         musl_paths = {b.path for b in musl}
         mine = [r for r in roots if r.path in musl_paths] if roots is not None else None
-        _analyze_musl(musl, env, fs, mine, analysis, bind_all, store)
+        _analyze_musl(musl, env, fs, mine, analysis, bind_all, store, budget)
         if roots is not None:
             roots = [r for r in roots if r.path not in musl_paths]
     if not elf:
@@ -287,7 +288,7 @@ def analyze(
     )
     analysis.search_context = ctx
     _check_named_objects(env, fs, analysis)
-    runner = _RootRunner(elf, ctx, analysis, list(roots) if roots is not None else default_roots(elf))
+    runner = _RootRunner(elf, ctx, analysis, list(roots) if roots is not None else default_roots(elf), budget)
     runner.run_all()
     _bind_and_verify(analysis, fs, runner.by_identity, bind_all, verify_all, store)
     return analysis
@@ -348,9 +349,14 @@ class _RootRunner:
     """
 
     def __init__(
-        self, elf: Sequence[Binary], ctx: SearchContext, analysis: LinkageAnalysis, chosen: list[Root]
+        self,
+        elf: Sequence[Binary],
+        ctx: SearchContext,
+        analysis: LinkageAnalysis,
+        chosen: list[Root],
+        budget: LoadBudget,
     ) -> None:
-        self.ctx, self.fs, self.analysis, self.chosen = ctx, ctx.fs, analysis, chosen
+        self.ctx, self.fs, self.analysis, self.chosen, self.budget = ctx, ctx.fs, analysis, chosen, budget
         env = ctx.env
         self.by_path = {b.path: b for b in elf}
         #: each input by its file's (device, inode): one file named twice is one input
@@ -365,7 +371,6 @@ class _RootRunner:
         self.alone = not self.python_roots and not env.executable and not env.dlopen_global
         self.alone_loads = AloneLoads()
         self.noted: set[str] = set()
-        self.parts_seen: set[int] = set()
         self.reached: set[tuple[int, int]] = set()
 
     def run_all(self) -> None:
@@ -377,7 +382,7 @@ class _RootRunner:
                 self._note_reached(self.run(Root(b.path, RootKind.DLOPEN, reached=False)))
 
     def _note_reached(self, load: Load | None) -> None:
-        for obj in _new_objects(load, self.parts_seen) if load is not None else ():
+        for obj in self.budget.new_objects(load) if load is not None else ():
             if obj.path in self.noted:
                 continue
             self.noted.add(obj.path)
@@ -386,8 +391,12 @@ class _RootRunner:
                 self.reached.add(ident)
 
     def run(self, root: Root) -> Load | None:
-        """Load ``root`` and record it; ``None`` (a problem recorded) when it cannot be read."""
+        """Load ``root`` and record it; ``None`` (a problem recorded) when it cannot be read, or
+        (listed as skipped) once the loads hold more than their budget (``LoadBudget``)."""
         fs, analysis = self.fs, self.analysis
+        if self.budget.exhausted:
+            analysis.skipped.append((root.path, self.budget.reason()))
+            return None
         binary = self.by_path.get(root.path)
         if binary is None:
             try:
@@ -454,7 +463,7 @@ def _bind_and_verify(
 
 def _analyze_musl(
     musl: Sequence[Binary], env: TargetEnvironment, fs: FileSystemView, roots: Sequence[Root] | None,
-    analysis: LinkageAnalysis, bind_all: bool, store: BlobStore | None = None,
+    analysis: LinkageAnalysis, bind_all: bool, store: BlobStore | None = None, budget: LoadBudget | None = None,
 ) -> None:  # fmt: skip
     """The musl inputs, loaded as musl's ``ldso/dynlink.c`` loads them (``loader.musl``): each root,
     then each input no root reached on its own; their bindings by name (``musl_matches``).
@@ -474,7 +483,7 @@ def _analyze_musl(
     # A dlopen root loads in a process of its own: loads of single dependencies are shared; beside
     # Python extensions it is a dlopen inside the interpreter (its symbols in the global scope).
     in_python = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
-    run = _MuslRun(ctx, fs, analysis, reached, MuslAloneLoads(), in_python)
+    run = _MuslRun(ctx, fs, analysis, reached, MuslAloneLoads(), budget or LoadBudget(musl), in_python)
     for root in chosen:
         binary = by_path.get(root.path)
         if binary is None:
@@ -512,20 +521,24 @@ def _analyze_musl(
 
 class _MuslRun:
     """Loads musl roots into an analysis, noting the inputs they reach (device, inode): each shared
-    part's objects once (``_new_objects``), so a chain of n roots costs n, not n squared."""
+    part's objects once (``LoadBudget.new_objects``), so a chain of n roots costs n, not n squared."""
 
     def __init__(
         self, ctx: MuslContext, fs: FileSystemView, analysis: LinkageAnalysis, reached: set[tuple[int, int]],
-        alone: MuslAloneLoads, in_python: bool = False,
+        alone: MuslAloneLoads, budget: LoadBudget, in_python: bool = False,
     ) -> None:  # fmt: skip
         self.ctx, self.fs, self.analysis, self.reached, self.alone = ctx, fs, analysis, reached, alone
-        self.in_python = in_python
-        self.parts_seen: set[int] = set()
+        self.in_python, self.budget = in_python, budget
         self.noted: set[str] = set()
 
     def __call__(self, root: Root, binary: Binary, process: MuslProcess | None) -> None:
-        """Load one musl root (a dlopen in a process of its own: ``musl_alone_load``)."""
+        """Load one musl root (a dlopen in a process of its own: ``musl_alone_load``); once the loads
+        hold more than their budget, list it as skipped instead (``LoadBudget``)."""
         from .musl import load_root_musl, musl_alone_load  # loaded already by _analyze_musl
+
+        if self.budget.exhausted:
+            self.analysis.skipped.append((root.path, self.budget.reason()))
+            return
 
         target = _target_path(self.fs, root.path)
         if root.kind is RootKind.DLOPEN and process is None and not self.in_python:
@@ -534,7 +547,7 @@ class _MuslRun:
             load = load_root_musl(target, binary, root.kind, self.ctx, process, self.in_python)
         self.analysis.loads.append(load)
         self.analysis.roots.append(root)
-        for obj in _new_objects(load, self.parts_seen):
+        for obj in self.budget.new_objects(load):
             if obj.path in self.noted or obj.path.startswith("<"):
                 continue
             self.noted.add(obj.path)
@@ -543,15 +556,58 @@ class _MuslRun:
                 self.reached.add(ident)
 
 
-def _new_objects(load: Load, seen: set[int]) -> Iterator[LoadedObject]:
-    """The objects of ``load``'s parts not in ``seen`` (ids of parts; updated): each shared part once."""
-    above: Load | None = None
-    for part, hops in load.iter_parts():
-        if id(part) in seen:
-            return  # this part and every part below it were seen with an earlier load
-        seen.add(id(part))
-        yield from part.own_objects(hops, above)
-        above = part
+#: The loads of one analysis may hold ``LOAD_FLOOR`` loaded objects and resolutions, plus one per
+#: ``LOAD_BYTES`` bytes of the inputs' files, each shared part counted once (``LoadBudget``).
+#: Real inputs stay far below it (``/usr/lib/x86_64-linux-gnu``'s 976 libraries, each loaded
+#: alone: about 40,000; torch's wheel and its NVIDIA wheels: about 3,000); N libraries that
+#: each need all N, none reached by an import root, hold N^3 (100 of them, 1.6 MB: a million
+#: resolutions, 314 MB; 200: 1.95 GB).
+LOAD_FLOOR = 250_000
+LOAD_BYTES = 4
+
+
+class LoadBudget:
+    """What the loads of one analysis hold, against a bound linear in the inputs' size: a root
+    loaded once the bound is passed is not loaded, but listed as skipped, with the reason.
+
+    Args:
+        binaries: the inputs (their ``file_size``, bytes).
+    """
+
+    def __init__(self, binaries: Sequence[Binary]) -> None:
+        self.inputs = len(binaries)
+        self.limit = LOAD_FLOOR + sum(b.file_size or 0 for b in binaries) // LOAD_BYTES
+        self.spent = 0
+        self._seen: set[int] = set()
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the loads hold more than ``limit``."""
+        return self.spent > self.limit
+
+    def reason(self) -> str:
+        """Why a root is not loaded once the budget is exhausted."""
+        return (
+            f"not loaded: the loads of the {self.inputs} inputs already hold {self.spent:,} loaded objects and "
+            f"resolutions, past the bound of {self.limit:,} ({LOAD_FLOOR:,} and one per {LOAD_BYTES} bytes "
+            "of input): each library no import root reaches is loaded alone with its whole closure, and "
+            "libraries that all need one another cost the cube of their number — only the per-file rules "
+            "ran for it; give the import roots with --entry, or audit fewer libraries together"
+        )
+
+    def new_objects(self, load: Load) -> Iterator[LoadedObject]:
+        """The objects of ``load``'s parts not seen before, each shared part once; the parts'
+        objects and resolutions are counted against the budget."""
+        above: Load | None = None
+        for part, hops in load.iter_parts():
+            if id(part) in self._seen:
+                return  # this part and every part below it were seen with an earlier load
+            self._seen.add(id(part))
+            self.spent += len(part.own_resolutions())
+            for obj in part.own_objects(hops, above):
+                self.spent += 1
+                yield obj
+            above = part
 
 
 def _root_only(load: Load) -> Iterator[LoadedObject]:
