@@ -199,3 +199,17 @@ def test_an_rpath_into_another_package_given_is_judged_alike_in_wheels_and_their
         mod_so,
         f"pkg/sub{mod_so[3:]}",
     ]
+
+
+def test_a_library_its_record_lists_but_the_site_lacks_is_a_damaged_installation(tmp_path: Path) -> None:
+    """pkg's RECORD lists pkg/lib/libhelper.so (where its RUNPATH $ORIGIN/lib looks), deleted since:
+    the finding says the installation is damaged, not that a dependency is undeclared."""
+    site = tmp_path / "site"
+    (site / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    files = ["pkg/mod.cpython-311-x86_64-linux-gnu.so", "pkg/lib/libhelper.so"]
+    _dist_info(site, "pkg", "cp311-cp311-manylinux_2_28_x86_64", files)
+    report = audit([str(site)], AuditConfig(target=TargetEnvironment(system_dirs=HOST_DIRS)))
+    (f,) = [f for f in report.findings if f.rule == "library-not-found" and f.subject == "libhelper.so"]
+    assert f"{site}/pkg/lib/libhelper.so is listed in pkg's RECORD but is not there: a damaged installation" in f.message
+    assert "pip install --force-reinstall pkg" in f.message

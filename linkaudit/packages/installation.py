@@ -4,6 +4,7 @@ wheels staged together), who owns each file, and what each declares for the targ
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -40,6 +41,24 @@ class InstallationModel:
     _labels: Mapping[str, str] = field(default_factory=dict)  # wheel as given -> distribution name
     _closures: dict[str, dict[str, Declared]] = field(default_factory=dict)
     _under_extras: dict[str, dict[str, Declared]] = field(default_factory=dict)
+    _recorded: dict[str, list[tuple[str, str]]] | None = None
+
+    def recorded_but_missing(self, name: str) -> tuple[str, str] | None:
+        """``(distribution, host path)`` of a file named ``name`` that an installed site's RECORD
+        lists and that is not there (a damaged installation: deleted, or never extracted), or
+        ``None``.  The index of recorded file names is built once."""
+        if self._recorded is None:
+            self._recorded = {}
+            for site in self._sites:
+                for dist in site.distributions:
+                    for rel in dist.files:
+                        self._recorded.setdefault(posixpath.basename(rel), []).append(
+                            (dist.name, os.path.join(site.root, rel))
+                        )
+        for dist_name, path in self._recorded.get(name, ()):
+            if not os.path.lexists(path):
+                return dist_name, path
+        return None
 
     def site_layout(self) -> SiteLayout | None:
         """Who owns each path of the installed sites among the inputs, and who installs into each

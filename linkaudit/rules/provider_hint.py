@@ -46,6 +46,14 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
     owner = model.owner(file) if model is not None else None
     if model is not None and owner is not None and model.distributions[owner].kind.startswith("conda"):
         return _conda_hint(model, owner, needed)
+    lost = model.recorded_but_missing(needed) if model is not None else None
+    if lost is not None:
+        dist_name, path = lost
+        text = (
+            f"; {path} is listed in {dist_name}'s RECORD but is not there: a damaged installation "
+            f"(pip install --force-reinstall {dist_name})"
+        )
+        return ProviderHint(text, (dist_name,), None, None)
     index = providers()
     shipped = index.get(needed) or index.get(needed.lower(), ())  # a DLL name: in any case
     if not shipped:
