@@ -9,7 +9,7 @@ import click
 
 from ..audit import audit_binaries
 from ..config import AuditConfig, baseline
-from ..diff import BuildDiff, diff_builds
+from ..diff import BuildDiff, diff_builds, paired_file
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
 from .cacheflag import no_cache_option
@@ -18,7 +18,14 @@ from .emit import emit
 
 
 def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
-    return {baseline.fingerprint(f, [path]): f for f in report.findings if f.rule not in baseline.NOT_RECORDED}
+    """The findings of one build by fingerprint (``--baseline``'s), each file paired as the
+    binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags)."""
+    out = {}
+    for f in report.findings:
+        if f.rule not in baseline.NOT_RECORDED:
+            rule, _file, subject = baseline.fingerprint(f, [path])
+            out[(rule, baseline.unhashed(paired_file(f.file, [path])), subject)] = f
+    return out
 
 
 @click.command("diff")

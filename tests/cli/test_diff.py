@@ -74,3 +74,31 @@ def test_diff_unreadable_input_named(run_cli, builds: Path) -> None:  # type: ig
     assert r.exit_code == 2
     assert "libbad.so" in r.stderr and "Traceback" not in r.stderr
     assert "+ DT_NEEDED libcuda.so.1" in r.stdout  # the rest is still compared
+
+
+def test_diff_of_wheelhouses_pairs_wheels_by_platform(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two dist/ directories: each member pairs with the same platform's (a musllinux member never
+    with a manylinux one of the same path; a raised manylinux baseline still pairs), and a vendored
+    library with a new repair hash pairs with the old one."""
+    import json
+    import zipfile
+
+    from tests.loader.dagbuild import Lib, elf_bytes
+
+    def wheel(path: Path, needed: str, digest: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("pkg/libx.so", elf_bytes(Lib("libx.so", soname="libx.so", needed=(needed,))))
+            zf.writestr(f"pkg.libs/libv-{digest}.so", elf_bytes(Lib("libv.so", soname=f"libv-{digest}.so")))
+
+    wheel(tmp_path / "old/pkg-1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", "libA.so", "0a1b2c3d")
+    wheel(tmp_path / "old/pkg-1.0-cp312-cp312-musllinux_1_2_x86_64.whl", "libB.so", "0a1b2c3d")
+    wheel(tmp_path / "new/pkg-1.1-cp312-cp312-manylinux_2_28_x86_64.whl", "libA.so", "fdde5778")
+    r = run_cli("diff", "--format", "json", str(tmp_path / "old"), str(tmp_path / "new"))
+    doc = json.loads(r.stdout)
+    assert doc["changed"] == []  # the manylinux libx.so needs libA.so in both: no change
+    assert doc["files_added"] == []
+    assert sorted(doc["files_removed"]) == [
+        "cp312-cp312-musllinux_x86_64:pkg.libs/libv-*.so",
+        "cp312-cp312-musllinux_x86_64:pkg/libx.so",
+    ]
