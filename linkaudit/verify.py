@@ -56,7 +56,9 @@ def _lief() -> Any:
     try:
         import lief  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
-        raise ConfigError("--verify reads every file again with lief: pip install lief") from exc
+        raise ConfigError(
+            "--verify reads every file again with lief: pip install lief (or native-linkage-auditor[verify])"
+        ) from exc
     return lief
 
 
