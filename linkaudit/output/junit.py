@@ -1,5 +1,5 @@
-"""JUnit XML: one test case per (file, rule) that ran; a failure for each error finding
-(suppressed findings only in ``system-out``).
+"""JUnit XML: one test case per (file, rule) that ran and judges the file's format
+(``Rule.formats``); a failure for each error finding (suppressed findings only in ``system-out``).
 
 CI systems (GitLab, Jenkins, Azure Pipelines) show it as a test report: a file that passes
 every rule is a passing case, an error finding fails its case (its message and evidence in
@@ -12,6 +12,7 @@ import json
 from xml.etree import ElementTree as ET
 
 from ..report import FileStatus, Report, Severity
+from ..rules import get_rule
 from .shared import text_safe, utf8_tree
 
 #: Rules the driver emits about the run rather than about a file's linkage: a test case only
@@ -31,6 +32,13 @@ def _headline(message: str) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
 
 
+def _judges(rule: str, fmt: str | None) -> bool:
+    """True when ``rule`` judges files of the container ``fmt`` (``Rule.formats``): a passing case
+    for a Mach-O file of ``linux-tag`` or ``executable-stack`` would say nothing."""
+    rule_cls = get_rule(rule)
+    return rule_cls is None or rule_cls.formats is None or fmt is None or fmt in rule_cls.formats
+
+
 def _lines_safe(text: str) -> str:
     """``text_safe`` line by line: the newlines stay (XML text may hold them), every other
     control character is escaped (XML 1.0 admits none of C0 but tab, LF and CR)."""
@@ -43,6 +51,7 @@ def render(report: Report, color: bool = False) -> str:
     for f in report.findings:
         by_case.setdefault((f.file, f.rule), []).append(f)
     files = [r.path for r in report.files if r.status is not FileStatus.SKIPPED]
+    formats = {r.path: r.format for r in report.files}
     suites = ET.Element("testsuites", name="linkaudit", time=f"{report.seconds:.3f}")
     total_failures = 0
     total_cases = 0
@@ -52,7 +61,7 @@ def render(report: Report, color: bool = False) -> str:
         failures = 0
         for rule in report.rules or sorted({r for (p, r) in by_case if p == path}):
             findings = by_case.get((path, rule), [])
-            if not findings and (path not in files or rule in _RUN_RULES):
+            if not findings and (path not in files or rule in _RUN_RULES or not _judges(rule, formats.get(path))):
                 continue
             case = ET.SubElement(suite, "testcase", classname=text_safe(path), name=rule)
             cases += 1

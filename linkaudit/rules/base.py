@@ -16,6 +16,11 @@ from ..context import AuditContext
 from ..model import Binary
 from ..report import Finding, Severity
 
+#: ``Rule.formats`` of the rules that judge one container's files only.
+ELF_ONLY: frozenset[str] = frozenset({"elf"})
+MACHO_ONLY: frozenset[str] = frozenset({"macho"})
+COFF_ONLY: frozenset[str] = frozenset({"coff"})
+
 
 class Rule:
     """Base class of every rule.
@@ -27,6 +32,9 @@ class Rule:
         summary: one line.
         explain: several paragraphs: what the rule checks, why it matters, how to fix, sources.
         evidence: evidence key -> description (the documented shape).
+        formats: the containers whose files the rule judges (``"elf"``, ``"macho"``, ``"pe"``,
+            ``"coff"``: ``FileResult.format``), or ``None`` for every one: a JUnit report gives a
+            file a passing case only for the rules that judge its format.
     """
 
     id: ClassVar[str]
@@ -34,6 +42,7 @@ class Rule:
     summary: ClassVar[str]
     explain: ClassVar[str]
     evidence: ClassVar[Mapping[str, str]] = {}
+    formats: ClassVar[frozenset[str] | None] = None
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         """Yield the findings of this rule over ``context``."""

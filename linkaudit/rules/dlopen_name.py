@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from ..context import AuditContext
 from ..loader.ldso import Requester, origin_of, search
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 from .data import library_stem
 
 _UNVERSIONED = re.compile(r".*\.so")
@@ -18,6 +18,7 @@ _UNVERSIONED = re.compile(r".*\.so")
 
 class DlopenName(Rule):
     id = "dlopen-name"
+    formats = ELF_ONLY
     severity = Severity.WARNING
     summary = (
         "a library name in .rodata (a dlopen candidate) that is unversioned for the driver, or lost to a hash rename"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..model import Binary, Format
 from ..report import Finding, Severity
-from .base import Rule
+from .base import MACHO_ONLY, Rule
 
 #: The SDK from which dyld refuses a duplicate LC_RPATH, by dyld release (``mach_o/Policy.cpp``,
 #: ``Policy::enforceNoDuplicateRPaths``: the slice's SDK epoch against fall 2024 in macOS 15.0-15.3,
@@ -59,6 +59,7 @@ def _message(binary: Binary, entry: str, count: int) -> str:
 
 class DuplicateRpath(Rule):
     id = "duplicate-rpath"
+    formats = MACHO_ONLY
     severity = Severity.WARNING
     summary = (
         "the same LC_RPATH entry twice in a Mach-O slice (dyld refuses it by the slice's SDK, or when the SDK is 0)"

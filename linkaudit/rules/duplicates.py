@@ -17,7 +17,7 @@ from ..lazyre import LazyPattern
 from ..link.elf import Definition, definitions, pulled
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import ELF_ONLY, Rule, preview
 from .windows_link import windows_link
 
 if TYPE_CHECKING:  # the COFF link is imported only with a link line (start-up: a plain ELF check)
@@ -274,6 +274,7 @@ def coff_duplicate_line(d: Duplicate, linker: Linker) -> str:
 
 class CommonSymbol(Rule):
     id = "common-symbol"
+    formats = ELF_ONLY
     severity = Severity.WARNING
     summary = "the same COMMON symbol in several objects: links today, fails with -fno-common (GCC 10+, Clang 11+)"
     explain = """\

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..model import Binary, Format, Kind
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 
 #: Machines whose ABI gives a process an executable stack when an object has no
 #: PT_GNU_STACK (glibc's DEFAULT_STACK_PERMS includes PF_X there).
@@ -28,6 +28,7 @@ def _loaded_by_dlopen(binary: Binary, context: AuditContext) -> bool:
 
 class ExecutableStack(Rule):
     id = "executable-stack"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "the object asks for an executable stack (PT_GNU_STACK RWE, or none on x86-64, i386, ...)"
     explain = """\
@@ -106,6 +107,7 @@ code needs it.
 
 class TextRelocations(Rule):
     id = "text-relocations"
+    formats = ELF_ONLY
     severity = Severity.WARNING
     summary = "the loader must write into the text segment to relocate the object (DT_TEXTREL / DF_TEXTREL)"
     explain = """\

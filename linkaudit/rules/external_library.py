@@ -10,7 +10,7 @@ from ..config.profiles import get_profile
 from ..context import AuditContext
 from ..model import Libc
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import ELF_ONLY, Rule, preview
 from .data import driver_index
 
 #: The ELF interpreter (the dynamic loader) is part of every glibc system.
@@ -26,6 +26,7 @@ def _is_musl_loader(name: str) -> bool:
 
 class ExternalLibrary(Rule):
     id = "external-library"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a DT_NEEDED library neither shipped in the package nor on its policy's list of system libraries"
     explain = """\

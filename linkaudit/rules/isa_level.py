@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..model import Binary, Format
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 
 #: The levels as binutils and glibc name them, by the bit of GNU_PROPERTY_X86_ISA_1_NEEDED
 #: (``GNU_PROPERTY_X86_ISA_1_BASELINE`` = bit 0, ``V2`` = bit 1, ``V3`` = bit 2, ``V4`` = bit 3).
@@ -35,6 +35,7 @@ def needed_level(bits: int) -> str | None:
 
 class IsaLevel(Rule):
     id = "isa-level"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "an x86 file whose GNU property note needs x86-64-v2/v3/v4 while its wheel's platform tag promises every x86-64 CPU"
     explain = """\

@@ -8,7 +8,7 @@ from ..context import AuditContext
 from ..lazyre import LazyPattern
 from ..model import Kind
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 
 #: ``libpython3.11.so.1.0``, ``libpython3.13t.so``, ``libpython2.7.so.1.0``.
 _LIBPYTHON = LazyPattern(r"libpython\d+\.\d+[a-z]*\.so(\.[0-9.]+)?")
@@ -16,6 +16,7 @@ _LIBPYTHON = LazyPattern(r"libpython\d+\.\d+[a-z]*\.so(\.[0-9.]+)?")
 
 class LibpythonNeeded(Rule):
     id = "libpython-needed"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a Python extension module lists libpython3.X.so in DT_NEEDED: it imports only into a Python built with --enable-shared"
     explain = """\

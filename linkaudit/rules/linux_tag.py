@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..config.profiles import wheel_platform_tags
 from ..context import AuditContext
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 
 #: Where a wheel states its tags (PEP 427: ``{name}-{version}.dist-info/WHEEL``), spelled without
 #: the version.
@@ -25,6 +25,7 @@ def wheel_tags(context: AuditContext) -> Iterator[tuple[str, tuple[str, ...]]]:
 
 class LinuxTag(Rule):
     id = "linux-tag"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a wheel whose only Linux platform tags are linux_*: PyPI rejects its upload; no manylinux/musllinux policy is promised"
     explain = """\

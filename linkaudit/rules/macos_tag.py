@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..context import AuditContext
 from ..lazyre import LazyPattern
 from ..report import Finding, Severity
-from .base import Rule
+from .base import MACHO_ONLY, Rule
 from .linux_tag import WHEEL_FILE, wheel_tags
 
 _MAC_TAG = LazyPattern(r"macosx_(?P<major>\d{1,4})_(?P<minor>\d{1,4})_(?P<format>\w+)")
@@ -30,6 +30,7 @@ def uninstallable(tag: str) -> str | None:
 
 class MacosTag(Rule):
     id = "macos-tag"
+    formats = MACHO_ONLY
     severity = Severity.ERROR
     summary = "a wheel tagged macosx_X_Y with X ≥ 11 and Y ≠ 0: installers offer macOS 11 and later only as macosx_X_0, so it installs nowhere"
     explain = """\

@@ -10,7 +10,7 @@ from ..config.profiles import WheelPolicy
 from ..context import AuditContext
 from ..model import Format
 from ..report import Finding, Severity
-from .base import Rule
+from .base import MACHO_ONLY, Rule
 from .platform_tag import tag_machines
 
 #: The first macOS release for Apple silicon (arm64): 11.0 (Big Sur).
@@ -25,6 +25,7 @@ def _release(text: str) -> tuple[int, ...]:
 
 class MinOsVersion(Rule):
     id = "min-os-version"
+    formats = MACHO_ONLY
     severity = Severity.ERROR
     summary = "a Mach-O file whose minimum macOS (LC_BUILD_VERSION) is above the ceiling (--max-version macos=11.0)"
     explain = """\

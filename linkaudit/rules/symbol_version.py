@@ -8,7 +8,7 @@ from ..config import VersionCeiling, parse_version_name
 from ..context import AuditContext
 from ..model import Binary
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import ELF_ONLY, Rule, preview
 from .data import glibc_files
 
 #: Marker versions that carry no number but stand for a glibc release
@@ -97,6 +97,7 @@ def _ceiling_message(
 
 class SymbolVersion(Rule):
     id = "symbol-version"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "symbol versions needed above a --max-version ceiling, or a need of GLIBC_PRIVATE"
     explain = """\

@@ -22,7 +22,7 @@ from ..context import AuditContext
 from ..link.elf import pulled
 from ..model import Binary, Binding, Format, Kind
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import ELF_ONLY, Rule, preview
 from .data import SymbolFamily, family_index
 
 DEFAULT_LIBRARIES = "the compiler driver's default libraries (libc, libgcc, crt objects)"
@@ -54,6 +54,7 @@ def _reserved(name: str) -> bool:
 
 class UndefinedReference(Rule):
     id = "undefined-reference"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "an ELF link (--link-line: an executable, or -shared with -z defs) leaves a symbol undefined"
     explain = """\

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..context import AuditContext
 from ..model import Binary, Kind
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import COFF_ONLY, Rule, preview
 from .data import SymbolFamily, driver_index, family_index
 from .windows_link import windows_link
 
@@ -67,6 +67,7 @@ def driver_libraries(link: CoffLink, binaries: list[Binary]) -> list[str]:
 
 class UnresolvedExternal(Rule):
     id = "unresolved-external"
+    formats = COFF_ONLY
     severity = Severity.ERROR
     summary = "a Windows link (--link-line of COFF objects and .lib files) leaves an external unresolved: LNK2019"
     explain = """\

@@ -8,7 +8,7 @@ from ..context import AuditContext
 from ..loader.analysis import ROOTS_SHOWN
 from ..loader.modelled import is_modelled
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 
 #: glibc 2.34 merged these into libc.so.6; they remain as compatibility stubs that
 #: define no symbols, so every binary linked against an older glibc NEEDs them and
@@ -18,6 +18,7 @@ GLIBC_MERGED_STUBS = frozenset({"libpthread.so.0", "libdl.so.2", "librt.so.1", "
 
 class UnusedNeeded(Rule):
     id = "unused-needed"
+    formats = ELF_ONLY
     severity = Severity.WARNING
     summary = "a DT_NEEDED whose library provides no symbol the object binds to (over-linking)"
     explain = """\

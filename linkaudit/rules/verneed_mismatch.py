@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 from ..context import AuditContext
 from ..report import Finding, Severity
-from .base import Rule
+from .base import ELF_ONLY, Rule
 from .data import library_stem
 
 
 class VerneedMismatch(Rule):
     id = "verneed-mismatch"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a .gnu.version_r entry names a file that is not among the DT_NEEDED entries"
     explain = """\

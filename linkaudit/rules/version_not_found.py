@@ -8,11 +8,12 @@ from typing import Any
 from ..context import AuditContext
 from ..loader.analysis import would_fail
 from ..report import Finding, Severity
-from .base import Rule, preview
+from .base import ELF_ONLY, Rule, preview
 
 
 class VersionNotFound(Rule):
     id = "version-not-found"
+    formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a symbol version an audited object needs is not defined by the library its DT_NEEDED resolves to"
     explain = """\

@@ -203,6 +203,29 @@ def test_junit_headline_cut_at_a_word_and_run_rules_only_when_they_found_somethi
         assert {c for c in cases if c[1] == rule} <= found
 
 
+def test_junit_cases_only_for_the_rules_that_judge_the_files_format(report) -> None:  # type: ignore[no-untyped-def]
+    """A Mach-O or PE file gets no passing linux-tag, executable-stack or symbol-version case, an ELF
+    file no min-os-version one (a 15-wheel dist/ made 17,826 cases); a case with findings stays."""
+    from xml.etree import ElementTree as ET
+
+    from linkaudit.rules import get_rule
+
+    root = ET.fromstring(renderer(OutputFormat.JUNIT)(report).encode("utf-8"))
+    formats = {r.path: r.format for r in report.files}
+    found = {(f.file, f.rule) for f in report.findings}
+    judged = set()
+    for case in root.iter("testcase"):
+        path, rule = case.get("classname"), str(case.get("name"))
+        rule_cls = get_rule(rule)
+        fmt = formats.get(str(path))
+        if rule_cls is not None and rule_cls.formats is not None and fmt is not None and fmt not in rule_cls.formats:
+            assert (path, rule) in found, (path, rule)
+        judged.add((fmt, rule))
+    assert ("macho", "min-os-version") in judged and ("elf", "min-os-version") not in judged
+    assert ("elf", "executable-stack") in judged and ("macho", "executable-stack") not in judged
+    assert ("pe", "linux-tag") not in judged and ("macho", "driver-link") in judged
+
+
 def test_github_annotates_a_package_member_on_its_package() -> None:
     from linkaudit.output.github import render
     from linkaudit.report import FileResult, FileStatus, Finding, Report, Severity
