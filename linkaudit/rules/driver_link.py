@@ -7,7 +7,8 @@ import posixpath
 from collections.abc import Iterator
 
 from ..context import AuditContext
-from ..loader.analysis import would_fail
+from ..loader.analysis import LinkageAnalysis, would_fail
+from ..loader.closure import RootKind
 from ..model import Binary, Format, NeedKind
 from ..report import Finding, Severity
 from .base import Rule, preview
@@ -127,15 +128,22 @@ def _image_reach(
 
 
 def _elf_reach(
-    context: AuditContext, loaded_as: dict[str, list[str]], binary: Binary, name: str, evidence: dict[str, object]
+    context: AuditContext,
+    loaded_as: dict[str, list[str]],
+    among: frozenset[str],
+    binary: Binary,
+    name: str,
+    evidence: dict[str, object],
 ) -> tuple[str | None, bool]:
     """For an ELF file under a driverless loader emulation: the import roots whose NEEDED closure
     reaches the file. Adds ``roots`` (and ``would_fail`` when some root loads it or none does) to
     ``evidence``; returns what the first would see (ld.so's words, None when no root reaches it)
-    and whether the file can only be dlopen()ed (import roots exist and none reaches it)."""
+    and whether the file can only be dlopen()ed: import roots exist, none reaches it, and it lies in
+    a directory of inputs they load (``among``: ``import_directories``)."""
     linkage = context.linkage
     assert linkage is not None  # driverless comes from the loader emulation
-    reaches = [r for loaded in loaded_as.get(binary.path, []) for r in linkage.chains(loaded)]
+    loaded_paths = loaded_as.get(binary.path, [])
+    reaches = [r for loaded in loaded_paths for r in linkage.chains(loaded)]
     reached = [r for r in reaches if r.reached]
     evidence["roots"] = [r.to_dict((name,)) for r in reached]
     if reached:
@@ -148,7 +156,22 @@ def _elf_reach(
         return f". Without a driver: {failure} ({chain})", False
     if reaches:
         evidence["would_fail"] = None
-    return None, bool(reaches)
+    # a plugin: no import loads it, yet it lies among the libraries the imports load (torch/lib's
+    # libcaffe2_nvrtc.so beside libtorch_cpu.so); a file beside none of them (a library given with an
+    # unrelated extension module) is judged as if given alone
+    return None, bool(reaches) and any(posixpath.dirname(p) in among for p in loaded_paths)
+
+
+def import_directories(linkage: LinkageAnalysis) -> frozenset[str]:
+    """The directories of the audited inputs that the Python import roots' loads pull in (their
+    dependencies, not the extension modules themselves)."""
+    return frozenset(
+        posixpath.dirname(obj.path)
+        for load, root in zip(linkage.loads, linkage.roots, strict=True)
+        if root.kind is RootKind.PYTHON_IMPORT and root.reached
+        for obj in load.iter_objects()
+        if obj.depth > 0 and obj.path in linkage.audited
+    )
 
 
 def _plugin_message(how: str, name: str, component: str, fmt: Format) -> str:
@@ -171,6 +194,7 @@ class DriverLink(Rule):
     id = "driver-link"
     severity = Severity.ERROR
     summary = "a needed library is installed only by the GPU driver (libcuda.so.1, libnvidia-ml.so.1, ...)"
+    _among: frozenset[str] | None = None  # import_directories of the run being checked
     explain = """\
 The GPU driver, not any package, installs libcuda.so.1 (the CUDA driver API),
 libnvidia-ml.so.1 (NVML) and the other libnvidia-*/libnv* components (Windows:
@@ -184,8 +208,10 @@ CPU-only CI, build containers, laptops. The user sees
 Reach the driver lazily instead: dlopen("libcuda.so.1") at first use, or
 cuGetProcAddress / cudaGetDriverEntryPoint through the CUDA runtime. A plugin
 that is itself only ever dlopen()ed when a GPU is present may link the driver:
-with the loader emulation, a file that no import root's NEEDED closure reaches
-gets a note instead of an error. For PE and Mach-O files the Windows and dyld
+with the loader emulation, a file that no import root's NEEDED closure reaches,
+lying among the libraries the imports do load (torch/lib/libcaffe2_nvrtc.so
+beside libtorch_cpu.so), gets a note instead of an error; a library given with
+unrelated files is judged as if given alone. For PE and Mach-O files the Windows and dyld
 loads say the same: which import root reaches the file, and what it would see
 without the driver ("DLL load failed while importing _C", "Library not
 loaded: @rpath/libcuda.dylib").
@@ -222,6 +248,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         if linkage is not None:
             for loaded, given in linkage.audited.items():
                 loaded_as.setdefault(given, []).append(loaded)
+        self._among = import_directories(linkage) if driverless and linkage is not None else None
         for binary in context.binaries:
             undefined: set[str] | None = None
             reported: set[str] = set()
@@ -285,7 +312,8 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
             if binary.format in (Format.PE, Format.MACHO):
                 failure, plugin = _image_reach(context, binary, name, evidence)
             elif driverless:
-                failure, plugin = _elf_reach(context, loaded_as, binary, name, evidence)
+                among = self._among if self._among is not None else frozenset()
+                failure, plugin = _elf_reach(context, loaded_as, among, binary, name, evidence)
             if failure is not None:
                 message += failure
             elif plugin:

@@ -97,3 +97,37 @@ def test_pe_and_mach_o_driver_links_say_who_fails_without_a_driver(tmp_path) -> 
     (f,) = [f for f in audit([str(samples / "macho/broken")]).findings if f.rule == "driver-link"]
     assert f.evidence["would_fail"] == "Library not loaded: @rpath/libcuda.dylib"
     assert f.evidence["roots"][0]["chain"] == ["libtorch_cuda.dylib", "libcuda.dylib"]
+
+
+def test_an_elf_plugin_is_one_among_the_libraries_the_imports_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A library linking libcuda that no import loads is a plugin (a note) only when it lies among
+    the libraries the imports do load (torch/lib's libcaffe2_nvrtc.so); given with an unrelated
+    extension module that loads nothing beside it, it is judged as if given alone: an error (before:
+    a note, so a pre-commit hook's verdict hung on which other files were staged)."""
+    import shutil
+    from pathlib import Path
+
+    from linkaudit import audit
+    from tests.loader.dagbuild import Lib, write
+
+    samples = Path(__file__).resolve().parents[2] / "sample_bins"
+    unrelated = samples / "ext_libc/_libconly.cpython-311-x86_64-linux-gnu.so"
+
+    def severity(*paths: Path) -> str:
+        (f,) = [f for f in audit([str(p) for p in paths]).findings if f.rule == "driver-link"]
+        return f.severity.value
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(samples / "broken/libtorch_cuda.so", alone)
+    shutil.copy(unrelated, alone)
+    assert severity(alone / "libtorch_cuda.so") == "error"
+    assert severity(alone / "libtorch_cuda.so", alone / unrelated.name) == "error"
+    assert severity(alone) == "error"
+    package = tmp_path / "pkg"
+    (package / "lib").mkdir(parents=True)
+    shutil.copy(samples / "broken/libtorch_cuda.so", package / "lib")
+    write(str(package / "lib"), [Lib("libsib.so", soname="libsib.so")])
+    extension = Lib("_C.cpython-311-x86_64-linux-gnu.so", needed=("libsib.so",), runpath=("$ORIGIN/lib",))
+    write(str(package), [extension])
+    assert severity(package) == "note"  # the import loads lib/libsib.so: lib/ is where its libraries lie
