@@ -316,8 +316,9 @@ def test_parallel_decompression_gives_the_serial_result(tmp_path: Path, monkeypa
 
 def test_a_wheels_platform_tag_implies_its_glibc_ceiling(tmp_path: Path) -> None:
     """A wheel tagged manylinux_2_5 promises glibc 2.5: its members needing more are reported, with
-    the tag named; an explicit --max-version of the same prefix wins; a linux_x86_64 wheel promises
-    nothing.  (The sample needs GLIBC_2.2.5 only, so the ceiling is tested from below: 2_1.)"""
+    the tag named; a looser --max-version of the same prefix does not relax it (pip installs the wheel
+    where its tag says), a stricter one applies; a linux_x86_64 wheel promises nothing.  (The sample
+    needs GLIBC_2.2.5 only, so the ceiling is tested from below: 2_1.)"""
     from linkaudit import VersionCeiling
 
     data = {"pkg/lib/libtorch_cuda.so": BROKEN}
@@ -328,8 +329,13 @@ def test_a_wheels_platform_tag_implies_its_glibc_ceiling(tmp_path: Path) -> None
     assert finding.evidence["ceiling_source"] == f"the platform tag manylinux_2_1_x86_64 of {tagged}"
     assert "which the platform tag manylinux_2_1_x86_64" in finding.message
     assert [f for f in audit([str(plain)]).findings if f.rule == "symbol-version"] == []
-    explicit = AuditConfig(max_versions=(VersionCeiling.parse("GLIBC_2.34"),))
-    assert [f for f in audit([str(tagged)], explicit).findings if f.rule == "symbol-version"] == []
+    looser = AuditConfig(max_versions=(VersionCeiling.parse("GLIBC_2.34"),))
+    (kept,) = [f for f in audit([str(tagged)], looser).findings if f.rule == "symbol-version"]
+    assert kept.evidence["ceiling"] == "GLIBC_2.1" and "platform tag manylinux_2_1_x86_64" in kept.message
+    stricter = AuditConfig(max_versions=(VersionCeiling.parse("GLIBC_2.0"),))
+    (strict,) = [f for f in audit([str(tagged)], stricter).findings if f.rule == "symbol-version"]
+    assert strict.evidence["ceiling"] == "GLIBC_2.0" and strict.evidence["ceiling_source"] == "configuration"
+    assert [f for f in audit([str(plain)], looser).findings if f.rule == "symbol-version"] == []
 
 
 @pytest.mark.parametrize(

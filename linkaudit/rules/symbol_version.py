@@ -105,7 +105,10 @@ A binary built on a new system picks up new symbol versions (GLIBC_2.34,
 GLIBCXX_3.4.30, ...) and then fails on the oldest system it claims to support:
 "version `GLIBC_2.34' not found (required by ...)". Give the target's ceilings
 with --max-version (repeatable: GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7,
-GCC_4.8.0).
+GCC_4.8.0). A wheel's platform tag brings its own (manylinux2014: GLIBC_2.17,
+...; a conda package: the glibc its __glibc depends says); per prefix the
+stricter of the tag's and the configuration's applies — a --profile never
+relaxes what the tag promises, since pip installs the wheel where its tag says.
 
 The rule checks the version needs (.gnu.version_r) themselves, not only the
 symbols that use them: ld.so checks every Vernaux entry at load time (glibc
@@ -145,10 +148,14 @@ version above the ceiling and every symbol that needs one of them.
                 origin = promised.said
                 if promised.derived_from:  # a legal tag auditwheel publishes no policy for
                     origin += f" (derived: GLIBC from the tag, the rest from the policy {promised.derived_from})"
-                sources = {p: origin for p in implied}
-                for prefix in configured:
-                    sources.pop(prefix, None)
-                ceilings = {**implied, **configured}
+                # the stricter of the tag and the configuration: the wheel must keep its tag's promise
+                # whatever --profile or --max-version allows (pip installs it where its tag says)
+                ceilings = dict(configured)
+                for prefix, ceiling in implied.items():
+                    mine = configured.get(prefix)
+                    if mine is None or ceiling.version < mine.version:
+                        ceilings[prefix] = ceiling
+                        sources[prefix] = origin
             if ceilings:
                 yield from self._ceilings(binary, ceilings, sources)
 
