@@ -164,7 +164,9 @@ def test_official_torch_macos_wheel(torch_macos_wheel: Path) -> None:
 
     report = audit([str(torch_macos_wheel)])
     rules = _by_rule(report.findings)
-    assert sorted(rules) == ["min-os-version", "rpath-leak"]
+    assert sorted(rules) == ["min-os-version", "rpath-leak", "wheel-tag-mismatch"]
+    (renamed,) = rules["wheel-tag-mismatch"]  # named cp311-none, its WHEEL says cp311-cp311: a note
+    assert renamed.severity.value == "note" and renamed.evidence["wheel_file_tags"] == ["cp311-cp311-macosx_11_0_arm64"]
     leaks = {(f.file.split("!", 1)[1], f.evidence["tag"], f.subject) for f in rules["rpath-leak"]}
     assert leaks == {
         ("torch/_C.cpython-311-darwin.so", "LC_RPATH", "/Users/runner/work/_temp/anaconda/envs/wheel_py311/lib"),

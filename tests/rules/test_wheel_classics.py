@@ -84,3 +84,32 @@ def test_an_installed_abi3_module_keeps_its_wheels_floor(run_cli, tmp_path: Path
     assert floors["cp38-abi3"] is not None and floors["cp38-abi3"]["floor"] == "3.8"
     assert floors["cp38-abi3"]["too_new"] == [{"symbol": "PyType_GetModuleByDef", "added": "3.13"}]
     assert floors["cp313-abi3"] is None
+
+
+def test_a_wheel_renamed_not_retagged(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The file name and the WHEEL file list different tags: a warning when the platforms differ
+    (renamed linux_x86_64 -> manylinux2014: what cupy's wheels do), a note for a Python or ABI tag
+    (torch's macOS cp311-none wheel says cp311-cp311 inside); one wheel per tag set, agreeing: none."""
+    member = {"m/libx.so": elf_bytes(Lib("libx.so", soname="libx.so"))}
+
+    def wheel(name: str, inner: str) -> Path:
+        info = "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n" + "".join(f"Tag: {t}\n" for t in inner.split())
+        meta = "Metadata-Version: 2.1\nName: m\nVersion: 1.0\n"
+        files = {**member, "m-1.0.dist-info/WHEEL": info.encode(), "m-1.0.dist-info/METADATA": meta.encode()}
+        return _wheel(tmp_path / name, files)
+
+    renamed = wheel("m-1.0-cp311-cp311-manylinux2014_x86_64.whl", "cp311-cp311-linux_x86_64")
+    abi = wheel("n-1.0-cp311-none-manylinux2014_x86_64.whl", "cp311-cp311-manylinux2014_x86_64")
+    fine = wheel(
+        "o-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "cp311-cp311-manylinux_2_17_x86_64 cp311-cp311-manylinux2014_x86_64",
+    )
+    found = {}
+    for w in (renamed, abi, fine):
+        for f in _doc(run_cli, "--no-loader", str(w))["findings"]:
+            if f["rule"] == "wheel-tag-mismatch":
+                found[Path(f["evidence"]["package"]).name] = (f["severity"], f["evidence"]["file_name_tags"])
+    assert found == {
+        renamed.name: ("warning", ["cp311-cp311-manylinux2014_x86_64"]),
+        abi.name: ("note", ["cp311-none-manylinux2014_x86_64"]),
+    }
