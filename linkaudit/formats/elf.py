@@ -1401,9 +1401,11 @@ def _read_verneed(
     needs: list[VersionNeed] = []
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()  # a chain that revisits a record loops
+    visits = 0  # aux records read, over every record: chains shared between records count each time
     pos = came_from = offset
     # Follow vn_next until 0, as glibc's _dl_check_map_versions does (the record
-    # count is not trusted); bounded because every record must be new and in the area.
+    # count is not trusted); bounded because every record must be new and in the area,
+    # and every aux record read counts against MAX_VERSION_RECORDS.
     while count:
         if pos in seen or pos < offset or pos + vn.size > limit:
             raise r.fail(_chain_escapes(".gnu.version_r record", pos), came_from)
@@ -1418,7 +1420,8 @@ def _read_verneed(
             if apos in aux_seen or apos < offset or apos + va.size > limit:
                 raise r.fail(_chain_escapes(".gnu.version_r Vernaux", apos), aux_from)
             aux_seen.add(apos)
-            _count_record(r, len(seen) + len(aux_seen), apos)
+            visits += 1
+            _count_record(r, len(seen) + visits, apos)
             vna_hash, vna_flags, vna_other, vna_name, vna_next = r.unpack(va, apos, "Vernaux record")
             name = strtab.get(vna_name, "Vernaux vna_name")
             entries.append(VersionNeedEntry(name, vna_flags, vna_other, vna_hash))
@@ -1455,6 +1458,7 @@ def _read_verdef(
     defs: list[VersionDefinition] = []
     index: dict[int, SymbolVersion] = {}
     seen: set[int] = set()
+    visits = 0  # aux records read, over every record (see _read_verneed)
     pos = came_from = offset
     while count:
         if pos in seen or pos < offset or pos + vd.size > limit:
@@ -1469,7 +1473,8 @@ def _read_verdef(
             if apos in aux_seen or apos < offset or apos + vda.size > limit:
                 raise r.fail(_chain_escapes(".gnu.version_d Verdaux", apos), aux_from)
             aux_seen.add(apos)
-            _count_record(r, len(seen) + len(aux_seen), apos)
+            visits += 1
+            _count_record(r, len(seen) + visits, apos)
             vda_name, vda_next = r.unpack(vda, apos, "Verdaux record")
             names.append(strtab.get(vda_name, "Verdaux vda_name"))
             if vda_next == 0:
