@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 import re
@@ -61,6 +62,7 @@ are not findings.
         for binary in context.binaries:
             if not binary.dlopen_names:
                 continue
+            ordered = sorted(binary.dlopen_names)  # a name's versioned forms follow it: found by bisection
             for name in binary.dlopen_names:
                 if "/" in name:
                     continue
@@ -70,7 +72,7 @@ are not findings.
                     continue
                 requester = Requester(binary.path, binary, None, origin_of(binary.path))
                 res, _found = search(name, requester, None, {}, ctx)
-                versioned_too = any(other.startswith(name + ".") for other in binary.dlopen_names)
+                versioned_too = _names_versioned(ordered, name)
                 if driver and unversioned and not versioned_too:
                     # (a file that also names the versioned library tries it first: a fallback)
                     yield self.finding(
@@ -123,9 +125,7 @@ def _hash_renamed_sibling(
     """
     stem = library_stem(name)
     suffix = name[len(stem) :]
-    pattern = re.compile(
-        re.escape(stem) + r"-[0-9a-f]{8}" + re.escape(suffix.split(".so", 1)[0]) + r"\.so(?:\.[0-9]+)*"
-    )
+    pattern: re.Pattern[str] | None = None  # compiled once an entry starts <stem>- (rare): not per name
     listings = {} if listings is None else listings
     start = stem + "-"
     for directory in dict.fromkeys(directories):
@@ -137,10 +137,25 @@ def _hash_renamed_sibling(
             except OSError:
                 entries = []
             listings[directory] = entries
-        for entry in entries:
-            if entry.startswith(start) and pattern.fullmatch(entry):
+        for at in range(bisect.bisect_left(entries, start), len(entries)):  # the entries starting <stem>-
+            entry = entries[at]
+            if not entry.startswith(start):
+                break
+            if pattern is None:
+                pattern = re.compile(
+                    re.escape(stem) + r"-[0-9a-f]{8}" + re.escape(suffix.split(".so", 1)[0]) + r"\.so(?:\.[0-9]+)*"
+                )
+            if pattern.fullmatch(entry):
                 return posixpath.join(directory, entry)
     return None
+
+
+def _names_versioned(ordered: list[str], name: str) -> bool:
+    """True when the sorted ``ordered`` names hold a versioned form of ``name`` (``name.N...``): by
+    bisection, not a scan per name (20,000 names in .rodata took 59 s)."""
+    prefix = name + "."
+    at = bisect.bisect_left(ordered, prefix)
+    return at < len(ordered) and ordered[at].startswith(prefix)
 
 
 #: Directories listed by ``_hash_renamed_sibling`` in this process (the counting test).
