@@ -114,7 +114,7 @@ def read_pe(path: str, buf: Buffer, size: int) -> Binary:
 
     Raises:
         InputError: not a PE image (an MS-DOS executable, a truncated header), a malformed
-            import or export table, or more than ``pe_directories.MAX_ENTRIES`` imports and exports.
+            import or export table, or more imports and exports than ``pe_directories`` allows (``MAX_ENTRIES``, one per ``ENTRY_BYTES`` bytes).
     """
     pe = _headers(path, buf)
     header = pe.OPTIONAL_HEADER

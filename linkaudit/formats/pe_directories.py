@@ -14,7 +14,7 @@ the export directory is a forwarder string).
 
 Every function raises ``MalformedDirectory`` (a ``ValueError``, which ``formats.read_path`` reports
 as "malformed PE file: ...") for an RVA outside the file, an unterminated table, or counts beyond
-``MAX_ENTRIES``.
+``MAX_ENTRIES`` or one per ``ENTRY_BYTES`` bytes of the file.
 """
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ from .filebytes import Buffer
 #: Imports and exports of one image beyond which it is refused (torch_cpu.dll: 60,252 exports;
 #: cublasLt64_13.dll about 3,000).
 MAX_ENTRIES = 1_000_000
+#: ... and, below that, one entry per ``ENTRY_BYTES`` bytes of the file (at least ``ENTRY_FLOOR``):
+#: an entry of a linker's tables takes at least a 4-byte slot of its own (a lookup or address
+#: table entry), while descriptors sharing one lookup table spelled a million imports from 550 KB
+#: (495 MB for check, 2.74 GB for show --symbols).
+ENTRY_BYTES = 4
+ENTRY_FLOOR = 65_536
 #: DLLs one image may import from (the model numbers them in 15 bits; real images: tens).
 MAX_DLLS = 16_384
 #: The longest DLL or function name read (bytes); a longer one is cut there.
@@ -84,7 +90,8 @@ class Image:
 
     def __init__(self, buf: Buffer, sections: Sequence[Section], headers_size: int, is64: bool) -> None:
         self.buf, self.sections, self.headers_size, self.is64 = buf, sections, headers_size, is64
-        self.entries = 0  # imports and exports read so far, against MAX_ENTRIES
+        self.entries = 0  # imports and exports read so far, against ``limit``
+        self.limit = min(MAX_ENTRIES, max(ENTRY_FLOOR, len(buf) // ENTRY_BYTES))
         self.spelled = 0  # bytes of names used so far, against MAX_NAME_BYTES
         self._names: dict[int, str] = {}  # RVA -> name: names shared by many entries are read once
         #: the file-backed RVA range of the section hit last, and its RVA-to-offset delta: names
@@ -127,8 +134,11 @@ class Image:
 
     def _count(self, n: int = 1) -> None:
         self.entries += n
-        if self.entries > MAX_ENTRIES:
-            raise MalformedDirectory(f"more than {MAX_ENTRIES} imports and exports")
+        if self.entries > self.limit:
+            raise MalformedDirectory(
+                f"more than {self.limit} imports and exports in {len(self.buf)} bytes (an entry of a linker's "
+                f"tables takes {ENTRY_BYTES} bytes of its own: import descriptors sharing one lookup table?)"
+            )
 
     def _lookup_table(self, rva: int, image_base: int, dll: str) -> tuple[str, ...]:
         """An import lookup (name) table: entries up to the zero one."""
