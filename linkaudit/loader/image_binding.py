@@ -35,8 +35,10 @@ from ..records import dataclass
 from .dyld import SHARED_CACHE_PREFIXES
 from .images import ImageLoad, ImageLoader
 
-#: Forwarders and re-exports followed at most this deep (a loop between hostile files ends).
-MAX_DEPTH = 16
+#: Forwarders and re-exports followed at most this deep: each (library, name) is searched once per
+#: outermost lookup (``_Exports.searched``), so the depth bounds the recursion only; deep enough that
+#: a ring of dozens of DLLs forwarding to one another is found to be the loop it is.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,8 @@ class _Libraries:
         # (requester, the load's machine, name): each slice of a universal root is a load of its own
         self.loaded: dict[tuple[str, str, str], Binary] = {}
         self.not_found: set[tuple[str, str, str]] = set()  # searched for and found nowhere
+        self._found: dict[tuple[str, str, str], tuple[Binary | None]] = {}  # find's answers
+        self._copies: dict[str, dict[tuple[str, str | None], Binary]] = {}  # name -> (machine, directory) -> copy
         for load in loads:
             for (requester, name), res in load.resolutions.items():
                 image = load.images.get(res.path) if res.path else None
@@ -165,10 +169,23 @@ class _Libraries:
             return hit
         if key in self.not_found and key not in self.loaded:
             return None  # library-not-found reports it; another directory's copy is not the one loaded
-        copies = self.by_name.get(self._key(name)) or self.by_name.get(posixpath.basename(name), [])
-        near = posixpath.dirname(requester.path)
-        same = [c for c in copies if c.machine == requester.machine]  # another machine's copy is never loaded
-        return next((c for c in same if posixpath.dirname(c.path) == near), same[0] if same else None)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (self._nearest(name, requester),)
+        return found[0]
+
+    def _nearest(self, name: str, requester: Binary) -> Binary | None:
+        """The copy of ``name`` of ``requester``'s machine in its own directory, else the first of
+        its machine among the inputs, else ``None``: by index, not a scan of every copy (800
+        directories each holding a.dll and b.dll forwarding to each other: quadratic)."""
+        key = self._key(name) if self._key(name) in self.by_name else posixpath.basename(name)
+        index = self._copies.get(key)
+        if index is None:
+            index = self._copies[key] = {}
+            for c in self.by_name.get(key, []):  # another machine's copy is never loaded
+                index.setdefault((c.machine, posixpath.dirname(c.path)), c)
+                index.setdefault((c.machine, None), c)
+        return index.get((requester.machine, posixpath.dirname(requester.path))) or index.get((requester.machine, None))
 
     def locate(self, name: str, requester: Binary, load: ImageLoad | None = None) -> tuple[str, Binary | None]:
         """What library ``name`` of ``requester`` stands for: ``(_IMAGE, the image)``; ``(_SYSTEM,
@@ -227,6 +244,9 @@ class _Exports:
         # searches each re-exported image once per symbol lookup (``alreadySearched``); without it,
         # dylibs re-exporting one another in a mesh are searched along every path: (K-1)! paths
         self.searched: set[tuple[int, str, int]] = set()
+        # the outermost lookups that met a loop or the depth, each made once (1,000 imports of a
+        # name forwarded around a ring of 20 DLLs walked the ring 1,000 times)
+        self.outer: dict[tuple[int, str, int], _Lookup] = {}
 
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
@@ -252,6 +272,11 @@ class _Exports:
         done = self.memo.get(key)
         if done is not None:
             return done
+        outermost = not self.tainted
+        if outermost:  # an outermost lookup starts from nothing: its answer, loop or not, is its own
+            done = self.outer.get(key)
+            if done is not None:
+                return done
         if depth <= MAX_DEPTH and self.found_here(lib, name):  # the common case: no walk to guard
             done = self.memo[key] = _Lookup("found", ((lib, name),))
             return done
@@ -259,7 +284,6 @@ class _Exports:
             if self.tainted:
                 self.tainted[-1] = True
             return _Lookup("loop", ((lib, name),))
-        outermost = not self.tainted
         self.active.add(key)
         self.searched.add(key)
         self.tainted.append(False)
@@ -273,6 +297,8 @@ class _Exports:
         if tainted or result.state in ("loop", "deep"):
             if self.tainted:
                 self.tainted[-1] = True
+            elif outermost:
+                self.outer[key] = result  # the next import of it from the outside: not walked again
         else:
             self.memo[key] = result
         return result

@@ -239,6 +239,103 @@ def test_pe_forwarder_loops_and_forwarders_to_a_missing_dll(tmp_path: Path) -> N
     )
 
 
+def _forwarding_exports(add, dll: bytes, names: list[bytes], forwards: list[bytes]) -> dict[int, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """An export directory whose every export forwards: names[j] -> forwards[j] ("DLL.fn")."""
+    n, base = len(names), add(b"")
+    functions, pointers = base + 40, base + 40 + 4 * n
+    strings_at, strings = pointers + 6 * n, bytearray()
+
+    def string(text: bytes) -> int:
+        at = strings_at + len(strings)
+        strings.extend(text + b"\0")
+        return at
+
+    dll_at, forwarded, named = string(dll), [string(f) for f in forwards], [string(x) for x in names]
+    blob = struct.pack("<IIHHIIIIIII", 0, 0, 0, 0, dll_at, 1, n, n, functions, pointers, pointers + 4 * n)
+    blob += struct.pack(f"<{n}I", *forwarded) + struct.pack(f"<{n}I", *named) + struct.pack(f"<{n}H", *range(n))
+    add(blob + bytes(strings))
+    return {0: (base, len(blob) + len(strings))}
+
+
+def test_a_ring_of_forwarding_dlls_is_the_loop_it_is_walked_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """20 DLLs forwarding every export to the next, D19 to D0, imported 8 times over from D0: the
+    imports are unresolved by a forwarder loop (before: past the depth of 16, reported as nothing),
+    and the ring is walked once per name, not once per import (stop 27's hostile round 2)."""
+    from linkaudit.loader import image_binding
+
+    names = [b"f%d" % j for j in range(5)]
+    for i in range(20):
+        nxt = b"D%d" % ((i + 1) % 20)
+        _pe(
+            tmp_path / f"D{i}.dll",
+            lambda add, i=i, nxt=nxt: _forwarding_exports(add, b"D%d.dll" % i, names, [nxt + b"." + n for n in names]),
+            "pe/imports/helper.dll",
+        )
+
+    def importer(add):  # type: ignore[no-untyped-def]
+        table = add(b"".join(struct.pack("<Q", add(b"\0\0" + n + b"\0")) for n in names) + b"\0" * 8)
+        dll = add(b"D0.dll\0")
+        return {1: (add(struct.pack("<5I", table, 0, 0, dll, table) * 8 + b"\0" * 20), 20 * 8)}
+
+    _pe(tmp_path / "app.dll", importer)
+    walked = []
+    real = image_binding._Exports._lookup
+
+    def counted(self, lib, name, depth, load):  # type: ignore[no-untyped-def]
+        walked.append(name)
+        return real(self, lib, name, depth, load)
+
+    monkeypatch.setattr(image_binding._Exports, "_lookup", counted)
+    findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    mine = [f for f in findings if f.file.endswith("app.dll")]
+    assert mine and all("lead back where they started" in f.message for f in mine)
+    assert len(walked) <= 21 * 5 * 21, len(walked)  # per load (21 roots) and name: the ring once
+
+
+def test_copies_of_forwarding_dlls_in_many_directories_are_found_by_index(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """N directories each holding app.dll (importing from A.dll), A.dll forwarding to B.dll and B.dll
+    back: a forwarder's DLL outside the load is found by an index of the copies (its own
+    directory's first), once per (requester, name) — before, every hop scanned every copy (800
+    directories: 20.5 s, quadratic; stop 27's hostile round 2)."""
+    from linkaudit.loader import image_binding
+
+    names = [b"f0", b"f1"]
+    first = tmp_path / "d0"
+    first.mkdir()
+    _pe(
+        first / "A.dll",
+        lambda add: _forwarding_exports(add, b"A.dll", names, [b"B." + n for n in names]),
+        "pe/imports/helper.dll",
+    )
+    _pe(
+        first / "B.dll",
+        lambda add: _forwarding_exports(add, b"B.dll", names, [b"A." + n for n in names]),
+        "pe/imports/helper.dll",
+    )
+
+    def importer(add):  # type: ignore[no-untyped-def]
+        table = add(b"".join(struct.pack("<Q", add(b"\0\0" + n + b"\0")) for n in names) + b"\0" * 8)
+        return {1: (add(struct.pack("<5I", table, 0, 0, add(b"A.dll\0"), table) + b"\0" * 20), 20)}
+
+    _pe(first / "app.dll", importer)
+    n = 40
+    for i in range(1, n):
+        (tmp_path / f"d{i}").mkdir()
+        for f in ("A.dll", "B.dll", "app.dll"):  # distinct contents: not read once as copies
+            (tmp_path / f"d{i}" / f).write_bytes((first / f).read_bytes() + b"%08d" % i)
+    nearest = []
+    real = image_binding._Libraries._nearest
+
+    def counted(self, name, requester):  # type: ignore[no-untyped-def]
+        nearest.append((requester.path, name))
+        return real(self, name, requester)
+
+    monkeypatch.setattr(image_binding._Libraries, "_nearest", counted)
+    findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    assert len({f.file for f in findings if f.file.endswith("app.dll")}) == n  # each app's imports: a loop
+    assert len(nearest) == len(set(nearest)) <= 4 * n  # once per (requester, name)
+
+
 def _definer(path: Path, install_name: str, cmds: list[bytes], symbol: bytes | None) -> None:
     """A dylib with ``cmds`` after its LC_ID_DYLIB and, when given, one defined external ``symbol``."""
     cmds = [_dylib_cmd(ID, install_name), _rpath_cmd("@loader_path"), *cmds]
