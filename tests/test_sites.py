@@ -211,5 +211,7 @@ def test_a_library_its_record_lists_but_the_site_lacks_is_a_damaged_installation
     _dist_info(site, "pkg", "cp311-cp311-manylinux_2_28_x86_64", files)
     report = audit([str(site)], AuditConfig(target=TargetEnvironment(system_dirs=HOST_DIRS)))
     (f,) = [f for f in report.findings if f.rule == "library-not-found" and f.subject == "libhelper.so"]
-    assert f"{site}/pkg/lib/libhelper.so is listed in pkg's RECORD but is not there: a damaged installation" in f.message
+    assert (
+        f"{site}/pkg/lib/libhelper.so is listed in pkg's RECORD but is not there: a damaged installation" in f.message
+    )
     assert "pip install --force-reinstall pkg" in f.message

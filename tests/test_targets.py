@@ -80,3 +80,25 @@ def test_the_interface_for_installations() -> None:
     policy = policy_for_tag("manylinux_2_28_aarch64")
     assert policy is not None and policy.machine == "aarch64" and policy.loader_name == "ld-linux-aarch64.so.1"
     assert "libc.so.6" in policy.system_libraries and policy_for_tag("linux_x86_64") is None
+
+
+def test_an_extension_of_another_machine_gets_a_python_process_of_its_own(tmp_path: Path) -> None:
+    """An aarch64 extension given with x86-64 ones is never imported into their interpreter: its
+    libm.so.6 is not the x86-64 libm they loaded (before: version-not-found GLIBC_2.17 against
+    /lib/x86_64-linux-gnu/libm.so.6, and unused-needed naming it); on this machine its system
+    libraries are not found, and the finding says why and what to give."""
+    import platform
+    import shutil
+
+    from linkaudit import audit
+
+    shutil.copy(AARCH64_EXT, tmp_path)
+    shutil.copy(SAMPLES / "ext_libc/_libconly.cpython-311-x86_64-linux-gnu.so", tmp_path)
+    findings = audit([str(tmp_path)]).findings
+    mine = [f for f in findings if f.file.endswith(AARCH64_EXT.name)]
+    assert not [f for f in mine if f.rule in ("version-not-found", "unused-needed")]
+    assert not any("x86_64-linux-gnu" in str(f.evidence.get("resolved", "")) for f in mine)
+    if platform.machine() == "x86_64":
+        (libc,) = [f for f in mine if f.rule == "library-not-found" and f.subject == "libc.so.6"]
+        assert "the file is aarch64 and this machine is x86-64" in libc.message
+        assert "--profile manylinux_2_28_aarch64 --target-env policy" in libc.message

@@ -365,7 +365,9 @@ class _RootRunner:
             ident = _identity(self.fs.host_path(_target_path(self.fs, b.path)))
             if ident is not None:
                 self.by_identity.setdefault(ident, b)
-        self.python_process = Process()
+        # one Python process per machine and class: an aarch64 extension is never imported into the
+        # x86-64 interpreter that imported the others, nor binds to the libm it loaded
+        self.python_processes: dict[tuple[str, int | None], Process] = {}
         self.python_roots = any(r.kind is RootKind.PYTHON_IMPORT for r in chosen)
         # A dlopen root loads alone, with an empty global scope: loads of single dependencies are shared.
         self.alone = not self.python_roots and not env.executable and not env.dlopen_global
@@ -410,7 +412,11 @@ class _RootRunner:
         # SONAME by later ones, in root order. An input no root reaches is loaded alone,
         # in a process of its own (when it is dlopened is unknown: nothing loaded by
         # another unreached input may stand in for its own search).
-        process = self.python_process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
+        process = (
+            self.python_processes.setdefault((binary.machine, binary.bits), Process())
+            if root.kind is RootKind.PYTHON_IMPORT and root.reached
+            else None
+        )
         target = _target_path(fs, root.path)
         if root.kind is RootKind.DLOPEN and self.alone:
             load = alone_load(target, binary, self.ctx, fs.read_binary, self.alone_loads)

@@ -195,6 +195,7 @@ chain has one).
             severity = _hinted_severity(requesters, hints)
         unread = _refused_member(context, refused, res.attempts)
         message += f"; {unread[0]} is that library, but it was not read: {unread[1]}" if unread else ""
+        message += _foreign_machine(context, by_path.get(first.file))
         return self.finding(
             first.file,
             needed,
@@ -482,3 +483,30 @@ def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str
         "chain": [*load.chain(requester), needed],
         "would_fail": would_fail(load.kind, load.root, message, load.loader),
     }
+
+
+#: ``platform.machine()`` -> the ELF machine as the model spells it (``_LINUX_ARCHES`` of platform_tag).
+_HOST_MACHINES = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "aarch64", "arm64": "aarch64", "i686": "x86"}
+
+
+def _foreign_machine(context: AuditContext, binary: Binary | None) -> str:
+    """The advice for a file of another machine than the auditing one judged against this machine's
+    own file system (no policy, no --sysroot): its system libraries are not here to be found."""
+    import platform
+
+    linkage = context.linkage
+    if binary is None or linkage is None or linkage.env.sysroot != "/" or linkage.env.system_libraries is not None:
+        return ""
+    host = _HOST_MACHINES.get(platform.machine().lower())
+    if host is None or binary.machine == host:
+        return ""
+    arch = _TAG_ARCHES.get(binary.machine, binary.machine)
+    return (
+        f"; the file is {binary.machine} and this machine is {host}: its system libraries are not here — give its "
+        f"target (--profile manylinux_2_28_{arch} --target-env policy, or another tag of {arch}) or its file "
+        "system (--sysroot)"
+    )
+
+
+#: The model's ELF machine -> the architecture a platform tag spells (PEP 599, PEP 600).
+_TAG_ARCHES = {"x86-64": "x86_64", "x86": "i686", "aarch64": "aarch64", "arm": "armv7l", "ppc64le": "ppc64le"}
