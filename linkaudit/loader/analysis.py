@@ -8,6 +8,7 @@ own: the ``TargetEnvironment`` and the ``FileSystemView`` are passed in.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -376,11 +377,16 @@ class _RootRunner:
         self.reached: set[tuple[int, int]] = set()
 
     def run_all(self) -> None:
-        """Every chosen root, then every input library no root reached."""
+        """Every chosen root, then every input library no root reached — but a repair tool's
+        vendored copy (in a ``<dist>.libs`` directory) beside Python imports: nothing dlopens it by
+        path, it is loaded as a dependency or not at all (unreached: another distribution's copy of
+        its SONAME was loaded first), so a load of its own would fail where no process loads it."""
         for root in self.chosen:
             self._note_reached(self.run(root))
         for ident, b in self.by_identity.items():
             if ident not in self.reached and b.kind is Kind.SHARED_LIBRARY:
+                if self.python_roots and _vendored(b.path):
+                    continue
                 self._note_reached(self.run(Root(b.path, RootKind.DLOPEN, reached=False)))
 
     def _note_reached(self, load: Load | None) -> None:
@@ -500,8 +506,8 @@ def _analyze_musl(
                 continue
         shared = process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
         run(root, binary, shared)
-    for ident, b in by_identity.items():  # the inputs no root reaches, each on its own
-        if ident not in reached and b.kind is Kind.SHARED_LIBRARY:
+    for ident, b in by_identity.items():  # the inputs no root reaches, each on its own (not vendored copies)
+        if ident not in reached and b.kind is Kind.SHARED_LIBRARY and not (in_python and _vendored(b.path)):
             run(Root(b.path, RootKind.DLOPEN, False), b, None)
     for load in analysis.loads:
         if load.loader != "musl":
@@ -614,6 +620,12 @@ class LoadBudget:
                 self.spent += 1
                 yield obj
             above = part
+
+
+def _vendored(path: str) -> bool:
+    """True for a library in a ``<dist>.libs`` directory: where auditwheel and delvewheel put the
+    libraries they vendor, renamed with a hash, reached only as another file's dependency."""
+    return posixpath.basename(posixpath.dirname(path)).endswith(".libs")
 
 
 def _root_only(load: Load) -> Iterator[LoadedObject]:

@@ -55,3 +55,23 @@ def test_past_the_bound_the_rest_are_skipped_and_said(tmp_path: Path, monkeypatc
     assert len(skipped) == N - 6, len(skipped)  # five loads fit, the sixth passes it, the rest wait
     assert all(f.severity.value == "warning" and "--entry" in f.message for f in skipped)
     assert {f.file for f in skipped} < {str(tmp_path / f"libm{i:03d}.so") for i in range(N)}
+
+
+def test_a_vendored_copy_no_import_reaches_is_not_loaded_alone(tmp_path: Path) -> None:
+    """a and b each vendor libv.so in <dist>.libs; a is imported first, so b's import reuses a's
+    copy by SONAME and b.libs/libv.so is never loaded: nothing dlopens a vendored copy by path, so
+    no load of its own is made up for it (before: its missing dependency was a warning that
+    check --each did not give; stop 27's fresh user)."""
+    from tests.loader.dagbuild import Lib, write
+
+    ext = "cpython-311-x86_64-linux-gnu.so"
+    for dist, needs in (("a", ()), ("b", ("libonlyb.so",))):
+        write(str(tmp_path / f"{dist}.libs"), [Lib("libv.so", soname="libv.so", needed=needs)])
+        write(str(tmp_path / dist), [Lib(f"_{dist}.{ext}", needed=("libv.so",), runpath=(f"$ORIGIN/../{dist}.libs",))])
+    report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment()))
+    assert not [f for f in report.findings if f.rule == "library-not-found"]
+    assert str(tmp_path / "b.libs/libv.so") not in {r.path for r in report.roots}
+    alone = audit([str(tmp_path / "b.libs/libv.so")], AuditConfig(target=TargetEnvironment()))
+    assert [f.subject for f in alone.findings if f.rule == "library-not-found"] == [
+        "libonlyb.so"
+    ]  # given alone: loaded
