@@ -99,8 +99,15 @@ def _family(match: re.Match[str]) -> str:
 
 def _key(binary: Binary, inputs: Sequence[str]) -> str:
     """A binary's pairing key: ``paired_file``, a vendored library's content hash left out
-    (``libscipy_openblas64_-*.so``: a new release's copy pairs with the old one)."""
-    return unhashed(paired_file(binary.display_path, inputs))
+    (``libscipy_openblas64_-*.so``: a new release's copy pairs with the old one), and a member of a
+    GNU import library (``x.dll.a``, dlltool's numbered ``d000077.o``, renumbered by every build)
+    named by what it defines (``x.dll.a(PyInit__dop)``)."""
+    key = unhashed(paired_file(binary.display_path, inputs))
+    if binary.member is not None and key.endswith(f".dll.a({binary.member})"):
+        defined = sorted(s.name for s in binary.symbols if s.defined and not s.name.startswith("__imp_"))
+        if defined:
+            key = f"{key[: -len(binary.member) - 1]}{defined[0]})"
+    return key
 
 
 def _undefined(binary: Binary) -> set[str]:

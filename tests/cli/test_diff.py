@@ -102,3 +102,26 @@ def test_diff_of_wheelhouses_pairs_wheels_by_platform(run_cli, tmp_path: Path) -
         "cp312-cp312-musllinux_x86_64:pkg.libs/libv-*.so",
         "cp312-cp312-musllinux_x86_64:pkg/libx.so",
     ]
+
+
+def test_diff_pairs_import_library_members_by_what_they_define(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """dlltool numbers a GNU import library's members (d000076.o), and the numbers move with every
+    build: members pair by the symbol they define, not by that number (scipy's win_amd64 wheels:
+    70 of 2,183 lines of a release diff were renumbered members)."""
+    import json
+
+    from tests.formats.arbuild import header
+    from tests.link.test_link_line_bounds import _coff
+
+    def import_library(path: Path, numbers: tuple[int, int]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = b"!<arch>\n"
+        for number, defined in zip(numbers, (b"PyInit__dop", b"_dop_iname"), strict=True):
+            member = _coff([defined], [])
+            body += header(b"d%06d.o/" % number, len(member)) + member + (b"\n" if len(member) % 2 else b"")
+        path.write_bytes(body)
+
+    import_library(tmp_path / "old/_dop.dll.a", (76, 77))
+    import_library(tmp_path / "new/_dop.dll.a", (80, 81))
+    doc = json.loads(run_cli("diff", "--format", "json", str(tmp_path / "old"), str(tmp_path / "new")).stdout)
+    assert doc["files_added"] == [] and doc["files_removed"] == []
