@@ -351,9 +351,11 @@ def _definer(path: Path, install_name: str, cmds: list[bytes], symbol: bytes | N
 
 def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(tmp_path: Path) -> None:
     """A re-exports B and C, B re-exports A, C defines x: x imported from A and from B binds (through
-    B -> A -> C) — a lookup of B begun inside A's is not remembered as a loop.  A chain of 18
-    re-exports: an import from its 9th link still gets its finding when one from the 1st (too deep
-    to judge) is audited with it."""
+    B -> A -> C) — a lookup of B begun inside A's is not remembered as a loop.  A chain of
+    MAX_DEPTH + 2 re-exports: an import from its middle link still gets its finding when one from
+    the 1st (too deep to judge) is audited with it."""
+    from linkaudit.loader.image_binding import MAX_DEPTH
+
     one = tmp_path / "one"
     one.mkdir()
     _definer(
@@ -369,10 +371,11 @@ def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(
     assert [f for f in audit([str(one)]).findings if f.rule == "unresolved-symbol"] == []
     deep = tmp_path / "deep"
     deep.mkdir()
-    for i in range(18):
-        more = [_dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")] if i < 17 else []
+    links = MAX_DEPTH + 2
+    for i in range(links):
+        more = [_dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")] if i < links - 1 else []
         _definer(deep / f"libL{i}.dylib", f"@rpath/libL{i}.dylib", more, None)
-    _importer(deep / "libv.dylib", "@rpath/libL8.dylib")
+    _importer(deep / "libv.dylib", f"@rpath/libL{links // 2}.dylib")
     alone = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
     _importer(deep / "libu.dylib", "@rpath/libL0.dylib")
     both = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
