@@ -371,3 +371,22 @@ def test_staging_and_labelling_are_linear_in_members(tmp_path: Path, kind: str) 
 
     small, large = run(400), run(1600)
     assert large < 4 * 1.3 * small, (small, large)  # quadratic work would be ~16x
+
+
+def test_a_chain_of_a_thousand_links_is_the_kernels_eloop(tmp_path: Path) -> None:
+    """lib0.so -> lib1.so -> ... -> lib999.so -> libhelper.so: os.path.realpath recursed once per link
+    (RecursionError, exit 3, at about 970; a chain of 900 cost 900 x 900 steps). The real path is now
+    followed without recursion and at most 40 links deep, as the kernel does: the links within 40 of
+    the file are its names, the others are refused as ELOOP (stop 27's hostile round 3)."""
+    n = 1000
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [("lib/libhelper.so", HELPER)]
+    members += [_special(f"lib/lib{i}.so", tarfile.SYMTYPE, f"lib{i + 1}.so") for i in range(n - 1)]
+    members.append(_special(f"lib/lib{n - 1}.so", tarfile.SYMTYPE, "libhelper.so"))
+    tarball = tmp_path / "chain.tar.gz"
+    tarball.write_bytes(_tar(members, mode="w:gz"))
+    report = audit([str(tarball)])
+    refused = _refusals(report)
+    eloop = {k for k, v in refused.items() if "more than 40 symlinks" in v and "(ELOOP)" in v}
+    assert f"{tarball}!lib/lib0.so" in eloop and f"{tarball}!lib/lib{n - 1}.so" not in refused
+    assert len(eloop) >= n - 41
+    assert _audited(report) == [f"{tarball}!lib/libhelper.so"]

@@ -469,14 +469,22 @@ class Stager:
                 refused.add(rel)
         # every real path before any link is taken away: one leading through another that leaves
         # is said to leave too, not found dangling behind it
-        reals = [os.path.realpath(dest) for *_, dest in made]
+        reals = [_real_path(dest) for *_, dest in made]
         inside = []
         for (name, rel, target, dest), real in zip(made, reals, strict=True):
-            if real == site.host or real.startswith(site.host + "/"):
+            if real is not None and (real == site.host or real.startswith(site.host + "/")):
                 inside.append((name, rel, target, dest))
+                continue
+            os.unlink(dest)
+            refused.add(rel)
+            if real is None:
+                self.refuse(
+                    label,
+                    name,
+                    f"a symlink to {target!r} that leads through more than {MAX_LINK_HOPS} symlinks: "
+                    "the kernel stops there (ELOOP), so nothing loads it",
+                )
             else:
-                os.unlink(dest)
-                refused.add(rel)
                 self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
         self._resolve(site, label, inside, refused)
 
@@ -578,6 +586,45 @@ class _Trie:
             if "" in node:
                 found.append(node[""])
         return found
+
+
+def _real_path(path: str) -> str | None:
+    """``os.path.realpath(path)`` (an absolute host path) without recursion, following at most
+    ``MAX_LINK_HOPS`` symlinks in all, as the kernel does (``ELOOP``); ``None`` past that.  A
+    component that does not exist is taken as written, and the rest after it, as ``realpath`` does;
+    a link met twice (a loop) ends the walk there, as ``realpath`` does.
+    (``realpath`` recurses once per link: a tarball's chain of 1,000 links raised RecursionError,
+    and a chain of 900 cost 900 x 900 steps.)"""
+    resolved = "/"
+    pending = [p for p in reversed(path.split("/")) if p]
+    hops = 0
+    followed: set[str] = set()
+    while pending:
+        part = pending.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            resolved = posixpath.dirname(resolved)
+            continue
+        candidate = posixpath.join(resolved, part)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:
+            is_link = False
+        if not is_link:
+            resolved = candidate
+            continue
+        if candidate in followed:  # a loop: where it loops, as realpath says (the caller's stat: ELOOP)
+            return posixpath.join(candidate, *reversed(pending))
+        followed.add(candidate)
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            return None
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            resolved = "/"
+        pending.extend(p for p in reversed(target.split("/")) if p)
+    return resolved
 
 
 def _lexical_target(rel: str, target: str) -> str:
