@@ -82,6 +82,7 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
     thin = _is_thin(path, buf)
     pos = 8
     long_names = b""
+    named: dict[int, str] = {}  # long-name offset -> the name: members naming one offset share it
     count = 0
     while pos < size:
         if pos + HEADER > size:
@@ -105,15 +106,11 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
             raise InputError(path, f"ar member of {data_size} bytes runs past the end of the file", pos + 48)
         if raw_name == "//":
             long_names = bytes(buf[data : data + data_size])
+            named.clear()
         if special:
             name = raw_name  # the symbol index or the long-name table: not yielded
         elif raw_name.startswith("/") and raw_name[1:].isdigit():
-            offset = int(raw_name[1:])
-            if offset >= len(long_names):
-                raise InputError(path, f"ar long-name reference {raw_name} lies outside the name table", pos)
-            # GNU ends a long name with "/\n", Microsoft's libraries with a NUL.
-            ends = [e for e in (long_names.find(b"/\n", offset), long_names.find(b"\0", offset)) if e >= 0]
-            name = long_names[offset : min(ends, default=len(long_names))].decode("utf-8", "surrogateescape")
+            name = _long_name(path, long_names, raw_name, pos, named)
         elif raw_name.startswith("#1/") and raw_name[3:].isdigit():
             length = int(raw_name[3:])
             if length > data_size:
@@ -128,6 +125,34 @@ def iter_members(path: str, buf: Buffer, size: int) -> Iterator[tuple[str, int, 
         # The next header: after the data (BSD names included), padded to an even offset.
         pos = (data + data_size) if stored else (pos + HEADER)
         pos += pos & 1
+
+
+#: The longest member name read from the ``//`` table (a path's limit, PATH_MAX): a name that runs on
+#: past it is refused (a table of 1 MB with no terminator made every member's name the whole table:
+#: 1.2 GB for 400 members).
+MAX_LONG_NAME = 4096
+
+
+def _long_name(path: str, long_names: bytes, raw_name: str, pos: int, named: dict[int, str]) -> str:
+    """The member name a ``/123`` reference names in the ``//`` table, read once per offset.
+
+    Raises:
+        InputError: the offset lies outside the table, or the name has no end within ``MAX_LONG_NAME`` bytes.
+    """
+    offset = int(raw_name[1:]) if len(raw_name) <= 12 else len(long_names)
+    found = named.get(offset)
+    if found is not None:
+        return found
+    if offset >= len(long_names):
+        raise InputError(path, f"ar long-name reference {raw_name[:24]} lies outside the name table", pos)
+    # GNU ends a long name with "/\n", Microsoft's libraries with a NUL; the table's end ends it too.
+    stop = offset + MAX_LONG_NAME + 2
+    ends = [e for e in (long_names.find(b"/\n", offset, stop), long_names.find(b"\0", offset, stop)) if e >= 0]
+    end = min(ends, default=len(long_names) if len(long_names) < stop else -1)
+    if end < 0 or end - offset > MAX_LONG_NAME:
+        raise InputError(path, f"ar long name at {raw_name[:24]} has no end within {MAX_LONG_NAME} bytes", pos)
+    name = named[offset] = long_names[offset:end].decode("utf-8", "surrogateescape")
+    return name
 
 
 def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:

@@ -206,3 +206,33 @@ def test_version_aux_chains_shared_between_records_count_each_visit(tmp_path: Pa
     (b,) = read(str(small))
     entries = b.version_definitions if verdef else b.version_needs
     assert len(entries) == 3
+
+
+def test_an_ar_long_name_without_its_end_is_refused_not_repeated(tmp_path: Path) -> None:
+    """A ``//`` table of 100 KB with no terminator and 50 members all named ``/0``: every member's
+    name was the whole table, kept in each ``Binary`` (400 members of a 1 MB table: 1.2 GB, and
+    MemoryError, exit 3, past that; stop 27's hostile round 3). A name runs at most 4096 bytes; a
+    well-formed table's names still read, each offset once."""
+    from linkaudit.errors import InputError
+    from tests.formats.arbuild import header
+
+    def archive(table: bytes, names: list[bytes]) -> bytes:
+        out = b"!<arch>\n" + header(b"//", len(table)) + table + (b"\n" if len(table) % 2 else b"")
+        for name in names:
+            out += header(name, 0)
+        return out
+
+    bad = tmp_path / "bad.a"
+    bad.write_bytes(archive(b"A" * 100_000, [b"/0"] * 50))
+    with pytest.raises(InputError, match="has no end within 4096 bytes"):
+        read(str(bad))
+    good = tmp_path / "good.a"
+    good.write_bytes(archive(b"a_long_member_name_one.o/\nanother_long_member_name.o/\n", [b"/0", b"/26", b"/0"]))
+    from linkaudit.formats.archive import iter_members
+
+    data = good.read_bytes()
+    assert [m[0] for m in iter_members(str(good), data, len(data))] == [
+        "a_long_member_name_one.o",
+        "another_long_member_name.o",
+        "a_long_member_name_one.o",
+    ]
