@@ -235,16 +235,16 @@ def _installation(
     for other, more in sets.items():
         if other < chosen:
             targets.extend(t for t in more if t not in targets)
-    left = [
-        w for w in wheels if w.path not in chosen and any(c.project == w.project for c in wheels if c.path in chosen)
-    ]
+    projects = {w.project for w in wheels if w.path in chosen}  # one set, not a scan per wheel (N^3)
+    left = [w for w in wheels if w.path not in chosen and w.project in projects]
     reason = "the best-ranked wheel of each project for " + ", ".join(t.spelled for t in targets[:3])
     if len(targets) > 3:
         reason += f" and {len(targets) - 3} more targets"
     if left:
         reason += "; not installed with it (one wheel per project): " + ", ".join(
-            os.path.basename(w.path) for w in left
+            os.path.basename(w.path) for w in left[:3]
         )
+        reason += f" and {len(left) - 3} more" if len(left) > 3 else ""
     return Installation(_ordered(wheels, chosen, others), tuple(t.spelled for t in targets), reason)
 
 
