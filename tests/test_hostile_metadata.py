@@ -107,3 +107,26 @@ def test_a_zip_member_with_an_empty_name_is_refused_by_name(tmp_path: Path, kind
     member = "demo/libhelper.so" if kind == "wheel" else "lib/libhelper.so"
     assert status[f"{path}!{member}"][0] == "audited"
     assert status[f"{path}!(empty name)"] == ("unreadable", "a member with an empty name: never written")
+
+
+def test_wheel_tag_lines_spelling_one_tag_again_count_against_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """6,500 Tag lines each expanding to 4,080 spellings of one tag: every expansion counts against
+    MAX_WHEEL_TAGS, the tag spelled again too, so the first line is expanded and no other (before:
+    the distinct count stayed 1, every line was expanded, 48 s; stop 27's hostile round 3)."""
+    import packaging.tags
+
+    from linkaudit.packages.metadata import wheel_tags
+
+    calls = []
+    real = packaging.tags.parse_tag
+
+    def counted(tag: str):  # type: ignore[no-untyped-def]
+        calls.append(tag)
+        return real(tag)
+
+    monkeypatch.setattr(packaging.tags, "parse_tag", counted)
+    line = "Tag: " + "-".join(
+        [".".join(["cp312"] * 15), ".".join(["cp312"] * 16), ".".join(["manylinux_2_17_x86_64"] * 17)]
+    )
+    tags = wheel_tags("\n".join([line] * 200))
+    assert len(calls) == 1 and [str(t) for t in tags] == ["cp312-cp312-manylinux_2_17_x86_64"]
