@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import field
 
@@ -68,12 +69,13 @@ class BuildDiff:
     changed: tuple[BinaryDiff, ...] = field(default_factory=tuple)
 
 
-def paired_file(file: str, inputs: Sequence[str]) -> str:
+def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
     """How ``diff`` pairs a file of one build with the other's: its path relative to the input
     (``config.baseline.relative_file``), and for a member of a wheel found in a directory given (a
     wheelhouse: a ``dist/`` of one project's wheels for several Pythons and platforms) its wheel's
     tag triple first, ``cp312-cp312-win_amd64:numpy/...``: a musllinux member is never compared
-    with a manylinux one of the same path.  Wheels given themselves pair by member path alone."""
+    with a manylinux one of the same path.  Wheels given themselves pair by member path alone.
+    ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind."""
     relative = relative_file(file, inputs)
     package, sep, _member = file.partition("!")
     if not sep or package in inputs or not package.endswith(".whl"):
@@ -81,7 +83,7 @@ def paired_file(file: str, inputs: Sequence[str]) -> str:
     parts = os.path.basename(package)[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
         return relative
-    return f"{parts[-3]}-{parts[-2]}-{_platform_kind(parts[-1])}:{relative}"
+    return f"{parts[-3]}-{parts[-2]}-{parts[-1] if exact else _platform_kind(parts[-1])}:{relative}"
 
 
 def _platform_kind(platforms: str) -> str:
@@ -154,12 +156,31 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
     )
 
 
+def _keyed(binaries: Sequence[Binary], inputs: Sequence[str]) -> dict[str, Binary]:
+    """The binaries of one build by pairing key (``_key``); two that share a key — two wheels of one
+    platform differing in its version, two vendored copies differing in their hash — are kept
+    under their exact relative paths instead, each compared only with its exact namesake, never
+    one dropped for the other without a word."""
+    keys = [_key(b, inputs) for b in binaries]
+    taken = Counter(keys)
+    out: dict[str, Binary] = {}
+    for b, key in zip(binaries, keys, strict=True):
+        out.setdefault(key if taken[key] == 1 else paired_file(b.display_path, inputs, exact=True), b)
+    return out
+
+
+def unique_keys(keys: Sequence[str], exact: Sequence[str]) -> list[str]:
+    """``keys`` (pairing keys), each shared by two or more replaced by its ``exact`` counterpart."""
+    taken = Counter(keys)
+    return [k if taken[k] == 1 else e for k, e in zip(keys, exact, strict=True)]
+
+
 def diff_builds(
     old: Sequence[Binary], old_inputs: Sequence[str], new: Sequence[Binary], new_inputs: Sequence[str]
 ) -> BuildDiff:
     """Pair the binaries of two builds by relative path and compare each pair."""
-    before = {_key(b, old_inputs): b for b in old}
-    after = {_key(b, new_inputs): b for b in new}
+    before = _keyed(old, old_inputs)
+    after = _keyed(new, new_inputs)
     changed = [diff_binary(k, before[k], after[k]) for k in sorted(set(before) & set(after))]
     return BuildDiff(
         added=tuple(sorted(set(after) - set(before))),

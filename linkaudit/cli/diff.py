@@ -9,7 +9,7 @@ import click
 
 from ..audit import audit_binaries
 from ..config import AuditConfig, baseline
-from ..diff import BuildDiff, diff_builds, paired_file
+from ..diff import BuildDiff, diff_builds, paired_file, unique_keys
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
 from .cacheflag import no_cache_option
@@ -20,11 +20,22 @@ from .emit import emit
 def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
     """The findings of one build by fingerprint (``--baseline``'s), each file paired as the
     binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags)."""
+    found = [f for f in report.findings if f.rule not in baseline.NOT_RECORDED]
+    files = sorted({f.file for f in found})
+    keys = dict(
+        zip(
+            files,
+            unique_keys(
+                [baseline.unhashed(paired_file(file, [path])) for file in files],
+                [paired_file(file, [path], exact=True) for file in files],
+            ),
+            strict=True,
+        )
+    )
     out = {}
-    for f in report.findings:
-        if f.rule not in baseline.NOT_RECORDED:
-            rule, _file, subject = baseline.fingerprint(f, [path])
-            out[(rule, baseline.unhashed(paired_file(f.file, [path])), subject)] = f
+    for f in found:
+        rule, _file, subject = baseline.fingerprint(f, [path])
+        out[(rule, keys[f.file], subject)] = f
     return out
 
 

@@ -127,3 +127,35 @@ def test_diff_pairs_import_library_members_by_what_they_define(run_cli, tmp_path
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["files_added"] == [] and doc["files_removed"] == []
+
+
+def test_diff_keeps_binaries_whose_pairing_keys_collide(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two wheels of one platform differing in its version (manylinux_2_17 and _2_28) in each build,
+    and two vendored copies differing in their hash: their pairing keys collide, and one of each was
+    dropped without a word — a changed DT_NEEDED went unseen, exit 0 (stop 27's hostile round 3). Now
+    colliding binaries pair under their exact names, and every change is seen."""
+    import json
+    import zipfile
+
+    from tests.loader.dagbuild import Lib, elf_bytes
+
+    def wheel(path: Path, ext_needs: tuple[str, ...], foo_needs: tuple[str, ...]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("p/_ext.cpython-312-x86_64-linux-gnu.so", elf_bytes(Lib("_ext", needed=ext_needs)))
+            zf.writestr(
+                "p.libs/libfoo-0123abcd.so", elf_bytes(Lib("libfoo.so", soname="libfoo-0123abcd.so", needed=foo_needs))
+            )
+            zf.writestr("p.libs/libfoo-89abcdef.so", elf_bytes(Lib("libfoo.so", soname="libfoo-89abcdef.so")))
+
+    for build, extra in (("old", ()), ("new", ("libnew.so.1",))):
+        wheel(tmp_path / build / "p-1.0-cp312-cp312-manylinux_2_17_x86_64.whl", extra, extra)
+        wheel(tmp_path / build / "p-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", (), ())
+    r = run_cli("diff", "--format", "json", str(tmp_path / "old"), str(tmp_path / "new"))
+    doc = json.loads(r.stdout)
+    changed = {d["file"]: d["needed_added"] for d in doc["changed"]}
+    assert changed == {
+        "cp312-cp312-manylinux_2_17_x86_64:p/_ext.cpython-312-x86_64-linux-gnu.so": ["libnew.so.1"],
+        "cp312-cp312-manylinux_2_17_x86_64:p.libs/libfoo-0123abcd.so": ["libnew.so.1"],
+    }
+    assert doc["files_added"] == [] and doc["files_removed"] == []
