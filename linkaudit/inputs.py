@@ -151,6 +151,17 @@ def _refuse_library(
         errors.append(InputError(path, reason))
 
 
+def _file_type(mode: int) -> str:
+    """What a file that is not a regular file is, in a reason's words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), never read"
+    if stat.S_ISSOCK(mode):
+        return "a socket, never read"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file, never read"
+    return "not a regular file"
+
+
 def _link_target(path: str) -> str:
     """The target written in the symlink ``path`` ('' when it cannot be read back)."""
     try:
@@ -255,6 +266,8 @@ def _scan_dir(
                 errors.append(InputError(path, os_reason(exc)))
             continue
         if not stat.S_ISREG(st.st_mode):
+            if library_named(entry.name):  # a FIFO, socket or device the loader would be asked to map
+                errors.append(InputError(path, f"named like a shared library, but {_file_type(st.st_mode)}"))
             continue
         try:
             kind = _sniff_file(path) if st.st_size else None

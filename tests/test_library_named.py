@@ -180,3 +180,26 @@ def test_a_zip_symlink_named_like_a_library(run_cli, tmp_path: Path) -> None:  #
     refused = _refused(_doc(run_cli, str(wheel)), f"{wheel}!")
     assert list(refused) == ["pkg/libhelper.so.1"]  # helper.link is named like no library: passed over
     assert refused["pkg/libhelper.so.1"].startswith("a symlink in the zip (to 'libhelper.so'): pip installs it")
+
+
+def test_a_fifo_or_socket_named_like_a_library_is_named(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A FIFO or a socket named like a library, in a directory given: named, never opened (the walk
+    must not block on the FIFO), as a tarball's FIFO member is; other special files pass quietly."""
+    import socket
+
+    os.mkfifo(tmp_path / "libfifo.so")
+    os.mkfifo(tmp_path / "pipe")  # named like nothing: passed over
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(tmp_path / "libsock.so.1"))
+    except OSError:  # a path too long for a socket here
+        sock.close()
+        pytest.skip("cannot bind a unix socket in the temporary directory")
+    try:
+        refused = _refused(_doc(run_cli, str(tmp_path)), f"{tmp_path}/")
+    finally:
+        sock.close()
+    assert refused == {
+        "libfifo.so": "named like a shared library, but a FIFO (named pipe), never read",
+        "libsock.so.1": "named like a shared library, but a socket, never read",
+    }
