@@ -203,3 +203,24 @@ def test_a_fifo_or_socket_named_like_a_library_is_named(run_cli, tmp_path: Path)
         "libfifo.so": "named like a shared library, but a FIFO (named pipe), never read",
         "libsock.so.1": "named like a shared library, but a socket, never read",
     }
+
+
+def test_past_a_thousand_refused_members_a_package_counts_the_rest(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A wheel of 1,200 zip symlinks named like libraries: the first 1,000 are named, the other 200
+    counted in one error on the wheel (200,000 of them made 200,000 findings: 2.35 GB for the JSON
+    report; stop 27's hostile round 3); the exit status is the same."""
+    from linkaudit.packages.staging import MAX_REFUSALS_NAMED
+
+    wheel = tmp_path / "evil-1.0-cp312-cp312-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for i in range(MAX_REFUSALS_NAMED + 200):
+            link = zipfile.ZipInfo(f"e/l{i}.so")
+            link.external_attr = 0o120777 << 16
+            zf.writestr(link, b"libz.so.1")
+    r = run_cli("check", "--no-config", "--no-loader", "--format", "json", str(wheel))
+    assert r.exit_code == 2
+    findings = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "unreadable-input"]
+    named = [f for f in findings if f["file"].startswith(f"{wheel}!")]
+    (counted,) = [f for f in findings if f["file"] == str(wheel)]
+    assert len(named) == MAX_REFUSALS_NAMED
+    assert counted["evidence"]["reason"].startswith("200 more members refused, not named one by one")

@@ -325,7 +325,12 @@ def staged_inputs(
             else:
                 _stage_zip(stager, roots, p)
         yield Staged(
-            roots.paths, stager.errors, list(kinds), list(roots.sites.values()), found=found, clashes=stager.clashes
+            roots.paths,
+            stager.all_errors(),
+            list(kinds),
+            list(roots.sites.values()),
+            found=found,
+            clashes=stager.clashes,
         )
     finally:
         forget_under(os.path.realpath(tmp))

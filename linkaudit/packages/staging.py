@@ -361,6 +361,11 @@ def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
     return path
 
 
+#: Members of one package refused by name; past it, counted in one error (200,000 refused zip
+#: symlinks made 200,000 findings: 1.35 GB for the text report, 2.35 GB for JSON).
+MAX_REFUSALS_NAMED = 1000
+
+
 class Stager:
     """Writes members into staging roots and collects what it refused (``errors``); ``whole``:
     every member written out whole (for readers that open files themselves: ``--verify``),
@@ -371,10 +376,26 @@ class Stager:
         self.whole = whole
         self.errors: list[InputError] = []
         self.clashes: list[Clash] = []
+        self.refused: dict[str, int] = {}  # package -> members refused
 
     def refuse(self, label: str, member: str, reason: str) -> None:
-        """Record the member ``member`` of ``label`` as refused for ``reason``."""
-        self.errors.append(InputError(f"{label}!{member}", reason))
+        """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
+        ``MAX_REFUSALS_NAMED`` of a package by name, the rest counted (``unnamed``)."""
+        count = self.refused[label] = self.refused.get(label, 0) + 1
+        if count <= MAX_REFUSALS_NAMED:
+            self.errors.append(InputError(f"{label}!{member}", reason))
+
+    def all_errors(self) -> list[InputError]:
+        """``errors``, and for each package with more refusals than were named, one error that counts them."""
+        more = [
+            InputError(
+                label,
+                f"{count - MAX_REFUSALS_NAMED} more members refused, not named one by one (the first {MAX_REFUSALS_NAMED} are)",
+            )
+            for label, count in self.refused.items()
+            if count > MAX_REFUSALS_NAMED
+        ]
+        return [*self.errors, *more]
 
     def plan(self, site: StagingRoot, label: str, kind: str, name: str, head: bytes) -> tuple[str, str] | None:
         """``(host destination, installed path)`` of a member whose first bytes are ``head``, with
@@ -461,11 +482,11 @@ class Stager:
                 self.refuse(label, name, reason)
                 refused.add(rel)
                 continue
-            said = len(self.errors)
+            said = self.refused.get(label, 0)
             dest = self._link(label, site, name, rel, target)
             if dest is not None:
                 made.append((name, rel, target, dest))
-            elif len(self.errors) > said:  # refused (not an earlier link of the name, which stays)
+            elif self.refused.get(label, 0) > said:  # refused (not an earlier link of the name, which stays)
                 refused.add(rel)
         # every real path before any link is taken away: one leading through another that leaves
         # is said to leave too, not found dangling behind it
