@@ -89,11 +89,25 @@ def test_reexport_fan_out_and_loops_end_with_the_finding(tmp_path: Path) -> None
     assert "(LC_REEXPORT_DYLIB loop)" in f.message
 
 
+def _count_lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names ``image_binding._Exports`` searches (one entry per lookup made, not memoised)."""
+    from linkaudit.loader import image_binding
+
+    made: list[str] = []
+    real = image_binding._Exports._lookup
+
+    def counted(self, lib, name, depth, load):  # type: ignore[no-untyped-def]
+        made.append(name)
+        return real(self, lib, name, depth, load)
+
+    monkeypatch.setattr(image_binding._Exports, "_lookup", counted)
+    return made
+
+
 def test_a_mesh_of_reexporting_dylibs_is_searched_once_per_dylib(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """K dylibs each re-exporting every other one (a loop at the bottom of every path): each
     (dylib, name) is searched once per lookup, as dyld's alreadySearched; before, every simple
     path up to depth 16 was walked, (K-1)! of them (K = 10: 25 s; 12: hours; stop 27's D2)."""
-    from linkaudit.loader import image_binding
 
     k = 10
     for i in range(k):
@@ -103,14 +117,7 @@ def test_a_mesh_of_reexporting_dylibs_is_searched_once_per_dylib(tmp_path: Path,
             cmds + [_dylib_cmd(REEXPORT, f"@rpath/libR{j}.dylib") for j in range(k) if j != i],
         )
     _importer(tmp_path / "libuser.dylib", "@rpath/libR0.dylib")
-    searched = []
-    real = image_binding._Exports._lookup
-
-    def counted(self, lib, name, depth, load):  # type: ignore[no-untyped-def]
-        searched.append(name)
-        return real(self, lib, name, depth, load)
-
-    monkeypatch.setattr(image_binding._Exports, "_lookup", counted)
+    searched = _count_lookups(monkeypatch)
     (f,) = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
     assert f.subject == "nope" and "(LC_REEXPORT_DYLIB loop)" in f.message
     assert 0 < searched.count("nope") <= k * 3, searched.count("nope")  # each load's lookup: once per dylib
@@ -261,7 +268,6 @@ def test_a_ring_of_forwarding_dlls_is_the_loop_it_is_walked_once(tmp_path: Path,
     """20 DLLs forwarding every export to the next, D19 to D0, imported 8 times over from D0: the
     imports are unresolved by a forwarder loop (before: past the depth of 16, reported as nothing),
     and the ring is walked once per name, not once per import (stop 27's hostile round 2)."""
-    from linkaudit.loader import image_binding
 
     names = [b"f%d" % j for j in range(5)]
     for i in range(20):
@@ -278,14 +284,7 @@ def test_a_ring_of_forwarding_dlls_is_the_loop_it_is_walked_once(tmp_path: Path,
         return {1: (add(struct.pack("<5I", table, 0, 0, dll, table) * 8 + b"\0" * 20), 20 * 8)}
 
     _pe(tmp_path / "app.dll", importer)
-    walked = []
-    real = image_binding._Exports._lookup
-
-    def counted(self, lib, name, depth, load):  # type: ignore[no-untyped-def]
-        walked.append(name)
-        return real(self, lib, name, depth, load)
-
-    monkeypatch.setattr(image_binding._Exports, "_lookup", counted)
+    walked = _count_lookups(monkeypatch)
     findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
     mine = [f for f in findings if f.file.endswith("app.dll")]
     assert mine and all("lead back where they started" in f.message for f in mine)
