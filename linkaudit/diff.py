@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
+from typing import TypeVar
 
 from .config import parse_version_name
 from .config.baseline import relative_file, unhashed
@@ -159,20 +160,23 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
 def _keyed(binaries: Sequence[Binary], inputs: Sequence[str]) -> dict[str, Binary]:
     """The binaries of one build by pairing key (``_key``); two that share a key — two wheels of one
     platform differing in its version, two vendored copies differing in their hash — are kept
-    under their exact relative paths instead, each compared only with its exact namesake, never
-    one dropped for the other without a word."""
-    keys = [_key(b, inputs) for b in binaries]
-    taken = Counter(keys)
+    under their exact relative paths instead (``unique_keys``), each compared only with its exact
+    namesake, never one dropped for the other without a word."""
+    keys = unique_keys(binaries, lambda b: _key(b, inputs), lambda b: paired_file(b.display_path, inputs, exact=True))
     out: dict[str, Binary] = {}
     for b, key in zip(binaries, keys, strict=True):
-        out.setdefault(key if taken[key] == 1 else paired_file(b.display_path, inputs, exact=True), b)
+        out.setdefault(key, b)
     return out
 
 
-def unique_keys(keys: Sequence[str], exact: Sequence[str]) -> list[str]:
-    """``keys`` (pairing keys), each shared by two or more replaced by its ``exact`` counterpart."""
+_T = TypeVar("_T")
+
+
+def unique_keys(items: Sequence[_T], key: Callable[[_T], str], exact: Callable[[_T], str]) -> list[str]:
+    """Each item's pairing ``key``, replaced by its ``exact`` one where two or more items share it."""
+    keys = [key(i) for i in items]
     taken = Counter(keys)
-    return [k if taken[k] == 1 else e for k, e in zip(keys, exact, strict=True)]
+    return [k if taken[k] == 1 else exact(i) for i, k in zip(items, keys, strict=True)]
 
 
 def diff_builds(

@@ -22,16 +22,12 @@ def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
     binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags)."""
     found = [f for f in report.findings if f.rule not in baseline.NOT_RECORDED]
     files = sorted({f.file for f in found})
-    keys = dict(
-        zip(
-            files,
-            unique_keys(
-                [baseline.unhashed(paired_file(file, [path])) for file in files],
-                [paired_file(file, [path], exact=True) for file in files],
-            ),
-            strict=True,
-        )
+    paired = unique_keys(
+        files,
+        lambda file: baseline.unhashed(paired_file(file, [path])),
+        lambda file: paired_file(file, [path], exact=True),
     )
+    keys = dict(zip(files, paired, strict=True))
     out = {}
     for f in found:
         rule, _file, subject = baseline.fingerprint(f, [path])
