@@ -16,6 +16,7 @@ from ..formats import Container, read_path, unsupported_reason
 from ..inputs import collect
 from ..model import Binary
 from ..output import text_safe
+from ..output.text import installation_label
 from ..packages import Staged, staged_inputs
 from ..records import dataclass
 
@@ -157,7 +158,5 @@ def _worth_drawing(plan: list[PlannedInputs]) -> list[PlannedInputs]:
 
 
 def _installation_name(installation: Installation) -> str:
-    """``"cp312-cp312-win_amd64: numpy-2.2.6-cp312-cp312-win_amd64.whl"``: its target and packages."""
-    names = ", ".join(os.path.basename(p) for p in installation.packages) or "(no package)"
-    why = ", ".join(installation.targets[:2]) or installation.reason
-    return f"{why}: {names}"
+    """The installation's line, as ``check``'s text report names it (``output.text.installation_label``)."""
+    return installation_label(installation.packages, installation.targets, installation.reason)

@@ -19,7 +19,7 @@ when writing to a terminal, or with ``--color``).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..report import FileResult, FileStatus, Finding, Report, Severity
@@ -169,12 +169,17 @@ def _installation_lines(report: Report) -> list[str]:
     lines = [head]
     verdicts = _verdicts(report, planned)
     for i, inst in enumerate(planned, 1):
-        names = ", ".join(os.path.basename(p) for p in inst["packages"]) or "(no package)"
-        why = ", ".join(inst["targets"][:2]) or (
-            "together" if inst["reason"].startswith("--together") else inst["reason"]
-        )
-        lines.append(text_safe(f"  {i}. {why or 'together'}: {names}{verdicts[i - 1]}"))
+        label = installation_label(inst["packages"], inst["targets"], inst["reason"])
+        lines.append(text_safe(f"  {i}. {label}{verdicts[i - 1]}"))
     return lines
+
+
+def installation_label(packages: Sequence[str], targets: Sequence[str], reason: str) -> str:
+    """``"cp312-cp312-win_amd64: numpy-2.2.6-cp312-cp312-win_amd64.whl"``: an installation's first
+    two targets (else why it was formed; ``together`` for ``--together``) and its packages' file names."""
+    names = ", ".join(os.path.basename(p) for p in packages) or "(no package)"
+    why = ", ".join(targets[:2]) or ("together" if reason.startswith("--together") else reason)
+    return f"{why or 'together'}: {names}"
 
 
 def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
