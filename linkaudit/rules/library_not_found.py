@@ -15,6 +15,7 @@ from ..records import dataclass
 from ..report import Finding, Severity
 from .base import Rule, preview
 from .data import driver_index
+from .platform_tag import LINUX_ARCHES
 from .provider_hint import ProviderHint, installed_hint, provider_hint
 
 if TYPE_CHECKING:  # loader.images: the PE and Mach-O loads' results, imported where one is reported
@@ -485,8 +486,12 @@ def _root_info(linkage: LinkageAnalysis, index: int, requester: str, needed: str
     }
 
 
-#: ``platform.machine()`` -> the ELF machine as the model spells it (``_LINUX_ARCHES`` of platform_tag).
-_HOST_MACHINES = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "aarch64", "arm64": "aarch64", "i686": "x86"}
+#: ``platform.machine()`` (``uname -m``, and the names other systems give two of them) -> the ELF
+#: machine as the model spells it: ``platform_tag.LINUX_ARCHES``.
+_HOST_MACHINES = {arch: machine for arch, (machine, _bits, _endian) in LINUX_ARCHES.items()} | {
+    "amd64": "x86-64",
+    "arm64": "aarch64",
+}
 
 
 def _foreign_machine(context: AuditContext, binary: Binary | None) -> str:
@@ -508,5 +513,8 @@ def _foreign_machine(context: AuditContext, binary: Binary | None) -> str:
     )
 
 
-#: The model's ELF machine -> the architecture a platform tag spells (PEP 599, PEP 600).
-_TAG_ARCHES = {"x86-64": "x86_64", "x86": "i686", "aarch64": "aarch64", "arm": "armv7l", "ppc64le": "ppc64le"}
+#: The model's ELF machine -> the architecture a platform tag spells (PEP 599, PEP 600): the first
+#: ``platform_tag.LINUX_ARCHES`` names for it (``x86`` -> ``i686``, ``arm`` -> ``armv7l``).
+_TAG_ARCHES: dict[str, str] = {}
+for _arch, (_machine, _bits, _endian) in LINUX_ARCHES.items():
+    _TAG_ARCHES.setdefault(_machine, _arch)

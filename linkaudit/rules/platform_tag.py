@@ -44,7 +44,7 @@ _MAC_FORMATS: dict[str, frozenset[str]] = {
 }
 
 #: Linux tag architectures (``uname -m``) -> (ELF machine as the model spells it, ELF class, byte order).
-_LINUX_ARCHES: dict[str, tuple[str, int, Endian]] = {
+LINUX_ARCHES: dict[str, tuple[str, int, Endian]] = {
     "x86_64": ("x86-64", 64, Endian.LITTLE),
     "i686": ("x86", 32, Endian.LITTLE),
     "i386": ("x86", 32, Endian.LITTLE),
@@ -140,10 +140,10 @@ def tag_machines(tag: str) -> TagMachines | None:
     if tag in _WINDOWS:
         return TagMachines(tag, "Windows", Format.PE, frozenset({_WINDOWS[tag]}))
     if match := _ANDROID_TAG.fullmatch(tag):
-        machine, bits, endian = _LINUX_ARCHES[_ANDROID_ABIS[match["abi"]]]
+        machine, bits, endian = LINUX_ARCHES[_ANDROID_ABIS[match["abi"]]]
         return TagMachines(tag, "Android", Format.ELF, frozenset({machine}), bits, endian)
-    if (match := _LINUX_TAG.fullmatch(tag)) and match["arch"] in _LINUX_ARCHES:
-        machine, bits, endian = _LINUX_ARCHES[match["arch"]]
+    if (match := _LINUX_TAG.fullmatch(tag)) and match["arch"] in LINUX_ARCHES:
+        machine, bits, endian = LINUX_ARCHES[match["arch"]]
         policy = match["policy"]
         system = "Linux (musl)" if policy.startswith("musl") else "Linux" if policy == "linux" else "Linux (glibc)"
         return TagMachines(tag, system, Format.ELF, frozenset({machine}), bits, endian)
