@@ -246,18 +246,16 @@ def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
     """The glibc a conda prefix needs: the highest ``__glibc >=X.Y`` among its packages' depends
     (``__glibc`` is virtual, never itself in conda-meta), else an installed ``sysroot_linux-*``'s
     version, else conda-forge's default."""
-    found: list[tuple[int, int]] = []
+    declared = declared_glibc(records)
+    if declared is not None:
+        return declared
     sysroot: tuple[int, int] | None = None
     for record in records:
-        for spec in _strings(record.get("depends")):
-            match = re.match(r"__glibc\s*>=\s*(\d{1,4})\.(\d{1,4})\b", str(spec))
-            if match:
-                found.append((int(match.group(1)), int(match.group(2))))
         if str(record.get("name", "")).startswith("sysroot_linux-"):
             match = re.match(r"(\d{1,4})\.(\d{1,4})\b", str(record.get("version", "")))
             if match:
                 sysroot = (int(match.group(1)), int(match.group(2)))
-    return max(found) if found else (sysroot or CONDA_FORGE_GLIBC)
+    return sysroot or CONDA_FORGE_GLIBC
 
 
 def conda_distribution(

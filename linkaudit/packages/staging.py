@@ -380,7 +380,7 @@ class Stager:
 
     def refuse(self, label: str, member: str, reason: str) -> None:
         """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
-        ``MAX_REFUSALS_NAMED`` of a package by name, the rest counted (``unnamed``)."""
+        ``MAX_REFUSALS_NAMED`` of a package by name, the rest counted (``all_errors`` says how many)."""
         count = self.refused[label] = self.refused.get(label, 0) + 1
         if count <= MAX_REFUSALS_NAMED:
             self.errors.append(InputError(f"{label}!{member}", reason))
