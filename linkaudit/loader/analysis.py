@@ -390,13 +390,8 @@ class _RootRunner:
                 self._note_reached(self.run(Root(b.path, RootKind.DLOPEN, reached=False)))
 
     def _note_reached(self, load: Load | None) -> None:
-        for obj in self.budget.new_objects(load) if load is not None else ():
-            if obj.path in self.noted:
-                continue
-            self.noted.add(obj.path)
-            ident = _identity(self.fs.host_path(obj.path))
-            if ident is not None:
-                self.reached.add(ident)
+        if load is not None:
+            _note_reached(self.budget.new_objects(load), self.fs, self.noted, self.reached)
 
     def run(self, root: Root) -> Load | None:
         """Load ``root`` and record it; ``None`` (a problem recorded) when it cannot be read, or
@@ -559,13 +554,7 @@ class _MuslRun:
             load = load_root_musl(target, binary, root.kind, self.ctx, process, self.in_python)
         self.analysis.loads.append(load)
         self.analysis.roots.append(root)
-        for obj in self.budget.new_objects(load):
-            if obj.path in self.noted or obj.path.startswith("<"):
-                continue
-            self.noted.add(obj.path)
-            ident = _identity(self.fs.host_path(obj.path))
-            if ident is not None:
-                self.reached.add(ident)
+        _note_reached(self.budget.new_objects(load), self.fs, self.noted, self.reached)
 
 
 #: The loads of one analysis may hold ``LOAD_FLOOR`` loaded objects and resolutions, plus one per
@@ -620,6 +609,20 @@ class LoadBudget:
                 self.spent += 1
                 yield obj
             above = part
+
+
+def _note_reached(
+    objects: Iterable[LoadedObject], fs: FileSystemView, noted: set[str], reached: set[tuple[int, int]]
+) -> None:
+    """Add to ``reached`` the (device, inode) of each loaded object's file, each path once
+    (``noted``); a virtual object (``<interpreter>``, a policy's library) has none."""
+    for obj in objects:
+        if obj.path in noted or obj.path.startswith("<"):
+            continue
+        noted.add(obj.path)
+        ident = _identity(fs.host_path(obj.path))
+        if ident is not None:
+            reached.add(ident)
 
 
 def _vendored(path: str) -> bool:
