@@ -194,7 +194,6 @@ class DriverLink(Rule):
     id = "driver-link"
     severity = Severity.ERROR
     summary = "a needed library is installed only by the GPU driver (libcuda.so.1, libnvidia-ml.so.1, ...)"
-    _among: frozenset[str] | None = None  # import_directories of the run being checked
     explain = """\
 The GPU driver, not any package, installs libcuda.so.1 (the CUDA driver API),
 libnvidia-ml.so.1 (NVML) and the other libnvidia-*/libnv* components (Windows:
@@ -248,7 +247,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         if linkage is not None:
             for loaded, given in linkage.audited.items():
                 loaded_as.setdefault(given, []).append(loaded)
-        self._among = import_directories(linkage) if driverless and linkage is not None else None
+        among = import_directories(linkage) if driverless and linkage is not None else frozenset()
         for binary in context.binaries:
             undefined: set[str] | None = None
             reported: set[str] = set()
@@ -274,6 +273,7 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
                     used,
                     driverless,
                     loaded_as,
+                    among,
                 )
 
     def _finding(
@@ -287,11 +287,13 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
         used: list[str],
         driverless: bool,
         loaded_as: dict[str, list[str]],
+        among: frozenset[str],
     ) -> Finding:
         """The finding for ``binary`` naming driver library ``name`` (entry ``kind``): an error, or a note
         when the file still loads without the driver (a weak dylib, a delay-load import) or when only an
         on-demand load (a plugin) reaches it. ``used`` is the library's exports the file uses (empty
-        when ``exports_known`` is false); ``loaded_as`` maps a given path to the paths it was loaded as."""
+        when ``exports_known`` is false); ``loaded_as`` maps a given path to the paths it was loaded as;
+        ``among``: the directories of inputs the Python imports load (``import_directories``)."""
         unused = exports_known and not used
         how = _how(binary.format, kind)
         evidence: dict[str, object] = {
@@ -312,7 +314,6 @@ Sources: NVIDIA driver README "Installed Components"; CUDA Compatibility guide.
             if binary.format in (Format.PE, Format.MACHO):
                 failure, plugin = _image_reach(context, binary, name, evidence)
             elif driverless:
-                among = self._among if self._among is not None else frozenset()
                 failure, plugin = _elf_reach(context, loaded_as, among, binary, name, evidence)
             if failure is not None:
                 message += failure
