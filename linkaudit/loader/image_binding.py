@@ -178,7 +178,8 @@ class _Libraries:
         """The copy of ``name`` of ``requester``'s machine in its own directory, else the first of
         its machine among the inputs, else ``None``: by index, not a scan of every copy (800
         directories each holding a.dll and b.dll forwarding to each other: quadratic)."""
-        key = self._key(name) if self._key(name) in self.by_name else posixpath.basename(name)
+        key = self._key(name)
+        key = key if key in self.by_name else posixpath.basename(name)
         index = self._copies.get(key)
         if index is None:
             index = self._copies[key] = {}
