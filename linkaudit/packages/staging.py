@@ -19,7 +19,7 @@ import threading
 import zipfile
 import zlib
 from dataclasses import field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
@@ -202,6 +202,15 @@ class Clash:
     identical: bool | None
 
 
+class Readable(Protocol):
+    """A member's bytes as a stream: ``read(n)`` returns at most ``n`` bytes, ``b""`` at its end
+    (a zip member's file object, ``tarread.MemberData``)."""
+
+    def read(self, n: int = -1, /) -> bytes:
+        """At most ``n`` bytes."""
+        ...
+
+
 class Progress(Protocol):
     """Told how staging goes, for a progress bar: bytes of binary members expected, then written."""
 
@@ -270,7 +279,7 @@ class PackageBudget:
 
 
 def write_member(
-    src: IO[bytes],
+    src: Readable,
     head: bytes,
     dest: str,
     budget: Budget,
@@ -440,7 +449,7 @@ class Stager:
         return dest, rel
 
     def file(
-        self, site: StagingRoot, label: str, kind: str, name: str, src: IO[bytes], ratio: int | None, key: Key | None
+        self, site: StagingRoot, label: str, kind: str, name: str, src: Readable, ratio: int | None, key: Key | None
     ) -> bool:
         """Plan and write one member read from the stream ``src`` (tar members, in order); True
         when it was written.  ``key``: its cache key (``cache.tar_member_key``), tied to the file

@@ -1,6 +1,6 @@
 """Tarballs: plain, gzip, bzip2, xz or zstd (a conda ``.tar.bz2`` and a ``.conda``'s inner
 ``pkg-*.tar.zst`` among them), read as a stream member by member under a cap on every byte
-decompressed.  Source: POSIX ``ustar`` (pax and GNU extensions as Python's ``tarfile`` reads them).
+decompressed, by our own reader (``tarread``: POSIX ``ustar`` with pax and GNU extensions).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import gzip
 import lzma
 import os
 import posixpath
-import tarfile
 from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
@@ -32,6 +31,7 @@ from .staging import (
     safe_name,
     unsafe_reason,
 )
+from .tarread import MemberData, TarError, TarMember, TarReader
 from .zstdframes import CheckedStream
 
 
@@ -104,7 +104,7 @@ class Origin:
     def __init__(self, path: str, st: os.stat_result, inner: str = "") -> None:
         self.path, self.st, self.inner = path, st, inner
 
-    def key(self, name: str, member: tarfile.TarInfo) -> Key | None:
+    def key(self, name: str, member: TarMember) -> Key | None:
         """The cache key of the member ``member`` (its safe name ``name``); ``None`` for a member
         of at most ``copies.SMALL_FILE_BYTES``, which ``read_path`` parses from memory and never
         caches (a key and its ``register`` cost more than the parse: issue 14 §1)."""
@@ -141,10 +141,10 @@ def stage_stream(
     packed: int,
     source: Origin | None = None,
 ) -> None:
-    """Read an uncompressed tar stream member by member (``r|``: no seeking), decompressed by
+    """Read an uncompressed tar stream member by member (``tarread``: no seeking), decompressed by
     ``decompressed`` under a cap on every byte decompressed — skipped members and long-name
-    headers included —; then read the stream to its end, so that a bad header in the middle
-    (where tarfile stops quietly), trailing data, a failed gzip CRC or a truncation is an error.
+    headers included —; then read the stream to its end, so that a bad header in the middle,
+    trailing data, a failed gzip CRC or a truncation is an error.
     A second member of the same name replaces the first, as ``tar -x`` does, and is reported.
     ``where`` names the archive in errors of the whole stream; ``kind`` is how members install;
     ``source``: where the stream comes from, for its members' cache keys (``None``: no cache)."""
@@ -153,28 +153,30 @@ def stage_stream(
     written: set[str] = set()
     seen: set[str] = set()  # the member names listed so far (a hard link names an earlier one)
     try:
-        with tarfile.open(fileobj=fh, mode="r|") as tf:  # type: ignore[call-overload]
-            for members, member in enumerate(tf, 1):
-                if members > limits.MAX_MEMBERS:
-                    raise Refused(f"lists more than {limits.MAX_MEMBERS} members")
-                if member.isdir() and names_root(member.name):
-                    continue  # `tar -C DIR .`: the root's own entry, "./"
-                name = safe_name(member.name)
-                if name is None:
-                    stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
-                    continue
-                site.claim_dirs(install_path(kind, name), label)
-                linked = _is_link(stager, label, name, member, links, seen)
-                seen.add(name)
-                if linked:
-                    continue
-                limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
-                key = source.key(name, member) if source is not None else None
-                _member(stager, site, label, kind, (name, key), tf, member, written, max(limit, 0))
+        tar = TarReader(fh)
+        for members, member in enumerate(tar, 1):
+            if members > limits.MAX_MEMBERS:
+                raise Refused(f"lists more than {limits.MAX_MEMBERS} members")
+            if member.isdir() and names_root(member.name):
+                continue  # `tar -C DIR .`: the root's own entry, "./"
+            name = safe_name(member.name)
+            if name is None:
+                stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
+                continue
+            site.claim_dirs(install_path(kind, name), label)
+            linked = _is_link(stager, label, name, member, links, seen)
+            seen.add(name)
+            if linked:
+                continue
+            limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
+            key = source.key(name, member) if source is not None else None
+            _member(stager, site, label, kind, (name, key), tar.data(), member, written, max(limit, 0))
         fh.drain()
     except Refused as exc:
         stager.errors.append(InputError(where, exc.reason))
-    except (tarfile.TarError, *CORRUPT) as exc:
+    except TarError as exc:
+        stager.errors.append(InputError(where, f"not a readable tar archive: {exc.reason}"))
+    except CORRUPT as exc:
         stager.errors.append(InputError(where, f"not a readable tar archive, or truncated: {exc}"))
     except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
         stager.errors.append(InputError(where, f"cannot be decompressed: {exc}"))
@@ -183,7 +185,7 @@ def stage_stream(
 
 
 def _is_link(
-    stager: Stager, label: str, name: str, member: tarfile.TarInfo, links: list[tuple[str, str]], seen: set[str]
+    stager: Stager, label: str, name: str, member: TarMember, links: list[tuple[str, str]], seen: set[str]
 ) -> bool:
     """True when ``member`` is a symlink or hard link (queued in ``links``: made after every file)
     or a member never written (a device file or a FIFO, refused; a hard link to no member listed
@@ -216,8 +218,8 @@ def _member(
     label: str,
     kind: str,
     named: tuple[str, Key | None],
-    tf: tarfile.TarFile,
-    member: tarfile.TarInfo,
+    src: MemberData,
+    member: TarMember,
     written: set[str],
     limit: int,
 ) -> None:
@@ -226,8 +228,8 @@ def _member(
     name, key = named
     if not member.isfile():
         return
-    src = tf.extractfile(member)
-    if src is None:
+    if member.sparse:
+        stager.refuse(label, name, "a GNU sparse file: its holes are not read from a package")
         return
     if name == "info/index.json" and (kind == "conda" or label.endswith(".tar.bz2")):  # its depends, its subdir
         site.conda_index[label] = src.read(MAX_METADATA).decode("utf-8", errors="replace")
