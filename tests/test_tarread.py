@@ -236,3 +236,16 @@ def test_extension_headers_are_held_only_up_to_the_bound(monkeypatch: pytest.Mon
     monkeypatch.setattr(tarread, "MAX_EXTENDED", 4096)
     with pytest.raises(TarError, match="declares 5011 bytes"):
         ours(data)
+
+
+def test_old_tars_signed_checksums_are_accepted() -> None:
+    """Some old tars summed the header as signed bytes: a name byte of 0xFF then counts -1."""
+    raw = bytearray(_one())
+    raw[4:6] = b"\xff\xfe"
+    raw[148:156] = b" " * 8
+    signed = sum(b - 256 if b > 127 else b for b in raw[:512])
+    raw[148:155] = b"%06o\0" % signed
+    assert ours(bytes(raw))[0][0] == "lib/\udcff\udcfeso"
+    raw[148:155] = b"%06o\0" % (signed + 1)
+    with pytest.raises(TarError, match="checksum"):
+        ours(bytes(raw))

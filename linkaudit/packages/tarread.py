@@ -34,7 +34,6 @@ READ_AHEAD = 1 << 20
 #: Members up to this size are handed out from the buffer (one slice); larger ones are streamed.
 BUFFERED_MEMBER = 1 << 20
 
-_UNSIGNED = struct.Struct("148B8x356B")
 _SIGNED = struct.Struct("148b8x356b")
 _OCTAL = b"01234567"
 #: Regular files: ``0``, the pre-POSIX ``\\0``, ``7`` (contiguous file, read as regular).
@@ -135,7 +134,10 @@ def _checksum_ok(header: bytes, at: int) -> bool:
         stored = _number(header[148:156], "checksum", at)
     except TarError:
         return False
-    return stored in (sum(_UNSIGNED.unpack(header)) + 256, sum(_SIGNED.unpack(header)) + 256)
+    # the field itself counts as eight spaces (256); the signed sum only when the unsigned fails
+    if stored == sum(header) - sum(header[148:156]) + 256:
+        return True
+    return stored == sum(_SIGNED.unpack(header)) + 256
 
 
 def _pax_records(data: bytes, at: int) -> dict[str, str]:
