@@ -79,7 +79,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.source,self.owner,self.outcome,self.detail,)==(other.path,other.source,other.owner,other.outcome,other.detail,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.stacked,self.tracked,)==(other.path,other.stacked,other.tracked,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.status,self.format,self.kind,self.machine,self.error,self.reason,)==(other.path,other.status,other.format,other.kind,other.machine,other.error,other.reason,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.paths,self.errors,self.packages,self._sites,self._pattern,self.found,self.clashes,)==(other.paths,other.errors,other.packages,other._sites,other._pattern,other.found,other.clashes,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.paths,self.errors,self.packages,self._sites,self._pattern,self.found,self.clashes,self.sniffed,)==(other.paths,other.errors,other.packages,other._sites,other._pattern,other.found,other.clashes,other.sniffed,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.paths,self.packages,self.installation,)==(other.paths,other.packages,other.installation,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pattern,self.component,self.api,)==(other.pattern,other.component,other.api,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.prefix,self.version,)==(other.prefix,other.version,)\n  return NotImplemented\n return __eq__',
@@ -261,7 +261,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, source={self.source!r}, owner={self.owner!r}, outcome={self.outcome!r}, detail={self.detail!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, stacked={self.stacked!r}, tracked={self.tracked!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, status={self.status!r}, format={self.format!r}, kind={self.kind!r}, machine={self.machine!r}, error={self.error!r}, reason={self.reason!r})"\n return __repr__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(paths={self.paths!r}, errors={self.errors!r}, packages={self.packages!r}, _sites={self._sites!r}, _pattern={self._pattern!r}, found={self.found!r}, clashes={self.clashes!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(paths={self.paths!r}, errors={self.errors!r}, packages={self.packages!r}, _sites={self._sites!r}, _pattern={self._pattern!r}, found={self.found!r}, clashes={self.clashes!r}, sniffed={self.sniffed!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(paths={self.paths!r}, packages={self.packages!r}, installation={self.installation!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pattern={self.pattern!r}, component={self.component!r}, api={self.api!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, version={self.version!r})"\n return __repr__',
@@ -363,7 +363,7 @@ TEXTS = (
     "def __create_fn__(_type_path, _type_source, _type_owner, _type_outcome, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):\n def __init__(self,path:_type_path,source:_type_source,owner:_type_owner,outcome:_type_outcome,detail:_type_detail=_dflt_detail)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'owner',owner)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n return __init__",
     "def __create_fn__(_type_path, _type_stacked, _type_tracked, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,stacked:_type_stacked,tracked:_type_tracked)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'stacked',stacked)\n  __dataclass_builtins_object__.__setattr__(self,'tracked',tracked)\n return __init__",
     "def __create_fn__(_type_path, _type_status, _type_format, _type_kind, _type_machine, _type_error, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_format, _dflt_kind, _dflt_machine, _dflt_error, _dflt_reason, _return_type):\n def __init__(self,path:_type_path,status:_type_status,format:_type_format=_dflt_format,kind:_type_kind=_dflt_kind,machine:_type_machine=_dflt_machine,error:_type_error=_dflt_error,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'format',format)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'machine',machine)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
-    'def __create_fn__(_type_paths, _type_errors, _type_packages, _type__sites, _type__pattern, _type_found, _type_clashes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__sites, _dflt__pattern, _dflt_found, _dflt_clashes, _return_type):\n def __init__(self,paths:_type_paths,errors:_type_errors,packages:_type_packages,_sites:_type__sites=_HAS_DEFAULT_FACTORY,_pattern:_type__pattern=_dflt__pattern,found:_type_found=_HAS_DEFAULT_FACTORY,clashes:_type_clashes=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.paths=paths\n  self.errors=errors\n  self.packages=packages\n  self._sites=_dflt__sites() if _sites is _HAS_DEFAULT_FACTORY else _sites\n  self._pattern=_pattern\n  self.found=_dflt_found() if found is _HAS_DEFAULT_FACTORY else found\n  self.clashes=_dflt_clashes() if clashes is _HAS_DEFAULT_FACTORY else clashes\n return __init__',
+    'def __create_fn__(_type_paths, _type_errors, _type_packages, _type__sites, _type__pattern, _type_found, _type_clashes, _type_sniffed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__sites, _dflt__pattern, _dflt_found, _dflt_clashes, _dflt_sniffed, _return_type):\n def __init__(self,paths:_type_paths,errors:_type_errors,packages:_type_packages,_sites:_type__sites=_HAS_DEFAULT_FACTORY,_pattern:_type__pattern=_dflt__pattern,found:_type_found=_HAS_DEFAULT_FACTORY,clashes:_type_clashes=_HAS_DEFAULT_FACTORY,sniffed:_type_sniffed=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.paths=paths\n  self.errors=errors\n  self.packages=packages\n  self._sites=_dflt__sites() if _sites is _HAS_DEFAULT_FACTORY else _sites\n  self._pattern=_pattern\n  self.found=_dflt_found() if found is _HAS_DEFAULT_FACTORY else found\n  self.clashes=_dflt_clashes() if clashes is _HAS_DEFAULT_FACTORY else clashes\n  self.sniffed=_dflt_sniffed() if sniffed is _HAS_DEFAULT_FACTORY else sniffed\n return __init__',
     "def __create_fn__(_type_paths, _type_packages, _type_installation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,paths:_type_paths,packages:_type_packages,installation:_type_installation)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'paths',paths)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'installation',installation)\n return __init__",
     "def __create_fn__(_type_pattern, _type_component, _type_api, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,pattern:_type_pattern,component:_type_component,api:_type_api)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pattern',pattern)\n  __dataclass_builtins_object__.__setattr__(self,'component',component)\n  __dataclass_builtins_object__.__setattr__(self,'api',api)\n return __init__",
     "def __create_fn__(_type_prefix, _type_version, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,prefix:_type_prefix,version:_type_version)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'prefix',prefix)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n return __init__",
@@ -1120,7 +1120,7 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.paths,self.errors,self.packages,self._sites,self._pattern,self.found,self.clashes,)==(other.paths,other.errors,other.packages,other._sites,other._pattern,other.found,other.clashes,)
+   return (self.paths,self.errors,self.packages,self._sites,self._pattern,self.found,self.clashes,self.sniffed,)==(other.paths,other.errors,other.packages,other._sites,other._pattern,other.found,other.clashes,other.sniffed,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -2271,7 +2271,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(paths={self.paths!r}, errors={self.errors!r}, packages={self.packages!r}, _sites={self._sites!r}, _pattern={self._pattern!r}, found={self.found!r}, clashes={self.clashes!r})"
+  return self.__class__.__qualname__ + f"(paths={self.paths!r}, errors={self.errors!r}, packages={self.packages!r}, _sites={self._sites!r}, _pattern={self._pattern!r}, found={self.found!r}, clashes={self.clashes!r}, sniffed={self.sniffed!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -3251,8 +3251,8 @@ def __create_fn__(_type_path, _type_status, _type_format, _type_kind, _type_mach
  return __init__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_paths, _type_errors, _type_packages, _type__sites, _type__pattern, _type_found, _type_clashes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__sites, _dflt__pattern, _dflt_found, _dflt_clashes, _return_type):
- def __init__(self,paths:_type_paths,errors:_type_errors,packages:_type_packages,_sites:_type__sites=_HAS_DEFAULT_FACTORY,_pattern:_type__pattern=_dflt__pattern,found:_type_found=_HAS_DEFAULT_FACTORY,clashes:_type_clashes=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_paths, _type_errors, _type_packages, _type__sites, _type__pattern, _type_found, _type_clashes, _type_sniffed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__sites, _dflt__pattern, _dflt_found, _dflt_clashes, _dflt_sniffed, _return_type):
+ def __init__(self,paths:_type_paths,errors:_type_errors,packages:_type_packages,_sites:_type__sites=_HAS_DEFAULT_FACTORY,_pattern:_type__pattern=_dflt__pattern,found:_type_found=_HAS_DEFAULT_FACTORY,clashes:_type_clashes=_HAS_DEFAULT_FACTORY,sniffed:_type_sniffed=_HAS_DEFAULT_FACTORY)->_return_type:
   self.paths=paths
   self.errors=errors
   self.packages=packages
@@ -3260,6 +3260,7 @@ def __create_fn__(_type_paths, _type_errors, _type_packages, _type__sites, _type
   self._pattern=_pattern
   self.found=_dflt_found() if found is _HAS_DEFAULT_FACTORY else found
   self.clashes=_dflt_clashes() if clashes is _HAS_DEFAULT_FACTORY else clashes
+  self.sniffed=_dflt_sniffed() if sniffed is _HAS_DEFAULT_FACTORY else sniffed
  return __init__
 FUNCTIONS.append(__create_fn__)
 

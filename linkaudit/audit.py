@@ -306,7 +306,7 @@ def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult],
     members): the file results, the findings of reading (unreadable files, skipped formats, broken
     symlinks, directories with nothing to audit) and the binaries read, in input order."""
     paths, package_errors = staged.paths, staged.errors
-    collected = collect(paths)
+    collected = collect(paths, staged.sniffed)
     files: list[FileResult] = []
     findings: list[Finding] = []
     binaries: list[Binary] = []

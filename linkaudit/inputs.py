@@ -27,7 +27,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .errors import InputError
 from .formats import SNIFF_BYTES, SUPPORTED, Container, sniff
@@ -77,11 +77,13 @@ def _sniff_file(path: str) -> Container | None:
     return sniff(_head(path, SNIFF_BYTES))
 
 
-def collect(paths: Sequence[str]) -> Collected:
+def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None) -> Collected:
     """Expand ``paths`` into the files to audit.
 
     Args:
         paths: files and directories, as the user gave them.
+        sniffed: what files found in the walk are, known already (a staged tar member, sniffed
+            as it was written: ``Staged.sniffed``); these are not opened again.
 
     Returns:
         A ``Collected``; nothing is raised for a bad path: it is listed in ``errors``.
@@ -121,7 +123,7 @@ def collect(paths: Sequence[str]) -> Collected:
                 errors.append(InputError(given, os_reason(exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if _walk(given, add, errors, skipped, (outside, broken)) == 0:
+            if _walk(given, add, errors, skipped, (outside, broken), sniffed or {}) == 0:
                 empty.append(given)
         elif stat.S_ISREG(st.st_mode):
             add(given, st, os.path.islink(given))
@@ -181,6 +183,7 @@ def _walk(
     errors: list[InputError],
     skipped: list[tuple[str, str]],
     passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
+    sniffed: Mapping[str, Container],
 ) -> int:
     """Walk ``top`` depth first in sorted order, passing each supported binary to ``add``; return how many were found.
 
@@ -188,7 +191,7 @@ def _walk(
     depth walks; each directory is entered once by (st_dev, st_ino), and a
     symlinked directory only when its real path stays inside ``top``'s.
     ``passed_over``: the lists of symlinked directories leaving ``top`` and of dangling
-    symlinks, each (path, where it points).
+    symlinks, each (path, where it points); ``sniffed``: as ``collect``'s.
     """
     found = 0
     seen_dirs: set[tuple[int, int]] = set()
@@ -199,7 +202,7 @@ def _walk(
         entries = _read_dir(dirpath, seen_dirs, errors)
         if entries is None:
             continue
-        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over)
+        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over, sniffed)
         found += count
         stack.extend(reversed(subdirs))
     return found
@@ -234,11 +237,13 @@ def _scan_dir(
     errors: list[InputError],
     skipped: list[tuple[str, str]],
     passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
+    sniffed: Mapping[str, Container],
 ) -> tuple[list[str], int]:
     """One directory's ``entries``: each supported binary goes to ``add``; returns the
     subdirectories to walk (a symlinked one only when its real path stays inside ``root``) and how
     many binaries were found. Unsupported formats go to ``skipped``; symlinked directories leaving
-    ``root`` and dangling symlinks to ``passed_over``; unreadable files to ``errors``."""
+    ``root`` and dangling symlinks to ``passed_over``; unreadable files to ``errors``; a file
+    in ``sniffed`` is not opened to be sniffed again."""
     outside, broken = passed_over
     found = 0
     subdirs: list[str] = []
@@ -270,7 +275,7 @@ def _scan_dir(
                 errors.append(InputError(path, f"named like a shared library, but {_file_type(st.st_mode)}"))
             continue
         try:
-            kind = _sniff_file(path) if st.st_size else None
+            kind = sniffed.get(path) or (_sniff_file(path) if st.st_size else None)
         except OSError as exc:
             errors.append(InputError(path, os_reason(exc)))
             continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 import tarfile
 import tempfile
 import zipfile
@@ -751,3 +752,27 @@ def test_a_symlink_member_whose_name_is_taken_is_said_not_dropped(tmp_path: Path
     assert all("a symlink member of a name a file or directory member also has" in m for m in refused.values())
     audited = sorted(f.path for f in report.files if f.status.value == "audited")
     assert audited == [f"{tarball}!lib/liby.so", f"{tarball}!sub/sub/libz.so"]  # the taken name: as SECOND_COPY
+
+
+def test_staged_tar_members_are_not_opened_again_to_be_sniffed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stager sniffed each member as it wrote it (``Staged.sniffed``): the walk opens none of
+    them again (issue 14 §1: one open and read a member less), only what it did not write (a
+    symlink's name); the report is the one of a walk that sniffs everything itself."""
+    from linkaudit import inputs
+
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [(f"lib/d{i % 3}/lib{i}.so", HELPER) for i in range(30)]
+    members += [("lib/libnvrtc.so.12", NVRTC), ("share/readme.txt", b"text"), _symlink("lib/libalias.so", "d0/lib0.so")]
+    tarball = tmp_path / "many.tar.gz"
+    tarball.write_bytes(_tar(members))
+    opened: list[str] = []
+    real = inputs._sniff_file
+    monkeypatch.setattr(inputs, "_sniff_file", lambda path: opened.append(path) or real(path))
+    report = audit([str(tarball)])
+    assert len(opened) == 1 and opened[0].endswith("lib/libalias.so"), opened
+    real_collect = inputs.collect
+    monkeypatch.setattr(sys.modules["linkaudit.audit"], "collect", lambda paths, sniffed=None: real_collect(paths))
+    opened.clear()
+    plain = audit([str(tarball)])
+    assert len(opened) == 32
+    assert [(f.path, f.status, f.format) for f in report.files] == [(f.path, f.status, f.format) for f in plain.files]
+    assert [f.message for f in report.findings] == [f.message for f in plain.findings]

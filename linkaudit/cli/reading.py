@@ -81,7 +81,7 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
     Nothing is raised for a bad input: it is listed in ``Inputs.errors``.
     """
     with staged_inputs(list(paths), only=only) as staged:
-        collected = collect(staged.paths)
+        collected = collect(staged.paths, staged.sniffed)
         errors: list[InputError] = [*staged.errors, *collected.errors]
         skipped = [(p, unsupported_reason(Container(c))) for p, c in collected.skipped]
         binaries: list[Binary] = []

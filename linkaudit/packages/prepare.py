@@ -331,6 +331,7 @@ def staged_inputs(
             list(roots.sites.values()),
             found=found,
             clashes=stager.clashes,
+            sniffed=stager.sniffed,
         )
     finally:
         forget_under(os.path.realpath(tmp))

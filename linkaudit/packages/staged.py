@@ -16,6 +16,7 @@ from .metadata import Distribution, distribution
 from .site import conda_index_glibc, read_conda_index
 
 if TYPE_CHECKING:  # staging (zipfile, lzma): only once a package was staged
+    from ..formats import Container
     from .staging import Clash, StagingRoot
 
 
@@ -30,6 +31,8 @@ class Staged:
         packages: the packages staged, as given.
         found: every package among the inputs (also those of other installations).
         clashes: paths two packages staged together both install.
+        sniffed: host path of each member staged as a file -> what its first bytes are (for the
+            walk: ``inputs.collect``'s ``sniffed``).
     """
 
     paths: list[str]
@@ -39,6 +42,7 @@ class Staged:
     _pattern: re.Pattern[str] | None = None
     found: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
+    sniffed: dict[str, Container] = field(default_factory=dict)
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``

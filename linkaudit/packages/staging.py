@@ -22,7 +22,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
-from ..formats import SNIFF_BYTES, sniff
+from ..formats import SNIFF_BYTES, Container, sniff
 from ..formats.libnames import HEAD_BYTES, library_named, not_a_library
 from ..formats.ranges import Member, register
 from ..records import dataclass
@@ -386,6 +386,7 @@ class Stager:
         self.errors: list[InputError] = []
         self.clashes: list[Clash] = []
         self.refused: dict[str, int] = {}  # package -> members refused
+        self.sniffed: dict[str, Container] = {}  # host path written -> what its first bytes are
 
     def refuse(self, label: str, member: str, reason: str) -> None:
         """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
@@ -456,7 +457,8 @@ class Stager:
         written (``formats.ranges.register``) so that the reader looks it up by that key, not by
         the new file's own; ``None``: no cache."""
         head = src.read(SNIFF_BYTES)
-        if sniff(head) is None and library_named(name):
+        container = sniff(head)
+        if container is None and library_named(name):
             head += src.read(HEAD_BYTES - len(head))  # enough to tell why it is none (libnames)
         planned = self.plan(site, label, kind, name, head)
         if planned is None:
@@ -471,6 +473,8 @@ class Stager:
             if key is not None:
                 with contextlib.suppress(OSError):  # not stat'able: read by its own key
                     register(planned[0], Member(None, key))
+            if container is not None:
+                self.sniffed[planned[0]] = container  # the walk need not open it again
             return True
         site.disown(planned[1])
         return False

@@ -137,7 +137,7 @@ def _checksum_ok(header: bytes, at: int) -> bool:
     # the field itself counts as eight spaces (256); the signed sum only when the unsigned fails
     if stored == sum(header) - sum(header[148:156]) + 256:
         return True
-    return stored == sum(_SIGNED.unpack(header)) + 256
+    return bool(stored == sum(_SIGNED.unpack(header)) + 256)
 
 
 def _pax_records(data: bytes, at: int) -> dict[str, str]:
