@@ -321,12 +321,15 @@ def _link_command_from_json(path: str, text: str) -> str:
     no ``-c`` (a compile), as a shell command line.
 
     Raises:
-        ConfigError: not JSON, or no link command in it.
+        ConfigError: not JSON (nested deeper than the parser recurses included), or no link
+            command in it.
     """
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"--link-line {path}: not JSON: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"--link-line {path}: nested too deeply to be a compilation database") from None
     entries = data if isinstance(data, list) else [data]
     for entry in entries:
         if not isinstance(entry, dict):

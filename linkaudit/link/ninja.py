@@ -32,6 +32,11 @@ MAX_DEPTH = 16
 #: build files read (variables that double, ``v1 = $v0 $v0`` ..., would otherwise grow without end).
 EXPANSION_FLOOR = 64 << 20
 EXPANSION_PER_BYTE = 8
+#: The most bytes parsed in all, ``include`` reading one file again and again included: a floor
+#: plus a multiple of the distinct files' bytes (Ninja allows a file included twice; a chain of
+#: files each including the next twice parses the last one 2^16 times).
+REREAD_FLOOR = 64 << 20
+REREAD_PER_BYTE = 16
 _VARIABLE = re.compile(r"\$(\$|:| |\n|\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+))")
 
 
@@ -55,16 +60,19 @@ class _File:
     read: int = 0
     outputs: int = 0
     expanded: int = 0
+    sizes: dict[tuple[int, int], int] = field(default_factory=dict)  # (st_dev, st_ino) -> bytes
+    distinct: int = 0  # bytes of the distinct files read
 
     def charge(self, size: int) -> None:
         """Count ``size`` characters of expansion against the budget (``EXPANSION_FLOOR`` +
-        ``EXPANSION_PER_BYTE`` × bytes read).
+        ``EXPANSION_PER_BYTE`` × bytes of the distinct build files read: a file included again
+        adds nothing).
 
         Raises:
             ConfigError: the budget is spent.
         """
         self.expanded += size
-        limit = EXPANSION_FLOOR + EXPANSION_PER_BYTE * self.read
+        limit = EXPANSION_FLOOR + EXPANSION_PER_BYTE * self.distinct
         if self.expanded > limit:
             raise ConfigError(f"--link-line {self.path}: variables expand to more than {limit} characters")
 
@@ -99,19 +107,44 @@ def _split(text: str) -> list[str]:
 
 
 def _lines(path: str, state: _File) -> list[str]:
-    """The logical lines of one build file (``$``-newline continuations joined), comments dropped."""
+    """The logical lines of one build file (``$``-newline continuations joined), comments dropped.
+
+    Raises:
+        ConfigError: it cannot be read, holds a NUL, or the bytes read pass ``MAX_BYTES`` or
+            ``REREAD_FLOOR`` + ``REREAD_PER_BYTE`` × the distinct files' bytes.
+    """
     try:  # a regular file only: a FIFO or device is refused, never waited on or read without end
         data = read_regular_file(path, MAX_BYTES - state.read + 1)
+        st = os.stat(path)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--link-line {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
-    state.read += len(data)
-    if state.read > MAX_BYTES:
-        raise ConfigError(f"--link-line {path}: build files of more than {MAX_BYTES >> 20} MiB")
+    _count_read(path, state, (st.st_dev, st.st_ino), len(data))
     if b"\0" in data:
         raise ConfigError(f"--link-line {path}: a NUL byte at offset {data.index(0)}")
     text = data.decode("utf-8", errors="surrogateescape")
     text = re.sub(r"\$\n[ \t]*", "", text.replace("\r\n", "\n"))
     return [line for line in text.split("\n") if not line.lstrip().startswith("#")]
+
+
+def _count_read(path: str, state: _File, identity: tuple[int, int], size: int) -> None:
+    """Count ``size`` bytes read from the file ``identity`` (``(st_dev, st_ino)``): in all, and
+    once per distinct file.
+
+    Raises:
+        ConfigError: a bound is passed (see ``_lines``).
+    """
+    state.read += size
+    if identity not in state.sizes:
+        state.sizes[identity] = size
+        state.distinct += size
+    if state.read > MAX_BYTES:
+        raise ConfigError(f"--link-line {path}: build files of more than {MAX_BYTES >> 20} MiB")
+    limit = REREAD_FLOOR + REREAD_PER_BYTE * state.distinct
+    if state.read > limit:
+        raise ConfigError(
+            f"--link-line {path}: includes read the same build files again and again: more than {limit} "
+            f"bytes parsed from {state.distinct} bytes of {len(state.sizes)} files"
+        )
 
 
 def _read(path: str, state: _File, depth: int) -> None:

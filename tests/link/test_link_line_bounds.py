@@ -136,3 +136,35 @@ def test_a_wrap_around_library_chain_is_searched_in_linear_visits(tmp_path: Path
     assert len(scans) <= 2 * n, len(scans)
     unresolved = [f.subject for f in report.findings if f.rule == "unresolved-external"]
     assert unresolved == [f"s{n}"]  # every library pulled; only the last one's reference stays
+
+
+def test_ninja_files_included_over_and_over_are_bounded_by_the_distinct_files(tmp_path: Path) -> None:
+    """Each of 15 files includes the next twice (the last one parsed 2^15 times: 480 MB from 15 KB),
+    then a variable doubles: the parse stops at a bound of the distinct files' bytes, and the
+    expansion budget is not raised by the repeats (was MemoryError, exit 3, at 1.07 GB)."""
+    (tmp_path / "leaf.ninja").write_text("pad = " + "a" * 15000 + "\n")
+    for i in range(15):
+        nxt = f"f{i + 1}.ninja" if i < 14 else "leaf.ninja"
+        (tmp_path / f"f{i}.ninja").write_text(f"include {nxt}\ninclude {nxt}\n")
+    (tmp_path / "build.ninja").write_text("include f0.ninja\n" + _EDGE)
+    with pytest.raises(
+        ConfigError, match=r"read the same build files again and again: more than (\d+) bytes"
+    ) as caught:
+        read_link_line(f"{tmp_path / 'build.ninja'}:out.dll")
+    distinct = sum(p.stat().st_size for p in tmp_path.glob("*.ninja"))
+    assert f"from {distinct} bytes of 17 files" in str(caught.value)
+    # a few repeats of a small file, as CMake's generators never write but Ninja allows, still read
+    (tmp_path / "twice.ninja").write_text("include leaf.ninja\ninclude leaf.ninja\n" + _EDGE)
+    assert read_link_line(f"{tmp_path / 'twice.ninja'}:out.dll")
+    # the expansion budget counts each distinct file once
+    state = ninja_module._File("out.dll", str(tmp_path / "twice.ninja"))
+    ninja_module._read(str(tmp_path / "twice.ninja"), state, 0)
+    assert state.read == 2 * (tmp_path / "leaf.ninja").stat().st_size + (tmp_path / "twice.ninja").stat().st_size
+    assert state.distinct == state.read - (tmp_path / "leaf.ninja").stat().st_size
+
+
+def test_a_compilation_database_nested_too_deep_is_named(tmp_path: Path) -> None:
+    deep = tmp_path / "compile_commands.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigError, match=r"compile_commands\.json: nested too deeply"):
+        read_link_line(str(deep))  # was RecursionError, exit 3
