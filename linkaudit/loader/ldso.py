@@ -78,6 +78,20 @@ MAX_PLACES = 1_000_000
 #: Paths kept per resolution (a hostile file with 1,000 RPATH entries and 1,000 DT_NEEDED
 #: would otherwise make a million records); the rest are counted.
 MAX_ATTEMPTS = 64
+#: Linux's ``PATH_MAX`` (bytes, the NUL included): ``open`` and ``stat`` of a longer path fail
+#: with ``ENAMETOOLONG``; glibc's ``open_path`` then finds the directory "nonexisting" and goes on.
+PATH_MAX = 4096
+#: Characters of a path longer than ``PATH_MAX`` an attempt keeps from its start (and 40 from its end).
+LONG_PATH_HEAD = 120
+
+
+def shown_path(path: str) -> str:
+    """``path`` as an attempt keeps it: whole, or when it is too long to open (``PATH_MAX`` bytes
+    or more) its start, its length and its end — a 48 KB ``$ORIGIN/../..`` RUNPATH entry tried for
+    each of 300 DT_NEEDED made a 15 MB report, and 20 such files ran out of memory."""
+    if len(path) < PATH_MAX:
+        return path
+    return f"{path[:LONG_PATH_HEAD]}…[{len(path)} characters]…{path[-40:]}"
 
 
 class Outcome(enum.StrEnum):
@@ -442,6 +456,10 @@ class _Trial:
                 return None
             if not directory:
                 directory = "."  # an empty entry is the current directory
+            if len(directory) >= PATH_MAX:  # stat() fails: a directory that does not exist, to glibc
+                why = f"a directory path of {PATH_MAX} bytes or more: the kernel refuses it (ENAMETOOLONG)"
+                self.record(Attempt(shown_path(posixpath.join(directory, name)), source, owner, Outcome.MISSING, why))
+                continue
             if not fs.is_dir(directory):
                 # ld.so marks a directory that does not exist and never looks in it again.
                 self.record(

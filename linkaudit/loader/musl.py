@@ -48,9 +48,13 @@ from ..model import Binary, Definition, Symbol
 from ..records import dataclass
 from .closure import INTERPRETER, Load, LoadedObject, RootKind
 from .fs import FileSystemView
-from .ldso import MAX_ATTEMPTS, Attempt, Outcome, Resolution, Source
+from .ldso import MAX_ATTEMPTS, Attempt, Outcome, Resolution, Source, shown_path
 from .modelled import modelled_library, modelled_path
 from .target import TargetEnvironment
+
+#: The bytes of ``load_library``'s path buffer, ``char buf[2*NAME_MAX+2]``: ``path_open`` passes
+#: over a ``dir/name`` that ``snprintf`` cannot fit in it (musl ``ldso/dynlink.c``).
+PATH_BUFFER = 2 * 255 + 2
 
 #: musl's ``LDSO_ARCH`` per ELF machine as ``Binary.machine`` spells it (musl ``arch/*/reloc.h``;
 #: armv7 hard-float): the ``$ARCH`` of ``/lib/ld-musl-$ARCH.so.1`` and ``etc/ld-musl-$ARCH.path``.
@@ -194,7 +198,9 @@ class _Search:
                 if dirs is None and (binary.runpath or binary.rpath):
                     why = "a $ token other than $ORIGIN voids the whole rpath (fixup_rpath)"
                     self.attempts.append(
-                        Attempt(":".join(binary.runpath or binary.rpath), source, chain, Outcome.MISSING, why)
+                        Attempt(
+                            shown_path(":".join(binary.runpath or binary.rpath)), source, chain, Outcome.MISSING, why
+                        )
                     )
                 hit = self.open_in(dirs or (), source, chain)
                 if hit:
@@ -223,9 +229,14 @@ class _Search:
     ) -> tuple[str, Source, str | None, str | None] | None:
         """``path_open``: the first ``dir/name`` that exists opens; a missing one is passed over.
         With ``fitting`` (the host's system path standing in for a policy's system), a file this
-        requester could not load is passed over too: it is the host's, not the target's."""
+        requester could not load is passed over too: it is the host's, not the target's.  A
+        ``dir/name`` that does not fit musl's path buffer (``PATH_BUFFER``) is passed over unopened."""
         for directory in dirs:
             path = f"{directory}/{self.name}"
+            if len(path.encode("utf-8", "surrogateescape")) >= PATH_BUFFER:
+                why = f"longer than musl's {PATH_BUFFER - 1}-byte path buffer: passed over unopened (path_open)"
+                self.attempts.append(Attempt(shown_path(path), source, owner, Outcome.MISSING, why))
+                continue
             self.process.tried += 1
             if self.process.tried > MAX_PLACES:
                 why = f"search stopped: more than {MAX_PLACES} places tried in this load"

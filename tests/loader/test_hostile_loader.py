@@ -139,3 +139,54 @@ def test_path_searches_stop_after_max_places(tmp_path: Path, monkeypatch) -> Non
     assert {f.subject for f in missing} == set(needed)  # every one still reported, found nowhere
     stopped = "search stopped: more than 50 places tried in this audit"
     assert stopped in json.dumps([f.evidence for f in missing], default=str)
+
+
+def test_a_runpath_too_long_to_open_is_kept_short_in_every_attempt(tmp_path: Path) -> None:
+    """A 6 KB ``$ORIGIN/../..`` DT_RUNPATH entry tried for each of 60 DT_NEEDED: glibc's stat of
+    the directory fails (ENAMETOOLONG), so it is a directory that does not exist; each attempt
+    keeps the path's start, length and end, not 6 KB (a 48 KB entry made a 15 MB report, and 20
+    such files exit 3)."""
+    from linkaudit import audit
+    from linkaudit.output.json import render
+
+    from ..formats import elfbuild
+
+    runpath = "$ORIGIN" + "/.." * 2000
+    lib = tmp_path / "libr.so"
+    lib.write_bytes(elfbuild.shared_library("libr.so", [f"libn{i}.so" for i in range(60)], runpath=runpath))
+    doc = json.loads(render(audit([str(lib)])))
+    missing = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
+    assert len(missing) == 60
+    first = missing[0]["evidence"]["attempts"][0]
+    assert first["source"] == "DT_RUNPATH" and "ENAMETOOLONG" in first["detail"], first
+    assert len(first["path"]) < 250 and first["path"].endswith("/../libn0.so"), first["path"]
+    assert f"[{len(str(tmp_path)) + len('/..') * 2000 + len('/libn0.so')} characters]" in first["path"]
+    assert len(json.dumps(doc)) < 30 * lib.stat().st_size
+
+
+def test_musl_passes_over_a_path_longer_than_its_buffer(tmp_path: Path) -> None:
+    """musl's ``path_open`` writes ``dir/name`` into a 512-byte buffer and passes over what does
+    not fit; glibc opens the same path (under PATH_MAX).  So the library is found by glibc only."""
+    from linkaudit import read
+    from linkaudit.loader.analysis import analyze
+    from linkaudit.loader.musl import PATH_BUFFER
+    from linkaudit.loader.target import TargetEnvironment
+
+    from ..formats import elfbuild
+
+    deep = tmp_path / ("d" * 200) / ("e" * 200) / ("f" * 100)
+    deep.mkdir(parents=True)
+    (deep / "libdeep.so").write_bytes(elfbuild.shared_library("libdeep.so"))
+    assert len(f"{deep}/libdeep.so") >= PATH_BUFFER
+    found = {}
+    for libc in ("libc.musl-x86_64.so.1", "libc.so.6"):
+        app = tmp_path / f"app-{libc}.so"
+        app.write_bytes(elfbuild.shared_library(f"app-{libc}.so", [libc, "libdeep.so"], runpath=str(deep)))
+        binaries = [*read(str(app)), *read(str(deep / "libdeep.so"))]
+        analysis = analyze(binaries, TargetEnvironment())
+        res = next(r for load in analysis.loads for (_, n), r in load.resolutions.items() if n == "libdeep.so")
+        found[libc] = res
+    assert found["libc.so.6"].path == f"{deep}/libdeep.so"
+    musl = found["libc.musl-x86_64.so.1"]
+    assert musl.path is None
+    assert "path buffer" in musl.attempts[0].detail and len(musl.attempts[0].path) > PATH_BUFFER
