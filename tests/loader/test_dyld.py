@@ -231,3 +231,23 @@ def test_the_report_names_the_mach_o_and_pe_import_roots(run_cli) -> None:  # ty
     pe = MACHO.parent / "pe/imports/app.exe"
     text = run_cli("check", "--no-config", str(pe)).stdout
     assert f"import roots: {pe} [executable]" in text
+
+
+def test_a_place_longer_than_macos_path_max_is_never_opened_and_kept_short(tmp_path: Path) -> None:
+    """A DYLD_LIBRARY_PATH entry of 6,000 bytes: macOS's open() refuses it (PATH_MAX 1,024), so dyld
+    finds nothing there; the attempt says so, with the path's start, length and end."""
+    from linkaudit.loader.dyld import MACOS_PATH_MAX
+
+    torch = _copy(TORCH, tmp_path / "lib/libtorch_cuda.dylib")
+    _copy(NVRTC, tmp_path / "lib/libnvrtc.12.dylib")
+    long_dir = str(tmp_path) + "/." * 3000
+    config = AuditConfig(target=TargetEnvironment(), dyld_library_path=(long_dir,))
+    (load,) = analyze_dyld(list(read(str(torch))), library_path=(long_dir,))
+    first = _nvrtc(load).attempts[0]
+    assert first.outcome is ImageOutcome.MISSING and "PATH_MAX" in first.detail
+    assert len(first.path) < 250 and first.path.endswith("/./libnvrtc.12.dylib"), first.path
+    assert _nvrtc(load).path == str(tmp_path / "lib/libnvrtc.12.dylib")  # found past it, by LC_RPATH
+    short = str(tmp_path / "d" / ("x" * (MACOS_PATH_MAX - len(str(tmp_path)) - 40)))
+    (load,) = analyze_dyld(list(read(str(torch))), library_path=(short,))
+    assert _nvrtc(load).attempts[0].path == short + "/libnvrtc.12.dylib"  # under PATH_MAX: tried as ever
+    assert not [f for f in audit([str(torch)], config).findings if f.rule == "library-not-found"]
