@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import os
 import random
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -16,6 +15,8 @@ import pytest
 
 from linkaudit.packages import tarread
 from linkaudit.packages.tarread import TarError, TarReader
+
+from .tools import find_tool, needs
 
 HELPER = (Path(__file__).resolve().parents[1] / "sample_bins/loader/pyext/lib/libhelper.so").read_bytes()
 
@@ -119,13 +120,11 @@ def test_undecodable_names_keep_their_bytes_as_tarfile_does() -> None:
     assert ours(data)[0][0] == "lib/\udcff\udcfe.s"
 
 
-@pytest.mark.skipif(shutil.which("tar") is None, reason="needs GNU tar (Debian package tar)")
+@needs("gnu-tar")
 @pytest.mark.parametrize("fmt", ["gnu", "posix", "oldgnu"])
 def test_gnu_tar_archives_sparse_files_included(tmp_path: Path, fmt: str) -> None:
     """GNU tar's own archives, a sparse file among them (``-S``): the sparse member is said to be
     sparse, and the members after it still read whole."""
-    if b"GNU tar" not in subprocess.run(["tar", "--version"], capture_output=True).stdout:
-        pytest.skip("needs GNU tar (Debian package tar)")
     tree = tmp_path / "tree"
     (tree / "lib").mkdir(parents=True)
     (tree / "lib/libhelper.so").write_bytes(HELPER)
@@ -135,7 +134,9 @@ def test_gnu_tar_archives_sparse_files_included(tmp_path: Path, fmt: str) -> Non
     (tree / "lib/zz-after.so").write_bytes(HELPER)
     (tree / "lib/link.so").symlink_to("libhelper.so")
     archive = tmp_path / "a.tar"
-    subprocess.run(["tar", "-S", f"--format={fmt}", "-cf", archive, "-C", tree, "lib"], check=True)
+    tar = find_tool("gnu-tar").path
+    assert tar is not None
+    subprocess.run([tar, "-S", f"--format={fmt}", "-cf", archive, "-C", tree, "lib"], check=True)
     data = archive.read_bytes()
     got = {m.name: m for m in TarReader(io.BytesIO(data))}
     assert got["lib/holes.bin"].sparse and not got["lib/libhelper.so"].sparse

@@ -93,6 +93,7 @@ SPECS: dict[str, ToolSpec] = {
         # headless Chromium driven over the DevTools protocol on a pipe (tests/browser.py)
         ToolSpec("chromium", ("chromium", "chromium-browser"), "chromium", (100,)),
         ToolSpec("dot", ("dot",), "graphviz"),
+        ToolSpec("gnu-tar", ("tar",), "tar", needs_option="--sparse"),  # GNU tar, not bsdtar
     )
 }
 
