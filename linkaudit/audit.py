@@ -726,7 +726,13 @@ def audit_binaries(
     findings.sort(key=_report_order(files))
     _note_settings(settings, merged, formed, together)
     report = Report(
-        tuple(files), tuple(findings), time.perf_counter() - start, tuple(merged.ran), settings, tuple(merged.roots)
+        tuple(files),
+        tuple(findings),
+        time.perf_counter() - start,
+        tuple(merged.ran),
+        settings,
+        tuple(merged.roots),
+        tuple(merged.packages),
     )
     return report, tuple(merged.binaries)
 

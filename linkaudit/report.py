@@ -139,6 +139,8 @@ class Report:
         config: the settings the audit ran with, JSON-ready (``AuditConfig.settings()``:
             ``{"max_versions": [...], "ignore": [...]}``); empty when not recorded.
         roots: the import roots the loader emulation loaded, in order (empty without it).
+        packages: the package files staged (wheels, conda packages, tarballs), as found — those
+            found in a directory included; a report is never written over one.
     """
 
     files: tuple[FileResult, ...]
@@ -147,6 +149,7 @@ class Report:
     rules: tuple[str, ...] = ()
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     roots: tuple[RootInfo, ...] = ()
+    packages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, MappingProxyType):
@@ -224,7 +227,7 @@ def capped(report: Report, limit: int) -> Report:
         out.extend(f for f in found if id(f) in keep)
         out.append(_more(path, [f for f in found if id(f) not in keep], limit))
     rules = report.rules if not report.rules or MORE_FINDINGS in report.rules else (*report.rules, MORE_FINDINGS)
-    return Report(report.files, tuple(out), report.seconds, rules, report.config, report.roots)
+    return Report(report.files, tuple(out), report.seconds, rules, report.config, report.roots, report.packages)
 
 
 def _more(path: str, rest: list[Finding], limit: int) -> Finding:

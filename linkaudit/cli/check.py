@@ -274,7 +274,7 @@ def _render(
     file), else to standard output."""
     text = renderer(OutputFormat(fmt))(report, color=color, **options)
     if output is not None:
-        write_output(output, text, [*protected, *(f.path for f in report.files)])
+        write_output(output, text, [*protected, *report.packages, *(f.path for f in report.files)])
     else:
         emit(text)
 
@@ -355,7 +355,7 @@ def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected
     from ..config import baseline
 
     document = baseline.dumps(report.findings, paths)
-    write_output(path, document, [*protected, *(f.path for f in report.files)], "--write-baseline")
+    write_output(path, document, [*protected, *report.packages, *(f.path for f in report.files)], "--write-baseline")
     recorded = len(json.loads(document)["findings"])
     click.echo(
         f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(path)}",

@@ -77,7 +77,9 @@ class Spreading:
             from .emit import write_output
 
             self._file.close()
-            write_output(self._output, "", [*protected, *(f.path for f in report.files)])  # the checks
+            write_output(
+                self._output, "", [*protected, *report.packages, *(f.path for f in report.files)]
+            )  # the checks
             os.replace(self._temp, self._output)
             self._temp = None
 

@@ -19,7 +19,9 @@ as "malformed PE file: ...") for an RVA outside the file, an unterminated table,
 
 from __future__ import annotations
 
+import heapq
 import struct
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -80,6 +82,35 @@ def _where(rva: int) -> str:
     return f"RVA {rva:#x}" if rva >= 0 else f"the address {-rva:#x} bytes below the image base"
 
 
+def section_owners(sections: Sequence[Section]) -> tuple[list[int], list[int]]:
+    """The RVA space cut where the section table's answer changes: ``starts`` (ascending RVAs)
+    and ``owners``, where ``owners[i]`` is the index in the table of the
+    first section, in table order, whose RVA range (``max(virtual_size, raw_size)`` bytes, as
+    ``Image.offset`` reads it) holds every RVA of ``[starts[i], starts[i + 1])`` — or ``-1`` for
+    none (as below ``starts[0]``).  Overlapping, empty and out-of-order sections keep the answer a walk of the table in
+    order gives; built in O(n log n) for n sections (a sweep over their ends with a heap of
+    the sections open, smallest table index first).  Raises nothing.
+    """
+    spans = sorted((s.rva, s.rva + max(s.virtual_size, s.raw_size), i) for i, s in enumerate(sections))
+    spans = [span for span in spans if span[1] > span[0]]
+    points = sorted({p for first, end, _ in spans for p in (first, end)})
+    starts: list[int] = []
+    owners: list[int] = []
+    open_: list[tuple[int, int]] = []  # (table index, end of its range)
+    taken = 0
+    for point in points:
+        while taken < len(spans) and spans[taken][0] == point:
+            heapq.heappush(open_, (spans[taken][2], spans[taken][1]))
+            taken += 1
+        while open_ and open_[0][1] <= point:
+            heapq.heappop(open_)
+        owner = open_[0][0] if open_ else -1
+        if owner != (owners[-1] if owners else -1):
+            starts.append(point)
+            owners.append(owner)
+    return starts, owners
+
+
 class Image:
     """The bytes of one PE image and its RVA-to-offset mapping.
 
@@ -97,22 +128,35 @@ class Image:
         #: the file-backed RVA range of the section hit last, and its RVA-to-offset delta: names
         #: and tables sit together, so most lookups hit it
         self._last = (0, 0, 0)
+        #: ``section_owners`` of the section table, built at the first lookup the cache misses
+        self._starts: list[int] | None = None
+        self._owners: list[int] = []
 
     def offset(self, rva: int, what: str) -> int:
-        """The file offset of ``rva``; ``MalformedDirectory`` when no section maps it into the file."""
+        """The file offset of ``rva`` (bytes): in the first section, in section table order, whose
+        RVA range (``max(VirtualSize, SizeOfRawData)`` bytes) holds it, when that section's bytes
+        in the file reach it; else, when no section holds it, in the headers (below
+        ``SizeOfHeaders``, same offset).  The section is found through ``_owners`` by bisection —
+        O(log sections) a lookup, not a walk of the section table.
+
+        Raises:
+            MalformedDirectory: no section maps ``rva`` into the file (``what`` names the item).
+        """
         start, end, delta = self._last
         if start <= rva < end:
             return rva + delta
-        for s in self.sections:
-            if s.rva <= rva < s.rva + max(s.virtual_size, s.raw_size):
-                backed = min(s.raw_size, len(self.buf) - s.offset)  # bytes of the section in the file
-                if rva - s.rva < backed:
-                    self._last = (s.rva, s.rva + backed, s.offset - s.rva)
-                    return rva - s.rva + s.offset
-                break
-        else:
-            if 0 <= rva < min(self.headers_size, len(self.buf)):
-                return rva
+        if self._starts is None:
+            self._starts, self._owners = section_owners(self.sections)
+        at = bisect_right(self._starts, rva) - 1
+        owner = self._owners[at] if at >= 0 else -1
+        if owner >= 0:
+            s = self.sections[owner]
+            backed = min(s.raw_size, len(self.buf) - s.offset)  # bytes of the section in the file
+            if rva - s.rva < backed:
+                self._last = (s.rva, s.rva + backed, s.offset - s.rva)
+                return rva - s.rva + s.offset
+        elif 0 <= rva < min(self.headers_size, len(self.buf)):
+            return rva
         raise MalformedDirectory(f"{what} at {_where(rva)} lies outside the file")
 
     def cstring(self, rva: int, what: str) -> str:

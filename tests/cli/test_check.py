@@ -364,3 +364,31 @@ def test_json_records_the_settings(run_cli) -> None:  # type: ignore[no-untyped-
     assert "driverless=yes" in doc["config"]["loader"]
     r = run_cli("check", "--format", "json", "--no-loader", str(SAMPLES / "fixed"))
     assert json.loads(r.stdout)["config"]["loader"] == ["off"]
+
+
+@pytest.mark.parametrize("how", [(), ("--format", "jsonl"), ("--write-baseline",)])
+def test_output_refuses_a_package_found_under_a_directory_given(run_cli, tmp_path: Path, how: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """A wheel or conda package found by walking ``dist/`` is an input too: ``-o`` onto it (or
+    ``--write-baseline``) is refused, as for one named (it was replaced by the report, exit 0)."""
+    import io
+    import tarfile
+    import zipfile
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    helper = (SAMPLES / "loader/pyext/lib/libhelper.so").read_bytes()
+    wheel = dist / "demo-1.0-py3-none-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/libhelper.so", helper)
+        zf.writestr("demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: py3-none-manylinux_2_17_x86_64\n")
+    tarball = dist / "demo-1.0-0.tar.bz2"
+    with tarfile.open(tarball, "w:bz2") as tf:
+        info = tarfile.TarInfo("lib/libhelper.so")
+        info.size = len(helper)
+        tf.addfile(info, io.BytesIO(helper))
+    for victim in (wheel, tarball):
+        before = victim.read_bytes()
+        option = list(how) if how == ("--write-baseline",) else [*how, "--output"]
+        r = run_cli("check", *option, str(victim), str(dist))
+        assert r.exit_code == 2 and "refusing to overwrite an input" in r.stderr, r.stderr
+        assert victim.read_bytes() == before
