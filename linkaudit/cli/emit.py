@@ -70,8 +70,11 @@ def emit(text: str) -> None:
     data = text.encode("utf-8", "backslashreplace")
     try:
         stream.flush()
+        fd = _descriptor(stream)
         binary = getattr(stream, "buffer", None)
-        if binary is not None:
+        if fd is not None:
+            _write_all(fd, data)
+        elif binary is not None:
             binary.write(data)
             binary.flush()
         else:
@@ -80,6 +83,34 @@ def emit(text: str) -> None:
     except (OSError, ValueError) as exc:
         silence_stdout()
         raise OutputError(f"cannot write the report to standard output: {_reason(exc)}") from exc
+
+
+def _descriptor(stream: object) -> int | None:
+    """The file descriptor under ``stream``, or ``None`` for an in-memory stream (a test's capture)."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return None
+    return fd if isinstance(fd, int) else None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: a short write is continued, and a descriptor left
+    non-blocking by the caller (a CI runner's pipe) is waited on until it takes more.  Python's
+    own layers drop the rest of a short write when ``PYTHONUNBUFFERED=1`` makes ``sys.stdout.buffer``
+    a raw file (a 200 KB report cut at 64 KiB with exit 0), or fail with ``BlockingIOError``.
+
+    Raises:
+        OSError: the write failed (a broken pipe, no space, ...).
+    """
+    import select  # only when the report goes to a real descriptor
+
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
 
 
 def check_output_path(path: str, option: str = "--output") -> None:
@@ -177,10 +208,3 @@ def _write_through(path: str, data: bytes, option: str) -> None:
             os.close(fd)
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

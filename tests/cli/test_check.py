@@ -392,3 +392,37 @@ def test_output_refuses_a_package_found_under_a_directory_given(run_cli, tmp_pat
         r = run_cli("check", *option, str(victim), str(dist))
         assert r.exit_code == 2 and "refusing to overwrite an input" in r.stderr, r.stderr
         assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_slow_non_blocking_stdout_gets_the_whole_report(unbuffered: str) -> None:
+    """A CI runner's pipe left non-blocking, read slowly: every byte arrives (with
+    ``PYTHONUNBUFFERED=1`` the report was cut at 64 KiB with exit 0; without, exit 2)."""
+    import fcntl
+    import threading
+    import time
+
+    cmd = [sys.executable, "-m", "linkaudit", "check", "--format", "json", str(SAMPLES)]
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    proc = subprocess.Popen(cmd, stdout=write_end, stderr=subprocess.PIPE, env=env)
+    os.close(write_end)
+    chunks: list[bytes] = []
+
+    def slow_reader() -> None:
+        time.sleep(1.0)  # the pipe fills while nobody reads
+        while chunk := os.read(read_end, 4096):
+            chunks.append(chunk)
+            time.sleep(0.0005)
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    _out, err = proc.communicate(timeout=300)
+    reader.join()
+    os.close(read_end)
+    out = b"".join(chunks)
+    assert len(out) > 100_000, len(out)  # more than a pipe holds
+    assert proc.returncode == 2, err  # sample_bins/corrupt: exit 2 by design, the report whole
+    assert json.loads(out)["summary"]["files"] > 100
+    assert b"Traceback" not in err
