@@ -324,14 +324,9 @@ def staged_inputs(
                 stage_tarball(stager, roots.get(f"tarball{len(roots.sites)}", p), p, p)
             else:
                 _stage_zip(stager, roots, p)
+        sites, errors = list(roots.sites.values()), stager.all_errors()
         yield Staged(
-            roots.paths,
-            stager.all_errors(),
-            list(kinds),
-            list(roots.sites.values()),
-            found=found,
-            clashes=stager.clashes,
-            sniffed=stager.sniffed,
+            roots.paths, errors, list(kinds), sites, found=found, clashes=stager.clashes, sniffed=stager.sniffed
         )
     finally:
         forget_under(os.path.realpath(tmp))

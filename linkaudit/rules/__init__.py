@@ -40,6 +40,7 @@ from .unused_dependency import UnusedDependency
 from .unused_needed import UnusedNeeded
 from .verneed_mismatch import VerneedMismatch
 from .version_not_found import VersionNotFound
+from .wheel_libc import WheelLibc
 from .wheel_tag_mismatch import WheelTagMismatch
 
 #: Every rule, in the order they run and are listed.
@@ -49,6 +50,7 @@ RULES: tuple[type[Rule], ...] = (
     SymbolVersion,
     MinOsVersion,
     WheelArchitecture,
+    WheelLibc,
     LinuxTag,
     WheelTagMismatch,
     MacosTag,

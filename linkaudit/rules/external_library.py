@@ -12,6 +12,7 @@ from ..model import Libc
 from ..report import Finding, Severity
 from .base import ELF_ONLY, Rule, preview
 from .data import driver_index
+from .wheel_libc import tag_libc
 
 #: The ELF interpreter (the dynamic loader) is part of every glibc system.
 _INTERPRETERS = ("ld-linux", "ld64.so", "ld.so", "ld-musl-")
@@ -81,6 +82,8 @@ guarantees (auditwheel repair --exclude), suppress the finding with that reason.
                 source = promised.said
             else:
                 continue
+            if tag_libc(policy) not in (None, binary.libc) and binary.libc is not Libc.UNKNOWN:
+                continue  # linked against the other C library: wheel-libc says so, and vendoring cannot help
             for needed in (n.name for n in binary.needed):
                 if needed in allowed or needed.startswith(_INTERPRETERS) or drivers.is_driver(needed):
                     continue
