@@ -34,6 +34,7 @@ from .packages import (
     owner_in,
     plan_each,
     plan_inputs,
+    sites_below,
     staged_inputs,
 )
 from .records import dataclass
@@ -963,15 +964,18 @@ def _conda_target(target: TargetEnvironment, staged: Staged, sites: Sequence[Sit
 
 
 def sites_among(staged: Staged) -> list[Site]:
-    """The installed sites the plain files and directories given lie in (``packages.find_site``), each once."""
+    """The installed sites the plain files and directories given lie in (``packages.find_site``),
+    or that a directory given holds in a prefix's layout (a venv given by its root:
+    ``packages.sites_below``), each once."""
     sites: dict[str, Site] = {}
     for path in staged.paths:
         if staged.site_of(path) is not None:
             continue
         directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
         site = find_site(directory) if os.path.isdir(directory) else None
-        if site is not None:
-            sites.setdefault(site.root, site)
+        below = sites_below(directory) if site is None and os.path.isdir(path) else []
+        for found in [site] if site is not None else below:
+            sites.setdefault(found.root, found)
     return list(sites.values())
 
 

@@ -215,3 +215,22 @@ def test_a_library_its_record_lists_but_the_site_lacks_is_a_damaged_installation
         f"{site}/pkg/lib/libhelper.so is listed in pkg's RECORD but is not there: a damaged installation" in f.message
     )
     assert "pip install --force-reinstall pkg" in f.message
+
+
+@pytest.mark.parametrize("given", ["venv", "venv/lib"])
+def test_a_venv_given_by_its_root_is_its_site(tmp_path: Path, given: str) -> None:
+    """``check .venv`` (or ``.venv/lib``) judges the site as ``check .venv/lib/python3.11/site-packages``
+    does: the most demanding tag's policy, so a library only the host has is not found (it was
+    found on this machine: the venv root was a plain directory, two errors missed)."""
+    site, host = _site_missing_its_provider(tmp_path)
+    venv = tmp_path / "venv"
+    (venv / "lib/python3.11").mkdir(parents=True)
+    shutil.move(str(site), venv / "lib/python3.11/site-packages")
+    (venv / "lib64").symlink_to("lib")  # as python -m venv makes it: one site, not two
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    expected = audit([str(venv / "lib/python3.11/site-packages")], _config(host))
+    report = audit([str(tmp_path / given)], _config(host))
+    (note,) = report.config["sites"]
+    assert note["root"] == str(venv / "lib/python3.11/site-packages") and note["policy"] == "manylinux_2_28_x86_64"
+    assert [f.subject for f in report.findings if f.rule == "library-not-found"] == ["libhelper.so"]
+    assert [(f.rule, f.subject) for f in report.findings] == [(f.rule, f.subject) for f in expected.findings]

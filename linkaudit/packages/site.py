@@ -169,6 +169,37 @@ def find_site(path: str) -> Site | None:
         here = parent
 
 
+#: Where a prefix keeps its site-packages, relative to it: a venv or a Python installation
+#: (``lib/pythonX.Y/site-packages``; Debian's and Fedora's ``lib64``; Windows ``Lib``), and
+#: its ``lib`` directory given itself (``pythonX.Y/site-packages``).  Source: ``sysconfig``'s
+#: ``posix_prefix`` and ``nt`` install schemes, PEP 405 (``pyvenv.cfg``).
+SITE_LAYOUTS = (
+    "lib/python3*/site-packages",
+    "lib64/python3*/site-packages",
+    "Lib/site-packages",
+    "python3*/site-packages",
+)
+
+
+def sites_below(path: str) -> list[Site]:
+    """The sites of the prefix ``path`` in the standard layouts (``SITE_LAYOUTS``), for a venv or
+    prefix given by its root (``check .venv``), in sorted order; a site there is what decides
+    which libraries its files load, as when its ``site-packages`` is given."""
+    import glob
+
+    found: list[Site] = []
+    real: set[str] = set()  # a venv's lib64 is a symlink to its lib: one site
+    for layout in SITE_LAYOUTS:
+        for directory in sorted(glob.glob(os.path.join(glob.escape(path), layout))):
+            if os.path.realpath(directory) in real or not os.path.isdir(directory):
+                continue
+            real.add(os.path.realpath(directory))
+            site = read_site(directory)
+            if site is not None:
+                found.append(site)
+    return found
+
+
 def claimed_glibc(dist: Distribution) -> tuple[int, int] | None:
     """The glibc a distribution's wheel claims to load with: the lowest among its manylinux tags
     (PEP 600; a compressed tag set claims every one), or ``None`` (no manylinux tag)."""
