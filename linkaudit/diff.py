@@ -117,10 +117,14 @@ def _undefined(binary: Binary) -> set[str]:
     return {f"{s.name}@{s.version.name}" if s.version else s.name for s in binary.symbols.undefined()}
 
 
-def highest_versions(binary: Binary) -> dict[str, tuple[tuple[int, ...], str]]:
-    """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``."""
+def highest_versions(binary: Binary, vendored: bool = True) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``;
+    without ``vendored``, leaving out the versions needed from a library a repair tool vendored
+    (a hashed name, ``unhashed``): it ships with the binary, so its versions move together."""
     out: dict[str, tuple[tuple[int, ...], str]] = {}
     for need in binary.version_needs:
+        if not vendored and unhashed(need.file) != need.file:
+            continue
         for entry in need.versions:
             parsed = parse_version_name(entry.name)
             if parsed is None:
@@ -131,11 +135,18 @@ def highest_versions(binary: Binary) -> dict[str, tuple[tuple[int, ...], str]]:
     return out
 
 
+def _names(needed: Sequence[str]) -> dict[str, str]:
+    """``unhashed`` DT_NEEDED name -> the name itself, in order."""
+    return {unhashed(n): n for n in needed}
+
+
 def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
-    """Compare one binary across two builds."""
-    old_needed, new_needed = old.needed_names, new.needed_names
+    """Compare one binary across two builds: DT_NEEDED names as ``unhashed`` writes them (a
+    vendored library's new hash and minor version are no change); symbol versions of the system's
+    libraries only (``highest_versions`` without ``vendored``)."""
+    old_needed, new_needed = _names(old.needed_names), _names(new.needed_names)
     old_undef, new_undef = _undefined(old), _undefined(new)
-    old_v, new_v = highest_versions(old), highest_versions(new)
+    old_v, new_v = highest_versions(old, vendored=False), highest_versions(new, vendored=False)
     raised: list[tuple[str | None, str]] = []
     lowered: list[tuple[str, str | None]] = []
     for prefix in sorted(set(old_v) | set(new_v)):
@@ -146,8 +157,8 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
             lowered.append((before[1], after[1] if after else None))
     return BinaryDiff(
         file=file,
-        needed_added=tuple(n for n in new_needed if n not in old_needed),
-        needed_removed=tuple(n for n in old_needed if n not in new_needed),
+        needed_added=tuple(n for k, n in new_needed.items() if k not in old_needed),
+        needed_removed=tuple(n for k, n in old_needed.items() if k not in new_needed),
         rpath=(old.rpath, new.rpath) if old.rpath != new.rpath else None,
         runpath=(old.runpath, new.runpath) if old.runpath != new.runpath else None,
         undefined_added=tuple(sorted(new_undef - old_undef)),

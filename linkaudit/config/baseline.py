@@ -67,11 +67,19 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
 _VENDORED_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so(?:[./:\s'\"]|\Z))|-[0-9a-f]{32}(?=\.(?:dll|pyd)\b)", re.IGNORECASE)
 
 
+#: A vendored library's version past its major number, once its hash is written ``-*``.
+_VENDORED_VERSION = re.compile(r"(-\*\.so\.\d+)(?:\.\d+)+")
+
+
 def unhashed(text: str) -> str:
     """``text`` with each repair tool's content hash in a vendored library's name written ``-*``
-    (``libgfortran-*.so.5.0.0``): a baseline written for one release matches the next, whose
-    vendored libraries carry new hashes."""
-    return _VENDORED_HASH.sub("-*", text) if "-" in text else text
+    and its version cut to the major number (``libavif-01e67780.so.16.4.1`` ->
+    ``libavif-*.so.16``; the major number is its SONAME's, its ABI): a baseline written for one
+    release matches the next, whose vendored libraries carry new hashes and minor versions."""
+    if "-" not in text:
+        return text
+    text = _VENDORED_HASH.sub("-*", text)
+    return _VENDORED_VERSION.sub(r"\1", text) if "-*.so." in text else text
 
 
 def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:

@@ -159,3 +159,35 @@ def test_diff_keeps_binaries_whose_pairing_keys_collide(run_cli, tmp_path: Path)
         "cp312-cp312-manylinux_2_17_x86_64:p.libs/libfoo-0123abcd.so": ["libnew.so.1"],
     }
     assert doc["files_added"] == [] and doc["files_removed"] == []
+
+
+def test_a_vendored_librarys_hash_minor_version_and_symbol_versions_move_with_the_package() -> None:
+    """pillow 12 -> 13: ``libtiff-8296d2fa.so.6.0.2`` became ``libtiff-6dc8d115.so.6.1.0`` and its
+    LIBTIFF_4.0 need LIBTIFF_4.1. Shipped together, neither is a change (diff listed the name as
+    removed and added and exited 1 on the raised version); a raised GLIBC still is."""
+    import dataclasses
+
+    from linkaudit import read
+    from linkaudit.config.baseline import unhashed
+    from linkaudit.diff import diff_binary
+    from linkaudit.model import NeededLibrary, VersionNeed, VersionNeedEntry
+
+    assert unhashed("pillow.libs/libavif-01e67780.so.16.4.1") == "pillow.libs/libavif-*.so.16"
+    assert unhashed("libtiff.so.6.0.2") == "libtiff.so.6.0.2"  # not vendored: a version that matters
+    base = read(str(SAMPLES / "loader/pyext/lib/libhelper.so"))[0]
+
+    def build(tiff: str, tiff_version: str, glibc: str):  # type: ignore[no-untyped-def]
+        needs = (
+            VersionNeed(tiff, (VersionNeedEntry(tiff_version, 0, 2),)),
+            VersionNeed("libc.so.6", (VersionNeedEntry(glibc, 0, 3),)),
+        )
+        needed = (NeededLibrary(tiff), NeededLibrary("libc.so.6"))
+        return dataclasses.replace(base, needed=needed, version_needs=needs)
+
+    old = build("libtiff-8296d2fa.so.6.0.2", "LIBTIFF_4.0", "GLIBC_2.3")
+    same = diff_binary("x.so", old, build("libtiff-6dc8d115.so.6.1.0", "LIBTIFF_4.1", "GLIBC_2.3"))
+    assert not same.changed, same
+    raised = diff_binary("x.so", old, build("libtiff-6dc8d115.so.6.1.0", "LIBTIFF_4.1", "GLIBC_2.14"))
+    assert raised.versions_raised == (("GLIBC_2.3", "GLIBC_2.14"),)
+    moved = diff_binary("x.so", old, build("libtiff.so.6", "LIBTIFF_4.1", "GLIBC_2.3"))  # unvendored
+    assert moved.needed_added == ("libtiff.so.6",) and moved.versions_raised == ((None, "LIBTIFF_4.1"),)
