@@ -51,10 +51,13 @@ from .images import (
     entry_roots,
     load_roots,
 )
+from .ldso import shown_path
 
 #: Places one load may try before its search stops (a hostile file's thousands of LC_RPATH entries
 #: times thousands of @rpath dylibs would be millions of file checks).
 MAX_ATTEMPTS = 100_000
+#: macOS's ``PATH_MAX`` (``<sys/syslimits.h>``, bytes with the NUL): ``open`` of a longer path fails.
+MACOS_PATH_MAX = 1024
 #: Places all loads of one run may try together (each input is a root of its own: 20 such files
 #: would be two million checks).
 MAX_TOTAL_ATTEMPTS = 250_000
@@ -169,7 +172,11 @@ class _Dyld(NamedTuple):
 
 
 def _attempt(image: ImageCache, path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
-    """One place tried: missing, or the file there with its slice of ``machine``, or why not."""
+    """One place tried: missing, or the file there with its slice of ``machine``, or why not; a
+    path of ``MACOS_PATH_MAX`` bytes or more is never opened on macOS (kept short: ``shown_path``)."""
+    if len(path.encode("utf-8", "surrogateescape")) >= MACOS_PATH_MAX:
+        why = f"{MACOS_PATH_MAX} bytes or more: longer than macOS's PATH_MAX, never opened (ENAMETOOLONG)"
+        return ImageAttempt(shown_path(path), source, ImageOutcome.MISSING, why), None
     if not os.path.isfile(path):
         return ImageAttempt(path, source, ImageOutcome.MISSING), None
     slices = [b for b in image.slices(path) if b.format is Format.MACHO]
