@@ -139,12 +139,13 @@ MAX_DYLIBS = 16_384
 
 
 class Slice(NamedTuple):
-    """One Mach-O image of a file (the file itself when thin): its ``offset`` in the file (bytes),
-    byte order, header fields, and its load commands as ``(cmd, structure, bytes)`` — the
+    """One Mach-O image of a file (the file itself when thin): its ``offset`` in the file and its
+    ``end`` (bytes: the fat header's offset + size; the end of a thin file), byte order, header fields, and its load commands as ``(cmd, structure, bytes)`` — the
     structure parsed by macholib's definition (``None`` for a command it does not define) and the
     command's whole ``cmdsize`` bytes."""
 
     offset: int
+    end: int
     little: bool
     cputype: int
     cpusubtype: int
@@ -247,7 +248,7 @@ def _thin(buf: Buffer, base: int, slice_end: int, fat_cpu: int | None) -> Slice:
             raise linkedit.MalformedLinkedit(f"load command {i} ({cmd_id:#x}) is too short ({cmdsize} bytes)")
         commands.append((cmd_id, cmd, raw))
         at += cmdsize
-    return Slice(base, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands)
+    return Slice(base, slice_end, little, header.cputype, header.cpusubtype, header.filetype, header.flags, commands)
 
 
 def _lc_str(raw: bytes, offset: int, fixed: int) -> str:
@@ -270,28 +271,30 @@ def _c_name(name: bytes) -> str:
 
 
 def _symbols(
-    buf: Buffer, header: Slice, needed: list[NeededLibrary], tables: dict[int, Any]
+    buf: Buffer, header: Slice, needed: list[NeededLibrary], tables: dict[int, Any], budget: linkedit.EntryBudget
 ) -> tuple[list[Symbol], list[tuple[str, str]]]:
-    """One slice's imports and exports (see the module docstring for which table wins)."""
-    base, little = header.offset, header.little
+    """One slice's imports and exports (see the module docstring for which table wins), its tables
+    read within the slice (``header.end``), its ``nlist`` entries charged to the file's ``budget``."""
+    base, little, end = header.offset, header.little, header.end
     is64 = bool(header.cputype & 0x01000000)
     nlist: list[linkedit.Entry] = []
     if LC_SYMTAB in tables:
         st = tables[LC_SYMTAB]
         dy = tables.get(LC_DYSYMTAB)
         ranges = (dy.iextdefsym, dy.nextdefsym, dy.iundefsym, dy.nundefsym) if dy is not None else None
-        nlist = linkedit.read_nlist(buf, base, is64, little, (st.symoff, st.nsyms, st.stroff, st.strsize), ranges)
+        symtab = (st.symoff, st.nsyms, st.stroff, st.strsize)
+        nlist = linkedit.read_nlist(buf, base, is64, little, symtab, ranges, end, budget)
     if LC_DYLD_CHAINED_FIXUPS in tables:
         fixups = tables[LC_DYLD_CHAINED_FIXUPS]
-        imports = linkedit.read_chained_imports(buf, base, fixups.dataoff, fixups.datasize)
+        imports = linkedit.read_chained_imports(buf, base, fixups.dataoff, fixups.datasize, end)
     else:
         imports = [e for e in nlist if not e.defined]
     trie = tables.get(LC_DYLD_EXPORTS_TRIE)
     info = tables.get(LC_DYLD_INFO_ONLY) or tables.get(LC_DYLD_INFO)
     if trie is not None:
-        exports = linkedit.read_export_trie(buf, base, trie.dataoff, trie.datasize)
+        exports = linkedit.read_export_trie(buf, base, trie.dataoff, trie.datasize, end)
     elif info is not None and info.export_size:
-        exports = linkedit.read_export_trie(buf, base, info.export_off, info.export_size)
+        exports = linkedit.read_export_trie(buf, base, info.export_off, info.export_size, end)
     else:
         exports = [e for e in nlist if e.defined]
     twolevel = bool(header.flags & MH_TWOLEVEL)
@@ -392,17 +395,27 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
     Raises:
         InputError: not a Mach-O file macholib can read (truncated, malformed load commands).
         MalformedLinkedit: a symbol table, chained-fixups table or export trie that runs past the
-            file, loops, or holds more than ``macho_linkedit.MAX_ENTRIES`` entries (a ``ValueError``,
-            reported by ``read_path`` as a malformed Mach-O file).
+            end of its slice (offsets are from the slice's start and a slice is an image of its own,
+            ``mach-o/fat.h``: the message names the slice's architecture), loops, or holds more than
+            ``macho_linkedit.MAX_ENTRIES`` entries; more ``nlist`` entries decoded, all slices
+            together, than ``macho_linkedit.EntryBudget`` allows for the file's size (a
+            ``ValueError``, reported by ``read_path`` as a malformed Mach-O file).
     """
     slices = _slices(buf)
     fat = len(slices) > 1 or bytes(buf[:4]) in FAT_MAGICS
+    budget = linkedit.EntryBudget(len(buf))
     out: list[Binary] = []
     for header in slices:
         cputype = header.cputype
         machine = arch_name(cputype, header.cpusubtype)
         fields = _linkage_commands(header)
-        symbols, forwarders = _symbols(buf, header, fields.needed, fields.tables)
+        try:
+            symbols, forwarders = _symbols(buf, header, fields.needed, fields.tables, budget)
+        except linkedit.MalformedLinkedit as exc:
+            if not fat:
+                raise
+            where = f"{header.end - header.offset} bytes at offset {header.offset}"
+            raise linkedit.MalformedLinkedit(f"the {machine} slice ({where}): {exc}") from exc
         out.append(
             Binary(
                 **NOT_ELF,

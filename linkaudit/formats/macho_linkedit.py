@@ -45,6 +45,9 @@ MAX_ENTRIES = 5_000_000
 MAX_CHAINED_IMPORTS = 1_000_000
 MAX_TRIE_NAME_BYTES = 64 * 1024 * 1024
 MAX_NAME = 64 * 1024
+#: Bytes of a file per ``nlist`` entry decoded (``EntryBudget``): the smallest entry (12 bytes),
+#: read at most twice.
+NLIST_BUDGET_BYTES = 6
 
 
 class MalformedLinkedit(ValueError):
@@ -73,11 +76,42 @@ class Entry(NamedTuple):
     reexport: bytes | None = None
 
 
-def _region(buf: Buffer, base: int, offset: int, size: int, what: str) -> tuple[int, int]:
+def _region(buf: Buffer, base: int, end: int | None, offset: int, size: int, what: str) -> tuple[int, int]:
+    """``(start, stop)`` in ``buf`` of ``size`` bytes at ``offset`` from the slice at ``base``, which
+    ends at ``end`` (``None``: the end of the file).  A slice of a fat file is an image of its own
+    (``mach-o/fat.h``; dyld maps only the slice): its tables lie within it."""
     start = base + offset
-    if offset < 0 or size < 0 or start + size > len(buf):
-        raise MalformedLinkedit(f"{what} ({size} bytes at offset {offset}) runs past the end of the file")
+    limit = len(buf) if end is None else min(end, len(buf))
+    if offset < 0 or size < 0 or start + size > limit:
+        where = "the end of the file" if limit == len(buf) else f"the end of its slice ({limit - base} bytes)"
+        raise MalformedLinkedit(f"{what} ({size} bytes at offset {offset}) runs past {where}")
     return start, start + size
+
+
+class EntryBudget:
+    """The ``nlist`` entries one file may have decoded, all its slices together: one per
+    ``NLIST_BUDGET_BYTES`` bytes of the file.  An entry takes at least 12 bytes of the file
+    (``struct nlist``, ``mach-o/nlist.h``) and ``LC_DYSYMTAB``'s two external ranges read it at most
+    twice, so a table within its slice never reaches the budget; tables shared by many slices, or
+    read again and again, do.
+
+    Attributes:
+        file_size: bytes; limit: entries allowed; decoded: entries decoded so far.
+    """
+
+    def __init__(self, file_size: int) -> None:
+        self.file_size = file_size
+        self.limit = file_size // NLIST_BUDGET_BYTES
+        self.decoded = 0
+
+    def take(self, count: int) -> None:
+        """Count ``count`` more entries decoded; ``MalformedLinkedit`` past ``limit``."""
+        self.decoded += count
+        if self.decoded > self.limit:
+            raise MalformedLinkedit(
+                f"more than {self.limit} symbol table entries decoded from a {self.file_size}-byte file "
+                f"(one per {NLIST_BUDGET_BYTES} bytes: symbol tables shared, or read again and again?)"
+            )
 
 
 def normal_ordinal(ordinal: int, bits: int) -> int:
@@ -87,6 +121,20 @@ def normal_ordinal(ordinal: int, bits: int) -> int:
     return 0x100 - (top + 1 - ordinal) if ordinal > top - 3 else ordinal
 
 
+def _external_ranges(nsyms: int, dysymtab: tuple[int, int, int, int] | None) -> list[tuple[int, int]]:
+    """The ``(first, count)`` ranges of the symbol table that ``read_nlist`` reads: the whole table,
+    or ``LC_DYSYMTAB``'s defined and undefined external ranges; ``MalformedLinkedit`` for a range
+    past the ``nsyms`` entries."""
+    if dysymtab is None:
+        return [(0, nsyms)]
+    iext, next_, iundef, nundef = dysymtab
+    ranges = [(iext, next_), (iundef, nundef)]
+    for first, count in ranges:
+        if first + count > nsyms:
+            raise MalformedLinkedit(f"LC_DYSYMTAB range {first}+{count} lies outside the {nsyms} symbols")
+    return ranges
+
+
 def read_nlist(
     buf: Buffer,
     base: int,
@@ -94,6 +142,8 @@ def read_nlist(
     little: bool,
     symtab: tuple[int, int, int, int],
     dysymtab: tuple[int, int, int, int] | None,
+    end: int | None = None,
+    entry_budget: EntryBudget | None = None,
 ) -> list[Entry]:
     """The external symbols of ``LC_SYMTAB``: imports (``N_UNDF``, library ordinal from ``n_desc``)
     and exports (defined ``N_EXT``, not ``N_STAB``), in table order.
@@ -104,38 +154,39 @@ def read_nlist(
         symtab: ``(symoff, nsyms, stroff, strsize)``.
         dysymtab: ``(iextdefsym, nextdefsym, iundefsym, nundefsym)`` when ``LC_DYSYMTAB`` is present:
             only those ranges are read (locals, often nine tenths of the table, are skipped).
+        end: where the slice ends in ``buf`` (``None``: the end of the file); both tables lie before.
+        entry_budget: the file's ``EntryBudget``, charged with every entry decoded (``None``: one of this
+            call alone, for ``len(buf)`` bytes).
+
+    Raises:
+        MalformedLinkedit: a table past the end of its slice, a range outside the table, a name
+            outside the string table or too long, or more entries or name bytes than the caps allow.
     """
     symoff, nsyms, stroff, strsize = symtab
     fmt = ("<" if little else ">") + ("IBBHQ" if is64 else "IBBHI")
     width = struct.calcsize(fmt)
     if nsyms > MAX_ENTRIES:
         raise MalformedLinkedit(f"LC_SYMTAB holds {nsyms} symbols, more than {MAX_ENTRIES}")
-    table_start, _ = _region(buf, base, symoff, nsyms * width, "the LC_SYMTAB symbol table")
-    str_start, str_end = _region(buf, base, stroff, strsize, "the LC_SYMTAB string table")
-    if dysymtab is None:
-        ranges = [(0, nsyms)]
-    else:
-        iext, next_, iundef, nundef = dysymtab
-        ranges = [(iext, next_), (iundef, nundef)]
-        for first, count in ranges:
-            if first + count > nsyms:
-                raise MalformedLinkedit(f"LC_DYSYMTAB range {first}+{count} lies outside the {nsyms} symbols")
+    table_start, _ = _region(buf, base, end, symoff, nsyms * width, "the LC_SYMTAB symbol table")
+    str_start, str_end = _region(buf, base, end, stroff, strsize, "the LC_SYMTAB string table")
+    entry_budget = entry_budget or EntryBudget(len(buf))
     out: list[Entry] = []
     spelled, budget = 0, MAX_TRIE_NAME_BYTES
     strings = buf[str_start:str_end]
-    for first, count in ranges:
+    for first, count in _external_ranges(nsyms, dysymtab):
+        entry_budget.take(count)
         start = table_start + first * width
         for strx, n_type, _sect, desc, value in struct.iter_unpack(fmt, buf[start : start + count * width]):
             if n_type & N_STAB or not n_type & N_EXT:
                 continue
             if strx >= strsize:
                 raise MalformedLinkedit(f"symbol name offset {strx} lies outside the {strsize}-byte string table")
-            end = strings.find(b"\0", strx, strx + MAX_NAME + 1)
-            if end < 0:
+            stop = strings.find(b"\0", strx, strx + MAX_NAME + 1)
+            if stop < 0:
                 if strx + MAX_NAME < strsize:
                     raise MalformedLinkedit(f"a symbol name at string offset {strx} is longer than {MAX_NAME} bytes")
-                end = strsize
-            name = strings[strx:end]
+                stop = strsize
+            name = strings[strx:stop]
             spelled += len(name)
             if spelled > budget:  # entries sharing one long name would spell gigabytes
                 raise MalformedLinkedit(f"LC_SYMTAB names spell out more than {budget} bytes")
@@ -146,16 +197,17 @@ def read_nlist(
     return out
 
 
-def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int) -> list[Entry]:
+def read_chained_imports(buf: Buffer, base: int, dataoff: int, datasize: int, end: int | None = None) -> list[Entry]:
     """The imports table of ``LC_DYLD_CHAINED_FIXUPS`` (macOS 12 and later): one ``Entry`` per
     import, in table order (a symbol imported with several addends appears once per addend).
 
     The three import formats are read (``DYLD_CHAINED_IMPORT``: 8-bit ordinal, 23-bit name offset;
     ``_ADDEND``: the same plus a 32-bit addend; ``_ADDEND64``: 16-bit ordinal, 32-bit name offset,
     64-bit addend); zlib-compressed symbol strings (``symbols_format`` 1) are inflated, capped.
+    ``end``: where the slice ends in ``buf`` (``None``: the end of the file).
     """
-    start, end = _region(buf, base, dataoff, datasize, "LC_DYLD_CHAINED_FIXUPS data")
-    blob = bytes(buf[start:end])
+    first, last = _region(buf, base, end, dataoff, datasize, "LC_DYLD_CHAINED_FIXUPS data")
+    blob = bytes(buf[first:last])
     if len(blob) < 28:
         raise MalformedLinkedit(f"LC_DYLD_CHAINED_FIXUPS data of {len(blob)} bytes is shorter than its header")
     _version, _starts, imports_offset, symbols_offset, count, imports_format, symbols_format = struct.unpack_from(
@@ -241,19 +293,20 @@ def _uleb_long(data: bytes, pos: int) -> tuple[int, int]:
             raise MalformedLinkedit(f"export trie: a ULEB128 number wider than 64 bits at offset {pos}")
 
 
-def read_export_trie(buf: Buffer, base: int, offset: int, size: int) -> list[Entry]:
+def read_export_trie(buf: Buffer, base: int, offset: int, size: int, end: int | None = None) -> list[Entry]:
     """Every export of a trie (``LC_DYLD_EXPORTS_TRIE``, or ``export_off``/``export_size`` of
     ``LC_DYLD_INFO[_ONLY]``), depth first in edge order.
 
     A terminal node gives flags then, by kind: a re-export (library ordinal and the name in that
     library, empty for the same name), a stub and resolver (two offsets; the stub is the address),
     or an address.  A node reached twice (a loop, or two edges to one node) or names spelling out
-    more than ``MAX_TRIE_NAME_BYTES`` raise ``MalformedLinkedit``.
+    more than ``MAX_TRIE_NAME_BYTES`` raise ``MalformedLinkedit``.  ``end``: where the slice ends in
+    ``buf`` (``None``: the end of the file).
     """
     if size == 0:
         return []
-    start, end = _region(buf, base, offset, size, "the export trie")
-    trie = bytes(buf[start:end])
+    first, last = _region(buf, base, end, offset, size, "the export trie")
+    trie = bytes(buf[first:last])
     out: list[Entry] = []
     seen: set[int] = set()
     spelled = 0
