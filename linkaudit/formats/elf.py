@@ -87,6 +87,9 @@ SHT_SYMTAB, SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM, SHT_GROUP = 2, 6, 8, 11, 17
 GRP_COMDAT = 0x1
 SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 SHN_XINDEX = 0xFFFF
+#: e_phnum of a file with 0xffff or more program headers (gABI, "ELF Header"): the real count is
+#: sh_info of section header 0.
+PN_XNUM = 0xFFFF
 # d_tag
 DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB = 0, 1, 4, 5, 6
 DT_STRSZ, DT_SYMENT, DT_SONAME, DT_RPATH = 10, 11, 14, 15
@@ -525,7 +528,7 @@ def read_elf(path: str, buf: Buffer, size: int, soft_dependencies: bool = True) 
     """
     r, h = _read_header(path, buf, size)
     e_type, e_machine, layout = h.e_type, h.e_machine, r.L
-    segments = _read_segments(r, h.e_phoff, h.e_phentsize, h.e_phnum)
+    segments = _read_segments(r, h.e_phoff, h.e_phentsize, _program_header_count(r, h))
     sections = _read_sections(r, h.e_shoff, h.e_shentsize, h.e_shnum)
     interpreter = _find_interpreter(r, segments)
     dyn = _read_dynamic(r, segments, sections)
@@ -713,6 +716,34 @@ def _scan_names(data: bytes, begin: int, stop: int, at_start: bool, found: dict[
 
 
 # --- headers ---------------------------------------------------------------
+
+
+def _program_header_count(r: _Reader, h: _Header) -> int:
+    """The number of program headers: ``e_phnum``, or — extended numbering, ``e_phnum`` is
+    ``PN_XNUM`` (0xffff) — ``sh_info`` of section header 0 (gABI, "ELF Header" and "Sections",
+    as ``e_shnum == 0`` puts the section count in its ``sh_size``).
+
+    Raises:
+        InputError: ``PN_XNUM`` without a section header 0 to hold the count (no section header
+            table, ``e_shentsize`` too small, the header outside the file), or a count of
+            program headers the file cannot hold.
+    """
+    if h.e_phnum != PN_XNUM:
+        return h.e_phnum
+    st = r.L.shdr
+    if h.e_shoff == 0 or h.e_shentsize < st.size:
+        raise r.fail(
+            "e_phnum is PN_XNUM (0xffff) but the file has no section header 0 to hold the program header count",
+            0,
+        )
+    phnum = r.unpack(st, h.e_shoff, "section header 0")[7]
+    if h.e_phoff and h.e_phentsize and phnum > max(0, r.size - h.e_phoff) // h.e_phentsize:
+        raise r.fail(
+            f"extended program header count {phnum} (section 0 sh_info) is more than the file can hold "
+            f"({r.size} bytes, {h.e_phentsize}-byte headers from offset {h.e_phoff:#x})",
+            h.e_shoff,
+        )
+    return int(phnum)
 
 
 def _read_segments(r: _Reader, phoff: int, phentsize: int, phnum: int) -> tuple[_Segment, ...]:
