@@ -69,6 +69,12 @@ MAX_SYMBOLS = 1 << 24
 MAX_NAME = 1 << 16
 MAX_DIRECTIVES = 1 << 16
 MAX_RELOCATIONS = 1 << 24
+#: ... and, all sections together, at most one relocation record per ``RELOCATION`` bytes of the file
+#: (at least ``RELOCATION_FLOOR``): a record (``IMAGE_RELOCATION``) takes 10 bytes of its own,
+#: while 1,000 section headers sharing one block of 6,000 records spelled 6 million from 100 KB
+#: (634 MB; 3,000 x 20,000 from 320 KB ran out of memory).
+RELOCATION = 10
+RELOCATION_FLOOR = 65_536
 
 #: Section characteristics (PE format specification, "Section Flags").
 IMAGE_SCN_LNK_INFO = 0x200
@@ -334,6 +340,7 @@ class _Reader:
     def __init__(self, path: str, buf: Buffer, size: int) -> None:
         self.path, self.buf, self.size = path, buf, size
         self.strtab = b""
+        self.relocated = 0  # relocation records read so far, all sections together
 
     def bytes_at(self, offset: int, length: int, what: str) -> bytes:
         """``length`` bytes at ``offset``; an ``InputError`` naming ``what`` when they leave the file."""
@@ -428,10 +435,12 @@ class _Reader:
     def relocations(self, offset: int, count: int, characteristics: int, where: int) -> tuple[tuple[int, int], ...]:
         """``(offset, symbol index)`` of a section's relocation records (10 bytes each); with
         ``IMAGE_SCN_LNK_NRELOC_OVFL`` the count is the first record's ``VirtualAddress`` (that record
-        counts itself).
+        counts itself).  Microsoft PE/COFF, "COFF Relocations (Object Only)".
 
         Raises:
-            InputError: the records leave the file, or more than ``MAX_RELOCATIONS`` of them.
+            InputError: the records leave the file, more than ``MAX_RELOCATIONS`` of them, or the
+                sections' records together more than one per ``RELOCATION`` bytes of the file (at
+                least ``RELOCATION_FLOOR``: section headers sharing one block of records).
         """
         if not count:
             return ()
@@ -439,6 +448,15 @@ class _Reader:
             count = struct.unpack("<I", self.bytes_at(offset, 4, "relocation count"))[0]
         if count > MAX_RELOCATIONS:
             raise InputError(self.path, f"{count} relocations in one section: more than {MAX_RELOCATIONS}", where)
+        self.relocated += count
+        limit = max(RELOCATION_FLOOR, self.size // RELOCATION)
+        if self.relocated > limit:
+            raise InputError(
+                self.path,
+                f"the sections' relocation records add up to more than {limit} in {self.size} bytes (a record "
+                f"takes {RELOCATION} bytes of its own: section headers sharing one block of records?)",
+                where,
+            )
         raw = self.bytes_at(offset, count * 10, f"{count} relocation records")
         return tuple((at, index) for at, index, _type in struct.iter_unpack("<IIH", raw))
 

@@ -332,6 +332,31 @@ def test_relocations_name_the_referencing_function_and_are_bounds_checked() -> N
     assert "relocation records" in _fails(bytes(data)).reason
 
 
+def _shared_relocations(sections: int, records: int) -> bytes:
+    """An x64 object whose ``sections`` section headers all point at one block of ``records``
+    relocation records (Microsoft PE/COFF "Section Table", "COFF Relocations (Object Only)")."""
+    relocs_at = 20 + 40 * sections
+    relocs = b"".join(struct.pack("<IIH", i * 4, 0, 4) for i in range(records))  # IMAGE_REL_AMD64_ADDR32
+    text = struct.pack("<8sIIIIIIHHI", b".text", 0, 0, 0, 0, relocs_at, 0, records, 0, 0x60000020)
+    symbol = struct.pack("<8sIhHBB", b"f", 0, 1, 0x20, StorageClass.EXTERNAL, 0)
+    head = struct.pack("<HHIIIHH", 0x8664, sections, 0, relocs_at + len(relocs), 1, 0, 0)
+    return head + text * sections + relocs + symbol + struct.pack("<I", 4)
+
+
+def test_section_headers_sharing_one_block_of_relocations_are_refused() -> None:
+    """A record takes 10 bytes of its own: headers sharing one block spelled 6 million records from
+    100 KB (634 MB).  Up to 65,536 records in all (the floor) are read; past them, the file fails at
+    the header that went over."""
+    data = _shared_relocations(16, 4_000)
+    obj = read_coff("ok.obj", data, len(data))
+    assert sum(len(s.relocations) for s in obj.sections) == 64_000
+    data = _shared_relocations(20, 4_000)
+    error = _fails(data)
+    assert error.offset == 20 + 16 * 40  # the 17th header: 68,000 records
+    assert "relocation records add up to more than 65536" in error.reason
+    assert "section headers sharing one block" in error.reason
+
+
 def _import_member(symbol: bytes, dll: bytes) -> bytes:
     """A short import member (x64, code, by name) for ``symbol`` in ``dll`` (Microsoft PE/COFF
     "Import Library Format": IMPORT_OBJECT_HEADER then the two names)."""
