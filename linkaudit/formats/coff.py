@@ -75,6 +75,12 @@ MAX_RELOCATIONS = 1 << 24
 #: (634 MB; 3,000 x 20,000 from 320 KB ran out of memory).
 RELOCATION = 10
 RELOCATION_FLOOR = 65_536
+#: ... and the string-table names of the section headers and symbol records together, at most
+#: ``NAME_SLACK`` + ``NAME_RATIO`` bytes per byte of the file: in a real object a name serves at
+#: most a few records (a section header, its section symbol, a function named by its tail), while
+#: 2,000 symbol records naming one 65,000-byte string spelled 130 MB from 101 KB (407 MB).
+NAME_SLACK = 1 << 20
+NAME_RATIO = 4
 
 #: Section characteristics (PE format specification, "Section Flags").
 IMAGE_SCN_LNK_INFO = 0x200
@@ -328,7 +334,8 @@ def read_coff(path: str, buf: Buffer, size: int) -> CoffObject:
     Raises:
         InputError: a header, section table, symbol table, string table or ``.drectve`` outside the
             file, a name past the string table, an aux record count past the table's end, a count
-            over its budget, an optional header (an image, not an object).
+            over its budget (sections, symbols, relocation records, bytes of names: see the budgets
+            above), an optional header (an image, not an object).
     """
     reader = _Reader(path, buf, size)
     return reader.read()
@@ -341,6 +348,7 @@ class _Reader:
         self.path, self.buf, self.size = path, buf, size
         self.strtab = b""
         self.relocated = 0  # relocation records read so far, all sections together
+        self.spelled = 0  # bytes of string-table names read so far, every use counted
 
     def bytes_at(self, offset: int, length: int, what: str) -> bytes:
         """``length`` bytes at ``offset``; an ``InputError`` naming ``what`` when they leave the file."""
@@ -407,7 +415,16 @@ class _Reader:
         return self.bytes_at(offset, length, "string table")
 
     def string(self, offset: int, where: int) -> str:
-        """The NUL-terminated name at string-table ``offset`` (``where``: the referring file offset)."""
+        """The NUL-terminated name at string-table ``offset`` (``where``: the referring file offset).
+
+        Every name read counts against the file's names budget: ``NAME_SLACK`` + ``NAME_RATIO``
+        bytes per byte of the file (Microsoft PE/COFF, "COFF String Table": a name longer than 8
+        bytes is stored there and named by its offset, so records can share one).
+
+        Raises:
+            InputError: the offset outside the string table, a name over ``MAX_NAME`` bytes, or the
+                names read so far spelling out more than the budget (records naming one long string).
+        """
         if offset < 4 or offset >= len(self.strtab):
             raise InputError(self.path, f"name at string-table offset {offset} lies outside the string table", where)
         end = self.strtab.find(b"\0", offset, offset + MAX_NAME + 1)
@@ -415,6 +432,15 @@ class _Reader:
             end = len(self.strtab)
         if end - offset > MAX_NAME:
             raise InputError(self.path, f"a name longer than {MAX_NAME} bytes", where)
+        self.spelled += end - offset
+        limit = NAME_SLACK + NAME_RATIO * self.size
+        if self.spelled > limit:
+            raise InputError(
+                self.path,
+                f"the names of the sections and symbols spell out more than {limit} bytes from {self.size}, "
+                "more than any real object's (records naming one long string of the string table?)",
+                where,
+            )
         return self.strtab[offset:end].decode("utf-8", "surrogateescape")
 
     def sections(self, table: int, count: int) -> tuple[CoffSection, ...]:

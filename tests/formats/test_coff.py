@@ -357,6 +357,27 @@ def test_section_headers_sharing_one_block_of_relocations_are_refused() -> None:
     assert "section headers sharing one block" in error.reason
 
 
+def _shared_name(symbols: int, length: int = 65_000) -> bytes:
+    """An x64 object whose ``symbols`` external references all name one ``length``-byte string of
+    the string table (Microsoft PE/COFF "COFF Symbol Table", "COFF String Table")."""
+    record = struct.pack("<4sIIhHBB", b"\0\0\0\0", 4, 0, 0, 0x20, StorageClass.EXTERNAL, 0)
+    name = b"A" * length + b"\0"
+    head = struct.pack("<HHIIIHH", 0x8664, 0, 0, 20, symbols, 0, 0)
+    return head + record * symbols + struct.pack("<I", 4 + len(name)) + name
+
+
+def test_symbol_records_sharing_one_long_name_are_refused() -> None:
+    """Each record spelled its own copy: 2,000 records naming one 65,000-byte string were 130 MB of
+    names from 101 KB (407 MB).  The names may spell 1 MiB + 4 bytes per byte of the file: 16 such
+    records read; of 40 (65,745 bytes: 1,311,556 bytes of names), the 21st record fails."""
+    data = _shared_name(16)
+    assert [len(s.name) for s in read_coff("ok.obj", data, len(data)).symbols] == [65_000] * 16
+    error = _fails(_shared_name(40))
+    assert error.offset == 20 + 20 * 18
+    assert "spell out more than 1311556 bytes from 65745" in error.reason
+    assert "records naming one long string" in error.reason
+
+
 def _import_member(symbol: bytes, dll: bytes) -> bytes:
     """A short import member (x64, code, by name) for ``symbol`` in ``dll`` (Microsoft PE/COFF
     "Import Library Format": IMPORT_OBJECT_HEADER then the two names)."""
