@@ -387,14 +387,32 @@ class _Reader:
         sections = self.sections(table, nsections)
         symbols, aux = self.symbols(symbols_raw, record, machine_id, nsymbols, symtab)
         sections = _with_comdat(sections, aux)
-        drectve = b"".join(
-            self.bytes_at(s.offset, s.size, ".drectve section")
-            for s in sections
-            if s.name == ".drectve" and s.characteristics & IMAGE_SCN_LNK_INFO
-        )
         machine = MACHINES.get(machine_id, f"unknown({machine_id:#x})")
-        directives = parse_directives(self.path, drectve)
+        directives = parse_directives(self.path, self.drectve(sections, table))
         return CoffObject(machine, machine_id, bigobj, sections, symbols, directives, self.idata_dll(sections, symbols))
+
+    def drectve(self, sections: tuple[CoffSection, ...], table: int) -> bytes:
+        """The bytes of the ``.drectve`` sections (``IMAGE_SCN_LNK_INFO``), in order (Microsoft PE/COFF,
+        "The .drectve Section (Object Only)"); ``table``: the section table's file offset.
+
+        Raises:
+            InputError: a section outside the file, or the sections together longer than the file
+                (each one's data is its own: section headers sharing one block of directives).
+        """
+        parts, total = [], 0
+        for s in sections:
+            if s.name == ".drectve" and s.characteristics & IMAGE_SCN_LNK_INFO:
+                total += s.size
+                if total > self.size:
+                    where = table + (s.number - 1) * SECTION_HEADER
+                    raise InputError(
+                        self.path,
+                        f"the .drectve sections add up to more than the file's {self.size} bytes "
+                        "(section headers sharing one block of directives?)",
+                        where,
+                    )
+                parts.append(self.bytes_at(s.offset, s.size, ".drectve section"))
+        return b"".join(parts)
 
     def idata_dll(self, sections: tuple[CoffSection, ...], symbols: tuple[CoffSymbol, ...]) -> str | None:
         """The DLL name of a GNU import library's tail object (see ``CoffObject.idata_dll``)."""
