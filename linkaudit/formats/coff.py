@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import struct
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -261,7 +262,9 @@ class CoffObject:
         """``(symbol, function)`` for each external reference a relocation makes from inside a function
         (the function symbol — ``Type`` 0x20 — of the relocated section at the highest value not past
         the relocation), each pair once, in section order: what link.exe's LNK2019 calls "referenced in
-        function".  References from outside any function (data, vtables) are left out."""
+        function".  References from outside any function (data, vtables) are left out.  Each
+        relocation's function is found by binary search: time ``R log F`` for ``R`` relocations and
+        ``F`` functions in a section (a scan per relocation took 11 s for 20,000 of each)."""
         by_index = {s.index: s for s in self.symbols}
         functions: dict[int, list[CoffSymbol]] = {}
         for s in self.symbols:
@@ -270,13 +273,14 @@ class CoffObject:
         out: dict[tuple[str, str], None] = {}
         for section in self.sections:
             candidates = sorted(functions.get(section.number, []), key=lambda f: f.value)
+            values = [f.value for f in candidates]
             for offset, index in section.relocations:
                 target = by_index.get(index)
                 if target is None or not (target.undefined or target.common):
                     continue
-                inside = [f for f in candidates if f.value <= offset]
-                if inside:
-                    out[(target.name, inside[-1].name)] = None
+                before = bisect_right(values, offset)  # functions at or below the offset
+                if before:
+                    out[(target.name, candidates[before - 1].name)] = None
         return tuple(out)
 
 

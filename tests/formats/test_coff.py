@@ -17,6 +17,9 @@ from linkaudit import read
 from linkaudit.errors import InputError
 from linkaudit.formats.archive import iter_members
 from linkaudit.formats.coff import (
+    CoffObject,
+    CoffSection,
+    CoffSymbol,
     ComdatSelection,
     Directive,
     ImportNameType,
@@ -395,6 +398,43 @@ def test_drectve_headers_sharing_one_block_are_refused() -> None:
     error = _fails(_shared_drectve(10, 1_000))  # 1,420 bytes
     assert error.offset == 20 + 40  # the second header would make 2,000 bytes
     assert "add up to more than the file's 1420 bytes" in error.reason
+
+
+class _Counted(int):
+    """An int counting the comparisons made with it (in ``compared``)."""
+
+    compared = 0
+
+    def _count(self, other: object, op: str) -> bool:
+        _Counted.compared += 1
+        return bool(getattr(int(self), op)(other))
+
+    def __lt__(self, other: object) -> bool:
+        return self._count(other, "__lt__")
+
+    def __le__(self, other: object) -> bool:
+        return self._count(other, "__le__")
+
+    def __gt__(self, other: object) -> bool:
+        return self._count(other, "__gt__")
+
+    def __ge__(self, other: object) -> bool:
+        return self._count(other, "__ge__")
+
+
+def test_references_find_each_relocations_function_without_a_scan() -> None:
+    """The function of each relocation was found by a scan of its section's functions: R x F
+    comparisons (11 s for 20,000 of each from 560 KB).  1,000 of each now take about R log F."""
+    functions = tuple(
+        CoffSymbol(i, f"f{i}", _Counted(4 * (i // 2)), 1, StorageClass.EXTERNAL, 0x20, f"f{i}") for i in range(1_000)
+    )
+    ext = CoffSymbol(1_000, "ext", 0, 0, StorageClass.EXTERNAL, 0x20, "ext")
+    relocations = tuple((2 * i, 1_000) for i in range(1_000))  # at f(2i)'s start, and between two
+    text = CoffSection(1, ".text", 0x60000020, 4_000, 0, relocations=relocations)
+    obj = CoffObject("x86-64", 0x8664, False, (text,), (*functions, ext), ())
+    _Counted.compared = 0
+    assert obj.references() == tuple(("ext", f"f{i}") for i in range(1, 1_000, 2))  # the last of a tie
+    assert _Counted.compared < 30_000  # a scan: 1,000,000
 
 
 def _import_member(symbol: bytes, dll: bytes) -> bytes:
