@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -198,7 +198,7 @@ def _failed(analysis: Any, loads: list[Any], images: list[ImageLoad], image_bind
     shown = {ld.root for ld in loads}
     return (
         any(res.path is None and not (res.system or res.optional) for w in images for res in w.resolutions.values())
-        or any(not res.found or res.error for ld in loads for res in ld.resolutions.values())
+        or any(not res.found or res.error for res in _own_resolutions(loads))
         or any(ld.errors for ld in loads)
         or any(root in shown for root, _f in analysis.version_failures)
         # --bind: a plain import its library does not export stops the load (Windows, dyld)
@@ -208,3 +208,15 @@ def _failed(analysis: Any, loads: list[Any], images: list[ImageLoad], image_bind
             for b in bindings
         )
     )
+
+
+def _own_resolutions(loads: list[Any]) -> Iterator[Any]:
+    """Every resolution of ``loads``, each part (``Load.below``) read once: linear in what was
+    loaded, not in roots times their closures (lib0 needs lib1 ... needs lib9999, each a root)."""
+    seen: set[int] = set()
+    for load in loads:
+        for part, _hops in load.iter_parts():
+            if id(part) in seen:
+                break  # this part and every part below it were read with an earlier load
+            seen.add(id(part))
+            yield from part.own_resolutions().values()
