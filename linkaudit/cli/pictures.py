@@ -12,6 +12,7 @@ import click
 from ..loader.closure import Load
 from ..loader.images import ImageLoad
 from ..output.graph import LoadGraph, Owners, elf_graph, image_graph
+from ..output.parts import Drawn
 from ..rules.data import driver_index
 from .reading import Inputs
 
@@ -33,7 +34,12 @@ def format_option(pictures_help: str) -> Callable[[Any], Any]:
 
 def _relabel(graph: LoadGraph, label: Callable[[str], str]) -> LoadGraph:
     nodes = tuple(
-        dataclasses.replace(n, path=label(n.path) if n.path else None, tried=tuple(label(t) for t in n.tried))
+        dataclasses.replace(
+            n,
+            path=label(n.path) if n.path else None,
+            tried=tuple(label(t) for t in n.tried),
+            shown_in=label(n.shown_in) if n.shown_in else None,
+        )
         for n in graph.nodes
     )
     return dataclasses.replace(graph, root=label(graph.root), nodes=nodes)
@@ -47,9 +53,12 @@ def load_graphs(
     system_dirs: Sequence[str] = (),
 ) -> list[LoadGraph]:
     """One graph per load (ELF loads first, then the Windows and dyld ones); ``owners`` (``tree.owners_of``)
-    names each node's distribution where the inputs carry metadata."""
+    names each node's distribution where the inputs carry metadata.  A library whose load an
+    earlier graph drew (loads sharing parts, ``output.parts``) is one node there, ``shown_in`` that
+    graph's root: the graphs together are linear in the libraries, not roots times their loads."""
     is_driver = driver_index().is_driver
-    graphs = [elf_graph(ld, is_driver, owners, system_dirs) for ld in loads]
+    drawn = Drawn()
+    graphs = [elf_graph(ld, is_driver, owners, system_dirs, drawn) for ld in loads]
     graphs.extend(image_graph(ld, is_driver, owners) for ld in images if ld.resolutions or ld.objects)
     return [_relabel(g, inputs.staged.label) for g in graphs]
 

@@ -32,9 +32,15 @@ def quote(*lines: str) -> str:
     return '"' + "\\n".join(text_safe(t).replace("\\", "\\\\").replace('"', '\\"') for t in lines) + '"'
 
 
+def shown_in_line(node: GraphNode) -> list[str]:
+    """The line saying where a library's needs are drawn, when an earlier load of the picture drew them."""
+    return [f"(its needs: drawn in the load of {node.shown_in})"] if node.shown_in else []
+
+
 def node_label(node: GraphNode) -> str:
-    """The node's label: the name, then the package that installs it where known."""
-    return quote(node.label, f"({node.package})") if node.package else quote(node.label)
+    """The node's label: the name, then the package that installs it where known (and where its needs
+    are drawn, when another load of the picture drew them: ``GraphNode.shown_in``)."""
+    return quote(node.label, *([f"({node.package})"] if node.package else []), *shown_in_line(node))
 
 
 def _graph_lines(i: int, graph: LoadGraph) -> list[str]:

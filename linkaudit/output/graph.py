@@ -19,11 +19,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Sequence
 
-from ..loader.closure import Load
+from ..loader.closure import Load, LoadedObject
 from ..loader.images import ImageLoad, ImageResolution
 from ..loader.ldso import Resolution, Source
 from ..model import NeedKind
 from ..records import dataclass
+from .parts import Drawn
 
 #: Who installs a path: the distribution's name, or ``None`` (``packages.installation``).
 Owners = Callable[[str], "str | None"]
@@ -66,6 +67,8 @@ class GraphNode:
         package: the distribution that installs it, or ``None`` where unknown.
         kind: how it is drawn.
         tried: for a missing library, every place tried, one ``"PATH [SOURCE] OUTCOME"`` each.
+        shown_in: the root of the graph drawing what this library loads, when an earlier graph of the
+            picture drew it (``output.parts``: loads sharing parts); then its needs are not drawn here.
     """
 
     id: str
@@ -74,6 +77,7 @@ class GraphNode:
     package: str | None
     kind: NodeKind
     tried: tuple[str, ...] = ()
+    shown_in: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +137,19 @@ class _Builder:
         self.edges: list[GraphEdge] = []
         self.parents: dict[str, str] = {}
 
-    def add(self, key: str, label: str, path: str | None, kind: NodeKind, tried: tuple[str, ...] = ()) -> str:
+    def add(
+        self,
+        key: str,
+        label: str,
+        path: str | None,
+        kind: NodeKind,
+        tried: tuple[str, ...] = (),
+        shown_in: str | None = None,
+    ) -> str:
         node = self.nodes.get(key)
         if node is None:
             package = self.owners(path) if self.owners is not None and path else None
-            node = GraphNode(f"n{len(self.nodes)}", label, path, package, kind, tried)
+            node = GraphNode(f"n{len(self.nodes)}", label, path, package, kind, tried, shown_in)
             self.nodes[key] = node
         return node.id
 
@@ -146,10 +158,11 @@ class _Builder:
         self.parents.setdefault(target, source)
         self.edges.append(GraphEdge(source, target, name, how, kind, first=first))
 
-    def graph(self, root: str, kind: str, loader: str) -> LoadGraph:
-        """The graph, with the edges on the way to each missing or driver node marked failing."""
+    def graph(self, root: str, kind: str, loader: str, fails: frozenset[str] = frozenset()) -> LoadGraph:
+        """The graph, with the edges on the way to each missing or driver node marked failing (and to
+        the nodes of ``fails``: libraries whose load, drawn in another graph, fails)."""
         failing: set[tuple[str, str]] = set()
-        stops = {n.id for n in self.nodes.values() if n.kind in (NodeKind.MISSING, NodeKind.DRIVER)}
+        stops = {n.id for n in self.nodes.values() if n.kind in (NodeKind.MISSING, NodeKind.DRIVER)} | fails
         for e in self.edges:
             if e.target in stops and e.kind is EdgeKind.NEEDED:
                 failing.add((e.source, e.target))
@@ -187,7 +200,11 @@ def _elf_missing(b: _Builder, name: str, res: Resolution, is_driver: IsDriver) -
 
 
 def elf_graph(
-    load: Load, is_driver: IsDriver, owners: Owners | None = None, system_dirs: Sequence[str] = ()
+    load: Load,
+    is_driver: IsDriver,
+    owners: Owners | None = None,
+    system_dirs: Sequence[str] = (),
+    drawn: Drawn | None = None,
 ) -> LoadGraph:
     """The graph of one ld.so (or musl) load: an edge per DT_NEEDED entry of every object loaded,
     and a lazy edge per library name an object outside the system holds for ``dlopen``.
@@ -197,21 +214,24 @@ def elf_graph(
         is_driver: whether a library name is the GPU driver's (drawn apart, found or not).
         owners: who installs each path, for the node's package.
         system_dirs: the target's system directories: an object there is drawn as outside the inputs.
+        drawn: the picture's parts drawn so far (``output.parts``): the library at the top of a part an
+            earlier graph drew is one node (``shown_in`` that graph's root), its needs not drawn again.
     """
+    view = (drawn or Drawn(share=False)).view(load)
     b = _Builder(owners)
-    for o in load.objects:
-        # the system's own: found in the cache or a system directory, or the dynamic loader itself
-        outside = o.source in _OUTSIDE or o.path.rsplit("/", 1)[0] in system_dirs or _is_loader(o.binary.soname)
-        label = o.binary.soname or _base(o.path)
-        if o.path == load.root:
-            kind = NodeKind.ROOT
-        else:
-            kind = NodeKind.DRIVER if is_driver(label) else (NodeKind.OUTSIDE if outside else NodeKind.LIBRARY)
-        b.add(o.path, label, o.path, kind)
-    for o in load.objects:
+    for o in view.objects:
+        b.add(o.path, o.binary.soname or _base(o.path), o.path, _elf_kind(load, o, is_driver, system_dirs))
+    fails: set[str] = set()
+    if view.cut is not None and view.cut_object is not None:
+        o = view.cut_object
+        node = b.add(o.path, o.binary.soname or _base(o.path), o.path, _elf_kind(load, o, is_driver, system_dirs),
+                     shown_in=view.shown_in)  # fmt: skip
+        if drawn is not None and drawn.below_any(view.cut, "fails", lambda part: _part_fails(part, is_driver)):
+            fails.add(node)
+    for o in view.objects:
         me = b.nodes[o.path].id
         for name in o.binary.needed_names:
-            res = load.resolutions.get((o.path, name))
+            res = view.resolutions.get((o.path, name))
             if res is None:
                 continue
             if res.found and res.path:
@@ -221,11 +241,32 @@ def elf_graph(
             b.link(me, target, name, _elf_how(res))
         if b.nodes[o.path].kind in (NodeKind.ROOT, NodeKind.LIBRARY):
             _plugins(b, me, o.binary.dlopen_names, "dlopen (name in .rodata)")
-    return b.graph(load.root, load.kind.value, load.loader)
+    return b.graph(load.root, load.kind.value, load.loader, frozenset(fails))
+
+
+def _elf_kind(load: Load, o: LoadedObject, is_driver: IsDriver, system_dirs: Sequence[str]) -> NodeKind:
+    """How an object of an ELF load is drawn: the root, the driver, the system's own, or the inputs'."""
+    if o.path == load.root:
+        return NodeKind.ROOT
+    if is_driver(o.binary.soname or _base(o.path)):
+        return NodeKind.DRIVER
+    # the system's own: found in the cache or a system directory, or the dynamic loader itself
+    outside = o.source in _OUTSIDE or o.path.rsplit("/", 1)[0] in system_dirs or _is_loader(o.binary.soname)
+    return NodeKind.OUTSIDE if outside else NodeKind.LIBRARY
+
+
+def _part_fails(part: Load, is_driver: IsDriver) -> bool:
+    """True when a part of a load (``Load.below``) holds a library found nowhere or the GPU driver's."""
+    return any(not r.found for r in part.own_resolutions().values()) or any(
+        is_driver(o.binary.soname or _base(o.path)) for o in part.own_objects()
+    )
 
 
 def _plugins(b: _Builder, source: str, names: Iterable[str], how: str) -> None:
     """Lazy edges from ``source`` to each library it loads later (a node by name, unless loaded)."""
+    names = tuple(names)
+    if not names:
+        return  # most objects name none: no index of the nodes (that made a long chain quadratic)
     loaded = {n.label: key for key, n in b.nodes.items()}
     for name in names:
         key = loaded.get(name, f"~{name}")

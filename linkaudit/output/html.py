@@ -63,7 +63,15 @@ def _graph_dict(g: LoadGraph) -> dict[str, Any]:
         "kind": g.kind,
         "loader": g.loader,
         "nodes": [
-            {"id": n.id, "label": n.label, "path": n.path, "package": n.package, "kind": n.kind.value, "tried": n.tried}
+            {
+                "id": n.id,
+                "label": n.label,
+                "path": n.path,
+                "package": n.package,
+                "kind": n.kind.value,
+                "tried": n.tried,
+                **({"shown_in": n.shown_in} if n.shown_in else {}),
+            }
             for n in g.nodes
         ],
         "edges": [
@@ -144,11 +152,15 @@ def _summary(report: Report, graphs: Sequence[LoadGraph]) -> list[str]:
 
 
 def _counts(g: LoadGraph) -> str:
-    """``"33 objects, 1 missing, 53 plugins named"``: the objects loaded, then what is not."""
+    """``"33 objects, 1 missing, 53 plugins named"``: the objects loaded (drawn here: a library whose
+    load an earlier graph drew stands for the rest, named), then what is not."""
     kinds = [n.kind for n in g.nodes]
     lazy = kinds.count(NodeKind.PLUGIN)
     missing = kinds.count(NodeKind.MISSING) + sum(1 for n in g.nodes if n.kind is NodeKind.DRIVER and n.path is None)
     parts = [_n(len(kinds) - lazy - missing, "object")]
+    elsewhere = sorted({n.shown_in for n in g.nodes if n.shown_in})
+    if elsewhere:  # loads sharing parts (output.parts): the rest of this load is drawn with an earlier root's
+        parts[0] += f" (the rest drawn in the load of {', '.join(_e(r) for r in elsewhere)})"
     if missing:
         parts.append(f"{missing} not found")
     if lazy:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .dot import shown_in_line
 from .graph import EdgeKind, LoadGraph, NodeKind
 from .shared import utf8_safe
 
@@ -37,7 +38,7 @@ def _graph_lines(i: int, graph: LoadGraph, first_edge: int) -> tuple[list[str], 
     title = f"{graph.root} [{graph.kind}] ({graph.loader})"
     out = [f"  subgraph g{i}[{quote(title)}]", "    direction LR"]
     for n in graph.nodes:
-        label = quote(n.label, n.package) if n.package else quote(n.label)
+        label = quote(n.label, *([n.package] if n.package else []), *shown_in_line(n))
         out.append(f"    g{i}_{n.id}[{label}]:::{n.kind.value}")
     out.append("  end")
     failing = []

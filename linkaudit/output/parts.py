@@ -55,7 +55,8 @@ class Drawn:
         above: Load | None = None
         cut = cut_object = None
         for part, hops in load.iter_parts():
-            if hops and self.share and id(part) in self.by_part:
+            leaf = part.below is None and not part.own_resolutions()  # needs nothing: nothing to point back to
+            if hops and self.share and id(part) in self.by_part and not leaf:
                 cut, cut_object = part, next(part.own_objects(hops, above))
                 break
             objects.extend(part.own_objects(hops, above))

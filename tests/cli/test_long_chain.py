@@ -7,9 +7,12 @@ made ``tree`` cubic).  Counting tests: what is printed grows with the number of 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
+from tools import needs, require
 
 from linkaudit.output.tree import MAX_DEPTH
 
@@ -34,8 +37,9 @@ def test_tree_draws_each_library_once_over_every_root(run_cli, chain: Path) -> N
     resolved = [line for line in lines if "[DT_RUNPATH of" in line]
     back = [line for line in resolved if "(shown above, under " in line]
     # lib0's tree draws lib1 .. lib299 once; each other root draws its one need, pointing back
-    assert len(resolved) - len(back) == N - 1
-    assert len(back) == N - 2
+    # (lib298's need, lib299, needs nothing: drawn as it is, no pointer)
+    assert len(back) == N - 3
+    assert len(resolved) - len(back) == N
     assert len(lines) <= 5 * N
     assert max(map(len, lines)) <= 4 * MAX_DEPTH + 120
 
@@ -50,3 +54,57 @@ def test_tree_of_one_deep_root_continues_in_blocks(run_cli, chain: Path) -> None
     assert len(blocks) == (N - 2) // MAX_DEPTH
     assert len(lines) <= N + len(blocks) + 2
     assert max(map(len, lines)) <= 4 * MAX_DEPTH + 120  # not 4 * N: the indentation stops growing
+
+
+def _html_data(run_cli, chain: Path, out: Path) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    r = run_cli("check", str(chain), "--format", "html", "-o", str(out))
+    assert r.exit_code in (0, 1), r.stderr
+    data = re.search(r'<script type="application/json" id="linkaudit-data">(.*?)</script>', out.read_text(), re.S)
+    assert data is not None
+    return json.loads(data.group(1))  # type: ignore[no-any-return]
+
+
+def test_html_draws_each_library_once_over_every_root(run_cli, chain: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = _html_data(run_cli, chain, tmp_path / "report.html")
+    graphs = data["graphs"]
+    assert len(graphs) == N  # a graph per root still
+    assert sum(len(g["nodes"]) for g in graphs) <= 3 * N
+    assert sum(len(g["edges"]) for g in graphs) <= 3 * N
+    first = graphs[0]["root"]
+    assert len(graphs[0]["nodes"]) == N  # lib0's load: the whole chain
+    # every other root: itself and its need, whose own needs are drawn in lib0's graph
+    pointing = [n for g in graphs[1:] for n in g["nodes"] if n.get("shown_in")]
+    assert len(pointing) == N - 3 and {n["shown_in"] for n in pointing} == {first}
+    assert (tmp_path / "report.html").stat().st_size < 4000 * N
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mermaid"])
+def test_dot_and_mermaid_draw_each_library_once(run_cli, chain: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("tree", "--format", fmt, str(chain))
+    assert r.exit_code == 0, r.stderr
+    nodes = re.findall(r"^    g\d+_n\d+ ?\[", r.stdout, re.M)
+    assert N <= len(nodes) <= 3 * N
+    assert r.stdout.count("(its needs: drawn in the load of ") == N - 3
+
+
+@needs("chromium")
+def test_html_of_shared_loads_in_a_browser(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from browser import browser
+    from report_page import open_report
+
+    for i in range(4):
+        (tmp_path / f"lib{i}.so").write_bytes(shared_library(f"lib{i}.so", [f"lib{i + 1}.so"] if i < 3 else []))
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "report.html"
+    data = _html_data(run_cli, tmp_path, out)
+    assert [len(g["nodes"]) for g in data["graphs"]] == [4, 2, 2, 1]
+    with browser(require("chromium")) as b:
+        open_report(b, out)
+        assert b.errors == [] and b.blocked == []
+        assert b.evaluate("document.querySelectorAll('#g1 g.node').length") == 2
+        sub = b.evaluate("[...document.querySelectorAll('#g1 g.node text.pkg')].map(t => t.textContent)")
+        assert sub == [f"needs: drawn in the load of {tmp_path}/lib0.so"]
+        assert "drawn in the load of" in b.evaluate("document.querySelector('#g1 h3').textContent")
+        b.click("#g1 g.node.k-library")
+        assert "What it loads is drawn in the load of" in b.evaluate("document.querySelector('#g1 .details').innerText")
+        assert b.errors == []

@@ -76,12 +76,19 @@
     return out;
   }
 
+  // The line under a node's name: how many objects (a package collapsed), where its needs are drawn
+  // (a library whose load an earlier graph drew), or the package installing it.
+  function subOf(n) {
+    if (n.members) return n.members.length + (n.members.length === 1 ? " object" : " objects");
+    return n.shown_in ? "needs: drawn in the load of " + n.shown_in : n.package || "";
+  }
+
   function layout(v) {
     const lg = new dagre.graphlib.Graph();
     lg.setGraph({ rankdir: "LR", nodesep: 10, ranksep: 70, marginx: 10, marginy: 10 });
     lg.setDefaultEdgeLabel(function () { return {}; });
     for (const n of v.nodes) {
-      const sub = n.members ? n.members.length + (n.members.length === 1 ? " object" : " objects") : n.package || "";
+      const sub = subOf(n);
       const w = Math.max(n.label.length, sub.length) * 6.4 + 18;
       lg.setNode(n.id, { width: w, height: sub ? 32 : 22 });
     }
@@ -116,7 +123,7 @@
       svg("rect", { width: box.width, height: box.height, rx: 5 }, g);
       const t = svg("text", { x: 9, y: 15 }, g);
       t.textContent = n.label;
-      const sub = n.members ? n.members.length + (n.members.length === 1 ? " object" : " objects") : n.package;
+      const sub = subOf(n);
       if (sub) svg("text", { x: 9, y: 27, class: "pkg" }, g).textContent = sub;
       svg("title", {}, g).textContent = n.path || n.label;
       const errors = errorsAt(n);
@@ -222,6 +229,7 @@
     html("h4", n.label, box);
     html("div", (n.kind === "package" ? "package " : n.kind) + (n.package ? " · installed by " + n.package : ""), box, "hint");
     if (n.path) html("div", n.path, box);
+    if (n.shown_in) html("div", "What it loads is drawn in the load of " + n.shown_in + ", above.", box, "hint");
     const mine = {};
     for (const m of n.members || [n]) mine[m.id] = true;
     const all = view.g.edges.concat(expected(view.g).edges);
