@@ -188,12 +188,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
     chains = _elf_chains(analysis, owners_of(inputs), target)
     images = run_images(inputs, options)
     chains.extend(_image_chains(images, target))
-    soft = [
-        {"root": load.root, "object": obj.path}
-        for load in analysis.loads
-        for obj in load.objects
-        if target in obj.binary.dlopen_names
-    ]
+    soft = _elf_soft(analysis, target)
     uses: list[dict[str, Any]] = []
     if not chains:
         uses = _elf_uses(analysis, target)
@@ -244,34 +239,74 @@ def _similar_names(analysis: Any, images: list[Any], target: str, most: int = 5)
 def _elf_chains(analysis: Any, owners: Callable[[str], str | None] | None, target: str) -> list[dict[str, Any]]:
     """The ELF loads' resolutions of a library named ``target`` (as needed, by its file name or
     its DT_SONAME), with the chain from each root, where it was found (and who installs it,
-    through ``owners``) or the paths tried and why not."""
-    chains: list[dict[str, Any]] = []
-    for load, root in zip(analysis.loads, analysis.roots, strict=True):
-        for (requester, needed), res in load.resolutions.items():
-            names = {needed, _base(res.path)}
-            obj = load.object(res.path) if res.path else None
-            if obj is not None and obj.binary.soname:
-                names.add(obj.binary.soname)
-            if target not in names:
+    through ``owners``) or the paths tried and why not.
+
+    Each part of the loads is read once (``LinkageAnalysis.parts``): a resolution many loads share
+    (lib0 needs lib1 ... needs lib999, each a root) is told for the first ``ROOTS_SHOWN`` loads
+    holding it, the last of them counting the others (``more_roots``); in load order, as before."""
+    holders = analysis.holders()
+    found: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
+    for part in analysis.parts():
+        held = holders[id(part.part)]
+        for pos, ((requester, needed), res) in enumerate(part.part.own_resolutions().items()):
+            if not _elf_names_it(analysis, part.part, held.first[0], needed, res.path, target):
                 continue
-            chains.append(
-                {
-                    "root": load.root,
-                    "kind": load.kind.value,
-                    "reached": root.reached,
-                    "chain": [*load.chain(requester), needed],
-                    "path": res.path,
-                    "source": res.source.value if res.source else None,
-                    "owner": res.owner,
-                    "distribution": owners(res.path) if owners is not None and res.path else None,
-                    "tried": [a.path for a in res.attempts if a.outcome.value != "driver-absent"]
-                    if not res.found
-                    else [],
-                    "driver_absent": any(a.outcome.value == "driver-absent" for a in res.attempts),
-                    "error": res.error,
-                }
-            )
-    return chains
+            for i in held.first:
+                chain = _elf_chain(analysis, i, requester, needed, res, owners)
+                if i == held.first[-1] and held.count > len(held.first):
+                    chain["more_roots"] = held.count - len(held.first)
+                found.append(((i, analysis.loads[i].height - part.part.height, pos), chain))
+    found.sort(key=lambda x: x[0])
+    return [chain for _key, chain in found]
+
+
+def _elf_names_it(analysis: Any, part: Any, first: int, needed: str, path: str | None, target: str) -> bool:
+    """True when ``target`` names the DT_NEEDED ``needed`` found at ``path``: as needed, by the file's
+    name or by its DT_SONAME (the object looked up from ``part`` down, else in load ``first``)."""
+    if target in (needed, _base(path)):
+        return True
+    obj = (part.object(path) or analysis.loads[first].object(path)) if path else None
+    return obj is not None and obj.binary.soname == target
+
+
+def _elf_chain(
+    analysis: Any, index: int, requester: str, needed: str, res: Any, owners: Callable[[str], str | None] | None
+) -> dict[str, Any]:
+    """How load ``index`` meets ``requester``'s DT_NEEDED ``needed`` (resolved as ``res``)."""
+    load = analysis.loads[index]
+    return {
+        "root": load.root,
+        "kind": load.kind.value,
+        "reached": analysis.roots[index].reached,
+        "chain": [*load.chain(requester), needed],
+        "path": res.path,
+        "source": res.source.value if res.source else None,
+        "owner": res.owner,
+        "distribution": owners(res.path) if owners is not None and res.path else None,
+        "tried": [a.path for a in res.attempts if a.outcome.value != "driver-absent"] if not res.found else [],
+        "driver_absent": any(a.outcome.value == "driver-absent" for a in res.attempts),
+        "error": res.error,
+    }
+
+
+def _elf_soft(analysis: Any, target: str) -> list[dict[str, Any]]:
+    """The objects of the ELF loads keeping ``target`` in .rodata (for ``dlopen``), with a root
+    holding each: each part read once, the first ``ROOTS_SHOWN`` loads holding it named."""
+    holders = analysis.holders()
+    found: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
+    for part in analysis.parts():
+        held = holders[id(part.part)]
+        for pos, o in enumerate(part.part.own_objects()):
+            if target in o.binary.dlopen_names:
+                found.extend(
+                    (
+                        (i, analysis.loads[i].height - part.part.height, pos),
+                        {"root": analysis.loads[i].root, "object": o.path},
+                    )
+                    for i in held.first
+                )
+    found.sort(key=lambda x: x[0])
+    return [entry for _key, entry in found]
 
 
 def _image_chains(images: list[ImageLoad], target: str) -> list[dict[str, Any]]:
@@ -347,7 +382,7 @@ def _chain_lines(c: dict[str, Any]) -> list[str]:
     """The text lines for one chain of ``_elf_chains`` / ``_image_chains``: root, chain and the
     path found (how, installed by whom), or why not with the paths tried; then the paths skipped."""
     lines: list[str] = []
-    chain = " → ".join(_base(p) for p in c["chain"])
+    chain = _chain_text(c["chain"])
     root = c.get("root_display", c["root"])
     if c["path"]:
         how = f"{c['source']}" + (f" of {_base(c['owner'])}" if c["owner"] else "")
@@ -364,7 +399,24 @@ def _chain_lines(c: dict[str, Any]) -> list[str]:
         lines.append(f"{root} [{c['kind']}]: {chain} => {why_not}")
         lines.extend(f"    tried {t}" for t in c["tried"])
     lines.extend(f"    skipped {s['path']}: {s['outcome']} ({s['detail']})" for s in c.get("skipped", ()))
+    if c.get("more_roots"):
+        how = " → ".join(_base(p) for p in c["chain"][-2:])
+        lines.append(f"    and {c['more_roots']} more roots load it the same way ({how})")
     return lines
+
+
+#: A chain longer than this is told by its first and last ``CHAIN_ENDS`` steps and how many lie between.
+MAX_CHAIN = 16
+CHAIN_ENDS = 6
+
+
+def _chain_text(chain: Sequence[str]) -> str:
+    """``a → b → c``, the file names of ``chain``; past ``MAX_CHAIN`` steps, ``a → … (988 more) → z``
+    (``--format json`` has every step)."""
+    names = [_base(p) for p in chain]
+    if len(names) > MAX_CHAIN:
+        names = [*names[:CHAIN_ENDS], f"… ({len(names) - 2 * CHAIN_ENDS} more)", *names[-CHAIN_ENDS:]]
+    return " → ".join(names)
 
 
 def _use_lines(u: dict[str, Any]) -> list[str]:

@@ -108,3 +108,21 @@ def test_html_of_shared_loads_in_a_browser(run_cli, tmp_path: Path) -> None:  # 
         b.click("#g1 g.node.k-library")
         assert "What it loads is drawn in the load of" in b.evaluate("document.querySelector('#g1 .details').innerText")
         assert b.errors == []
+
+
+def test_why_tells_a_shared_chain_for_the_first_roots_and_counts_the_rest(run_cli, chain: Path) -> None:  # type: ignore[no-untyped-def]
+    from linkaudit.cli.why import MAX_CHAIN
+    from linkaudit.loader.analysis import ROOTS_SHOWN
+
+    r = run_cli("why", str(chain), f"lib{N - 1}.so")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    told = [line for line in lines if f"=> {chain}/lib{N - 1}.so [DT_RUNPATH of lib{N - 2}.so]" in line]
+    assert len(told) == ROOTS_SHOWN and told[0].startswith(f"{chain}/lib0.so [dlopen]: lib0.so → lib1.so → ")
+    assert f"… ({N - 12} more) → " in told[0]  # not N names on one line
+    assert lines[-1] == f"    and {N - 1 - ROOTS_SHOWN} more roots load it the same way (lib{N - 2}.so → lib{N - 1}.so)"
+    assert len(lines) == ROOTS_SHOWN + 1 and max(map(len, lines)) < 40 * MAX_CHAIN + len(str(chain)) * 2
+    doc = json.loads(run_cli("why", "--format", "json", str(chain), f"lib{N - 1}.so").stdout)
+    chains = doc["library_chains"]
+    assert len(chains) == ROOTS_SHOWN and chains[-1]["more_roots"] == N - 1 - ROOTS_SHOWN
+    assert chains[0]["chain"] == [f"{chain}/lib{i}.so" for i in range(N - 1)] + [f"lib{N - 1}.so"]  # json: every step
