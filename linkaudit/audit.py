@@ -355,9 +355,11 @@ def _nothing_to_audit(collected: Collected, staged: Staged, binaries: Sequence[B
     """A ``no-binaries`` note for each input directory holding no binary (a wheelhouse, whose
     packages are audited, excepted), with the files of formats not read yet that it holds; a
     warning for each platform wheel holding none (``_platform_wheels_without_binaries``), which
-    stands for the note of a staging root holding only such wheels."""
-    warned = set()
-    for finding in _platform_wheels_without_binaries(staged, binaries, collected):
+    stands for the note of a staging root holding only such wheels.  A package that could not be
+    read at all (truncated, not an archive) has its ``unreadable-input`` error and neither."""
+    unreadable = {e.path for e in staged.errors}
+    warned = set(unreadable)
+    for finding in _platform_wheels_without_binaries(staged, binaries, collected, unreadable):
         warned.add(finding.file)
         yield finding
     for directory in collected.empty_dirs:
@@ -381,7 +383,7 @@ def _nothing_to_audit(collected: Collected, staged: Staged, binaries: Sequence[B
 
 
 def _platform_wheels_without_binaries(
-    staged: Staged, binaries: Sequence[Binary], collected: Collected
+    staged: Staged, binaries: Sequence[Binary], collected: Collected, unreadable: set[str]
 ) -> Iterator[Finding]:
     """A ``no-binaries`` warning for each wheel staged whose platform tag is not ``any`` and that
     holds no binary (none read, none of a format not read yet): pip installs it only where the
@@ -391,7 +393,7 @@ def _platform_wheels_without_binaries(
         return
     holding = {staged.package_of(b.path) for b in binaries} | {staged.package_of(p) for p, _f in collected.skipped}
     for package, tags in platform.items():
-        if package in holding:
+        if package in holding or package in unreadable:
             continue
         yield Finding(
             "no-binaries",

@@ -776,3 +776,23 @@ def test_staged_tar_members_are_not_opened_again_to_be_sniffed(tmp_path: Path, m
     assert len(opened) == 32
     assert [(f.path, f.status, f.format) for f in report.files] == [(f.path, f.status, f.format) for f in plain.files]
     assert [f.message for f in report.findings] == [f.message for f in plain.findings]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["trunc-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "text-1.0-py3-none-any.whl", "garbage-1.0-0.conda"],
+)
+def test_a_package_that_is_not_an_archive_is_named_so_and_nothing_else(tmp_path: Path, name: str) -> None:
+    """A truncated wheel, a text file named ``.whl``, random bytes named ``.conda``: one error, "not a
+    readable zip archive" (was "not a binary (no ELF ... magic)" for the last two), and no
+    ``no-binaries`` warning telling a truncated platform wheel to retag itself ``py3-none-any``."""
+    whole = io.BytesIO()
+    with zipfile.ZipFile(whole, "w") as zf:
+        zf.writestr("pkg/libhelper.so", HELPER)
+    data = {"trunc": whole.getvalue()[:-30], "text": b"hello\n", "garbage": os.urandom(3000)}[name.split("-")[0]]
+    for where in (tmp_path / name, tmp_path / "dist" / name):  # given, or found in a directory
+        where.parent.mkdir(exist_ok=True)
+        where.write_bytes(data)
+        report = audit([str(where.parent if where.parent.name == "dist" else where)])
+        assert [(f.rule, f.file) for f in report.findings] == [("unreadable-input", str(where))], report.findings
+        assert "not a readable zip archive" in report.findings[0].message

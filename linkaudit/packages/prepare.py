@@ -52,20 +52,14 @@ def package_kind(path: str) -> str | None:
         os.close(fd)
     if head.startswith(_ZIP):
         return "zip"
-    if path.endswith((".whl", ".conda")) and _is_zipfile(path):
-        # Named as a package and a zip by its end-of-archive record: a zip behind a prefix (an ELF
-        # stub, a self-extractor) is what pip and conda read, whatever the first bytes say.
+    if path.endswith((".whl", ".conda")):
+        # Named as a package: a zip by its end-of-archive record (behind a prefix, an ELF stub or
+        # a self-extractor, as pip and conda read it), or none, which the zip reader then names
+        # ("not a readable zip archive": a truncated download, a text file) instead of "not a binary".
         return "zip"
     if head.startswith(COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
         return "tarball"
     return None
-
-
-def _is_zipfile(path: str) -> bool:
-    """``zipfile.is_zipfile`` (imported here: no zip reader for a run without packages)."""
-    import zipfile
-
-    return zipfile.is_zipfile(path)
 
 
 def _packages_under(top: str) -> list[str]:
