@@ -31,7 +31,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.format,self.entries,self.hwcaps_subdirs,self.generator,)==(other.format,other.entries,other.hwcaps_subdirs,other.generator,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.fragment,self.what,)==(other.fragment,other.what,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.host,self.name,self.labels,self.owner,self.dirs,self.listed,self.files,self.made,self.dist_files,self.conda_index,self._past,self._past_size,)==(other.host,other.name,other.labels,other.owner,other.dirs,other.listed,other.files,other.made,other.dist_files,other.conda_index,other._past,other._past_size,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.label,self.path,self.package,self.kind,self.tried,)==(other.id,other.label,other.path,other.package,other.kind,other.tried,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.label,self.path,self.package,self.kind,self.tried,self.shown_in,)==(other.id,other.label,other.path,other.package,other.kind,other.tried,other.shown_in,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.importer,self.library,self.provider,self.symbols,self.weak,self.reason,self.via,)==(other.importer,other.library,other.provider,other.symbols,other.weak,other.reason,other.via,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.importer,self.symbol,self.library,self.outcome,self.provider,self.provider_symbol,self.via,self.weak,self.reason,)==(other.importer,other.symbol,other.library,other.outcome,other.provider,other.provider_symbol,other.via,other.weak,other.reason,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,)==(other.index,other.name,other.value,other.section,other.storage_class,other.type,other.undecorated,other.alternate,other.search,)\n  return NotImplemented\n return __eq__',
@@ -64,6 +64,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,)==(other.number,other.name,other.characteristics,other.size,other.offset,other.comdat,other.associated,other.relocations,other.checksum,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.object,self.file,self.provider,self.version,self.symbols,)==(other.object,other.file,other.provider,other.version,other.symbols,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,)==(other.objects,other.index,other.resolutions,other.cut,other.cut_object,other.shown_in,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.option,self.argument,)==(other.option,other.argument,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.outputs,self.rule,self.inputs,self.bindings,)==(other.outputs,other.rule,other.inputs,other.bindings,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.packages,self.targets,self.reason,)==(other.packages,other.targets,other.reason,)\n  return NotImplemented\n return __eq__',
@@ -108,6 +109,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.target,self.path,self.variables,self.rules,self.edge,self.read,self.outputs,self.expanded,self.sizes,self.distinct,)==(other.target,other.path,other.variables,other.rules,other.edge,other.read,other.outputs,other.expanded,other.sizes,other.distinct,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.target,self.rank,)==(other.target,other.rank,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.providers,self.declared_by,self.extra,self.severity,self.installed,)==(other.text,other.providers,other.declared_by,other.extra,other.severity,other.installed,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.view,self.verbose,self.owners,self.lines,self.expanded,self.base,self.deferred,)==(other.view,other.verbose,other.owners,other.lines,other.expanded,other.base,other.deferred,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.written,self.content,self.binaries,self.heads,)==(other.written,other.content,other.binaries,other.heads,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.added,self.removed,self.changed,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.binaries,self.config,self.linkage,self.generated_sources,self.wheel_policies,self.packages,self.windows,self.dyld,self.disagreements,self.site_roots,self.installation,))\n return __hash__',
@@ -122,7 +124,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.files,self.findings,self.seconds,self.rules,self.config,self.roots,self.packages,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.format,self.entries,self.hwcaps_subdirs,self.generator,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.fragment,self.what,))\n return __hash__',
-    'def __create_fn__():\n def __hash__(self):\n  return hash((self.id,self.label,self.path,self.package,self.kind,self.tried,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.id,self.label,self.path,self.package,self.kind,self.tried,self.shown_in,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.importer,self.library,self.provider,self.symbols,self.weak,self.reason,self.via,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.importer,self.symbol,self.library,self.outcome,self.provider,self.provider_symbol,self.via,self.weak,self.reason,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,))\n return __hash__',
@@ -153,6 +155,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.object,self.file,self.provider,self.version,self.symbols,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.option,self.argument,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.packages,self.targets,self.reason,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.part,self.index,self.hops,self.above,))\n return __hash__',
@@ -213,7 +216,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(fragment={self.fragment!r}, what={self.what!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(gnu={self.gnu!r}, buckets={self.buckets!r}, chain={self.chain!r}, symoffset={self.symoffset!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(host={self.host!r}, name={self.name!r}, labels={self.labels!r}, owner={self.owner!r}, dirs={self.dirs!r}, listed={self.listed!r}, files={self.files!r}, made={self.made!r}, dist_files={self.dist_files!r}, conda_index={self.conda_index!r}, _past={self._past!r}, _past_size={self._past_size!r})"\n return __repr__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, label={self.label!r}, path={self.path!r}, package={self.package!r}, kind={self.kind!r}, tried={self.tried!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, label={self.label!r}, path={self.path!r}, package={self.package!r}, kind={self.kind!r}, tried={self.tried!r}, shown_in={self.shown_in!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(importer={self.importer!r}, library={self.library!r}, provider={self.provider!r}, symbols={self.symbols!r}, weak={self.weak!r}, reason={self.reason!r}, via={self.via!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(importer={self.importer!r}, symbol={self.symbol!r}, library={self.library!r}, outcome={self.outcome!r}, provider={self.provider!r}, provider_symbol={self.provider_symbol!r}, via={self.via!r}, weak={self.weak!r}, reason={self.reason!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, name={self.name!r}, value={self.value!r}, section={self.section!r}, storage_class={self.storage_class!r}, type={self.type!r}, undecorated={self.undecorated!r}, alternate={self.alternate!r}, search={self.search!r})"\n return __repr__',
@@ -246,6 +249,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, characteristics={self.characteristics!r}, size={self.size!r}, offset={self.offset!r}, comdat={self.comdat!r}, associated={self.associated!r}, relocations={self.relocations!r}, checksum={self.checksum!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(object={self.object!r}, file={self.file!r}, provider={self.provider!r}, version={self.version!r}, symbols={self.symbols!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(objects={self.objects!r}, index={self.index!r}, resolutions={self.resolutions!r}, cut={self.cut!r}, cut_object={self.cut_object!r}, shown_in={self.shown_in!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(option={self.option!r}, argument={self.argument!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(outputs={self.outputs!r}, rule={self.rule!r}, inputs={self.inputs!r}, bindings={self.bindings!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(packages={self.packages!r}, targets={self.targets!r}, reason={self.reason!r})"\n return __repr__',
@@ -291,6 +295,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(target={self.target!r}, path={self.path!r}, variables={self.variables!r}, rules={self.rules!r}, edge={self.edge!r}, read={self.read!r}, outputs={self.outputs!r}, expanded={self.expanded!r}, sizes={self.sizes!r}, distinct={self.distinct!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(target={self.target!r}, rank={self.rank!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, providers={self.providers!r}, declared_by={self.declared_by!r}, extra={self.extra!r}, severity={self.severity!r}, installed={self.installed!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(view={self.view!r}, verbose={self.verbose!r}, owners={self.owners!r}, lines={self.lines!r}, expanded={self.expanded!r}, base={self.base!r}, deferred={self.deferred!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(written={self.written!r}, content={self.content!r}, binaries={self.binaries!r}, heads={self.heads!r})"\n return __repr__',
     "def __create_fn__(_type_added, _type_removed, _type_changed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _return_type):\n def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'added',added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)\n return __init__",
     "def __create_fn__(_type_binaries, _type_config, _type_linkage, _type_generated_sources, _type_wheel_policies, _type_packages, _type_windows, _type_dyld, _type_disagreements, _type_site_roots, _type_installation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_linkage, _dflt_generated_sources, _dflt_wheel_policies, _dflt_packages, _dflt_windows, _dflt_dyld, _dflt_disagreements, _dflt_site_roots, _dflt_installation, _return_type):\n def __init__(self,binaries:_type_binaries,config:_type_config,linkage:_type_linkage=_dflt_linkage,generated_sources:_type_generated_sources=_dflt_generated_sources,wheel_policies:_type_wheel_policies=_HAS_DEFAULT_FACTORY,packages:_type_packages=_dflt_packages,windows:_type_windows=_dflt_windows,dyld:_type_dyld=_dflt_dyld,disagreements:_type_disagreements=_dflt_disagreements,site_roots:_type_site_roots=_dflt_site_roots,installation:_type_installation=_dflt_installation)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'config',config)\n  __dataclass_builtins_object__.__setattr__(self,'linkage',linkage)\n  __dataclass_builtins_object__.__setattr__(self,'generated_sources',generated_sources)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_policies',_dflt_wheel_policies() if wheel_policies is _HAS_DEFAULT_FACTORY else wheel_policies)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'windows',windows)\n  __dataclass_builtins_object__.__setattr__(self,'dyld',dyld)\n  __dataclass_builtins_object__.__setattr__(self,'disagreements',disagreements)\n  __dataclass_builtins_object__.__setattr__(self,'site_roots',site_roots)\n  __dataclass_builtins_object__.__setattr__(self,'installation',installation)\n return __init__",
@@ -314,7 +319,7 @@ TEXTS = (
     "def __create_fn__(_type_fragment, _type_what, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,fragment:_type_fragment,what:_type_what)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'fragment',fragment)\n  __dataclass_builtins_object__.__setattr__(self,'what',what)\n return __init__",
     "def __create_fn__(_type_gnu, _type_buckets, _type_chain, _type_symoffset, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_symoffset, _return_type):\n def __init__(self,gnu:_type_gnu,buckets:_type_buckets,chain:_type_chain,symoffset:_type_symoffset=_dflt_symoffset)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'gnu',gnu)\n  __dataclass_builtins_object__.__setattr__(self,'buckets',buckets)\n  __dataclass_builtins_object__.__setattr__(self,'chain',chain)\n  __dataclass_builtins_object__.__setattr__(self,'symoffset',symoffset)\n return __init__",
     'def __create_fn__(_type_host, _type_name, _type_labels, _type_owner, _type_dirs, _type_listed, _type_files, _type_made, _type_dist_files, _type_conda_index, _type__past, _type__past_size, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_name, _dflt_labels, _dflt_owner, _dflt_dirs, _dflt_listed, _dflt_files, _dflt_made, _dflt_dist_files, _dflt_conda_index, _dflt__past, _dflt__past_size, _return_type):\n def __init__(self,host:_type_host,name:_type_name=_dflt_name,labels:_type_labels=_HAS_DEFAULT_FACTORY,owner:_type_owner=_HAS_DEFAULT_FACTORY,dirs:_type_dirs=_HAS_DEFAULT_FACTORY,listed:_type_listed=_HAS_DEFAULT_FACTORY,files:_type_files=_HAS_DEFAULT_FACTORY,made:_type_made=_HAS_DEFAULT_FACTORY,dist_files:_type_dist_files=_HAS_DEFAULT_FACTORY,conda_index:_type_conda_index=_HAS_DEFAULT_FACTORY,_past:_type__past=_HAS_DEFAULT_FACTORY,_past_size:_type__past_size=_dflt__past_size)->_return_type:\n  self.host=host\n  self.name=name\n  self.labels=_dflt_labels() if labels is _HAS_DEFAULT_FACTORY else labels\n  self.owner=_dflt_owner() if owner is _HAS_DEFAULT_FACTORY else owner\n  self.dirs=_dflt_dirs() if dirs is _HAS_DEFAULT_FACTORY else dirs\n  self.listed=_dflt_listed() if listed is _HAS_DEFAULT_FACTORY else listed\n  self.files=_dflt_files() if files is _HAS_DEFAULT_FACTORY else files\n  self.made=_dflt_made() if made is _HAS_DEFAULT_FACTORY else made\n  self.dist_files=_dflt_dist_files() if dist_files is _HAS_DEFAULT_FACTORY else dist_files\n  self.conda_index=_dflt_conda_index() if conda_index is _HAS_DEFAULT_FACTORY else conda_index\n  self._past=_dflt__past() if _past is _HAS_DEFAULT_FACTORY else _past\n  self._past_size=_past_size\n return __init__',
-    "def __create_fn__(_type_id, _type_label, _type_path, _type_package, _type_kind, _type_tried, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tried, _return_type):\n def __init__(self,id:_type_id,label:_type_label,path:_type_path,package:_type_package,kind:_type_kind,tried:_type_tried=_dflt_tried)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'id',id)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'tried',tried)\n return __init__",
+    "def __create_fn__(_type_id, _type_label, _type_path, _type_package, _type_kind, _type_tried, _type_shown_in, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tried, _dflt_shown_in, _return_type):\n def __init__(self,id:_type_id,label:_type_label,path:_type_path,package:_type_package,kind:_type_kind,tried:_type_tried=_dflt_tried,shown_in:_type_shown_in=_dflt_shown_in)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'id',id)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'tried',tried)\n  __dataclass_builtins_object__.__setattr__(self,'shown_in',shown_in)\n return __init__",
     "def __create_fn__(_type_importer, _type_library, _type_provider, _type_symbols, _type_weak, _type_reason, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _dflt_via, _return_type):\n def __init__(self,importer:_type_importer,library:_type_library,provider:_type_provider,symbols:_type_symbols,weak:_type_weak,reason:_type_reason=_dflt_reason,via:_type_via=_dflt_via)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'importer',importer)\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)\n  __dataclass_builtins_object__.__setattr__(self,'weak',weak)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'via',via)\n return __init__",
     "def __create_fn__(_type_importer, _type_symbol, _type_library, _type_outcome, _type_provider, _type_provider_symbol, _type_via, _type_weak, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,importer:_type_importer,symbol:_type_symbol,library:_type_library,outcome:_type_outcome,provider:_type_provider,provider_symbol:_type_provider_symbol,via:_type_via,weak:_type_weak,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'importer',importer)\n  __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'provider_symbol',provider_symbol)\n  __dataclass_builtins_object__.__setattr__(self,'via',via)\n  __dataclass_builtins_object__.__setattr__(self,'weak',weak)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
     "def __create_fn__(_type_index, _type_name, _type_value, _type_section, _type_storage_class, _type_type, _type_undecorated, _type_alternate, _type_search, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_alternate, _dflt_search, _return_type):\n def __init__(self,index:_type_index,name:_type_name,value:_type_value,section:_type_section,storage_class:_type_storage_class,type:_type_type,undecorated:_type_undecorated,alternate:_type_alternate=_dflt_alternate,search:_type_search=_dflt_search)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'section',section)\n  __dataclass_builtins_object__.__setattr__(self,'storage_class',storage_class)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'undecorated',undecorated)\n  __dataclass_builtins_object__.__setattr__(self,'alternate',alternate)\n  __dataclass_builtins_object__.__setattr__(self,'search',search)\n return __init__",
@@ -347,6 +352,7 @@ TEXTS = (
     "def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _return_type):\n def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'extras',extras)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n return __init__",
     "def __create_fn__(_type_number, _type_name, _type_characteristics, _type_size, _type_offset, _type_comdat, _type_associated, _type_relocations, _type_checksum, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_comdat, _dflt_associated, _dflt_relocations, _dflt_checksum, _return_type):\n def __init__(self,number:_type_number,name:_type_name,characteristics:_type_characteristics,size:_type_size,offset:_type_offset,comdat:_type_comdat=_dflt_comdat,associated:_type_associated=_dflt_associated,relocations:_type_relocations=_dflt_relocations,checksum:_type_checksum=_dflt_checksum)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'number',number)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'characteristics',characteristics)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'offset',offset)\n  __dataclass_builtins_object__.__setattr__(self,'comdat',comdat)\n  __dataclass_builtins_object__.__setattr__(self,'associated',associated)\n  __dataclass_builtins_object__.__setattr__(self,'relocations',relocations)\n  __dataclass_builtins_object__.__setattr__(self,'checksum',checksum)\n return __init__",
     "def __create_fn__(_type_object, _type_file, _type_provider, _type_version, _type_symbols, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,object:_type_object,file:_type_file,provider:_type_provider,version:_type_version,symbols:_type_symbols)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'object',object)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)\n return __init__",
+    "def __create_fn__(_type_objects, _type_index, _type_resolutions, _type_cut, _type_cut_object, _type_shown_in, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cut, _dflt_cut_object, _dflt_shown_in, _return_type):\n def __init__(self,objects:_type_objects,index:_type_index,resolutions:_type_resolutions,cut:_type_cut=_dflt_cut,cut_object:_type_cut_object=_dflt_cut_object,shown_in:_type_shown_in=_dflt_shown_in)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'objects',objects)\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'resolutions',resolutions)\n  __dataclass_builtins_object__.__setattr__(self,'cut',cut)\n  __dataclass_builtins_object__.__setattr__(self,'cut_object',cut_object)\n  __dataclass_builtins_object__.__setattr__(self,'shown_in',shown_in)\n return __init__",
     "def __create_fn__(_type_option, _type_argument, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,option:_type_option,argument:_type_argument)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'option',option)\n  __dataclass_builtins_object__.__setattr__(self,'argument',argument)\n return __init__",
     'def __create_fn__(_type_outputs, _type_rule, _type_inputs, _type_bindings, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bindings, _return_type):\n def __init__(self,outputs:_type_outputs,rule:_type_rule,inputs:_type_inputs,bindings:_type_bindings=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.outputs=outputs\n  self.rule=rule\n  self.inputs=inputs\n  self.bindings=_dflt_bindings() if bindings is _HAS_DEFAULT_FACTORY else bindings\n return __init__',
     "def __create_fn__(_type_packages, _type_targets, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_targets, _dflt_reason, _return_type):\n def __init__(self,packages:_type_packages,targets:_type_targets=_dflt_targets,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'targets',targets)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
@@ -393,6 +399,7 @@ TEXTS = (
     'def __create_fn__(_type_target, _type_path, _type_variables, _type_rules, _type_edge, _type_read, _type_outputs, _type_expanded, _type_sizes, _type_distinct, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_path, _dflt_variables, _dflt_rules, _dflt_edge, _dflt_read, _dflt_outputs, _dflt_expanded, _dflt_sizes, _dflt_distinct, _return_type):\n def __init__(self,target:_type_target,path:_type_path=_dflt_path,variables:_type_variables=_HAS_DEFAULT_FACTORY,rules:_type_rules=_HAS_DEFAULT_FACTORY,edge:_type_edge=_dflt_edge,read:_type_read=_dflt_read,outputs:_type_outputs=_dflt_outputs,expanded:_type_expanded=_dflt_expanded,sizes:_type_sizes=_HAS_DEFAULT_FACTORY,distinct:_type_distinct=_dflt_distinct)->_return_type:\n  self.target=target\n  self.path=path\n  self.variables=_dflt_variables() if variables is _HAS_DEFAULT_FACTORY else variables\n  self.rules=_dflt_rules() if rules is _HAS_DEFAULT_FACTORY else rules\n  self.edge=edge\n  self.read=read\n  self.outputs=outputs\n  self.expanded=expanded\n  self.sizes=_dflt_sizes() if sizes is _HAS_DEFAULT_FACTORY else sizes\n  self.distinct=distinct\n return __init__',
     'def __create_fn__(_type_target, _type_rank, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rank, _return_type):\n def __init__(self,target:_type_target,rank:_type_rank=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.target=target\n  self.rank=_dflt_rank() if rank is _HAS_DEFAULT_FACTORY else rank\n  self.__post_init__()\n return __init__',
     "def __create_fn__(_type_text, _type_providers, _type_declared_by, _type_extra, _type_severity, _type_installed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_severity, _dflt_installed, _return_type):\n def __init__(self,text:_type_text,providers:_type_providers,declared_by:_type_declared_by,extra:_type_extra,severity:_type_severity=_dflt_severity,installed:_type_installed=_dflt_installed)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'providers',providers)\n  __dataclass_builtins_object__.__setattr__(self,'declared_by',declared_by)\n  __dataclass_builtins_object__.__setattr__(self,'extra',extra)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'installed',installed)\n return __init__",
+    'def __create_fn__(_type_view, _type_verbose, _type_owners, _type_lines, _type_expanded, _type_base, _type_deferred, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_expanded, _dflt_base, _dflt_deferred, _return_type):\n def __init__(self,view:_type_view,verbose:_type_verbose,owners:_type_owners,lines:_type_lines,expanded:_type_expanded=_HAS_DEFAULT_FACTORY,base:_type_base=_dflt_base,deferred:_type_deferred=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.view=view\n  self.verbose=verbose\n  self.owners=owners\n  self.lines=lines\n  self.expanded=_dflt_expanded() if expanded is _HAS_DEFAULT_FACTORY else expanded\n  self.base=base\n  self.deferred=_dflt_deferred() if deferred is _HAS_DEFAULT_FACTORY else deferred\n return __init__',
     "def __create_fn__(_type_written, _type_content, _type_binaries, _type_heads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_heads, _return_type):\n def __init__(self,written:_type_written,content:_type_content,binaries:_type_binaries,heads:_type_heads=_dflt_heads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n  __dataclass_builtins_object__.__setattr__(self,'content',content)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'heads',heads)\n return __init__",
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'binaries\',\'config\',\'linkage\',\'generated_sources\',\'wheel_policies\',\'packages\',\'windows\',\'dyld\',\'disagreements\',\'site_roots\',\'installation\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -408,7 +415,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'format\',\'entries\',\'hwcaps_subdirs\',\'generator\',\'_index\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'fragment\',\'what\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'gnu\',\'buckets\',\'chain\',\'symoffset\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'id\',\'label\',\'path\',\'package\',\'kind\',\'tried\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'id\',\'label\',\'path\',\'package\',\'kind\',\'tried\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'importer\',\'library\',\'provider\',\'symbols\',\'weak\',\'reason\',\'via\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'importer\',\'symbol\',\'library\',\'outcome\',\'provider\',\'provider_symbol\',\'via\',\'weak\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -439,6 +446,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'objects\',\'index\',\'resolutions\',\'cut\',\'cut_object\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'option\',\'argument\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'packages\',\'targets\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'part\',\'index\',\'hops\',\'above\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -492,7 +500,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'format\',\'entries\',\'hwcaps_subdirs\',\'generator\',\'_index\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'fragment\',\'what\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'gnu\',\'buckets\',\'chain\',\'symoffset\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'id\',\'label\',\'path\',\'package\',\'kind\',\'tried\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'id\',\'label\',\'path\',\'package\',\'kind\',\'tried\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'importer\',\'library\',\'provider\',\'symbols\',\'weak\',\'reason\',\'via\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'importer\',\'symbol\',\'library\',\'outcome\',\'provider\',\'provider_symbol\',\'via\',\'weak\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -523,6 +531,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'objects\',\'index\',\'resolutions\',\'cut\',\'cut_object\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'option\',\'argument\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'packages\',\'targets\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'part\',\'index\',\'hops\',\'above\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -736,7 +745,7 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.id,self.label,self.path,self.package,self.kind,self.tried,)==(other.id,other.label,other.path,other.package,other.kind,other.tried,)
+   return (self.id,self.label,self.path,self.package,self.kind,self.tried,self.shown_in,)==(other.id,other.label,other.path,other.package,other.kind,other.tried,other.shown_in,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -993,6 +1002,14 @@ def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.object,self.file,self.provider,self.version,self.symbols,)==(other.object,other.file,other.provider,other.version,other.symbols,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,)==(other.objects,other.index,other.resolutions,other.cut,other.cut_object,other.shown_in,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1352,6 +1369,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.view,self.verbose,self.owners,self.lines,self.expanded,self.base,self.deferred,)==(other.view,other.verbose,other.owners,other.lines,other.expanded,other.base,other.deferred,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.written,self.content,self.binaries,self.heads,)==(other.written,other.content,other.binaries,other.heads,)
   return NotImplemented
  return __eq__
@@ -1437,7 +1462,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.id,self.label,self.path,self.package,self.kind,self.tried,))
+  return hash((self.id,self.label,self.path,self.package,self.kind,self.tried,self.shown_in,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1618,6 +1643,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __hash__(self):
   return hash((self.object,self.file,self.provider,self.version,self.symbols,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1983,7 +2014,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(id={self.id!r}, label={self.label!r}, path={self.path!r}, package={self.package!r}, kind={self.kind!r}, tried={self.tried!r})"
+  return self.__class__.__qualname__ + f"(id={self.id!r}, label={self.label!r}, path={self.path!r}, package={self.package!r}, kind={self.kind!r}, tried={self.tried!r}, shown_in={self.shown_in!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2176,6 +2207,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(object={self.object!r}, file={self.file!r}, provider={self.provider!r}, version={self.version!r}, symbols={self.symbols!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(objects={self.objects!r}, index={self.index!r}, resolutions={self.resolutions!r}, cut={self.cut!r}, cut_object={self.cut_object!r}, shown_in={self.shown_in!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2451,6 +2488,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(view={self.view!r}, verbose={self.verbose!r}, owners={self.owners!r}, lines={self.lines!r}, expanded={self.expanded!r}, base={self.base!r}, deferred={self.deferred!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(written={self.written!r}, content={self.content!r}, binaries={self.binaries!r}, heads={self.heads!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
@@ -2709,14 +2752,15 @@ def __create_fn__(_type_host, _type_name, _type_labels, _type_owner, _type_dirs,
  return __init__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_id, _type_label, _type_path, _type_package, _type_kind, _type_tried, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tried, _return_type):
- def __init__(self,id:_type_id,label:_type_label,path:_type_path,package:_type_package,kind:_type_kind,tried:_type_tried=_dflt_tried)->_return_type:
+def __create_fn__(_type_id, _type_label, _type_path, _type_package, _type_kind, _type_tried, _type_shown_in, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tried, _dflt_shown_in, _return_type):
+ def __init__(self,id:_type_id,label:_type_label,path:_type_path,package:_type_package,kind:_type_kind,tried:_type_tried=_dflt_tried,shown_in:_type_shown_in=_dflt_shown_in)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'id',id)
   __dataclass_builtins_object__.__setattr__(self,'label',label)
   __dataclass_builtins_object__.__setattr__(self,'path',path)
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'tried',tried)
+  __dataclass_builtins_object__.__setattr__(self,'shown_in',shown_in)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3069,6 +3113,17 @@ def __create_fn__(_type_object, _type_file, _type_provider, _type_version, _type
   __dataclass_builtins_object__.__setattr__(self,'provider',provider)
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(_type_objects, _type_index, _type_resolutions, _type_cut, _type_cut_object, _type_shown_in, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cut, _dflt_cut_object, _dflt_shown_in, _return_type):
+ def __init__(self,objects:_type_objects,index:_type_index,resolutions:_type_resolutions,cut:_type_cut=_dflt_cut,cut_object:_type_cut_object=_dflt_cut_object,shown_in:_type_shown_in=_dflt_shown_in)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'objects',objects)
+  __dataclass_builtins_object__.__setattr__(self,'index',index)
+  __dataclass_builtins_object__.__setattr__(self,'resolutions',resolutions)
+  __dataclass_builtins_object__.__setattr__(self,'cut',cut)
+  __dataclass_builtins_object__.__setattr__(self,'cut_object',cut_object)
+  __dataclass_builtins_object__.__setattr__(self,'shown_in',shown_in)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3575,6 +3630,18 @@ def __create_fn__(_type_text, _type_providers, _type_declared_by, _type_extra, _
  return __init__
 FUNCTIONS.append(__create_fn__)
 
+def __create_fn__(_type_view, _type_verbose, _type_owners, _type_lines, _type_expanded, _type_base, _type_deferred, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_expanded, _dflt_base, _dflt_deferred, _return_type):
+ def __init__(self,view:_type_view,verbose:_type_verbose,owners:_type_owners,lines:_type_lines,expanded:_type_expanded=_HAS_DEFAULT_FACTORY,base:_type_base=_dflt_base,deferred:_type_deferred=_HAS_DEFAULT_FACTORY)->_return_type:
+  self.view=view
+  self.verbose=verbose
+  self.owners=owners
+  self.lines=lines
+  self.expanded=_dflt_expanded() if expanded is _HAS_DEFAULT_FACTORY else expanded
+  self.base=base
+  self.deferred=_dflt_deferred() if deferred is _HAS_DEFAULT_FACTORY else deferred
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
 def __create_fn__(_type_written, _type_content, _type_binaries, _type_heads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_heads, _return_type):
  def __init__(self,written:_type_written,content:_type_content,binaries:_type_binaries,heads:_type_heads=_dflt_heads)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'written',written)
@@ -3698,7 +3765,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('id','label','path','package','kind','tried',):
+  if type(self) is cls or name in ('id','label','path','package','kind','tried','shown_in',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -3939,6 +4006,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
   if type(self) is cls or name in ('object','file','provider','version','symbols',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('objects','index','resolutions','cut','cut_object','shown_in',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4370,7 +4445,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('id','label','path','package','kind','tried',):
+  if type(self) is cls or name in ('id','label','path','package','kind','tried','shown_in',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
@@ -4611,6 +4686,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('object','file','provider','version','symbols',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('objects','index','resolutions','cut','cut_object','shown_in',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
