@@ -527,7 +527,9 @@ class _Reader:
     ) -> tuple[tuple[CoffSymbol, ...], dict[int, tuple[int, int, int, int]]]:
         """The symbol records of ``raw`` and the section-definition aux records by section number
         (``(selection, associated section, length, checksum)``)."""
-        section_format = "<i" if record == 20 else "<h"
+        # a regular object's SectionNumber is 16 bits: 1..0xFEFF a section (MSVC's limit, 65,279),
+        # 0xFFFF absolute (-1), 0xFFFE debug (-2); /bigobj's is 32 bits, signed (PE/COFF spec)
+        section_format = "<i" if record == 20 else "<H"
         out: list[CoffSymbol] = []
         weak_tags: list[tuple[int, int, int]] = []  # (position in out, tag index, characteristics)
         section_aux: dict[int, tuple[int, int, int, int]] = {}
@@ -539,6 +541,8 @@ class _Reader:
             name = self.symbol_name(raw[at : at + 8], where)
             value = struct.unpack_from("<I", raw, at + 8)[0]
             section = struct.unpack_from(section_format, raw, at + 12)[0]
+            if record == 18 and section >= 0xFFFE:
+                section -= 0x10000
             rest = at + (16 if record == 20 else 14)
             sym_type, storage, naux = struct.unpack_from("<HBB", raw, rest)
             if naux and i + naux >= count:
@@ -780,7 +784,8 @@ def _model_symbol(s: CoffSymbol) -> Symbol:
     binding = Binding.WEAK if s.weak else Binding.GLOBAL
     if s.undefined:
         return Symbol(s.name, False, binding, kind, Visibility.DEFAULT, 0, 0, None, False, 0)
-    section = 0xFFF1 if s.section == IMAGE_SYM_ABSOLUTE else s.section
+    # the model keeps ELF's 16-bit st_shndx: a /bigobj section past 0xFEFF (65,279) is said as 0xFEFF
+    section = 0xFFF1 if s.section == IMAGE_SYM_ABSOLUTE else min(s.section, 0xFEFF)
     return Symbol(s.name, True, binding, kind, Visibility.DEFAULT, s.value, 0, None, False, section)
 
 

@@ -484,3 +484,20 @@ def test_gnu_long_import_format_names_the_dll_through_head_and_tail() -> None:
     # The same objects in an ELF-free, tail-free library name no DLL.
     assert name_gnu_import_dlls([head, *symbol_objects[:1]])[1].soname == "nvrtc64_120_0.dll"
     assert name_gnu_import_dlls([replace(b, soname=None) for b in symbol_objects])[0].soname is None
+
+
+@pytest.mark.parametrize("number", [1, 0x7FFF, 0x80E8, 0xFEFF])
+def test_a_regular_objects_section_numbers_are_16_bits_unsigned(tmp_path: Path, number: int) -> None:
+    """MSVC writes up to 65,279 sections in a regular object: SectionNumber 1..0xFEFF is a section,
+    0xFFFF absolute and 0xFFFE debug (PE/COFF spec, "Section Number Values"). Past 32,767 the object
+    was refused: "malformed COFF file: unsigned short is less than minimum"."""
+    strings = struct.pack("<I", 4)
+    symbols = b"_defined".ljust(8, b"\0") + struct.pack("<IHHBB", 16, number, 0x20, 2, 0)  # EXTERNAL, FUNC
+    symbols += b"_abs".ljust(8, b"\0") + struct.pack("<IHHBB", 1, 0xFFFF, 0, 2, 0)  # absolute
+    header = struct.pack("<HHIIIHH", 0x8664, 0, 0, 20, 2, 0, 0)
+    obj = tmp_path / "many.obj"
+    obj.write_bytes(header + symbols + strings)
+    (binary,) = read(str(obj))
+    by_name = {s.name: s for s in binary.symbols}
+    assert by_name["_defined"].defined and by_name["_defined"].section == number
+    assert by_name["_abs"].section == 0xFFF1  # SHN_ABS, as ELF's absolute symbols
