@@ -796,3 +796,26 @@ def test_a_package_that_is_not_an_archive_is_named_so_and_nothing_else(tmp_path:
         report = audit([str(where.parent if where.parent.name == "dist" else where)])
         assert [(f.rule, f.file) for f in report.findings] == [("unreadable-input", str(where))], report.findings
         assert "not a readable zip archive" in report.findings[0].message
+
+
+def test_member_names_too_long_or_too_deep_for_any_file_system_are_refused(tmp_path: Path) -> None:
+    """Each directory above a member is recorded by its path: names 20,000 levels deep cost n²/2
+    characters (8 of them in a 642 KB wheel: 1.95 GB, exit 3). Past PATH_MAX or 256 levels a name
+    is refused by name; the good member beside them is audited."""
+    from linkaudit.packages import staging
+
+    deep = "/".join(["d"] * (staging.MAX_NAME_DEPTH + 1)) + "/x.so"
+    long = "lib/" + "y" * 250 + "/" + "z" * 4000 + ".so"
+    wheel = tmp_path / "deep-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr(deep, HELPER)
+        zf.writestr(long, HELPER)
+        zf.writestr("pkg/libhelper.so", HELPER)
+    report = audit([str(wheel)])
+    refused = _refusals(report)
+    assert "nested 257 directories deep" in refused[f"{wheel}!{deep}"]
+    assert "longer than a path may be" in refused[f"{wheel}!{long}"]
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{wheel}!pkg/libhelper.so"]
+    from linkaudit.packages.metadata import record_paths
+
+    assert record_paths(f"{deep},,\n{long},,\npkg/libhelper.so,,\n") == ("pkg/libhelper.so",)

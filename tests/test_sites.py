@@ -234,3 +234,17 @@ def test_a_venv_given_by_its_root_is_its_site(tmp_path: Path, given: str) -> Non
     assert note["root"] == str(venv / "lib/python3.11/site-packages") and note["policy"] == "manylinux_2_28_x86_64"
     assert [f.subject for f in report.findings if f.rule == "library-not-found"] == ["libhelper.so"]
     assert [(f.rule, f.subject) for f in report.findings] == [(f.rule, f.subject) for f in expected.findings]
+
+
+def test_a_prefix_is_taken_to_hold_a_few_sites_at_most(tmp_path: Path) -> None:
+    """2,000 ``python3.N`` directories sharing one dist-info through symlinks ran out of memory
+    (exit 3): a prefix holds at most ``MAX_SITES_BELOW`` sites, each read once."""
+    from linkaudit.packages.site import MAX_SITES_BELOW, sites_below
+
+    shared = tmp_path / "shared"
+    _dist_info(shared, "pkg", "py3-none-any", [])
+    for minor in range(30):
+        site = tmp_path / "prefix" / "lib" / f"python3.{minor}" / "site-packages"
+        site.mkdir(parents=True)
+        (site / "pkg-1.0.dist-info").symlink_to(shared / "pkg-1.0.dist-info")
+    assert len(sites_below(str(tmp_path / "prefix"))) == MAX_SITES_BELOW

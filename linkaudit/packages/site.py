@@ -181,10 +181,15 @@ SITE_LAYOUTS = (
 )
 
 
+#: The most sites one prefix is taken to hold (a prefix holds one Python, a few at most: 2,000
+#: ``python3.N`` directories sharing one 1 MB RECORD through symlinks ran out of memory).
+MAX_SITES_BELOW = 8
+
+
 def sites_below(path: str) -> list[Site]:
     """The sites of the prefix ``path`` in the standard layouts (``SITE_LAYOUTS``), for a venv or
-    prefix given by its root (``check .venv``), in sorted order; a site there is what decides
-    which libraries its files load, as when its ``site-packages`` is given."""
+    prefix given by its root (``check .venv``), in sorted order, at most ``MAX_SITES_BELOW``; a
+    site there is what decides which libraries its files load, as when its ``site-packages`` is given."""
     import glob
 
     found: list[Site] = []
@@ -197,6 +202,8 @@ def sites_below(path: str) -> list[Site]:
             site = read_site(directory)
             if site is not None:
                 found.append(site)
+            if len(found) >= MAX_SITES_BELOW:
+                return found
     return found
 
 

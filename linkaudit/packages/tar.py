@@ -178,8 +178,10 @@ def stage_stream(
         stager.errors.append(InputError(where, f"not a readable tar archive: {exc.reason}"))
     except CORRUPT as exc:
         stager.errors.append(InputError(where, f"not a readable tar archive, or truncated: {exc}"))
+    except MemoryError:
+        raise  # the run's own handler names it; never "cannot be decompressed"
     except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
-        stager.errors.append(InputError(where, f"cannot be decompressed: {exc}"))
+        stager.errors.append(InputError(where, f"cannot be decompressed: {exc or type(exc).__name__}"))
     finally:
         stager.links(site, label, kind, links)
 
