@@ -214,8 +214,10 @@ def ninja_link_command(path: str, target: str) -> str:
     command = expand(rule.get("command", ""), scopes, state)
     rspfile = rule_scope.get("rspfile")
     if rspfile:
-        content = expand(rule.get("rspfile_content", ""), scopes, state)
-        command = re.sub(rf"(?<!\S)@{re.escape(rspfile)}(?!\S)", lambda _m: content.replace("\n", " "), command)
+        content = expand(rule.get("rspfile_content", ""), scopes, state).replace("\n", " ")
+        at = re.compile(rf"(?<!\S)@{re.escape(rspfile)}(?!\S)")
+        state.charge(len(content) * (len(at.findall(command)) - 1))  # each @RSPFILE pastes it again
+        command = at.sub(lambda _m: content, command)
     return _after_cmake_vs_link(command)
 
 
@@ -225,5 +227,10 @@ def _after_cmake_vs_link(command: str) -> str:
     parts = [p for p in re.split(r"\s&&\s", command) if p.strip() not in ("", ":", "cd .")]
     linking = [p for p in parts if re.search(r"\.(obj|o)\b", p)] or parts
     chosen = linking[0] if linking else command
-    m = re.search(r"\s-E\s+vs_link_(?:dll|exe)\b.*?\s--\s+(.*)", chosen, re.S)
-    return m.group(1) if m else chosen
+    # the first "-E vs_link_*", then the first " -- " after it: two searches, each linear (one
+    # lazy regex rescanned the rest of the command from every "-E vs_link_": 100,000 took > 120 s)
+    start = re.search(r"\s-E\s+vs_link_(?:dll|exe)\b", chosen)
+    if start is None:
+        return chosen
+    dashes = re.compile(r"\s--\s+").search(chosen, start.end())
+    return chosen[dashes.end() :] if dashes is not None else chosen

@@ -168,3 +168,30 @@ def test_a_compilation_database_nested_too_deep_is_named(tmp_path: Path) -> None
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ConfigError, match=r"compile_commands\.json: nested too deeply"):
         read_link_line(str(deep))  # was RecursionError, exit 3
+
+
+def test_a_response_file_pasted_many_times_is_charged_each_time(tmp_path: Path) -> None:
+    """``rspfile_content`` was charged once, then pasted for every ``@out.rsp`` of the command:
+    200,000 of them with a 20 KB content ran out of memory (exit 3)."""
+    big = "o" * 20_000
+    ninja = (
+        f"objs = {big}\nrule link\n  command = link" + " @out.rsp" * 5_000 + "\n  rspfile = out.rsp\n"
+        "  rspfile_content = $objs\nbuild out.dll: link a.obj\n"
+    )
+    (tmp_path / "rsp.ninja").write_text(ninja)
+    with pytest.raises(ConfigError, match=r"rsp\.ninja: variables expand to more than"):
+        read_link_line(f"{tmp_path / 'rsp.ninja'}:out.dll")
+    # pasted twice, it is the command Ninja runs
+    (tmp_path / "two.ninja").write_text(ninja.replace(" @out.rsp" * 5_000, " @out.rsp @out.rsp"))
+    read_link_line(f"{tmp_path / 'two.ninja'}:out.dll")  # within the budget: no error
+
+
+def test_the_linker_part_after_cmake_vs_link_is_found_in_linear_searches() -> None:
+    """The first ``-E vs_link_*`` and the first `` -- `` after it; 100,000 of the first and none of
+    the second (a lazy regex rescanned the rest from each: > 120 s) is the command as it is."""
+    from linkaudit.link.ninja import _after_cmake_vs_link
+
+    command = "cmake -E vs_link_dll --intdir=x -- link.exe /nologo a.obj /out:x.dll"
+    assert _after_cmake_vs_link(command) == "link.exe /nologo a.obj /out:x.dll"
+    hostile = "x.obj" + " -E vs_link_dll" * 100_000
+    assert _after_cmake_vs_link(hostile) == hostile
