@@ -14,7 +14,8 @@ path of the directory given: a package holding ``x -> /`` (or a walk of
 ``/proc/self``, whose ``root`` links to ``/``) must not drag in the rest of the
 host.  Such links are listed in ``Collected.outside`` and otherwise skipped.
 A symlinked *file* pointing outside is still audited: it is a file the package
-ships.
+ships — except in a venv given by its root (``pyvenv.cfg``, PEP 405), whose
+``bin/python`` links to the base interpreter it was made from: not part of it.
 
 A dangling symlink found under a directory given (``libfoo.so -> libfoo.so.1`` whose target
 was not packaged: build trees and installed prefixes hold many) is passed over, as ``ldconfig``
@@ -196,13 +197,14 @@ def _walk(
     found = 0
     seen_dirs: set[tuple[int, int]] = set()
     root = os.path.realpath(top)
+    venv = os.path.isfile(os.path.join(top, "pyvenv.cfg"))
     stack = [top]
     while stack:
         dirpath = stack.pop()
         entries = _read_dir(dirpath, seen_dirs, errors)
         if entries is None:
             continue
-        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over, sniffed)
+        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over, sniffed, venv)
         found += count
         stack.extend(reversed(subdirs))
     return found
@@ -238,12 +240,14 @@ def _scan_dir(
     skipped: list[tuple[str, str]],
     passed_over: tuple[list[tuple[str, str]], list[tuple[str, str]]],
     sniffed: Mapping[str, Container],
+    venv: bool = False,
 ) -> tuple[list[str], int]:
     """One directory's ``entries``: each supported binary goes to ``add``; returns the
     subdirectories to walk (a symlinked one only when its real path stays inside ``root``) and how
     many binaries were found. Unsupported formats go to ``skipped``; symlinked directories leaving
     ``root`` and dangling symlinks to ``passed_over``; unreadable files to ``errors``; a file
-    in ``sniffed`` is not opened to be sniffed again."""
+    in ``sniffed`` is not opened to be sniffed again; with ``venv`` (``root`` is a venv's), a
+    symlinked file leaving ``root`` (the base interpreter) is passed over as a directory is."""
     outside, broken = passed_over
     found = 0
     subdirs: list[str] = []
@@ -261,6 +265,9 @@ def _scan_dir(
                     outside.append((path, real))
                     continue
             subdirs.append(path)
+            continue
+        if venv and is_link and not _inside(os.path.realpath(path), root):
+            outside.append((path, os.path.realpath(path)))  # bin/python -> the base interpreter
             continue
         try:
             st = os.stat(path)

@@ -221,13 +221,16 @@ def test_a_library_its_record_lists_but_the_site_lacks_is_a_damaged_installation
 def test_a_venv_given_by_its_root_is_its_site(tmp_path: Path, given: str) -> None:
     """``check .venv`` (or ``.venv/lib``) judges the site as ``check .venv/lib/python3.11/site-packages``
     does: the most demanding tag's policy, so a library only the host has is not found (it was
-    found on this machine: the venv root was a plain directory, two errors missed)."""
+    found on this machine: the venv root was a plain directory, two errors missed); ``bin/python``,
+    a link to the base interpreter outside the venv, is not audited (its RUNPATH was an rpath-leak)."""
     site, host = _site_missing_its_provider(tmp_path)
     venv = tmp_path / "venv"
     (venv / "lib/python3.11").mkdir(parents=True)
     shutil.move(str(site), venv / "lib/python3.11/site-packages")
     (venv / "lib64").symlink_to("lib")  # as python -m venv makes it: one site, not two
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin").mkdir()
+    (venv / "bin/python").symlink_to(SAMPLES / "misc/libleak.so")  # the base interpreter: not the venv's
     expected = audit([str(venv / "lib/python3.11/site-packages")], _config(host))
     report = audit([str(tmp_path / given)], _config(host))
     (note,) = report.config["sites"]
