@@ -133,6 +133,14 @@ def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None
     return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken))
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """``entry`` is a directory, or a symlink to one (False when it cannot be stat'ed)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _refuse_library(
     path: str, st: os.stat_result, is_link: bool, errors: list[InputError], refused: dict[tuple[int, int], int]
 ) -> None:
@@ -254,20 +262,14 @@ def _scan_dir(
     for entry in entries:
         path = os.path.join(dirpath, entry.name)
         is_link = entry.is_symlink()
-        try:
-            is_dir = entry.is_dir()  # follows a symlink
-        except OSError:
-            is_dir = False
+        is_dir = _is_dir(entry)
+        if is_link and (is_dir or venv):  # a link leaving root: passed over (venv: bin/python too)
+            real = os.path.realpath(path)
+            if not _inside(real, root):
+                outside.append((path, real))
+                continue
         if is_dir:
-            if is_link:
-                real = os.path.realpath(path)
-                if not _inside(real, root):
-                    outside.append((path, real))
-                    continue
             subdirs.append(path)
-            continue
-        if venv and is_link and not _inside(os.path.realpath(path), root):
-            outside.append((path, os.path.realpath(path)))  # bin/python -> the base interpreter
             continue
         try:
             st = os.stat(path)
