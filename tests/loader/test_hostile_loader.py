@@ -190,3 +190,27 @@ def test_musl_passes_over_a_path_longer_than_its_buffer(tmp_path: Path) -> None:
     musl = found["libc.musl-x86_64.so.1"]
     assert musl.path is None
     assert "path buffer" in musl.attempts[0].detail and len(musl.attempts[0].path) > PATH_BUFFER
+
+
+def test_musl_keeps_64_attempts_of_a_search_ending_at_an_object_loaded_already(tmp_path: Path) -> None:
+    """A search through 100 missing RUNPATH directories that ends at a library loaded already
+    under another name (a symlink: the same inode) kept every attempt: 567 MB for five 81 KB files."""
+    from linkaudit import read
+    from linkaudit.loader.analysis import analyze
+    from linkaudit.loader.ldso import MAX_ATTEMPTS, Source
+    from linkaudit.loader.target import TargetEnvironment
+
+    from .dagbuild import Lib, elf_bytes
+
+    missing = tuple(f"{tmp_path}/none{i}" for i in range(100))
+    app = Lib(
+        "app", interpreter="/lib/ld-musl-x86_64.so.1", needed=("liba.so", "libalias.so"), runpath=(*missing, "$ORIGIN")
+    )
+    (tmp_path / "app").write_bytes(elf_bytes(app))
+    (tmp_path / "liba.so").write_bytes(elf_bytes(Lib("liba.so", soname="liba.so")))
+    (tmp_path / "libalias.so").symlink_to("liba.so")
+    binaries = [b for name in ("app", "liba.so") for b in read(str(tmp_path / name))]
+    (load,) = [ld for ld in analyze(binaries, TargetEnvironment()).loads if ld.root.endswith("/app")]
+    alias = load.resolutions[(str(tmp_path / "app"), "libalias.so")]
+    assert alias.source is Source.LOADED and alias.path == str(tmp_path / "liba.so")
+    assert len(alias.attempts) == MAX_ATTEMPTS and alias.more_attempts == 101 - MAX_ATTEMPTS
