@@ -819,3 +819,23 @@ def test_member_names_too_long_or_too_deep_for_any_file_system_are_refused(tmp_p
     from linkaudit.packages.metadata import record_paths
 
     assert record_paths(f"{deep},,\n{long},,\npkg/libhelper.so,,\n") == ("pkg/libhelper.so",)
+
+
+@pytest.mark.parametrize("suffix", [".tar", "-1.0-py3-none-any.whl"])
+def test_a_member_that_held_no_library_replaced_by_a_later_copy_is_a_second_copy(tmp_path: Path, suffix: str) -> None:
+    """``tar -r`` appends a fixed copy after a broken one: the last is installed and audited; the
+    first is the duplicate, not an unreadable library (was: "holds text with no ELF ... header"
+    about the copy no installer keeps)."""
+    name = "lib/libsharpyuv.so.0"
+    package = tmp_path / f"dup{suffix}"
+    if suffix == ".tar":
+        package.write_bytes(_tar([(name, b"garbage\n"), (name, HELPER)], mode="w"))
+    else:
+        with zipfile.ZipFile(package, "w") as zf, pytest.warns(UserWarning):
+            zf.writestr(name, b"garbage\n")
+            zf.writestr(name, HELPER)
+    report = audit([str(package)])
+    assert _refusals(report) == {
+        f"{package}!{name}": "a second member of this name: installers keep the last copy, audited here"
+    }
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{package}!{name}"]

@@ -402,6 +402,7 @@ class Stager:
         self.clashes: list[Clash] = []
         self.refused: dict[str, int] = {}  # package -> members refused
         self.sniffed: dict[str, Container] = {}  # host path written -> what its first bytes are
+        self._not_libraries: dict[tuple[str, str], int] = {}  # (package, member) -> its error's index
 
     def refuse(self, label: str, member: str, reason: str) -> None:
         """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
@@ -430,6 +431,8 @@ class Stager:
                 reason = not_a_library(head)  # one the loader will be asked to open: said, not dropped
                 if reason is not None:
                     self.refuse(label, name, reason)
+                    if self.errors and self.errors[-1].path == f"{label}!{name}":
+                        self._not_libraries[(label, name)] = len(self.errors) - 1
             return None
         if head.startswith(b"!<thin>\n"):
             self.refuse(label, name, "a thin archive: its members are files outside the package, never read from it")
@@ -462,6 +465,9 @@ class Stager:
             return None  # a second copy of one member name: the first one stays, as unzip keeps it
         site.own(rel, label)  # claimed now: a later member of the same name is a duplicate
         site.files.add(rel)
+        earlier = self._not_libraries.pop((label, name), None)
+        if earlier is not None:  # an earlier member of this name held no library: this one replaces it
+            self.errors[earlier] = InputError(f"{label}!{name}", SECOND_COPY)
         return dest, rel
 
     def file(
