@@ -250,3 +250,20 @@ def test_old_tars_signed_checksums_are_accepted() -> None:
     raw[148:155] = b"%06o\0" % (signed + 1)
     with pytest.raises(TarError, match="checksum"):
         ours(bytes(raw))
+
+
+@needs("gnu-tar")
+def test_a_pre_posix_v7_tar_is_recognised_and_read(tmp_path: Path) -> None:
+    """``tar --format=v7`` writes no magic: its header's checksum tells it (was "not a binary")."""
+    from linkaudit import audit
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/libhelper.so").write_bytes(HELPER)
+    archive = tmp_path / "t-v7.tar"
+    tar = find_tool("gnu-tar").path
+    assert tar is not None
+    subprocess.run([tar, "--format=v7", "-cf", archive, "-C", tmp_path, "lib"], check=True)
+    assert archive.read_bytes()[257:262] != b"ustar"
+    report = audit([str(archive)])
+    assert [f.path for f in report.files] == [f"{archive}!lib/libhelper.so"]
+    assert not report.findings

@@ -140,6 +140,12 @@ def _checksum_ok(header: bytes, at: int) -> bool:
     return bool(stored == sum(_SIGNED.unpack(header)) + 256)
 
 
+def is_tar_header(block: bytes) -> bool:
+    """``block`` (512 bytes) is a tar header by its checksum alone — how a pre-POSIX (v7) archive,
+    which has no magic, is told from other data."""
+    return len(block) == BLOCK and _checksum_ok(block, 0)
+
+
 def _pax_records(data: bytes, at: int) -> dict[str, str]:
     """The ``LENGTH KEYWORD=VALUE\\n`` records of a pax extended header, decoded as UTF-8.
 
