@@ -121,28 +121,44 @@ def test_undecodable_names_keep_their_bytes_as_tarfile_does() -> None:
 
 
 @needs("gnu-tar")
-@pytest.mark.parametrize("fmt", ["gnu", "posix", "oldgnu"])
+@pytest.mark.parametrize("fmt", ["gnu", "posix", "oldgnu", "pax-0.0", "pax-0.1"])
 def test_gnu_tar_archives_sparse_files_included(tmp_path: Path, fmt: str) -> None:
-    """GNU tar's own archives, a sparse file among them (``-S``): the sparse member is said to be
-    sparse, and the members after it still read whole."""
+    """GNU tar's own archives with sparse files (``-S``), in every sparse format (old GNU, pax 0.0,
+    0.1 and 1.0): each file is rebuilt with its holes, byte for byte as on disk and as tarfile
+    extracts it, the members after it read whole, and a sparse library is audited (was refused:
+    "a GNU sparse file: its holes are not read")."""
     tree = tmp_path / "tree"
     (tree / "lib").mkdir(parents=True)
     (tree / "lib/libhelper.so").write_bytes(HELPER)
     with open(tree / "lib/holes.bin", "wb") as fh:
+        fh.write(b"start")
+        fh.seek(3 << 20)
+        fh.write(b"middle")
         fh.seek(5 << 20)
         fh.write(b"end")
+    with open(tree / "lib/libsparse.so", "wb") as fh:  # an ELF library ending in a hole
+        fh.write(HELPER)
+        fh.truncate(len(HELPER) + (2 << 20))
     (tree / "lib/zz-after.so").write_bytes(HELPER)
     (tree / "lib/link.so").symlink_to("libhelper.so")
     archive = tmp_path / "a.tar"
     tar = find_tool("gnu-tar").path
     assert tar is not None
-    subprocess.run([tar, "-S", f"--format={fmt}", "-cf", archive, "-C", tree, "lib"], check=True)
+    options = [f"--sparse-version={fmt[4:]}", "--format=posix"] if fmt.startswith("pax-") else [f"--format={fmt}"]
+    subprocess.run([tar, "-S", *options, "-cf", archive, "-C", tree, "lib"], check=True)
     data = archive.read_bytes()
     got = {m.name: m for m in TarReader(io.BytesIO(data))}
     assert got["lib/holes.bin"].sparse and not got["lib/libhelper.so"].sparse
     assert got["lib/link.so"].issym() and got["lib/link.so"].linkname == "libhelper.so"
     bodies = {g[0]: g[6] for g in ours(data, 4096)}
-    assert bodies["lib/zz-after.so"] == HELPER and bodies["lib/libhelper.so"] == HELPER
+    for name in ("holes.bin", "libsparse.so", "libhelper.so", "zz-after.so"):
+        assert bodies[f"lib/{name}"] == (tree / "lib" / name).read_bytes(), name
+    assert bodies == {t[0]: t[6] for t in theirs(data)}
+    from linkaudit import audit
+
+    report = audit([str(archive)])
+    assert not [f for f in report.findings if f.rule == "unreadable-input"], report.findings
+    assert f"{archive}!lib/libsparse.so" in [f.path for f in report.files]
 
 
 def _one(name: str = "lib/x.so", size: bytes = b"00000000003", body: bytes = b"abc", type_: bytes = b"0") -> bytes:
@@ -267,3 +283,31 @@ def test_a_pre_posix_v7_tar_is_recognised_and_read(tmp_path: Path) -> None:
     report = audit([str(archive)])
     assert [f.path for f in report.files] == [f"{archive}!lib/libhelper.so"]
     assert not report.findings
+
+
+@pytest.mark.parametrize(
+    ("numbers", "real", "stored", "said"),
+    [
+        ([0, 10, 5, 10], 100, 20, "out of order"),  # overlapping
+        ([90, 20], 100, 20, "past the file's 100 bytes"),
+        ([0, 10], 100, 11, "of 10 bytes for 11 stored"),
+        ([0, 10, 3], 100, 10, "not pairs"),
+    ],
+)
+def test_a_sparse_map_that_cannot_make_its_file_is_refused(
+    numbers: list[int], real: int, stored: int, said: str
+) -> None:
+    from linkaudit.packages import tarsparse
+
+    with pytest.raises(ValueError, match=said):
+        tarsparse.checked(tarsparse.map_from_pairs(numbers), real, stored)
+
+
+def test_a_sparse_files_holes_count_as_the_bytes_they_make(tmp_path: Path) -> None:
+    """A sparse member's file is handed out whole, zeros included, so every cap on bytes written
+    applies to it: an old GNU map saying 8 GiB from a few stored bytes is a decompression bomb."""
+    from linkaudit.packages import tarsparse
+
+    data = tarsparse.SparseData(io.BytesIO(b"abc").read, tarsparse.map_from_pairs([8 << 30, 3]), (8 << 30) + 3)
+    first = data.read(1 << 22)
+    assert first == bytes(1 << 22)  # zeros, handed out as the caller reads them: nothing held

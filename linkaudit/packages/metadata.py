@@ -134,7 +134,7 @@ CSV_LINES = [0]
 
 
 #: Linux's PATH_MAX, and the deepest path kept (as ``staging.MAX_NAME_BYTES`` + 1 and ``MAX_NAME_DEPTH``).
-_PATH_MAX, _MAX_DEPTH = 4096, 256
+_PATH_MAX, _MAX_DEPTH = 4096, 2048
 
 
 def record_paths(text: str) -> tuple[str, ...]:

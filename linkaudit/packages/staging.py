@@ -50,10 +50,11 @@ SYMLINK_TAKEN = (
 #: The longest member name installed, bytes: Linux's PATH_MAX (with the NUL) — no file system
 #: holds a longer path below a root, so no installer writes it.
 MAX_NAME_BYTES = 4095
-#: The most directories a member name may be nested in.  Each directory above a member is
-#: recorded by its path (owners, clashes), so a name of n components costs n²/2 characters: a
-#: wheel of 8 names 20,000 levels deep (642 KB) took 1.95 GB.  Real packages nest 10-30 deep.
-MAX_NAME_DEPTH = 256
+#: The most directories a member name may be nested in: as many as ``MAX_NAME_BYTES`` allows
+#: (``a/a/...``).  Each directory above a member is recorded by its path (owners, clashes), so a
+#: name of n bytes costs up to n²/4 characters — 4 MB at PATH_MAX; a wheel of 8 names 20,000
+#: levels deep (642 KB) took 1.95 GB before names were held to PATH_MAX.
+MAX_NAME_DEPTH = 2048
 
 
 def safe_name(name: str) -> str | None:

@@ -23,6 +23,7 @@ from .metadata import MAX_METADATA
 from .staging import (
     CORRUPT,
     SECOND_COPY,
+    Readable,
     Refused,
     Stager,
     StagingRoot,
@@ -31,7 +32,7 @@ from .staging import (
     safe_name,
     unsafe_reason,
 )
-from .tarread import MemberData, TarError, TarMember, TarReader
+from .tarread import TarError, TarMember, TarReader
 from .zstdframes import CheckedStream
 
 
@@ -220,7 +221,7 @@ def _member(
     label: str,
     kind: str,
     named: tuple[str, Key | None],
-    src: MemberData,
+    src: Readable,
     member: TarMember,
     written: set[str],
     limit: int,
@@ -229,9 +230,6 @@ def _member(
     cache key); a second member of a name written before replaces it."""
     name, key = named
     if not member.isfile():
-        return
-    if member.sparse:
-        stager.refuse(label, name, "a GNU sparse file: its holes are not read from a package")
         return
     if name == "info/index.json" and (kind == "conda" or label.endswith(".tar.bz2")):  # its depends, its subdir
         site.conda_index[label] = src.read(MAX_METADATA).decode("utf-8", errors="replace")

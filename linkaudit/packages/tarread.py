@@ -20,9 +20,12 @@ skipped data included); an extended header or long name is held in memory only u
 
 from __future__ import annotations
 
+import array
 import struct
 from collections.abc import Iterator
 from typing import Protocol
+
+from . import tarsparse
 
 #: The tar block, bytes.
 BLOCK = 512
@@ -70,16 +73,21 @@ class TarMember:
         mtime: the modification time, seconds since the epoch.
         offset: byte offset in the stream of the member's first header (its extension headers
             included, as ``tarfile`` counts it).
-        sparse: a GNU sparse file (type ``S`` or pax ``GNU.sparse.*`` records): its data is a map
-            of holes, never read as the file.
+        sparse: a GNU sparse file (type ``S`` or pax ``GNU.sparse.*`` records): its data is the
+            stored segments of a file of ``real_size`` bytes, placed by ``segments``
+            (``tarsparse``: offset, size, offset, size...); ``TarReader.data`` rebuilds the file.
+        real_size: the file's size (``size`` but for a sparse member).
+        segments: a sparse member's map, once read, else ``None``.
     """
 
-    __slots__ = ("linkname", "mtime", "name", "offset", "size", "sparse", "type")
+    __slots__ = ("linkname", "mtime", "name", "offset", "real_size", "segments", "size", "sparse", "type")
 
     def __init__(self, name: str, linkname: str, type: bytes, size: int, mtime: int, offset: int) -> None:
         self.name, self.linkname, self.type = name, linkname, type
         self.size, self.mtime, self.offset = size, mtime, offset
         self.sparse = type == b"S"
+        self.real_size = size
+        self.segments: array.array[int] | None = None
 
     def isfile(self) -> bool:
         """A regular file (sparse ones included: ``sparse`` says so)."""
@@ -153,6 +161,7 @@ def _pax_records(data: bytes, at: int) -> dict[str, str]:
         TarError: a record whose length does not frame it.
     """
     records: dict[str, str] = {}
+    pairs: list[str] = []  # GNU sparse 0.0: GNU.sparse.offset and .numbytes, repeated, in order
     pos, end = 0, len(data)
     while pos < end and data[pos] != 0:
         space = data.find(b" ", pos, pos + 21)
@@ -163,8 +172,13 @@ def _pax_records(data: bytes, at: int) -> dict[str, str]:
         keyword, equals, value = data[space + 1 : stop - 1].partition(b"=")
         if not equals or data[stop - 1] != 0x0A:
             raise TarError(f"the pax extended header at byte {at} has a malformed record at its byte {pos}")
-        records[keyword.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
+        key = keyword.decode("utf-8", "surrogateescape")
+        if key in ("GNU.sparse.offset", "GNU.sparse.numbytes"):
+            pairs.append(value.decode("ascii", "replace"))
+        records[key] = value.decode("utf-8", "surrogateescape")
         pos = stop
+    if pairs:
+        records.setdefault("GNU.sparse.map", ",".join(pairs))
     return records
 
 
@@ -186,6 +200,8 @@ class TarReader:
         self._offset = 0  # stream offset of _buf[_pos]
         self._left = 0  # data of the current member not handed out yet, then its padding
         self._pad = 0
+        self._current: TarMember | None = None
+        self._sparse: dict[str, str] = {}  # the GNU.sparse.* records of the member being read
 
     def _fill(self, n: int) -> bool:
         """At least ``n`` unread bytes in the buffer; False when the stream ends first."""
@@ -234,6 +250,9 @@ class TarReader:
             # links, devices, directories and FIFOs carry no data whatever their size says (as tarfile)
             self._left = 0 if member.type in _NO_DATA else member.size
             self._pad = -self._left % BLOCK
+            if member.sparse:
+                self._sparse_map(member)
+            self._current = member
             yield member
 
     def _header(self) -> tuple[bytes, int] | None:
@@ -278,6 +297,7 @@ class TarReader:
         header, first = found
         ext: dict[str, str] = {}
         sparse = False
+        self._sparse = {}
         while header[156:157] in _EXTENDED:
             kind, at = header[156:157], self._offset - BLOCK
             size = _number(header[124:136], "size", at)
@@ -290,6 +310,8 @@ class TarReader:
             if kind in (b"x", b"X"):
                 records = _pax_records(data, at)
                 sparse = sparse or any(k.startswith(_SPARSE) for k in records)
+                for key in (k for k in records if k.startswith(_SPARSE)):
+                    self._sparse.setdefault(key, records[key])
                 if "GNU.sparse.name" in records:  # GNU's sparse pax formats: the real name
                     records["path"] = records["GNU.sparse.name"]
                 for key in ("path", "linkpath", "size"):
@@ -302,25 +324,39 @@ class TarReader:
                 raise TarError(f"truncated: the extension header at byte {at} is followed by no member")
             header = found[0]
         member = self._member(header, self._offset - BLOCK, ext)
-        if member.type == b"S" and header[482]:
-            self._old_sparse_blocks()
+        if member.type == b"S":
+            member.segments, member.real_size = self._old_sparse_map(header, first)
         member.offset = first
         member.sparse = member.sparse or sparse
         return member
 
-    def _old_sparse_blocks(self) -> None:
-        """Pass over the old GNU sparse format's extension blocks after a type ``S`` header (each
-        but the last has its byte 504 set).
+    def _old_sparse_map(self, header: bytes, at: int) -> tuple[array.array[int], int]:
+        """The old GNU format's map: four entries in the ``S`` header (at 386, each a 12-byte
+        offset and size), then 21 in each extension block while the byte after the entries (482
+        in the header, 504 in a block) is set; the file's size at 483.
 
         Raises:
-            TarError: the stream ends first.
+            TarError: the stream ends first, or a number is not one.
         """
+        numbers: list[int] = []
+        block, entries, more = header, range(386, 482, 24), header[482]
         while True:
+            for e in entries:
+                if block[e : e + 24].strip(b"\0"):
+                    numbers += (
+                        _number(block[e : e + 12], "sparse offset", at),
+                        _number(block[e + 12 : e + 24], "sparse size", at),
+                    )
+            if not more:
+                break
             block = self._take(BLOCK)
             if len(block) < BLOCK:
                 raise TarError("truncated: the stream ends inside a GNU sparse header")
-            if not block[504]:
-                return
+            entries, more = range(0, 504, 24), block[504]
+        try:
+            return tarsparse.map_from_pairs(numbers), _number(header[483:495], "sparse file size", at)
+        except ValueError as exc:
+            raise TarError(f"{exc} (the member at byte {at})") from None
 
     def _member(self, header: bytes, at: int, ext: dict[str, str]) -> TarMember:
         """The member of ``header`` (at byte ``at``) with the extension values ``ext`` applied."""
@@ -351,8 +387,48 @@ class TarReader:
         mtime = _number(header[136:148], "mtime", at)
         return TarMember(name, linkname, type_, size, mtime, at)
 
-    def data(self) -> MemberData:
-        """A reader of the data of the member last handed out; valid until the next is asked for."""
+    def _sparse_map(self, member: TarMember) -> None:
+        """Complete and check a sparse ``member``'s map: from its pax records (0.0, 0.1), or read
+        from the start of its data (1.0, the blocks taken off ``size``).
+
+        Raises:
+            TarError: a map missing, malformed, or not fitting the member.
+        """
+        records = self._sparse
+        try:
+            if member.segments is None and records.get("GNU.sparse.major") == "1":
+                member.segments = self._map_in_data(member)
+                member.real_size = int(records.get("GNU.sparse.realsize", "x"))
+            elif member.segments is None:
+                member.segments = tarsparse.map_from_text(records.get("GNU.sparse.map", ""))
+                member.real_size = int(records.get("GNU.sparse.size", records.get("GNU.sparse.realsize", "x")))
+            tarsparse.checked(member.segments, member.real_size, member.size)
+        except ValueError as exc:
+            raise TarError(f"{exc} (the sparse member at byte {member.offset})") from None
+
+    def _map_in_data(self, member: TarMember) -> array.array[int]:
+        """The pax 1.0 map at the start of ``member``'s data, block by block.
+
+        Raises:
+            ValueError: a line that is no number, or no map before the data ends.
+        """
+        lines = tarsparse.MapLines()
+        while True:
+            if self._left < BLOCK:
+                raise ValueError("a GNU sparse map longer than the member")
+            block = MemberData(self).read(BLOCK)
+            if len(block) < BLOCK:
+                raise ValueError("a GNU sparse map cut short")
+            member.size -= BLOCK
+            if lines.feed(block):
+                return tarsparse.map_from_pairs(lines.numbers)
+
+    def data(self) -> MemberData | SparseFile:
+        """A reader of the data of the member last handed out (a sparse one's file rebuilt,
+        ``tarsparse.SparseData``); valid until the next member is asked for."""
+        member = self._current
+        if member is not None and member.sparse and member.segments is not None:
+            return SparseFile(tarsparse.SparseData(MemberData(self).read, member.segments, member.real_size))
         return MemberData(self)
 
 
@@ -387,3 +463,23 @@ class MemberData:
         r._offset += len(chunk)
         r._left -= len(chunk)
         return chunk
+
+
+class SparseFile:
+    """A sparse member's file (``tarsparse.SparseData``), its errors as ``TarError``."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: tarsparse.SparseData) -> None:
+        self._data = data
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` more bytes of the file.
+
+        Raises:
+            TarError: the stored data ends before the map does.
+        """
+        try:
+            return self._data.read(n)
+        except ValueError as exc:
+            raise TarError(str(exc)) from None
