@@ -96,11 +96,30 @@ def _clash(
     return clash, "link-line", Severity.WARNING if muldefs else Severity.ERROR
 
 
+#: glibc's start files (csu), of which GCC's driver links exactly one (its ``STARTFILE_SPEC``:
+#: ``crt1.o``, ``Scrt1.o`` for PIE, ``gcrt1.o``/``grcrt1.o`` for ``-pg``, ``rcrt1.o`` for
+#: static-pie, ``Mcrt1.o``): alternatives side by side in a library directory, never linked together.
+START_FILES = frozenset({"crt1.o", "Scrt1.o", "gcrt1.o", "grcrt1.o", "rcrt1.o", "Mcrt1.o"})
+
+
+def _one_start_file(defs: list[Definition]) -> list[Definition]:
+    """``defs`` with the loose start files after the first left out (``START_FILES``)."""
+    out, started = [], False
+    for d in defs:
+        if d.binary.member is None and os.path.basename(d.binary.path) in START_FILES:
+            if started:
+                continue
+            started = True
+        out.append(d)
+    return out
+
+
 def _clash_unlinked(all_defs: list[Definition], real: dict[str, str]) -> tuple[list[Definition], str, Severity] | None:
     """Without a link line: the definitions of one name in distinct files (one file reached twice,
     a loose object that is also a thin archive's member, is one definition); loose objects are
-    linked together (an error), archive members only if the link pulls both (a warning)."""
-    defs = list({_file_of(d.binary, real): d for d in reversed(all_defs)}.values())[::-1]
+    linked together (an error) — the C runtime's alternative start files excepted, of which a link
+    takes one —, archive members only if the link pulls both (a warning)."""
+    defs = _one_start_file(list({_file_of(d.binary, real): d for d in reversed(all_defs)}.values())[::-1])
     if len(defs) < 2:
         return None
     loose = [d for d in defs if d.binary.member is None]

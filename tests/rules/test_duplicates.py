@@ -350,3 +350,19 @@ def test_names_defined_once_cost_no_per_name_work(tmp_path: Path, monkeypatch: p
     clashing = sum(len(f.evidence["definitions"]) for f in found)
     assert found and not any(f.evidence["symbol"].startswith("only_") for f in found)
     assert len(files) == clashing  # not 500 more per object
+
+
+def test_the_c_runtimes_alternative_start_files_are_not_linked_together(tmp_path: Path) -> None:
+    """``/usr/lib/x86_64-linux-gnu`` holds crt1.o, Scrt1.o, gcrt1.o, grcrt1.o, rcrt1.o, Mcrt1.o, each
+    defining ``_start``: a link takes one of them (GCC's STARTFILE_SPEC), so they are no
+    duplicate-definition (5 false errors, "the link fails"); a second loose ``_start`` still is."""
+    host = Path("/usr/lib/x86_64-linux-gnu")
+    starts = [host / n for n in ("crt1.o", "Scrt1.o", "rcrt1.o") if (host / n).is_file()]
+    if len(starts) < 2:
+        pytest.skip("needs glibc's start files (Debian package libc6-dev)")
+    for start in starts:
+        shutil.copy(start, tmp_path)
+    assert not _findings(tmp_path, rule="duplicate-definition")
+    (tmp_path / "mine").mkdir()
+    shutil.copy(starts[0], tmp_path / "mine" / "my_start.o")  # another object defining _start
+    assert "_start" in {f.subject for f in _findings(tmp_path, rule="duplicate-definition")}
