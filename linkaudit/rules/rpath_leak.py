@@ -9,7 +9,7 @@ from ..lazyre import LazyPattern
 from ..model import Binary, Format
 from ..report import Finding, Severity
 from .base import Rule
-from .data import PathFragment, rpath_data
+from .data import PathFragment, RpathData, rpath_data
 
 #: ``$ORIGIN`` or ``${ORIGIN}`` as a whole first component (ld.so's
 #: _dl_dst_substitute: the name ends at a character that cannot continue it);
@@ -35,6 +35,10 @@ def _entries(binary: Binary) -> Iterator[tuple[str, int, str]]:
         return
     yield from (("DT_RPATH", i, e) for i, e in enumerate(binary.rpath))
     yield from (("DT_RUNPATH", i, e) for i, e in enumerate(binary.runpath))
+
+
+#: Findings one file gets before the rest are counted in one more (``RpathLeak._file``).
+MAX_PER_FILE = 100
 
 
 class RpathLeak(Rule):
@@ -94,35 +98,61 @@ Data: linkaudit/rules/data/rpath.toml.
         what dyld resolves on its own are left alone."""
         data = rpath_data()
         for binary in context.binaries:
-            macho = binary.format is Format.MACHO
-            for tag, index, entry in _entries(binary):
-                if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
-                    continue
-                if macho and tag != "LC_RPATH" and _dyld_resolved(entry):
-                    continue
-                if tag == "LC_ID_DYLIB" and entry.startswith(_DELOCATE_INSTALL_NAME):
-                    continue  # delocate's deliberate install name of a vendored copy
-                if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
-                    continue
-                marker = next((m for m in data.markers if m.matches(entry)), None)
-                if tag == "LC_LOAD_DYLIB" and marker is None:
-                    continue  # an installed framework (/Library/Frameworks/...): library-not-found judges it
-                reason, severity, message = _judge(tag, entry, marker, macho)
-                yield self.finding(
-                    binary,
-                    entry,
-                    message,
-                    {
-                        "tag": tag,
-                        "entry": entry,
-                        "index": index,
-                        "reason": reason,
-                        "marker": marker.fragment if marker and reason == "build-tree" else None,
-                        "marker_at": marker.occurrence(entry) if marker and reason == "build-tree" else None,
-                        "marker_what": marker.what if marker and reason == "build-tree" else None,
-                    },
-                    severity,
-                )
+            yield from self._file(binary, data)
+
+    def _file(self, binary: Binary, data: RpathData) -> Iterator[Finding]:
+        """The findings of one file: at most ``MAX_PER_FILE``, then one that counts the rest (a
+        RUNPATH of 9,500 absolute entries in 40 files made 380,000 findings, 466 MB from 3.2 MB)."""
+        macho = binary.format is Format.MACHO
+        count = 0
+        first_unlisted: Finding | None = None
+        for finding in self._leaks(binary, data, macho):
+            count += 1
+            if count <= MAX_PER_FILE:
+                yield finding
+            elif first_unlisted is None:
+                first_unlisted = finding
+        if first_unlisted is not None:  # its evidence stands for the rest: the first of them
+            more = count - MAX_PER_FILE
+            yield self.finding(
+                binary,
+                f"(+{more} more)",
+                f"{more} more search-path entries of this file point outside the package, as the "
+                f"{MAX_PER_FILE} above (the first: {first_unlisted.subject}); not listed one by one",
+                dict(first_unlisted.evidence),
+                first_unlisted.severity,
+            )
+
+    def _leaks(self, binary: Binary, data: RpathData, macho: bool) -> Iterator[Finding]:
+        """Every leaking entry of ``binary`` (``check``'s rules), in order."""
+        for tag, index, entry in _entries(binary):
+            if _ORIGIN.match(entry) or (macho and _LOADER_RELATIVE.match(entry)):
+                continue
+            if macho and tag != "LC_RPATH" and _dyld_resolved(entry):
+                continue
+            if tag == "LC_ID_DYLIB" and entry.startswith(_DELOCATE_INSTALL_NAME):
+                continue  # delocate's deliberate install name of a vendored copy
+            if entry.startswith("/") and any(p.matches(entry) for p in data.placeholders):
+                continue
+            marker = next((m for m in data.markers if m.matches(entry)), None)
+            if tag == "LC_LOAD_DYLIB" and marker is None:
+                continue  # an installed framework (/Library/Frameworks/...): library-not-found judges it
+            reason, severity, message = _judge(tag, entry, marker, macho)
+            yield self.finding(
+                binary,
+                entry,
+                message,
+                {
+                    "tag": tag,
+                    "entry": entry,
+                    "index": index,
+                    "reason": reason,
+                    "marker": marker.fragment if marker and reason == "build-tree" else None,
+                    "marker_at": marker.occurrence(entry) if marker and reason == "build-tree" else None,
+                    "marker_what": marker.what if marker and reason == "build-tree" else None,
+                },
+                severity,
+            )
 
 
 def _dyld_resolved(entry: str) -> bool:

@@ -192,3 +192,25 @@ def test_delocates_install_names_are_not_leaks_but_a_build_machines_are() -> Non
     assert id_findings("/DLC/numpy/.dylibs/libgcc_s.1.1.dylib") == []
     assert id_findings("/opt/homebrew/opt/libomp/lib/libomp.dylib") == ["/opt/homebrew/opt/libomp/lib/libomp.dylib"]
     assert id_findings("/usr/local/DLC/libx.dylib") == ["/usr/local/DLC/libx.dylib"]  # only delocate's own prefix
+
+
+def test_a_file_with_thousands_of_leaking_entries_gets_100_findings_and_a_count(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A RUNPATH of 9,500 absolute entries in each of 40 files made 380,000 findings (466 MB from
+    3.2 MB of input): a file gets ``MAX_PER_FILE`` of them and one that counts the rest."""
+    import json
+
+    from linkaudit import audit
+    from linkaudit.output.json import render
+    from linkaudit.rules.rpath_leak import MAX_PER_FILE
+
+    from ..formats import elfbuild
+    from ..output.schema import validate_report
+
+    lib = tmp_path / "libr.so"
+    lib.write_bytes(elfbuild.shared_library("libr.so", runpath=":".join(f"/home/u/build/d{i}" for i in range(300))))
+    report = audit([str(lib)])
+    leaks = [f for f in report.findings if f.rule == "rpath-leak"]
+    assert len(leaks) == MAX_PER_FILE + 1
+    (more,) = [f for f in leaks if f.subject == f"(+{300 - MAX_PER_FILE} more)"]
+    assert more.evidence["entry"] == f"/home/u/build/d{MAX_PER_FILE}"  # the first not listed
+    validate_report(json.loads(render(report)))
