@@ -6,10 +6,10 @@ import bisect
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from ..context import AuditContext
-from ..loader.ldso import Requester, origin_of, search
+from ..loader.ldso import Attempt, Requester, origin_of, search
 from ..report import Finding, Severity
 from .base import ELF_ONLY, Rule
 from .data import library_stem
@@ -86,7 +86,7 @@ are not findings.
                             "problem": "unversioned-driver-name",
                             "resolved": res.path,
                             "sibling": None,
-                            "tried": sorted({posixpath.dirname(a.path) for a in res.attempts}),
+                            "tried": _directories(res.attempts),
                         },
                     )
                     continue
@@ -107,9 +107,15 @@ are not findings.
                             "problem": "hash-renamed-sibling",
                             "resolved": None,
                             "sibling": sibling,
-                            "tried": sorted({posixpath.dirname(a.path) for a in res.attempts}),
+                            "tried": _directories(res.attempts),
                         },
                     )
+
+
+def _directories(attempts: Sequence[Attempt]) -> list[str]:
+    """The directories the search tried, sorted, each once; an attempt by name alone (a system
+    library outside the target's policy) names none (it showed as an empty first entry)."""
+    return sorted({d for a in attempts if (d := posixpath.dirname(a.path))})
 
 
 def _hash_renamed_sibling(

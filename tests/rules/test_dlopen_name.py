@@ -55,3 +55,16 @@ def test_many_dlopen_names_cost_linear_work(tmp_path: Path, monkeypatch: pytest.
     assert {(Path(f.file).name, f.subject, f.evidence["problem"]) for f in findings} == {
         ("liby.so", "libq.so.2", "hash-renamed-sibling")
     }  # libcuda.so beside libcuda.so.1: a fallback, not a finding
+
+
+def test_the_directories_tried_name_no_empty_one() -> None:
+    """An attempt by name alone (a library outside the target's policy) has no directory: it was
+    listed as an empty first entry ("tried: , pillow.libs")."""
+    from linkaudit.loader.ldso import Attempt, Outcome, Source
+    from linkaudit.rules.dlopen_name import _directories
+
+    attempts = [
+        Attempt("libfoo.so", Source.SYSTEM, None, Outcome.OUTSIDE_TARGET),
+        Attempt("/site/pillow.libs/libfoo.so", Source.RUNPATH, None, Outcome.MISSING),
+    ]
+    assert _directories(attempts) == ["/site/pillow.libs"]
