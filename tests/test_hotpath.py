@@ -158,7 +158,8 @@ def test_record_lines_without_quotes_skip_csv() -> None:
     ]
     text = "\n".join(lines) + "\r\nlast.py,,\r\n"
     before = metadata.CSV_LINES[0]
-    assert metadata.record_paths(text) == _old_record_paths(text)
+    # the same paths, but those no file system holds (past PATH_MAX: the two 128 KiB lines)
+    assert metadata.record_paths(text) == tuple(p for p in _old_record_paths(text) if len(p) < 4096)
     assert metadata.CSV_LINES[0] - before == 6  # the three with a quote, the NUL, the two longer than 128 KiB
 
 
