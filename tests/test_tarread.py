@@ -311,3 +311,36 @@ def test_a_sparse_files_holes_count_as_the_bytes_they_make(tmp_path: Path) -> No
     data = tarsparse.SparseData(io.BytesIO(b"abc").read, tarsparse.map_from_pairs([8 << 30, 3]), (8 << 30) + 3)
     first = data.read(1 << 22)
     assert first == bytes(1 << 22)  # zeros, handed out as the caller reads them: nothing held
+
+
+@pytest.mark.parametrize(
+    ("records", "said"),
+    [
+        ({"GNU.sparse.map": "0,10,5,10", "GNU.sparse.size": "100"}, "out of order"),
+        ({"GNU.sparse.map": "0,x", "GNU.sparse.size": "100"}, "not a number"),
+        ({"GNU.sparse.map": "0,20"}, "give no size of its file"),
+        ({"GNU.sparse.map": "0,20", "GNU.sparse.size": "1_000"}, "size is not a number: '1_000'"),
+    ],
+)
+def test_a_sparse_member_whose_map_cannot_make_its_file_is_refused_alone(
+    tmp_path: Path, records: dict[str, str], said: str
+) -> None:
+    """Its size still frames the archive, so the members after it are read (the whole tarball was
+    "not a readable tar archive", and ``int()`` let ``1_000`` through)."""
+    from linkaudit import audit
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        bad = tarfile.TarInfo("lib/libbad.so")
+        bad.size = 20
+        bad.pax_headers = {"GNU.sparse.major": "0", "GNU.sparse.minor": "1", **records}
+        tf.addfile(bad, io.BytesIO(bytes(20)))
+        good = tarfile.TarInfo("lib/libgood.so")
+        good.size = len(HELPER)
+        tf.addfile(good, io.BytesIO(HELPER))
+    archive = tmp_path / "sparse.tar"
+    archive.write_bytes(buf.getvalue())
+    report = audit([str(archive)])
+    (refused,) = [f for f in report.findings if f.rule == "unreadable-input"]
+    assert refused.file == f"{archive}!lib/libbad.so" and said in refused.message
+    assert [f.path for f in report.files if f.status.value == "audited"] == [f"{archive}!lib/libgood.so"]

@@ -231,6 +231,9 @@ def _member(
     name, key = named
     if not member.isfile():
         return
+    if member.sparse_error is not None:
+        stager.refuse(label, name, member.sparse_error)
+        return
     if name == "info/index.json" and (kind == "conda" or label.endswith(".tar.bz2")):  # its depends, its subdir
         site.conda_index[label] = src.read(MAX_METADATA).decode("utf-8", errors="replace")
         return

@@ -78,9 +78,22 @@ class TarMember:
             (``tarsparse``: offset, size, offset, size...); ``TarReader.data`` rebuilds the file.
         real_size: the file's size (``size`` but for a sparse member).
         segments: a sparse member's map, once read, else ``None``.
+        sparse_error: why a sparse member's map cannot make its file (the member is refused; its
+            framing holds, so the members after it are read), else ``None``.
     """
 
-    __slots__ = ("linkname", "mtime", "name", "offset", "real_size", "segments", "size", "sparse", "type")
+    __slots__ = (
+        "linkname",
+        "mtime",
+        "name",
+        "offset",
+        "real_size",
+        "segments",
+        "size",
+        "sparse",
+        "sparse_error",
+        "type",
+    )
 
     def __init__(self, name: str, linkname: str, type: bytes, size: int, mtime: int, offset: int) -> None:
         self.name, self.linkname, self.type = name, linkname, type
@@ -88,6 +101,7 @@ class TarMember:
         self.sparse = type == b"S"
         self.real_size = size
         self.segments: array.array[int] | None = None
+        self.sparse_error: str | None = None
 
     def isfile(self) -> bool:
         """A regular file (sparse ones included: ``sparse`` says so)."""
@@ -391,20 +405,23 @@ class TarReader:
         """Complete and check a sparse ``member``'s map: from its pax records (0.0, 0.1), or read
         from the start of its data (1.0, the blocks taken off ``size``).
 
+        A map that is missing, malformed or does not fit is the member's ``sparse_error`` (its map
+        set to ``None``): the member's size still frames the archive.
+
         Raises:
-            TarError: a map missing, malformed, or not fitting the member.
+            TarError: the stream ends inside the map.
         """
         records = self._sparse
         try:
             if member.segments is None and records.get("GNU.sparse.major") == "1":
                 member.segments = self._map_in_data(member)
-                member.real_size = int(records.get("GNU.sparse.realsize", "x"))
+                member.real_size = tarsparse.size_of(records.get("GNU.sparse.realsize"))
             elif member.segments is None:
                 member.segments = tarsparse.map_from_text(records.get("GNU.sparse.map", ""))
-                member.real_size = int(records.get("GNU.sparse.size", records.get("GNU.sparse.realsize", "x")))
+                member.real_size = tarsparse.size_of(records.get("GNU.sparse.size", records.get("GNU.sparse.realsize")))
             tarsparse.checked(member.segments, member.real_size, member.size)
         except ValueError as exc:
-            raise TarError(f"{exc} (the sparse member at byte {member.offset})") from None
+            member.segments, member.sparse_error = None, str(exc)
 
     def _map_in_data(self, member: TarMember) -> array.array[int]:
         """The pax 1.0 map at the start of ``member``'s data, block by block.

@@ -29,6 +29,20 @@ def map_from_pairs(numbers: list[int]) -> array.array[int]:
     return array.array("q", numbers)
 
 
+def size_of(text: str | None) -> int:
+    """A sparse file's size from its pax record (``GNU.sparse.size`` or ``.realsize``).
+
+    Raises:
+        ValueError: none, or not a decimal number of at most 20 digits (``int`` alone would take
+            signs, underscores and other scripts' digits).
+    """
+    if text is None:
+        raise ValueError("a GNU sparse member whose pax records give no size of its file")
+    if not (text.isascii() and text.isdigit() and len(text) <= 20):
+        raise ValueError(f"a GNU sparse member whose file size is not a number: {text[:24]!r}")
+    return int(text)
+
+
 def map_from_text(text: str) -> array.array[int]:
     """The map of pax 0.1's ``GNU.sparse.map`` (``"o,n,o,n"``) or 0.0's records joined alike.
 
