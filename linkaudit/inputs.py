@@ -133,6 +133,21 @@ def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None
     return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken))
 
 
+def _passed_over(path: str, name: str, kind: tuple[bool, bool], root: str, venv: tuple[bool, bool]) -> str | None:
+    """Where an entry the walk passes over leads, or ``None`` to walk it: a symlinked directory
+    leaving ``root``; in a venv (``venv``: root is one, the entry is in its ``bin``), a symlinked
+    file leaving it too and the base interpreter, linked or copied (PEP 405; ``--copies``).
+    ``kind``: (is a symlink, is a directory)."""
+    is_link, is_dir = kind
+    if venv[1] and not is_dir and name.lower().startswith(("python", "pypy")):
+        return os.path.realpath(path)
+    if is_link and (is_dir or venv[0]):
+        real = os.path.realpath(path)
+        if not _inside(real, root):
+            return real
+    return None
+
+
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     """``entry`` is a directory, or a symlink to one (False when it cannot be stat'ed)."""
     try:
@@ -255,19 +270,20 @@ def _scan_dir(
     many binaries were found. Unsupported formats go to ``skipped``; symlinked directories leaving
     ``root`` and dangling symlinks to ``passed_over``; unreadable files to ``errors``; a file
     in ``sniffed`` is not opened to be sniffed again; with ``venv`` (``root`` is a venv's), a
-    symlinked file leaving ``root`` (the base interpreter) is passed over as a directory is."""
+    symlinked file leaving ``root`` and the base interpreter in its ``bin`` (linked or copied,
+    ``--copies``) are passed over as a directory leaving it is."""
     outside, broken = passed_over
     found = 0
     subdirs: list[str] = []
+    interpreters = venv and os.path.realpath(dirpath) in (os.path.join(root, "bin"), os.path.join(root, "Scripts"))
     for entry in entries:
         path = os.path.join(dirpath, entry.name)
         is_link = entry.is_symlink()
         is_dir = _is_dir(entry)
-        if is_link and (is_dir or venv):  # a link leaving root: passed over (venv: bin/python too)
-            real = os.path.realpath(path)
-            if not _inside(real, root):
-                outside.append((path, real))
-                continue
+        leaving = _passed_over(path, entry.name, (is_link, is_dir), root, (venv, interpreters))
+        if leaving is not None:
+            outside.append((path, leaving))
+            continue
         if is_dir:
             subdirs.append(path)
             continue

@@ -231,6 +231,7 @@ def test_a_venv_given_by_its_root_is_its_site(tmp_path: Path, given: str) -> Non
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "bin").mkdir()
     (venv / "bin/python").symlink_to(SAMPLES / "misc/libleak.so")  # the base interpreter: not the venv's
+    shutil.copy(SAMPLES / "misc/libleak.so", venv / "bin/python3.11")  # as `python -m venv --copies` makes it
     expected = audit([str(venv / "lib/python3.11/site-packages")], _config(host))
     report = audit([str(tmp_path / given)], _config(host))
     (note,) = report.config["sites"]
