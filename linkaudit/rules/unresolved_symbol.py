@@ -146,6 +146,24 @@ def _strong_message(
     return message
 
 
+#: The APIs a host program defines for the plugins it loads, by their names' prefixes: perl's for
+#: its XS modules (``perlapi``: ``Perl_*``, ``PL_*`` variables; ``auto/*/*.so``), the debugger's
+#: ``proc_service`` for glibc's ``libthread_db`` (``<proc_service.h>``: ``ps_*``).  An object whose
+#: every unbound strong symbol is one of them binds them in the host, not in its DT_NEEDED.
+HOST_APIS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("perl's API", ("Perl_", "PL_", "perl_")),
+    ("the debugger's proc_service interface", ("ps_",)),
+)
+
+
+def host_api(names: list[str]) -> str | None:
+    """The host API (``HOST_APIS``) every name in ``names`` belongs to, or ``None``."""
+    for what, prefixes in HOST_APIS:
+        if names and all(n.split("@", 1)[0].startswith(prefixes) for n in names):
+            return what
+    return None
+
+
 class UnresolvedSymbol(Rule):
     id = "unresolved-symbol"
     severity = Severity.ERROR
@@ -169,7 +187,10 @@ driverless mode), are reported there, once, as the root cause; so are references
 that was not found (library-not-found lists them). Compiler hooks
 (__gmon_start__, the TM clone table, weak _ZTH thread_local initialisers) are
 not findings. Interpreter-provided symbols of
-extension modules are not findings.
+extension modules are not findings. An object whose every unbound symbol is of
+an API a host program defines for the plugins it loads — perl's (Perl_*, PL_*:
+an XS module under auto/), a debugger's proc_service (ps_*: glibc's
+libthread_db) — is a note: that program binds them.
 
 PE and Mach-O: an import names the library it binds to (its DLL; the dylib of
 its two-level library ordinal). The copy judged is the one the loader emulation
@@ -210,9 +231,12 @@ missing-provider covers those of a known family.
             roots = sorted({r for rs in symbols.values() for r in rs})
             missing_libs = sorted(missing.get(file, ()))
             count = f"{len(names)} undefined symbol{'s' if len(names) != 1 else ''}"
+            host = None if weak else host_api(names)
             if weak:
                 verb = "binds" if len(names) == 1 else "bind"
                 message = f"{count} (weak) {verb} nowhere: {preview(names)}; allowed, the code must check for NULL"
+            elif host is not None:
+                message = f"{count} of {host} ({preview(names)}), which it leaves to the program that loads it"
             else:
                 message = _strong_message(file, count, names, roots, kinds, loaders, missing_libs)
             yield self.finding(
@@ -226,7 +250,7 @@ missing-provider covers those of a known family.
                     "missing_libraries": missing_libs,
                     "weak": weak,
                 },
-                Severity.NOTE if weak else None,
+                Severity.NOTE if weak or host is not None else None,
             )
 
     def _image_imports(self, context: AuditContext) -> Iterator[Finding]:

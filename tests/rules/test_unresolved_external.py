@@ -316,3 +316,25 @@ def test_one_emulated_link_per_audit(tmp_path: Path, monkeypatch: pytest.MonkeyP
     report = audit([str(COFF / "torch_cuda.obj"), str(COFF / "driver_use.obj")], AuditConfig(link_line=line))
     assert [f.rule for f in report.findings if f.rule == "driver-link"] == ["driver-link"]
     assert len(calls) == 1
+
+
+def test_plugins_of_perl_and_of_a_debugger_leave_their_hosts_api_to_them(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A Perl XS module needs only libc and binds Perl_* in perl; libthread_db binds ps_* in the
+    debugger: notes, not 26 + 8 errors ("the load fails") on every system library directory."""
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from linkaudit import audit
+
+    host = Path("/usr/lib/x86_64-linux-gnu")
+    xs = sorted(host.glob("perl/5.*/auto/Cwd/Cwd.so"))
+    thread_db = host / "libthread_db.so.1"
+    if not xs or not thread_db.is_file():
+        pytest.skip("needs perl's Cwd XS module and glibc's libthread_db (Debian packages libperl5.36, libc6)")
+    shutil.copy(xs[0], tmp_path / "Cwd.so")
+    shutil.copy(thread_db, tmp_path / "libthread_db.so.1")
+    found = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    assert found and all(f.severity.value == "note" for f in found), [(f.file, f.message[:80]) for f in found]
+    assert any("perl's API" in f.message for f in found) and any("proc_service" in f.message for f in found)
