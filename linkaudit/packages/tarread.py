@@ -310,7 +310,6 @@ class TarReader:
             return None
         header, first = found
         ext: dict[str, str] = {}
-        sparse = False
         self._sparse = {}
         while header[156:157] in _EXTENDED:
             kind, at = header[156:157], self._offset - BLOCK
@@ -323,7 +322,6 @@ class TarReader:
             self._skip(-size % BLOCK, "an extension header")
             if kind in (b"x", b"X"):
                 records = _pax_records(data, at)
-                sparse = sparse or any(k.startswith(_SPARSE) for k in records)
                 for key in (k for k in records if k.startswith(_SPARSE)):
                     self._sparse.setdefault(key, records[key])
                 if "GNU.sparse.name" in records:  # GNU's sparse pax formats: the real name
@@ -339,15 +337,16 @@ class TarReader:
             header = found[0]
         member = self._member(header, self._offset - BLOCK, ext)
         if member.type == b"S":
-            member.segments, member.real_size = self._old_sparse_map(header, first)
+            self._old_sparse_map(header, first)
         member.offset = first
-        member.sparse = member.sparse or sparse
+        member.sparse = member.sparse or bool(self._sparse)
         return member
 
-    def _old_sparse_map(self, header: bytes, at: int) -> tuple[array.array[int], int]:
+    def _old_sparse_map(self, header: bytes, at: int) -> None:
         """The old GNU format's map: four entries in the ``S`` header (at 386, each a 12-byte
         offset and size), then 21 in each extension block while the byte after the entries (482
-        in the header, 504 in a block) is set; the file's size at 483.
+        in the header, 504 in a block) is set; the file's size at 483.  Kept as pax 0.1 writes
+        them (``GNU.sparse.map``, ``GNU.sparse.size``): ``_sparse_map`` checks every format alike.
 
         Raises:
             TarError: the stream ends first, or a number is not one.
@@ -367,10 +366,8 @@ class TarReader:
             if len(block) < BLOCK:
                 raise TarError("truncated: the stream ends inside a GNU sparse header")
             entries, more = range(0, 504, 24), block[504]
-        try:
-            return tarsparse.map_from_pairs(numbers), _number(header[483:495], "sparse file size", at)
-        except ValueError as exc:
-            raise TarError(f"{exc} (the member at byte {at})") from None
+        self._sparse["GNU.sparse.map"] = ",".join(map(str, numbers))
+        self._sparse["GNU.sparse.size"] = str(_number(header[483:495], "sparse file size", at))
 
     def _member(self, header: bytes, at: int, ext: dict[str, str]) -> TarMember:
         """The member of ``header`` (at byte ``at``) with the extension values ``ext`` applied."""
@@ -387,12 +384,12 @@ class TarReader:
             name = name.rstrip("/")
         size = _number(header[124:136], "size", at)
         if "size" in ext:
-            text = ext["size"]
-            if not (text.isascii() and text.isdigit() and len(text) <= 20):
+            pax_size = tarsparse.decimal(ext["size"])
+            if pax_size is None:
                 raise TarError(
-                    f"the pax extended header before byte {at} has a size that is not a number: {text[:24]!r}"
+                    f"the pax extended header before byte {at} has a size that is not a number: {ext['size'][:24]!r}"
                 )
-            size = int(text)
+            size = pax_size
         if size < 0:
             raise TarError(f"the member header at byte {at} declares a negative size")
         linkname = ext.get("linkpath")
@@ -402,8 +399,8 @@ class TarReader:
         return TarMember(name, linkname, type_, size, mtime, at)
 
     def _sparse_map(self, member: TarMember) -> None:
-        """Complete and check a sparse ``member``'s map: from its pax records (0.0, 0.1), or read
-        from the start of its data (1.0, the blocks taken off ``size``).
+        """Set and check a sparse ``member``'s map: from its records (pax 0.0, 0.1, and the old GNU
+        header's, kept alike), or read from the start of its data (1.0, the blocks taken off ``size``).
 
         A map that is missing, malformed or does not fit is the member's ``sparse_error`` (its map
         set to ``None``): the member's size still frames the archive.
@@ -413,10 +410,10 @@ class TarReader:
         """
         records = self._sparse
         try:
-            if member.segments is None and records.get("GNU.sparse.major") == "1":
+            if records.get("GNU.sparse.major") == "1":
                 member.segments = self._map_in_data(member)
                 member.real_size = tarsparse.size_of(records.get("GNU.sparse.realsize"))
-            elif member.segments is None:
+            else:
                 member.segments = tarsparse.map_from_text(records.get("GNU.sparse.map", ""))
                 member.real_size = tarsparse.size_of(records.get("GNU.sparse.size", records.get("GNU.sparse.realsize")))
             tarsparse.checked(member.segments, member.real_size, member.size)

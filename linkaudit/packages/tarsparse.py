@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import array
 from collections.abc import Callable
+from typing import cast
 
 #: Bytes of zeros handed out at once for a hole.
 HOLE_CHUNK = 1 << 20
@@ -29,18 +30,24 @@ def map_from_pairs(numbers: list[int]) -> array.array[int]:
     return array.array("q", numbers)
 
 
+def decimal(text: str) -> int | None:
+    """``text`` as a plain decimal number of at most 20 digits, else ``None`` (``int`` alone would
+    take signs, underscores and other scripts' digits) — every number of a pax record."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
+
+
 def size_of(text: str | None) -> int:
     """A sparse file's size from its pax record (``GNU.sparse.size`` or ``.realsize``).
 
     Raises:
-        ValueError: none, or not a decimal number of at most 20 digits (``int`` alone would take
-            signs, underscores and other scripts' digits).
+        ValueError: none, or not a ``decimal`` number.
     """
     if text is None:
         raise ValueError("a GNU sparse member whose pax records give no size of its file")
-    if not (text.isascii() and text.isdigit() and len(text) <= 20):
+    size = decimal(text)
+    if size is None:
         raise ValueError(f"a GNU sparse member whose file size is not a number: {text[:24]!r}")
-    return int(text)
+    return size
 
 
 def map_from_text(text: str) -> array.array[int]:
@@ -49,10 +56,10 @@ def map_from_text(text: str) -> array.array[int]:
     Raises:
         ValueError: a field that is not a decimal number.
     """
-    fields = [f for f in text.split(",") if f]
-    if not all(f.isascii() and f.isdigit() and len(f) <= 20 for f in fields):
+    numbers = [decimal(f) for f in text.split(",") if f]
+    if None in numbers:
         raise ValueError("a GNU sparse map with a field that is not a number")
-    return map_from_pairs([int(f) for f in fields])
+    return map_from_pairs(cast(list[int], numbers))
 
 
 def checked(segments: array.array[int], real_size: int, stored: int) -> array.array[int]:
