@@ -405,12 +405,15 @@ class Stager:
         self.sniffed: dict[str, Container] = {}  # host path written -> what its first bytes are
         self._not_libraries: dict[tuple[str, str], int] = {}  # (package, member) -> its error's index
 
-    def refuse(self, label: str, member: str, reason: str) -> None:
+    def refuse(self, label: str, member: str, reason: str) -> bool:
         """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
-        ``MAX_REFUSALS_NAMED`` of a package by name, the rest counted (``all_errors`` says how many)."""
+        ``MAX_REFUSALS_NAMED`` of a package by name, the rest counted (``all_errors`` says how
+        many).  True when it was named (its error is the last of ``errors``)."""
         count = self.refused[label] = self.refused.get(label, 0) + 1
-        if count <= MAX_REFUSALS_NAMED:
-            self.errors.append(InputError(f"{label}!{member}", reason))
+        if count > MAX_REFUSALS_NAMED:
+            return False
+        self.errors.append(InputError(f"{label}!{member}", reason))
+        return True
 
     def all_errors(self) -> list[InputError]:
         """``errors``, and for each package with more refusals than were named, one error that counts them."""
@@ -430,10 +433,8 @@ class Stager:
         if sniff(head) is None:  # not a binary: never written
             if library_named(name) and install_path(kind, name) is not None:
                 reason = not_a_library(head)  # one the loader will be asked to open: said, not dropped
-                if reason is not None:
-                    self.refuse(label, name, reason)
-                    if self.errors and self.errors[-1].path == f"{label}!{name}":
-                        self._not_libraries[(label, name)] = len(self.errors) - 1
+                if reason is not None and self.refuse(label, name, reason):
+                    self._not_libraries[(label, name)] = len(self.errors) - 1
             return None
         if head.startswith(b"!<thin>\n"):
             self.refuse(label, name, "a thin archive: its members are files outside the package, never read from it")
