@@ -802,9 +802,9 @@ def test_member_names_too_long_or_too_deep_for_any_file_system_are_refused(tmp_p
     """Each directory above a member is recorded by its path: names 20,000 levels deep cost n²/2
     characters (8 of them in a 642 KB wheel: 1.95 GB, exit 3). Past PATH_MAX (which bounds the
     depth too) a name is refused by name; the good member beside them is audited."""
-    from linkaudit.packages import staging
+    from linkaudit.packages import limits
 
-    deep = "/".join(["d"] * (staging.MAX_NAME_DEPTH + 1)) + "/x.so"  # 4,103 bytes
+    deep = "/".join(["d"] * (limits.MAX_NAME_DEPTH + 1)) + "/x.so"  # 4,103 bytes
     long = "lib/" + "y" * 250 + "/" + "z" * 4000 + ".so"
     wheel = tmp_path / "deep-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:

@@ -22,6 +22,14 @@ RATIO_FLOOR = 16 << 20
 PACKAGE_FLOOR = 64 << 20
 #: Most members one package may list.
 MAX_MEMBERS = 1_000_000
+#: The longest member name installed, and the longest ``RECORD`` path kept, bytes: Linux's
+#: PATH_MAX less its NUL — no file system holds a longer path below a root, so no installer writes it.
+MAX_NAME_BYTES = 4095
+#: The most directories such a name may be nested in: as many as ``MAX_NAME_BYTES`` allows
+#: (``a/a/...``).  Each directory above a member is recorded by its path (owners, clashes), so a
+#: name of n bytes costs up to n²/4 characters — 4 MB at PATH_MAX; a wheel of 8 names 20,000
+#: levels deep (642 KB) took 1.95 GB before names were held to PATH_MAX.
+MAX_NAME_DEPTH = 2048
 #: Threads that decompress a zip's binary members at once (bounded by the CPUs).
 WORKERS = min(4, os.cpu_count() or 1)
 #: Bytes read from or written to a stream at once.

@@ -12,6 +12,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from ..records import dataclass
+from . import limits
 
 if TYPE_CHECKING:
     from packaging.tags import Tag
@@ -133,22 +134,20 @@ _PLAIN_LINE = 128 << 10
 CSV_LINES = [0]
 
 
-#: Linux's PATH_MAX, and the deepest path kept (as ``staging.MAX_NAME_BYTES`` + 1 and ``MAX_NAME_DEPTH``).
-_PATH_MAX, _MAX_DEPTH = 4096, 2048
-
-
 def record_paths(text: str) -> tuple[str, ...]:
     """The paths a ``RECORD`` lists (its first CSV column), relative to the site, normalised;
     absolute ones, those leaving the site (``../../bin/x``: scripts) and those no file system
-    holds (longer than PATH_MAX or nested deeper than ``staging.MAX_NAME_DEPTH``: each directory
+    holds (past ``limits.MAX_NAME_BYTES`` or ``limits.MAX_NAME_DEPTH``, as member names: each directory
     above a path is recorded, n²/2 characters for n levels) left out."""
     lines = text.splitlines()
     if '"' in text or "\0" in text or max(map(len, lines), default=0) > _PLAIN_LINE:
         firsts = list(map(_first_field, lines))
     else:  # no quote anywhere: csv's first field is what comes before the first comma
         firsts = [line.partition(",")[0] for line in lines]
-    paths = map(_normpath, [f.replace("\\", "/") for f in firsts if f and len(f) < _PATH_MAX])
-    return tuple(p for p in paths if not (p.startswith(("/", "../")) or p == ".." or p.count("/") > _MAX_DEPTH))
+    paths = map(_normpath, [f.replace("\\", "/") for f in firsts if f and len(f) <= limits.MAX_NAME_BYTES])
+    return tuple(
+        p for p in paths if not (p.startswith(("/", "../")) or p == ".." or p.count("/") > limits.MAX_NAME_DEPTH)
+    )
 
 
 def _normpath(path: str) -> str:

@@ -47,23 +47,13 @@ SYMLINK_TAKEN = (
 )
 
 
-#: The longest member name installed, bytes: Linux's PATH_MAX (with the NUL) — no file system
-#: holds a longer path below a root, so no installer writes it.
-MAX_NAME_BYTES = 4095
-#: The most directories a member name may be nested in: as many as ``MAX_NAME_BYTES`` allows
-#: (``a/a/...``).  Each directory above a member is recorded by its path (owners, clashes), so a
-#: name of n bytes costs up to n²/4 characters — 4 MB at PATH_MAX; a wheel of 8 names 20,000
-#: levels deep (642 KB) took 1.95 GB before names were held to PATH_MAX.
-MAX_NAME_DEPTH = 2048
-
-
 def safe_name(name: str) -> str | None:
     """The member name as a relative POSIX path, or ``None`` when it may not be written.
 
     Refused: empty, absolute (``/x``, ``C:/x``, ``\\\\x``), a ``..`` component (also with
-    backslashes), a NUL, longer than ``MAX_NAME_BYTES`` or deeper than ``MAX_NAME_DEPTH``.
+    backslashes), a NUL, longer than ``limits.MAX_NAME_BYTES`` or deeper than ``limits.MAX_NAME_DEPTH``.
     """
-    if not name or "\0" in name or len(name) > MAX_NAME_BYTES or name.count("/") > MAX_NAME_DEPTH:
+    if not name or "\0" in name or len(name) > limits.MAX_NAME_BYTES or name.count("/") > limits.MAX_NAME_DEPTH:
         return None
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
         return None
@@ -87,12 +77,10 @@ def unsafe_reason(name: str) -> str:
         return "a member name holding a NUL byte"
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
         return "an absolute member name"
-    if len(name) > MAX_NAME_BYTES:
-        return (
-            f"a member name of {len(name)} characters: longer than a path may be (PATH_MAX, {MAX_NAME_BYTES + 1} bytes)"
-        )
-    if name.count("/") > MAX_NAME_DEPTH:
-        return f"a member name nested {name.count('/')} directories deep (more than {MAX_NAME_DEPTH})"
+    if len(name) > limits.MAX_NAME_BYTES:
+        return f"a member name of {len(name)} characters: longer than a path may be (PATH_MAX, {limits.MAX_NAME_BYTES + 1} bytes)"
+    if name.count("/") > limits.MAX_NAME_DEPTH:
+        return f"a member name nested {name.count('/')} directories deep (more than {limits.MAX_NAME_DEPTH})"
     if names_root(name):
         return "a member that is not a directory but names the package's root itself"
     return "a member name that climbs out of the package with '..'"
