@@ -171,15 +171,18 @@ MAX_PLACES = 100_000
 
 
 def _failed(name: str, requester: str, attempts: list[Attempt], error: str | None = None) -> Resolution:
-    kept, _none, more = _kept(attempts)
-    return Resolution(name, requester, None, None, None, kept, error, more)
+    return _resolved(name, requester, (None, None, None), attempts, error)
 
 
-def _kept(attempts: list[Attempt]) -> tuple[tuple[Attempt, ...], None, int]:
-    """``(attempts, error, more_attempts)`` of a resolution that found its object: the first
-    ``MAX_ATTEMPTS`` kept, the rest counted (a search past 9,500 missing RUNPATH directories to an
-    object loaded already kept every one: 567 MB for five 81 KB files)."""
-    return tuple(attempts[:MAX_ATTEMPTS]), None, max(0, len(attempts) - MAX_ATTEMPTS)
+def _resolved(
+    name: str, requester: str, found: tuple[str | None, Source | None, str | None], attempts: list[Attempt],
+    error: str | None = None,
+) -> Resolution:  # fmt: skip
+    """The ``Resolution`` of ``name`` (``found``: path, source, owner) keeping the first
+    ``MAX_ATTEMPTS`` attempts and counting the rest, whatever the search ended in (one past 9,500
+    missing RUNPATH directories to an object loaded already kept every one: 567 MB for five 81 KB files)."""
+    more = max(0, len(attempts) - MAX_ATTEMPTS)
+    return Resolution(name, requester, *found, tuple(attempts[:MAX_ATTEMPTS]), error, more)
 
 
 class _Search:
@@ -334,9 +337,7 @@ class _Loading:
                 same = process.identities[ident]
                 if "/" not in name:
                     process.shortnames.setdefault(name, same)
-                load.resolutions[(requester, name)] = Resolution(
-                    name, requester, same, Source.LOADED, None, *_kept(attempts)
-                )
+                load.resolutions[(requester, name)] = _resolved(name, requester, (same, Source.LOADED, None), attempts)
                 self._reuse(same, requester, depth)
                 return
             error, mapped = _map(ctx, path, process.binaries[requester])
@@ -347,11 +348,11 @@ class _Loading:
             binary = mapped
             if _is_libc(binary):  # another libc found: musl loads itself instead (load_library)
                 loader = self.loader_object(requester, depth + 1)
-                load.resolutions[(requester, name)] = Resolution(
-                    name, requester, loader, Source.LOADED, None, *_kept(attempts)
+                load.resolutions[(requester, name)] = _resolved(
+                    name, requester, (loader, Source.LOADED, None), attempts
                 )
                 return
-        load.resolutions[(requester, name)] = Resolution(name, requester, path, source, owner, *_kept(attempts))
+        load.resolutions[(requester, name)] = _resolved(name, requester, (path, source, owner), attempts)
         self.add(path, binary, requester, source, depth + 1, None if "/" in name else name)
 
     def _reuse(self, path: str, parent: str, depth: int) -> None:
