@@ -117,13 +117,13 @@ def _undefined(binary: Binary) -> set[str]:
     return {f"{s.name}@{s.version.name}" if s.version else s.name for s in binary.symbols.undefined()}
 
 
-def highest_versions(binary: Binary, vendored: bool = True) -> dict[str, tuple[tuple[int, ...], str]]:
-    """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``;
-    without ``vendored``, leaving out the versions needed from a library a repair tool vendored
-    (a hashed name, ``unhashed``): it ships with the binary, so its versions move together."""
+def highest_versions(binary: Binary) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``, the
+    versions needed from a library a repair tool vendored (a hashed name, ``unhashed``) left out:
+    it ships with the binary, so its versions move together."""
     out: dict[str, tuple[tuple[int, ...], str]] = {}
     for need in binary.version_needs:
-        if not vendored and unhashed(need.file) != need.file:
+        if unhashed(need.file) != need.file:
             continue
         for entry in need.versions:
             parsed = parse_version_name(entry.name)
@@ -143,10 +143,10 @@ def _names(needed: Sequence[str]) -> dict[str, str]:
 def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
     """Compare one binary across two builds: DT_NEEDED names as ``unhashed`` writes them (a
     vendored library's new hash and minor version are no change); symbol versions of the system's
-    libraries only (``highest_versions`` without ``vendored``)."""
+    libraries only (``highest_versions``)."""
     old_needed, new_needed = _names(old.needed_names), _names(new.needed_names)
     old_undef, new_undef = _undefined(old), _undefined(new)
-    old_v, new_v = highest_versions(old, vendored=False), highest_versions(new, vendored=False)
+    old_v, new_v = highest_versions(old), highest_versions(new)
     raised: list[tuple[str | None, str]] = []
     lowered: list[tuple[str, str | None]] = []
     for prefix in sorted(set(old_v) | set(new_v)):
