@@ -17,7 +17,6 @@ from .magic import COMPRESSED
 from .metadata import wheel_name
 from .planner import Installation, conda_format_sets, plan_installations
 from .staged import Staged
-from .tarread import is_tar_header
 
 if TYPE_CHECKING:  # staging (zipfile, lzma): imported once a package is among the inputs
     from .staging import Progress, Stager, StagingRoot
@@ -60,8 +59,11 @@ def package_kind(path: str) -> str | None:
         return "zip"
     if head.startswith(COMPRESSED) or (len(head) >= 262 and head[257:262] == b"ustar"):
         return "tarball"
-    if len(head) == 512 and head.strip(b"\0") and is_tar_header(head):
-        return "tarball"  # a pre-POSIX (v7) tar: no magic, its header's checksum says it
+    if len(head) == 512 and head[148:156].strip(b" \0").isdigit():  # a checksum field: a v7 tar?
+        from .tarread import is_tar_header  # the tar reader only for what may be a tar (magic.py)
+
+        if is_tar_header(head):
+            return "tarball"  # a pre-POSIX (v7) tar: no magic, its header's checksum says it
     return None
 
 
