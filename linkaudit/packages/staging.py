@@ -353,7 +353,7 @@ class Inflated:
 
 def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
     """Create ``rel_dir`` under ``root`` as real directories; the host path made.  ``made``: the
-    directories made before (nothing replaces a directory made: files are created with
+    directories made before, each component (nothing replaces a directory made: files are created with
     ``O_EXCL``, links beside existing names never), skipped without a system call.
 
     Raises:
@@ -361,14 +361,16 @@ def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
     """
     if made is not None and rel_dir in made:
         return os.path.join(root, rel_dir) if rel_dir else root
-    path = root
+    path, rel = root, ""
     for part in [p for p in rel_dir.split("/") if p]:
-        path = os.path.join(path, part)
+        path, rel = os.path.join(path, part), f"{rel}/{part}" if rel else part
         try:
             os.mkdir(path, 0o755)
         except FileExistsError:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 raise Refused(f"{rel_dir}: a parent directory is a file or a symlink in the package") from None
+        if made is not None:
+            made.add(rel)
     if made is not None:
         made.add(rel_dir)
     return path
@@ -447,12 +449,11 @@ class Stager:
             self.refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
             return None
         dest = os.path.join(directory, posixpath.basename(rel))
-        if os.path.lexists(dest):
-            if rel not in site.files and os.path.isdir(dest):
-                self.refuse(
-                    label, name, f"a file where the package installs a directory: other members are below {rel}/"
-                )
+        if rel in site.files:  # known without a system call: files and directories are only made here
             return None  # a second copy of one member name: the first one stays, as unzip keeps it
+        if rel in site.made:
+            self.refuse(label, name, f"a file where the package installs a directory: other members are below {rel}/")
+            return None
         site.own(rel, label)  # claimed now: a later member of the same name is a duplicate
         site.files.add(rel)
         earlier = self._not_libraries.pop((label, name), None)
