@@ -192,3 +192,17 @@ def test_with_path_is_replace() -> None:
         for b in binaries:
             moved = b.with_path("elsewhere/x.so")
             assert moved == dataclasses.replace(b, path="elsewhere/x.so") and moved.symbols is b.symbols
+
+
+def test_with_path_copies_every_field() -> None:
+    """Every field of ``Binary`` is carried by ``with_path`` (its one line a field is written by
+    hand: a field added without its line, or two lines swapped, fails here), each the very object."""
+    from linkaudit.model import Binary
+
+    original = object.__new__(Binary)
+    marks = {f.name: object() for f in dataclasses.fields(Binary)}
+    for name, mark in marks.items():
+        object.__setattr__(original, name, mark)
+    moved = original.with_path("elsewhere/x.so")
+    assert moved.path == "elsewhere/x.so"
+    assert all(getattr(moved, name) is mark for name, mark in marks.items() if name != "path")
