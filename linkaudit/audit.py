@@ -314,7 +314,7 @@ def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult],
     for error in [*package_errors, *collected.errors]:
         files.append(FileResult(error.path, FileStatus.UNREADABLE, error=str(error.reason)))
         findings.append(_unreadable(error))
-    reads = read_paths(collected.files, config.jobs, _sysroot_escape_check(config))
+    reads = read_paths(collected.files, config.jobs, _sysroot_escape_check(config), collected.sizes)
     for path, outcome in zip(collected.files, reads, strict=True):
         try:
             read_binaries = outcome.get()

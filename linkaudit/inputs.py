@@ -50,6 +50,8 @@ class Collected:
             leaves the directory given: (path, real path).
         broken_links: dangling symlinks found under a directory given, passed over:
             (path, target as written in the link).
+        sizes: each of ``files``' size in bytes when it was found (``read_paths`` sends no small
+            file to a worker without a ``stat`` of its own; the reader stats again).
     """
 
     files: tuple[str, ...]
@@ -58,6 +60,7 @@ class Collected:
     skipped: tuple[tuple[str, str], ...]
     outside: tuple[tuple[str, str], ...] = ()
     broken_links: tuple[tuple[str, str], ...] = ()
+    sizes: tuple[int, ...] = ()
 
 
 def _head(path: str, size: int) -> bytes:
@@ -90,6 +93,7 @@ def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None
         A ``Collected``; nothing is raised for a bad path: it is listed in ``errors``.
     """
     files: list[str] = []
+    sizes: list[int] = []
     errors: list[InputError] = []
     empty: list[str] = []
     skipped: list[tuple[str, str]] = []
@@ -108,6 +112,7 @@ def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None
         if idx is None:
             by_inode[key] = len(files)
             files.append(path)
+            sizes.append(st.st_size)
             if is_link:
                 via_link.add(len(files) - 1)
         elif idx in via_link and not is_link:
@@ -130,7 +135,9 @@ def collect(paths: Sequence[str], sniffed: Mapping[str, Container] | None = None
             add(given, st, os.path.islink(given))
         else:
             errors.append(InputError(given, "not a regular file or directory"))
-    return Collected(tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken))
+    return Collected(
+        tuple(files), tuple(errors), tuple(empty), tuple(skipped), tuple(outside), tuple(broken), tuple(sizes)
+    )
 
 
 def _passed_over(path: str, name: str, kind: tuple[bool, bool], root: str, venv: tuple[bool, bool]) -> str | None:

@@ -110,7 +110,9 @@ class Read:
         return list(self.binaries)
 
 
-def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None] | None = None) -> list[Read]:
+def read_paths(
+    paths: Sequence[str], jobs: int = 1, check: Callable[[str], None] | None = None, sizes: Sequence[int] = ()
+) -> list[Read]:
     """Read every path with ``formats.read_path``, in a pool of ``jobs`` processes, results in input order.
 
     Args:
@@ -121,6 +123,8 @@ def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None]
             own (see ``_can_fork``) — then they are read here too.
         check: run here on each path before it is read; an ``InputError`` it raises is that
             path's result (the sysroot escape check).
+        sizes: each path's size in bytes as the walk saw it (``Collected.sizes``), or empty: a
+            path no larger than ``MIN_POOL_FILE_BYTES`` then stays here without a ``stat``.
 
     Returns:
         One ``Read`` per path, in order: the same records and errors whatever ``jobs`` is.
@@ -135,7 +139,7 @@ def read_paths(paths: Sequence[str], jobs: int = 1, check: Callable[[str], None]
             results[i] = Read(path, error=error)
             continue
         todo.append(i)
-    pooled = _worth_a_worker(todo, paths) if jobs > 1 else []
+    pooled = _worth_a_worker(todo, paths, sizes) if jobs > 1 else []
     if len(pooled) < MIN_POOL_FILES or _total_bytes([paths[i] for i in pooled]) < MIN_POOL_BYTES or not _can_fork():
         pooled = []
     taken = set(pooled)
@@ -166,12 +170,14 @@ def _read_here(indices: Sequence[int], paths: Sequence[str], results: list[Read 
             results[i] = Read(paths[i], error=error)
 
 
-def _worth_a_worker(indices: Sequence[int], paths: Sequence[str]) -> list[int]:
+def _worth_a_worker(indices: Sequence[int], paths: Sequence[str], sizes: Sequence[int] = ()) -> list[int]:
     """Those of ``indices`` whose file is worth a worker: an ordinary file of more than
     ``MIN_POOL_FILE_BYTES`` that the cache does not hold (a warm read, or a small file's parse, costs
-    less than sending its records back from a worker)."""
+    less than sending its records back from a worker). ``sizes``: as ``read_paths``'."""
     out = []
     for i in indices:
+        if sizes and sizes[i] <= MIN_POOL_FILE_BYTES:
+            continue  # small when found: read here (200,000 tar members, 200,000 stat calls saved)
         try:
             st = os.stat(paths[i])
         except OSError:

@@ -159,9 +159,9 @@ def test_channels_doc_says_what_jobs_does(run_cli, monkeypatch: pytest.MonkeyPat
     )  # the module's value (this file's fixture sets it to 0)
     given: list[int] = []
 
-    def spy(paths, n=1, check=None):  # type: ignore[no-untyped-def]
+    def spy(paths, n=1, check=None, sizes=()):  # type: ignore[no-untyped-def]
         given.append(n)
-        return read_paths(paths, n, check)
+        return read_paths(paths, n, check, sizes)
 
     import importlib
 
@@ -198,3 +198,21 @@ def test_small_and_cached_files_are_read_here(tmp_path: Path, monkeypatch: pytes
     assert jobs._worth_a_worker(range(len(paths)), paths) == []  # every large one cached now
     again = read_paths(paths, 2)
     assert [[b.path for b in r.binaries] for r in again] == [[b.path for b in r.binaries] for r in cold]
+
+
+def test_small_files_found_by_the_walk_are_not_stated_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``collect`` gives each file's size as the walk saw it; ``read_paths`` keeps a small one here
+    without a ``stat`` of its own (200,000 tar members: 200,000 calls), a large one still goes to a worker."""
+    from linkaudit.inputs import collect
+
+    monkeypatch.setattr(jobs, "MIN_POOL_FILE_BYTES", 4096)
+    collected = collect([str(SAMPLES / "loader")])
+    assert len(collected.sizes) == len(collected.files) > 4
+    assert collected.sizes == tuple(os.stat(p).st_size for p in collected.files)
+    stated: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(jobs.os, "stat", lambda p, *a, **k: stated.append(p) or real_stat(p, *a, **k))
+    picked = jobs._worth_a_worker(range(len(collected.files)), collected.files, collected.sizes)
+    large = [i for i, size in enumerate(collected.sizes) if size > 4096]
+    assert picked == [i for i in large if not jobs.cached_already(collected.files[i])]
+    assert stated == [collected.files[i] for i in large]
