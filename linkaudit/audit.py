@@ -44,6 +44,7 @@ from .rules.broken_symlink import BrokenSymlink
 from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
+    from .config.baseline import Fingerprint
     from .link.sources import GeneratedSource
     from .loader.analysis import Root
     from .loader.images import ImageLoad
@@ -234,17 +235,22 @@ def _configured(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
 
 
 def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
-    from .config.baseline import BASELINED, fingerprint
+    from .config.baseline import BASELINED, fingerprints
+    from .rules.base import preview
 
     assert config.baseline is not None
-    seen = set()
+    seen: set[Fingerprint] = set()
     out = []
     for f in findings:
-        key = fingerprint(f, inputs)
-        if key in config.baseline and f.rule != "unreadable-input":
-            seen.add(key)
+        keys = fingerprints(f, inputs)
+        known = [k for k in keys if k in config.baseline] if f.rule != "unreadable-input" else []
+        seen.update(known)
+        if known and len(known) == len(keys):
             if f.suppressed is None:
                 f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}")
+        elif known:  # some of its symbols are new: reported, saying which
+            new = [key[2] for key in keys if key not in config.baseline]
+            f = replace(f, message=f"{f.message} (not in the baseline: {preview(new)})")
         out.append(f)
     if "baseline-fixed" not in config.ignore:
         for rule, file, subject in sorted(config.baseline - seen):

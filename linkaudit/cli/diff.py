@@ -30,8 +30,8 @@ def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
     keys = dict(zip(files, paired, strict=True))
     out = {}
     for f in found:
-        rule, _file, subject = baseline.fingerprint(f, [path])
-        out[(rule, keys[f.file], subject)] = f
+        for rule, _file, subject in baseline.fingerprints(f, [path]):  # a symbol each, where a finding lists them
+            out[(rule, keys[f.file], subject)] = f
     return out
 
 
@@ -59,8 +59,8 @@ def diff(old: str, new: str, fmt: str) -> int:
         click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
     old_f, new_f = _findings(old_report, old), _findings(new_report, new)
     result = diff_builds(before, [old], after, [new])
-    new_findings = [new_f[k] for k in sorted(set(new_f) - set(old_f))]
-    gone = [old_f[k] for k in sorted(set(old_f) - set(new_f))]
+    new_findings = list({id(f): f for f in (new_f[k] for k in sorted(set(new_f) - set(old_f)))}.values())
+    gone = list({id(f): f for f in (old_f[k] for k in sorted(set(old_f) - set(new_f)))}.values())
     if fmt == "json":
         emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
     else:

@@ -6,7 +6,9 @@ A baseline file is JSON::
      "findings": [{"rule": "driver-link", "file": "lib/libtorch_cuda.so", "subject": "libcuda.so.1"}]}
 
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
-command line that holds it, subject — made relative too when it is such a path): no absolute paths, no line numbers and no message text, so
+command line that holds it, subject — made relative too when it is such a path); a finding that
+lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
+fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
 content hashes auditwheel and delvewheel put in vendored libraries' names (``unhashed``), so
 one written for a release matches the next.
@@ -93,6 +95,36 @@ def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:
     )
 
 
+#: Rules whose one finding per file lists failures that come and go one by one, a symbol each
+#: (the import fails on each): the evidence keys naming them (a name, or ``{"symbol": name}``).
+PER_SYMBOL = {"unresolved-symbol": ("symbols",), "abi3-symbol": ("not_in_abi", "too_new")}
+
+#: The subject an ``unresolved-symbol`` finding of several symbols had before they were keyed one by
+#: one: such a baseline entry matches nothing now (``load`` drops it; its findings show again).
+_COUNTED_SUBJECT = re.compile(r"\d+ symbols")
+
+
+def symbols_of(finding: Finding) -> list[str]:
+    """The symbols a ``PER_SYMBOL`` finding lists, sorted and distinct (empty for other rules)."""
+    names: set[str] = set()
+    for key in PER_SYMBOL.get(finding.rule, ()):
+        items = finding.evidence.get(key) or ()
+        names.update(str(i.get("symbol")) if isinstance(i, dict) else str(i) for i in items)
+    return sorted(names)
+
+
+def fingerprints(finding: Finding, inputs: Sequence[str]) -> tuple[Fingerprint, ...]:
+    """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
+    ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
+    findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
+    keeps its one fingerprint either way."""
+    key = fingerprint(finding, inputs)
+    names = symbols_of(finding)
+    if not names:
+        return (key,)
+    return tuple((key[0], key[1], unhashed(name)) for name in names)
+
+
 def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
     """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
 
@@ -100,9 +132,10 @@ def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
     and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept."""
     keys = sorted(
         {
-            fingerprint(f, inputs)
+            key
             for f in findings
             if f.rule not in NOT_RECORDED and (f.suppressed is None or f.suppressed.startswith(BASELINED))
+            for key in fingerprints(f, inputs)
         }
     )
     doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}
@@ -121,6 +154,10 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             JSON (or nested too deeply), another schema, an entry that is not
             ``{"rule": str, "file": str, "subject": str}`` or names no rule (the message
             names the file and the entry).
+
+    An ``unresolved-symbol`` entry whose subject is a count (``"2 symbols"``, written before
+    findings were keyed a symbol each) is left out: its findings are reported until the
+    baseline is written again.
     """
     raw = read_settings_file(path, MAX_BASELINE_BYTES, f"--baseline {path}", "baseline")
     try:
@@ -140,5 +177,7 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule!r} is no rule")
         if rule in NOT_RECORDED:
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule} findings cannot be baselined")
+        if rule in PER_SYMBOL and _COUNTED_SUBJECT.fullmatch(entry["subject"]):
+            continue  # "2 symbols": which two is not recorded (an older linkaudit); its findings show again
         keys.add((rule, unhashed(entry["file"]), unhashed(entry["subject"])))  # written before hashes were left out
     return frozenset(keys)

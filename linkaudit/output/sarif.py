@@ -11,8 +11,9 @@ What GitHub code scanning (``github/codeql-action/upload-sarif``) and other SARI
   else an absolute ``file:`` URI), the subject as a ``logicalLocation``, the evidence in
   ``properties``;
 * ``partialFingerprints["linkaudit/v1"]``: SHA-256 of the baseline fingerprint (rule, file
-  relative to the input that holds it, subject — ``baseline.fingerprint``), so an alert keeps
-  its identity across runs, machines and checkout paths;
+  relative to the input that holds it, subject — ``baseline.fingerprint``; of every one of its
+  symbols, for a finding listing several — ``baseline.fingerprints``), so an alert keeps
+  its identity across runs, machines and checkout paths, and a new set of symbols is a new alert;
 * a suppressed finding carries ``suppressions: [{"kind": "external", "justification": reason}]``
   (SARIF §3.35: external = suppressed by a configuration or baseline file, not in the source);
 * ``invocations[0].executionSuccessful`` is false when some input could not be read.
@@ -33,7 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..config.baseline import fingerprint
+from ..config.baseline import fingerprints
 from ..report import Finding, Report, Severity
 from ..rules import get_rule
 from .shared import utf8_safe, utf8_tree
@@ -87,7 +88,8 @@ def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str)
     location: dict[str, Any] = {"uri": uri}
     if relative:
         location["uriBaseId"] = SRCROOT
-    key = json.dumps(fingerprint(f, inputs), ensure_ascii=False).encode("utf-8", "surrogateescape")
+    keys = fingerprints(f, inputs)  # a finding of several symbols: all of them (one: as before)
+    key = json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False).encode("utf-8", "surrogateescape")
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],

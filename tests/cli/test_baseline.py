@@ -161,3 +161,77 @@ def test_a_baseline_matches_the_next_release_of_vendored_libraries(run_cli, tmp_
         f["file"] = f["file"].replace("-*", "-0a1b2c3d")
     (tmp_path / "old.json").write_text(json.dumps(doc))
     assert run_cli("check", "--no-loader", "new", "--baseline", "old.json").exit_code == 0
+
+
+def _build(directory: Path, missing: tuple[str, ...]) -> None:
+    """``directory``: libuser.so importing ``missing`` from libdep.so (RUNPATH $ORIGIN), which exports none of them."""
+    from ..loader.dagbuild import Lib, write
+
+    directory.mkdir(exist_ok=True)
+    for old in directory.iterdir():
+        old.unlink()
+    write(
+        str(directory),
+        [
+            Lib("libdep.so", "libdep.so", exports=("other",)),
+            Lib("libuser.so", "libuser.so", ("libdep.so",), runpath=("$ORIGIN",), exports=("use",), imports=missing),
+        ],
+    )
+
+
+def test_new_unresolved_symbols_are_not_baselined_by_their_count(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A baseline of the build that left foo and bar unresolved does not accept the build that
+    leaves baz and qux unresolved (both findings say "2 undefined symbols"; dlopen fails on baz):
+    each symbol is a fingerprint of its own; one fixed is a baseline-fixed note, one added names
+    itself; SARIF alerts tell them apart too."""
+    monkeypatch.chdir(tmp_path)
+    _build(tmp_path / "build", ("foo", "bar"))
+    assert run_cli("check", "--no-config", "build", "--write-baseline", "bl.json").exit_code == 0
+    keys = {(f["rule"], f["subject"]) for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
+    assert {("unresolved-symbol", "foo"), ("unresolved-symbol", "bar")} <= keys
+    before = run_cli("check", "--no-config", "build", "--format", "sarif").stdout
+    assert run_cli("check", "--no-config", "build", "--baseline", "bl.json").exit_code == 0
+
+    _build(tmp_path / "build", ("baz", "qux"))
+    again = run_cli("check", "--no-config", "build", "--baseline", "bl.json", "--format", "json")
+    assert again.exit_code == 1, again.stdout
+    findings = json.loads(again.stdout)["findings"]
+    errors = [f for f in findings if f["rule"] == "unresolved-symbol" and not f.get("suppressed")]
+    assert len(errors) == 1 and errors[0]["evidence"]["symbols"] == ["baz", "qux"]
+    fixed = {f["subject"] for f in findings if f["rule"] == "baseline-fixed"}
+    assert {"unresolved-symbol libuser.so foo", "unresolved-symbol libuser.so bar"} <= fixed
+    after = run_cli("check", "--no-config", "build", "--format", "sarif").stdout
+
+    def prints(sarif: str) -> list[object]:
+        results = json.loads(sarif)["runs"][0]["results"]
+        return [r["partialFingerprints"] for r in results if r["ruleId"] == "unresolved-symbol"]
+
+    assert prints(before) and prints(before) != prints(after)
+
+    _build(tmp_path / "build", ("foo", "baz"))  # bar fixed, baz new: reported, naming baz
+    mixed = json.loads(run_cli("check", "--no-config", "build", "--baseline", "bl.json", "--format", "json").stdout)
+    error = [f for f in mixed["findings"] if f["rule"] == "unresolved-symbol" and not f.get("suppressed")]
+    assert len(error) == 1 and error[0]["message"].endswith("(not in the baseline: baz)")
+    _build(tmp_path / "build", ("foo",))  # bar fixed: accepted
+    assert run_cli("check", "--no-config", "build", "--baseline", "bl.json").exit_code == 0
+
+
+def test_a_counted_subject_of_an_older_baseline_accepts_nothing(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A baseline written before symbols were keyed one by one says "2 symbols": it matches nothing
+    now (which two it meant is not recorded), so the finding is reported until it is written again."""
+    monkeypatch.chdir(tmp_path)
+    _build(tmp_path / "build", ("baz", "qux"))
+    entry = {"rule": "unresolved-symbol", "file": "libuser.so", "subject": "2 symbols"}
+    (tmp_path / "bl.json").write_text(json.dumps({"schema": "linkaudit-baseline/1", "findings": [entry]}))
+    flags = (
+        "--no-config",
+        "--ignore",
+        "executable-stack",
+        "--format",
+        "json",
+    )  # the generator's files have no PT_GNU_STACK
+    result = run_cli("check", *flags, "build", "--baseline", "bl.json")
+    assert result.exit_code == 1
+    findings = json.loads(result.stdout)["findings"]
+    assert [f.get("suppressed") for f in findings if f["rule"] == "unresolved-symbol"] == [None]
+    assert not [f for f in findings if f["rule"] == "baseline-fixed"]
