@@ -16,10 +16,19 @@ import stat
 from ..errors import InputError
 from ..formats import read_path
 from ..formats.hostfile import read_regular_file
+from ..formats.ranges import source_of
 from ..model import Binary
 
 #: As the kernel's limit on symlinks followed in one lookup (``ELOOP``).
 MAX_SYMLINKS = 40
+
+
+def identity(st: os.stat_result) -> str:
+    """Which file ``st`` is while a view lasts: its device and inode, and its size, mtime and ctime
+    (ns). A build tree written while it is audited frees inodes and reuses them for other files
+    (``unlink`` then ``open(O_CREAT)``): keyed by inode alone, liba.so was given libb.so's
+    symbols; a new file in a reused inode has another ctime, almost always another size."""
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
 class FileSystemView:
@@ -121,13 +130,16 @@ class FileSystemView:
         return st is not None and stat.S_ISDIR(st.st_mode)
 
     def remember(self, binary: Binary) -> None:
-        """Seed the cache with a binary already parsed from the host path ``binary.path``."""
+        """Seed the cache with a binary already parsed from the host path ``binary.path``, when the
+        file there is still of the size it was read at (a package member's placeholder: always).
+        A file replaced since it was read (a build tree written while it is audited) is read
+        again when the loader needs it, never taken for the one read before."""
         try:
             st = os.stat(binary.path) if self.is_host else None
         except OSError:
             return
-        if st is not None:
-            self._binaries.setdefault(f"{st.st_dev}:{st.st_ino}", binary)
+        if st is not None and (st.st_size == binary.file_size or source_of(st) is not None):
+            self._binaries.setdefault(identity(st), binary)
 
     def read_binary(self, path: str) -> Binary:
         """Parse the binary at target ``path`` (cached per real file; the record carries ``path``).
@@ -139,7 +151,7 @@ class FileSystemView:
         st = self.stat(path)
         if st is None:
             raise InputError(path, os.strerror(errno.ENOENT).lower())
-        key = f"{st.st_dev}:{st.st_ino}"
+        key = identity(st)
         failure = self._failures.get(key)
         if failure is not None:
             raise InputError(path, failure.reason, failure.offset)
