@@ -81,3 +81,30 @@ def test_the_two_formats_of_one_package_are_two_installations() -> None:
     assert "two formats of one conda package are never installed together" in renderer(OutputFormat.TEXT)(report)
     together = audit(both, together=True)
     assert len(together.config["installations"]) == 1
+
+
+@pytest.mark.parametrize("name", ["condademo-1.0-0.conda", "condademo-1.0-0.tar.bz2"])
+def test_a_build_tree_beside_a_conda_package_is_judged_against_the_host(tmp_path: Path, name: str) -> None:
+    """A conda-bld output beside loose binaries: they were one installation judged against
+    conda-forge's sysroot — the build tree's libz.so.1, in this host's /lib, "not found", and the
+    package's own libz finding, with its conda-build advice, folded into the other file's. Now the
+    conda package is judged alone and the build tree against the host, each as when given alone."""
+    import shutil
+
+    from .loader.dagbuild import Lib, write
+
+    if not Path("/lib/x86_64-linux-gnu/libz.so.1").exists():
+        pytest.skip("this host has no /lib/x86_64-linux-gnu/libz.so.1 (Debian: zlib1g)")
+    build = tmp_path / "build"
+    build.mkdir()
+    module = "_zmod.cpython-311-x86_64-linux-gnu.so"
+    write(str(build), [Lib(module, None, ("libz.so.1",), exports=("PyInit__zmod",))])
+    shutil.copy(CONDA / name, tmp_path / name)
+    for given in ([str(build), str(tmp_path / name)], [str(tmp_path)]):  # named, or found in one directory
+        report = audit(given, AuditConfig(target=TargetEnvironment()))
+        reasons = [p["reason"] for p in report.config["installations"]]
+        assert len(reasons) == 2 and reasons[0] == "the conda packages", reasons
+        mine = [f for f in report.findings if f.file.endswith(module) and f.rule == "library-not-found"]
+        assert not mine, [f.message for f in mine]
+        libz = [f for f in report.findings if f.subject == "libz.so.1" and f.file.startswith(str(tmp_path / name))]
+        assert len(libz) == 1 and "add libzlib to requirements/run" in libz[0].message

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..records import dataclass
 from .magic import COMPRESSED
 from .metadata import wheel_name
-from .planner import Installation, conda_format_sets, plan_installations
+from .planner import CONDA_FORMATS, Installation, conda_format_sets, plan_installations
 from .staged import Staged
 
 if TYPE_CHECKING:  # staging (zipfile, lzma): imported once a package is among the inputs
@@ -221,9 +221,9 @@ def plan_inputs(
     paths: list[str], together: bool = False, is_package: Callable[[str], str | None] = package_kind
 ) -> list[PlannedInputs]:
     """The installations the inputs make (``planner.plan_installations``): wheels of one project
-    for several targets apart, each wheel with what it is installed with; conda packages, tarballs
-    and zips without a wheel name with the first.  One entry, of every input, when there is
-    nothing to tell apart."""
+    for several targets apart, each wheel with what it is installed with; the conda packages apart
+    from the tarballs, zips without a wheel name, files and directories (``_others_apart``).  One
+    entry, of every input, when there is nothing to tell apart."""
     kinds, ordered = _recognise(paths, is_package)
     wheels = []
     others = []
@@ -236,24 +236,33 @@ def plan_inputs(
         else:
             wheels.append(name)
     loose = [p for p in ordered if p not in kinds]
-    formats = [] if together else conda_format_sets(others)
-    if together or (not wheels and not formats) or (len(wheels) == 1 and not loose and not others):
+    conda = [p for p in others if p.endswith(CONDA_FORMATS)]
+    apart = _others_apart(conda, [p for p in others if p not in conda], bool(loose)) if not together else []
+    if together or (not wheels and len(apart) < 2) or (len(wheels) == 1 and not loose and not others):
         return [PlannedInputs(tuple(paths), None, plan_installations(wheels, others, together)[0])]
     plan = [(i, frozenset(i.packages)) for i in plan_installations(wheels)] if wheels else []
-    if formats:
-        plan.extend((i, frozenset(i.packages)) for i in formats)
-    elif loose or others:
-        # Files, directories, conda packages and tarballs are never installed with a wheel: on their own.
-        rest = Installation(tuple(others), (), "the inputs that are no wheel (files, directories, other packages)")
-        plan.append((rest, frozenset(others)))
+    plan.extend((i, frozenset(i.packages)) for i in apart)
     if len(plan) == 1:
         return [PlannedInputs(tuple(paths), None, plan[0][0])]
     out: list[PlannedInputs] = []
+    home = apart[-1] if loose and apart else None  # the inputs that are no package (files, directories)
     for installation, members in plan:
-        # the inputs that are no package (files, directories) go with the first installation of no target
-        takes_loose = not installation.targets and not any(not o.installation.targets for o in out)
-        inputs = tuple(p for p in ordered if p in members or (takes_loose and p not in kinds))
+        inputs = tuple(p for p in ordered if p in members or (installation is home and p not in kinds))
         out.append(PlannedInputs(inputs, members, installation))
+    return out
+
+
+def _others_apart(conda: list[str], rest: list[str], loose: bool) -> list[Installation]:
+    """The installations of the inputs that are no wheel: the conda packages (one per format, when
+    a package is given as both ``.conda`` and ``.tar.bz2``: ``conda_format_sets``) apart from the
+    tarballs, files and directories — a conda package is judged as conda-build judges it, against
+    conda-forge's sysroot, a build tree beside it against the auditing host (before: one
+    installation, and the build tree's libz.so.1 was "not found" on a host that has it)."""
+    out = conda_format_sets(conda) or ([Installation(tuple(conda), (), "the conda packages")] if conda else [])
+    if rest or loose:
+        reason = "the inputs that are no wheel or conda package (files, directories, tarballs)"
+        plain = "the inputs that are no wheel (files, directories, other packages)"
+        out.append(Installation(tuple(rest), (), reason if conda else plain))
     return out
 
 
