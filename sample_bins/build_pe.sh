@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC="$HERE/src/pe"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/linkaudit-pe.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK"/out/{broken,fixed,driver,imports,machine}
+mkdir -p "$WORK"/out/{broken,fixed,driver,imports,machine} "$WORK"/out/pyext/{python312,python3,python313t,python312_d}
 
 CC=x86_64-w64-mingw32-gcc
 DLLTOOL=x86_64-w64-mingw32-dlltool
@@ -57,6 +57,15 @@ EXEFLAGS=()
 for flag in "${CFLAGS[@]}"; do [ "$flag" = -shared ] || EXEFLAGS+=("$flag"); done
 (cd "$WORK" && "$CC" "${EXEFLAGS[@]}" -o out/imports/app.exe "$SRC/entry.c" "$SRC/app.c" -L. -lhelper_claims)
 cp "$WORK/out/imports/app.exe" "$WORK/out/machine/"
+
+# pyext/DLL/_ext.pyd: an extension module importing PyLong_FromLong from the interpreter's DLL DLL.dll
+# (the import library written here: LIBRARY is the only line that differs); the test names and
+# packs each copy as the case needs (_ext.cp311-win_amd64.pyd, a cp312-abi3 wheel, ...).
+for py in python312 python3 python313t python312_d; do
+    printf 'LIBRARY %s.dll\nEXPORTS\n    PyLong_FromLong\n' "$py" >"$WORK/$py.def"
+    (cd "$WORK" && "$DLLTOOL" -d "$py.def" -l "lib$py.a")
+    dll "pyext/$py/_ext.pyd" "$SRC/pyext.c" -L. "-l$py"
+done
 
 # driver/delay_driver.dll: the same calls, nvcuda.dll delay-loaded (clang + lld).
 if command -v clang >/dev/null && command -v ld.lld >/dev/null && command -v llvm-dlltool >/dev/null; then
