@@ -41,6 +41,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,)==(other.linker,other.objects,other.libraries,other.unknown,other.unresolved,other.provider,other.dll,other.pulled,other.duplicates,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.load,self.ctx,self.process,self.queue,)==(other.load,other.ctx,other.process,other.queue,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.loaded,self.requesters,self.global_objects,self.global_scope,self.interpreter_virtual,self.main,self.global_errors,)==(other.loaded,other.requesters,other.global_objects,other.global_scope,other.interpreter_virtual,other.main,other.global_errors,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.low,self.later,self.abi3,self.freethreaded,self.debug,self.source,)==(other.low,other.later,other.abi3,other.freethreaded,other.debug,other.source,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.machine,self.machine_id,self.bigobj,self.sections,self.symbols,self.directives,self.idata_dll,)==(other.machine,other.machine_id,other.bigobj,other.sections,other.symbols,other.directives,other.idata_dll,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.machine,self.machine_id,self.symbol,self.dll,self.type,self.name_type,self.hint,self.export_as,)==(other.machine,other.machine_id,other.symbol,other.dll,other.type,other.name_type,other.hint,other.export_as,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.markers,self.placeholders,)==(other.markers,other.placeholders,)\n  return NotImplemented\n return __eq__',
@@ -61,6 +62,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.requester,self.path,self.source,self.owner,self.attempts,self.error,self.more_attempts,)==(other.name,other.requester,other.path,other.source,other.owner,other.attempts,other.error,other.more_attempts,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.stamp,)==(other.name,other.stamp,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,)==(other.name,other.summary,other.date,other.source,other.max_versions,other.allowed_libraries,other.policy,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.freethreaded,self.debug,)==(other.name,other.version,other.freethreaded,other.debug,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,)==(other.number,other.name,other.characteristics,other.size,other.offset,other.comdat,other.associated,other.relocations,other.checksum,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.object,self.file,self.provider,self.version,self.symbols,)==(other.object,other.file,other.provider,other.version,other.symbols,)\n  return NotImplemented\n return __eq__',
@@ -132,6 +134,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.interpreter,self.abi,self.platform,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.library,self.binary,self.names,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.low,self.later,self.abi3,self.freethreaded,self.debug,self.source,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.machine,self.machine_id,self.bigobj,self.sections,self.symbols,self.directives,self.idata_dll,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.machine,self.machine_id,self.symbol,self.dll,self.type,self.name_type,self.hint,self.export_as,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.markers,self.placeholders,))\n return __hash__',
@@ -152,6 +155,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.requester,self.path,self.source,self.owner,self.attempts,self.error,self.more_attempts,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.stamp,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.freethreaded,self.debug,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.object,self.file,self.provider,self.version,self.symbols,))\n return __hash__',
@@ -226,6 +230,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(linker={self.linker!r}, objects={self.objects!r}, libraries={self.libraries!r}, unknown={self.unknown!r}, unresolved={self.unresolved!r}, provider={self.provider!r}, dll={self.dll!r}, pulled={self.pulled!r}, duplicates={self.duplicates!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(load={self.load!r}, ctx={self.ctx!r}, process={self.process!r}, queue={self.queue!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(loaded={self.loaded!r}, requesters={self.requesters!r}, global_objects={self.global_objects!r}, global_scope={self.global_scope!r}, interpreter_virtual={self.interpreter_virtual!r}, main={self.main!r}, global_errors={self.global_errors!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(low={self.low!r}, later={self.later!r}, abi3={self.abi3!r}, freethreaded={self.freethreaded!r}, debug={self.debug!r}, source={self.source!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(machine={self.machine!r}, machine_id={self.machine_id!r}, bigobj={self.bigobj!r}, sections={self.sections!r}, symbols={self.symbols!r}, directives={self.directives!r}, idata_dll={self.idata_dll!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(machine={self.machine!r}, machine_id={self.machine_id!r}, symbol={self.symbol!r}, dll={self.dll!r}, type={self.type!r}, name_type={self.name_type!r}, hint={self.hint!r}, export_as={self.export_as!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(markers={self.markers!r}, placeholders={self.placeholders!r})"\n return __repr__',
@@ -246,6 +251,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, requester={self.requester!r}, path={self.path!r}, source={self.source!r}, owner={self.owner!r}, attempts={self.attempts!r}, error={self.error!r}, more_attempts={self.more_attempts!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, stamp={self.stamp!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, summary={self.summary!r}, date={self.date!r}, source={self.source!r}, max_versions={self.max_versions!r}, allowed_libraries={self.allowed_libraries!r}, policy={self.policy!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, freethreaded={self.freethreaded!r}, debug={self.debug!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, characteristics={self.characteristics!r}, size={self.size!r}, offset={self.offset!r}, comdat={self.comdat!r}, associated={self.associated!r}, relocations={self.relocations!r}, checksum={self.checksum!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(object={self.object!r}, file={self.file!r}, provider={self.provider!r}, version={self.version!r}, symbols={self.symbols!r})"\n return __repr__',
@@ -329,6 +335,7 @@ TEXTS = (
     "def __create_fn__(_type_linker, _type_objects, _type_libraries, _type_unknown, _type_unresolved, _type_provider, _type_dll, _type_pulled, _type_duplicates, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unresolved, _dflt_provider, _dflt_dll, _dflt_pulled, _dflt_duplicates, _return_type):\n def __init__(self,linker:_type_linker,objects:_type_objects,libraries:_type_libraries,unknown:_type_unknown,unresolved:_type_unresolved=_HAS_DEFAULT_FACTORY,provider:_type_provider=_HAS_DEFAULT_FACTORY,dll:_type_dll=_HAS_DEFAULT_FACTORY,pulled:_type_pulled=_dflt_pulled,duplicates:_type_duplicates=_dflt_duplicates)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'linker',linker)\n  __dataclass_builtins_object__.__setattr__(self,'objects',objects)\n  __dataclass_builtins_object__.__setattr__(self,'libraries',libraries)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n  __dataclass_builtins_object__.__setattr__(self,'unresolved',_dflt_unresolved() if unresolved is _HAS_DEFAULT_FACTORY else unresolved)\n  __dataclass_builtins_object__.__setattr__(self,'provider',_dflt_provider() if provider is _HAS_DEFAULT_FACTORY else provider)\n  __dataclass_builtins_object__.__setattr__(self,'dll',_dflt_dll() if dll is _HAS_DEFAULT_FACTORY else dll)\n  __dataclass_builtins_object__.__setattr__(self,'pulled',pulled)\n  __dataclass_builtins_object__.__setattr__(self,'duplicates',duplicates)\n return __init__",
     'def __create_fn__(_type_load, _type_ctx, _type_process, _type_queue, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_queue, _return_type):\n def __init__(self,load:_type_load,ctx:_type_ctx,process:_type_process,queue:_type_queue=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.load=load\n  self.ctx=ctx\n  self.process=process\n  self.queue=_dflt_queue() if queue is _HAS_DEFAULT_FACTORY else queue\n return __init__',
     'def __create_fn__(_type_loaded, _type_requesters, _type_global_objects, _type_global_scope, _type_interpreter_virtual, _type_main, _type_global_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_loaded, _dflt_requesters, _dflt_global_objects, _dflt_global_scope, _dflt_interpreter_virtual, _dflt_main, _dflt_global_errors, _return_type):\n def __init__(self,loaded:_type_loaded=_HAS_DEFAULT_FACTORY,requesters:_type_requesters=_HAS_DEFAULT_FACTORY,global_objects:_type_global_objects=_dflt_global_objects,global_scope:_type_global_scope=_HAS_DEFAULT_FACTORY,interpreter_virtual:_type_interpreter_virtual=_dflt_interpreter_virtual,main:_type_main=_dflt_main,global_errors:_type_global_errors=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.loaded=_dflt_loaded() if loaded is _HAS_DEFAULT_FACTORY else loaded\n  self.requesters=_dflt_requesters() if requesters is _HAS_DEFAULT_FACTORY else requesters\n  self.global_objects=global_objects\n  self.global_scope=_dflt_global_scope() if global_scope is _HAS_DEFAULT_FACTORY else global_scope\n  self.interpreter_virtual=interpreter_virtual\n  self.main=main\n  self.global_errors=_dflt_global_errors() if global_errors is _HAS_DEFAULT_FACTORY else global_errors\n return __init__',
+    "def __create_fn__(_type_low, _type_later, _type_abi3, _type_freethreaded, _type_debug, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,low:_type_low,later:_type_later,abi3:_type_abi3,freethreaded:_type_freethreaded,debug:_type_debug,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'low',low)\n  __dataclass_builtins_object__.__setattr__(self,'later',later)\n  __dataclass_builtins_object__.__setattr__(self,'abi3',abi3)\n  __dataclass_builtins_object__.__setattr__(self,'freethreaded',freethreaded)\n  __dataclass_builtins_object__.__setattr__(self,'debug',debug)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__",
     "def __create_fn__(_type_machine, _type_machine_id, _type_bigobj, _type_sections, _type_symbols, _type_directives, _type_idata_dll, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_idata_dll, _return_type):\n def __init__(self,machine:_type_machine,machine_id:_type_machine_id,bigobj:_type_bigobj,sections:_type_sections,symbols:_type_symbols,directives:_type_directives,idata_dll:_type_idata_dll=_dflt_idata_dll)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'machine',machine)\n  __dataclass_builtins_object__.__setattr__(self,'machine_id',machine_id)\n  __dataclass_builtins_object__.__setattr__(self,'bigobj',bigobj)\n  __dataclass_builtins_object__.__setattr__(self,'sections',sections)\n  __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)\n  __dataclass_builtins_object__.__setattr__(self,'directives',directives)\n  __dataclass_builtins_object__.__setattr__(self,'idata_dll',idata_dll)\n return __init__",
     "def __create_fn__(_type_machine, _type_machine_id, _type_symbol, _type_dll, _type_type, _type_name_type, _type_hint, _type_export_as, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_export_as, _return_type):\n def __init__(self,machine:_type_machine,machine_id:_type_machine_id,symbol:_type_symbol,dll:_type_dll,type:_type_type,name_type:_type_name_type,hint:_type_hint,export_as:_type_export_as=_dflt_export_as)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'machine',machine)\n  __dataclass_builtins_object__.__setattr__(self,'machine_id',machine_id)\n  __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)\n  __dataclass_builtins_object__.__setattr__(self,'dll',dll)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'name_type',name_type)\n  __dataclass_builtins_object__.__setattr__(self,'hint',hint)\n  __dataclass_builtins_object__.__setattr__(self,'export_as',export_as)\n return __init__",
     "def __create_fn__(_type_markers, _type_placeholders, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,markers:_type_markers,placeholders:_type_placeholders)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'markers',markers)\n  __dataclass_builtins_object__.__setattr__(self,'placeholders',placeholders)\n return __init__",
@@ -349,6 +356,7 @@ TEXTS = (
     "def __create_fn__(_type_name, _type_requester, _type_path, _type_source, _type_owner, _type_attempts, _type_error, _type_more_attempts, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_error, _dflt_more_attempts, _return_type):\n def __init__(self,name:_type_name,requester:_type_requester,path:_type_path,source:_type_source,owner:_type_owner,attempts:_type_attempts,error:_type_error=_dflt_error,more_attempts:_type_more_attempts=_dflt_more_attempts)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'requester',requester)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'owner',owner)\n  __dataclass_builtins_object__.__setattr__(self,'attempts',attempts)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'more_attempts',more_attempts)\n return __init__",
     "def __create_fn__(_type_name, _type_stamp, _type_content, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,stamp:_type_stamp,content:_type_content)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'stamp',stamp)\n  __dataclass_builtins_object__.__setattr__(self,'content',content)\n return __init__",
     "def __create_fn__(_type_name, _type_summary, _type_date, _type_source, _type_max_versions, _type_allowed_libraries, _type_policy, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_allowed_libraries, _dflt_policy, _return_type):\n def __init__(self,name:_type_name,summary:_type_summary,date:_type_date,source:_type_source,max_versions:_type_max_versions,allowed_libraries:_type_allowed_libraries=_dflt_allowed_libraries,policy:_type_policy=_dflt_policy)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'date',date)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'max_versions',max_versions)\n  __dataclass_builtins_object__.__setattr__(self,'allowed_libraries',allowed_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'policy',policy)\n return __init__",
+    "def __create_fn__(_type_name, _type_version, _type_freethreaded, _type_debug, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,version:_type_version,freethreaded:_type_freethreaded,debug:_type_debug)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'freethreaded',freethreaded)\n  __dataclass_builtins_object__.__setattr__(self,'debug',debug)\n return __init__",
     "def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _return_type):\n def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'extras',extras)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n return __init__",
     "def __create_fn__(_type_number, _type_name, _type_characteristics, _type_size, _type_offset, _type_comdat, _type_associated, _type_relocations, _type_checksum, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_comdat, _dflt_associated, _dflt_relocations, _dflt_checksum, _return_type):\n def __init__(self,number:_type_number,name:_type_name,characteristics:_type_characteristics,size:_type_size,offset:_type_offset,comdat:_type_comdat=_dflt_comdat,associated:_type_associated=_dflt_associated,relocations:_type_relocations=_dflt_relocations,checksum:_type_checksum=_dflt_checksum)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'number',number)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'characteristics',characteristics)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'offset',offset)\n  __dataclass_builtins_object__.__setattr__(self,'comdat',comdat)\n  __dataclass_builtins_object__.__setattr__(self,'associated',associated)\n  __dataclass_builtins_object__.__setattr__(self,'relocations',relocations)\n  __dataclass_builtins_object__.__setattr__(self,'checksum',checksum)\n return __init__",
     "def __create_fn__(_type_object, _type_file, _type_provider, _type_version, _type_symbols, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,object:_type_object,file:_type_file,provider:_type_provider,version:_type_version,symbols:_type_symbols)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'object',object)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)\n return __init__",
@@ -423,6 +431,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'low\',\'later\',\'abi3\',\'freethreaded\',\'debug\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'machine\',\'machine_id\',\'bigobj\',\'sections\',\'symbols\',\'directives\',\'idata_dll\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'machine\',\'machine_id\',\'symbol\',\'dll\',\'type\',\'name_type\',\'hint\',\'export_as\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'markers\',\'placeholders\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -443,6 +452,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'requester\',\'path\',\'source\',\'owner\',\'attempts\',\'error\',\'more_attempts\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'stamp\',\'content\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'summary\',\'date\',\'source\',\'max_versions\',\'allowed_libraries\',\'policy\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'freethreaded\',\'debug\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -508,6 +518,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'low\',\'later\',\'abi3\',\'freethreaded\',\'debug\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'machine\',\'machine_id\',\'bigobj\',\'sections\',\'symbols\',\'directives\',\'idata_dll\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'machine\',\'machine_id\',\'symbol\',\'dll\',\'type\',\'name_type\',\'hint\',\'export_as\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'markers\',\'placeholders\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -528,6 +539,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'requester\',\'path\',\'source\',\'owner\',\'attempts\',\'error\',\'more_attempts\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'stamp\',\'content\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'summary\',\'date\',\'source\',\'max_versions\',\'allowed_libraries\',\'policy\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'freethreaded\',\'debug\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -825,6 +837,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.low,self.later,self.abi3,self.freethreaded,self.debug,self.source,)==(other.low,other.later,other.abi3,other.freethreaded,other.debug,other.source,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.machine,self.machine_id,self.bigobj,self.sections,self.symbols,self.directives,self.idata_dll,)==(other.machine,other.machine_id,other.bigobj,other.sections,other.symbols,other.directives,other.idata_dll,)
   return NotImplemented
  return __eq__
@@ -978,6 +998,14 @@ def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,)==(other.name,other.summary,other.date,other.source,other.max_versions,other.allowed_libraries,other.policy,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.name,self.version,self.freethreaded,self.debug,)==(other.name,other.version,other.freethreaded,other.debug,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1510,6 +1538,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.low,self.later,self.abi3,self.freethreaded,self.debug,self.source,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.machine,self.machine_id,self.bigobj,self.sections,self.symbols,self.directives,self.idata_dll,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
@@ -1625,6 +1659,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.name,self.version,self.freethreaded,self.debug,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -2074,6 +2114,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(low={self.low!r}, later={self.later!r}, abi3={self.abi3!r}, freethreaded={self.freethreaded!r}, debug={self.debug!r}, source={self.source!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(machine={self.machine!r}, machine_id={self.machine_id!r}, bigobj={self.bigobj!r}, sections={self.sections!r}, symbols={self.symbols!r}, directives={self.directives!r}, idata_dll={self.idata_dll!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
@@ -2189,6 +2235,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, summary={self.summary!r}, date={self.date!r}, source={self.source!r}, max_versions={self.max_versions!r}, allowed_libraries={self.allowed_libraries!r}, policy={self.policy!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, freethreaded={self.freethreaded!r}, debug={self.debug!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2863,6 +2915,17 @@ def __create_fn__(_type_loaded, _type_requesters, _type_global_objects, _type_gl
  return __init__
 FUNCTIONS.append(__create_fn__)
 
+def __create_fn__(_type_low, _type_later, _type_abi3, _type_freethreaded, _type_debug, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,low:_type_low,later:_type_later,abi3:_type_abi3,freethreaded:_type_freethreaded,debug:_type_debug,source:_type_source)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'low',low)
+  __dataclass_builtins_object__.__setattr__(self,'later',later)
+  __dataclass_builtins_object__.__setattr__(self,'abi3',abi3)
+  __dataclass_builtins_object__.__setattr__(self,'freethreaded',freethreaded)
+  __dataclass_builtins_object__.__setattr__(self,'debug',debug)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
 def __create_fn__(_type_machine, _type_machine_id, _type_bigobj, _type_sections, _type_symbols, _type_directives, _type_idata_dll, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_idata_dll, _return_type):
  def __init__(self,machine:_type_machine,machine_id:_type_machine_id,bigobj:_type_bigobj,sections:_type_sections,symbols:_type_symbols,directives:_type_directives,idata_dll:_type_idata_dll=_dflt_idata_dll)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'machine',machine)
@@ -3077,6 +3140,15 @@ def __create_fn__(_type_name, _type_summary, _type_date, _type_source, _type_max
   __dataclass_builtins_object__.__setattr__(self,'max_versions',max_versions)
   __dataclass_builtins_object__.__setattr__(self,'allowed_libraries',allowed_libraries)
   __dataclass_builtins_object__.__setattr__(self,'policy',policy)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(_type_name, _type_version, _type_freethreaded, _type_debug, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,name:_type_name,version:_type_version,freethreaded:_type_freethreaded,debug:_type_debug)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'version',version)
+  __dataclass_builtins_object__.__setattr__(self,'freethreaded',freethreaded)
+  __dataclass_builtins_object__.__setattr__(self,'debug',debug)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3830,6 +3902,14 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('low','later','abi3','freethreaded','debug','source',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('machine','machine_id','bigobj','sections','symbols','directives','idata_dll',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -3983,6 +4063,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
   if type(self) is cls or name in ('name','summary','date','source','max_versions','allowed_libraries','policy',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('name','version','freethreaded','debug',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4510,6 +4598,14 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('low','later','abi3','freethreaded','debug','source',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('machine','machine_id','bigobj','sections','symbols','directives','idata_dll',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -4663,6 +4759,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('name','summary','date','source','max_versions','allowed_libraries','policy',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('name','version','freethreaded','debug',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

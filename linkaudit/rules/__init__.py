@@ -28,6 +28,7 @@ from .min_os_version import MinOsVersion
 from .missing_provider import MissingProvider
 from .needed_policy import ForbiddenNeeded, RequiredNeeded
 from .platform_tag import WheelArchitecture
+from .python_dll import PythonDllVersion
 from .reader_disagreement import ReaderDisagreement
 from .rpath_leak import RpathLeak
 from .rpath_package import RpathOutsidePackage
@@ -56,6 +57,7 @@ RULES: tuple[type[Rule], ...] = (
     MacosTag,
     IsaLevel,
     LibpythonNeeded,
+    PythonDllVersion,
     Abi3Symbol,
     RpathLeak,
     RpathOutsidePackage,

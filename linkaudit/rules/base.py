@@ -20,6 +20,7 @@ from ..report import Finding, Severity
 ELF_ONLY: frozenset[str] = frozenset({"elf"})
 MACHO_ONLY: frozenset[str] = frozenset({"macho"})
 COFF_ONLY: frozenset[str] = frozenset({"coff"})
+PE_ONLY: frozenset[str] = frozenset({"pe"})
 
 
 class Rule:
