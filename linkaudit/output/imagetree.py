@@ -15,6 +15,7 @@ from typing import Any
 
 from ..loader.image_binding import ImportBinding, ImportOutcome
 from ..loader.images import ImageAttempt, ImageLoad, ImageLoader, ImageOutcome, ImageResolution
+from ..loader.windows import python_dll
 from .shared import text_safe
 
 #: Outcomes whose import binds nowhere (``NOT_JUDGED`` and ``SYSTEM``: the exports are unknown).
@@ -67,6 +68,10 @@ def _tried(attempts: Sequence[ImageAttempt], indent: str, with_outcome: bool) ->
 def _line(load: ImageLoad, res: ImageResolution, expanded: set[str]) -> tuple[str, bool]:
     """The text after the branch for one import, and whether its image is drawn below it."""
     if res.system:
+        dll = python_dll(res.name) if load.loader is ImageLoader.WINDOWS else None
+        if dll is not None:  # present only where that Python runs the module (python-dll-version)
+            only = "" if dll.version[1] is None else " only"
+            return f"{res.name} (beside python.exe: {dll.builds()}{only})", False
         return f"{res.name} ({_SYSTEM[load.loader]})", False
     if res.path is None:
         return f"{res.name} => {'not found (weak: allowed)' if res.optional else 'not found'}", False

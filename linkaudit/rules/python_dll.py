@@ -9,15 +9,12 @@ from collections.abc import Iterable, Iterator
 
 from ..context import AuditContext
 from ..lazyre import LazyPattern
+from ..loader.windows import PythonDll, python_dll, windows_failure
 from ..model import Binary, Format, Kind
 from ..records import dataclass
 from ..report import Finding, Severity
 from .base import PE_ONLY, Rule
 
-#: ``python312.dll``, ``python3.dll``, ``python313t.dll`` (free-threaded), ``python312_d.dll``
-#: (debug), ``python3t_d.dll``: CPython's PC/layout/support/constants.py (``PYTHON_DLL_NAME``,
-#: ``PYTHON_STABLE_DLL_NAME`` and their ``FREETHREADED_`` forms), ``_d`` from PCbuild's debug builds.
-_DLL = LazyPattern(r"python(\d)(\d{0,3})(t?)(_d)?\.dll", re.IGNORECASE)
 #: The suffix CPython's importer looks for (Include/internal/pycore_importdl.h: ``PYD_TAGGED_SUFFIX``
 #: = ``PYD_DEBUG_SUFFIX "." PYD_SOABI ".pyd"``, e.g. ``_d.cp313t-win_amd64.pyd``), and the untagged one.
 _TAGGED = LazyPattern(r".+?(_d)?(\.cp(\d)(\d{1,3})(t?)-[a-z0-9_]+\.pyd)", re.IGNORECASE)
@@ -25,23 +22,6 @@ _DEBUG_NAME = LazyPattern(r".+_d(\.cp\d+t?-[a-z0-9_]+)?\.pyd", re.IGNORECASE)
 #: A CPython ABI tag (PEP 425, PEP 703: ``cp313t``; ``d`` for a debug build, as packaging spells it).
 _ABI = LazyPattern(r"cp(\d)(\d{1,3})(t?)(d?)")
 _INTERPRETER = LazyPattern(r"(cp|py)(\d)(\d{0,3})")
-
-
-@dataclass(frozen=True, slots=True)
-class PythonDll:
-    """An interpreter DLL a module imports, as CPython for Windows names it.
-
-    Attributes:
-        name: as imported (``python312.dll``).
-        version: ``(major, minor)``, or ``(major, None)`` for the Stable ABI's ``python3.dll``.
-        freethreaded: ``python313t.dll``, ``python3t.dll``.
-        debug: ``python312_d.dll``.
-    """
-
-    name: str
-    version: tuple[int, int | None]
-    freethreaded: bool
-    debug: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +72,6 @@ class Promise:
         major, minor = self.low
         stable = f"python{major}{t}{d}.dll"
         return [stable] if self.later else [f"python{major}{minor}{t}{d}.dll", stable]
-
-
-def python_dll(name: str) -> PythonDll | None:
-    """``name`` parsed as a CPython interpreter DLL (PC/layout/support/constants.py), or ``None``."""
-    m = _DLL.fullmatch(name)
-    if m is None:
-        return None
-    minor = int(m.group(2)) if m.group(2) else None
-    return PythonDll(name, (int(m.group(1)), minor), bool(m.group(3)), bool(m.group(4)))
 
 
 def suffix_promise(path: str) -> Promise | None:
@@ -244,9 +215,8 @@ DLL in a module whose name and tag say release is judged as debug.
                     yield self._report(binary, dll, broken, package)
 
     def _report(self, binary: Binary, dll: PythonDll, promise: Promise, package: str | None) -> Finding:
-        module = os.path.basename(binary.path).split(".")[0]
         expected = promise.expected(dll)
-        failing = f'LoadLibraryEx fails ("ImportError: DLL load failed while importing {module}")'
+        failing = f'LoadLibraryEx fails ("{windows_failure("python-import", binary.path, dll.name)}")'
         if promise.later and dll.version[1] is not None:
             major, minor = promise.low
             other = (major, minor + 1) if dll.version == promise.low else promise.low

@@ -161,3 +161,13 @@ def test_tags_that_name_no_cpython() -> None:
     assert debug is not None and debug.debug and debug.accepts(python_dll("python312_d.dll"))  # type: ignore[arg-type]
     assert python_dll("python.dll") is None and python_dll("libpython3.12.dll") is None
     assert python_dll("PYTHON3T_D.DLL") is not None
+
+
+def test_tree_says_which_python_ships_the_dll(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``tree`` no longer draws ``python312.dll (Windows: present)`` as if any Python had it."""
+    whl = _wheel(tmp_path, "cp311-cp311-win_amd64", "_ext.cp311-win_amd64.pyd", "python312.dll")
+    assert "└── python312.dll (beside python.exe: CPython 3.12 only)" in run_cli("tree", str(whl)).stdout
+    for dll, where in (("python3.dll", "every CPython 3"), ("python313t.dll", "free-threaded CPython 3.13 only")):
+        (tmp_path / dll).mkdir()
+        shutil.copyfile(PYEXT / dll.removesuffix(".dll") / "_ext.pyd", tmp_path / dll / "_ext.pyd")
+        assert f"└── {dll} (beside python.exe: {where})" in run_cli("tree", str(tmp_path / dll)).stdout
