@@ -36,13 +36,10 @@ import fnmatch
 import functools
 import os
 import posixpath
-import re
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..lazyre import LazyPattern
 from ..model import Binary, Format, NeedKind
-from ..records import dataclass
 from .images import ImageAttempt, ImageCache, ImageLoad, ImageOutcome, ImageResolution, entry_roots, load_roots
 
 
@@ -83,45 +80,6 @@ def windows_failure(kind: str, root: str, dll: str, wrong_machine: bool = False)
     if kind == "executable":
         return f"The code execution cannot proceed because {dll} was not found ({root})"
     return f"LoadLibrary({root}) fails: {reason[:-1]} ({dll})"
-
-
-#: ``python312.dll``, ``python3.dll``, ``python313t.dll`` (free-threaded), ``python312_d.dll``
-#: (debug), ``python3t_d.dll``: CPython's PC/layout/support/constants.py (``PYTHON_DLL_NAME``,
-#: ``PYTHON_STABLE_DLL_NAME`` and their ``FREETHREADED_`` forms), ``_d`` from PCbuild's debug builds.
-_DLL = LazyPattern(r"python(\d)(\d{0,3})(t?)(_d)?\.dll", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class PythonDll:
-    """An interpreter DLL a module imports, as CPython for Windows names it.
-
-    Attributes:
-        name: as imported (``python312.dll``).
-        version: ``(major, minor)``, or ``(major, None)`` for the Stable ABI's ``python3.dll``.
-        freethreaded: ``python313t.dll``, ``python3t.dll``.
-        debug: ``python312_d.dll``.
-    """
-
-    name: str
-    version: tuple[int, int | None]
-    freethreaded: bool
-    debug: bool
-
-    def builds(self) -> str:
-        """The Pythons that ship it beside python.exe: ``CPython 3.12``, ``free-threaded CPython
-        3.13``, ``debug CPython 3.12``, ``every CPython 3`` (``python3.dll``)."""
-        major, minor = self.version
-        flags = "".join(f"{f} " for f, on in (("debug", self.debug), ("free-threaded", self.freethreaded)) if on)
-        return f"every {flags}CPython {major}" if minor is None else f"{flags}CPython {major}.{minor}"
-
-
-def python_dll(name: str) -> PythonDll | None:
-    """``name`` parsed as a CPython interpreter DLL (PC/layout/support/constants.py), or ``None``."""
-    m = _DLL.fullmatch(name)
-    if m is None:
-        return None
-    minor = int(m.group(2)) if m.group(2) else None
-    return PythonDll(name, (int(m.group(1)), minor), bool(m.group(3)), bool(m.group(4)))
 
 
 def is_system_dll(name: str) -> bool:

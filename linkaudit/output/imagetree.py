@@ -15,7 +15,7 @@ from typing import Any
 
 from ..loader.image_binding import ImportBinding, ImportOutcome
 from ..loader.images import ImageAttempt, ImageLoad, ImageLoader, ImageOutcome, ImageResolution
-from ..loader.windows import python_dll
+from ..loader.python_dlls import python_dll
 from .shared import text_safe
 
 #: Outcomes whose import binds nowhere (``NOT_JUDGED`` and ``SYSTEM``: the exports are unknown).

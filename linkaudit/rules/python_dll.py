@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 
 from ..context import AuditContext
 from ..lazyre import LazyPattern
-from ..loader.windows import PythonDll, python_dll, windows_failure
+from ..loader.python_dlls import PythonDll, python_dll
 from ..model import Binary, Format, Kind
 from ..records import dataclass
 from ..report import Finding, Severity
@@ -215,6 +215,8 @@ DLL in a module whose name and tag say release is judged as debug.
                     yield self._report(binary, dll, broken, package)
 
     def _report(self, binary: Binary, dll: PythonDll, promise: Promise, package: str | None) -> Finding:
+        from ..loader.windows import windows_failure  # the Windows loader: only once there is a finding
+
         expected = promise.expected(dll)
         failing = f'LoadLibraryEx fails ("{windows_failure("python-import", binary.path, dll.name)}")'
         if promise.later and dll.version[1] is not None:
