@@ -3,18 +3,19 @@
 PyTorch-style per-CPU-capability code generation writes ``X.cpp.DEFAULT.cpp``,
 ``X.cpp.AVX2.cpp`` ... beside the sources; a stale tree holds stacked ones
 (``X.cpp.DEFAULT.cpp.DEFAULT.cpp``).  This module walks the tree (bounded, never
-following symlinks) and asks git which of the files it tracks, when the tree is a
-checkout (``git ls-files``, submodules included).  It is input reading, done by the
-audit driver; the rule only reads the result.
+following symlinks) and reads which of the files git tracks, when the tree is in a
+checkout, from its index (``gitindex``, submodules included) — git is never run: a tree's
+``.git/config`` can make ``git ls-files`` run any command (``core.fsmonitor``).  It is input
+reading, done by the audit driver; the rule only reads the result.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 
 from ..records import dataclass
+from .gitindex import tracked_files
 
 #: A generated wrapper: a source file name followed by ``.CAPABILITY.ext`` once or more.
 WRAPPER = re.compile(r"\.(?:cpp|cc|cxx|c|cu)(\.[A-Za-z0-9_]+\.(?:cpp|cc|cxx|c|cu))+$")
@@ -37,26 +38,9 @@ class GeneratedSource:
     tracked: bool | None
 
 
-def _tracked(top: str) -> set[str] | None:
-    try:
-        proc = subprocess.run(
-            ["git", "-C", top, "ls-files", "-z", "--recurse-submodules"],
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0:
-        return None
-    return {
-        os.path.normpath(os.path.join(top, p.decode("utf-8", "surrogateescape"))) for p in proc.stdout.split(b"\0") if p
-    }
-
-
 def scan(top: str) -> list[GeneratedSource]:
     """Generated wrappers under ``top`` (files only, symlinks not followed), in sorted order."""
-    tracked = _tracked(top)
+    tracked = tracked_files(top)
     out: list[GeneratedSource] = []
     stack = [top]
     seen = 0
@@ -75,7 +59,9 @@ def scan(top: str) -> list[GeneratedSource]:
                 path = os.path.normpath(entry.path)
                 out.append(
                     GeneratedSource(
-                        path, bool(STACKED.search(entry.name)), None if tracked is None else path in tracked
+                        path,
+                        bool(STACKED.search(entry.name)),
+                        None if tracked is None else os.path.abspath(path) in tracked,
                     )
                 )
     return sorted(out, key=lambda s: s.path)
