@@ -83,13 +83,23 @@ def _artifact(file: str) -> str:
     return package if sep and os.path.isfile(package) else file
 
 
+def _bytes(text: str) -> bytes:
+    """``text`` as the bytes a fingerprint hashes: UTF-8, a name's undecodable bytes as they were
+    (``surrogateescape``); a lone surrogate no file name decodes to (``"\\ud800"`` in a baseline
+    entry) as CESU-8 (``surrogatepass``), not an internal error."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str) -> dict[str, Any]:
     uri, relative = _uri(_artifact(f.file), root)
     location: dict[str, Any] = {"uri": uri}
     if relative:
         location["uriBaseId"] = SRCROOT
     keys = fingerprints(f, inputs)  # a finding of several symbols: all of them (one: as before)
-    key = json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    key = _bytes(json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False))
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],

@@ -235,3 +235,18 @@ def test_a_counted_subject_of_an_older_baseline_accepts_nothing(run_cli, tmp_pat
     findings = json.loads(result.stdout)["findings"]
     assert [f.get("suppressed") for f in findings if f["rule"] == "unresolved-symbol"] == [None]
     assert not [f for f in findings if f["rule"] == "baseline-fixed"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "html", "jsonl"])
+def test_a_baseline_entry_of_lone_surrogates_is_reported_in_every_format(run_cli, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """``"\\ud800"`` is valid JSON; a baseline entry holding it (and ``"\\udc80"``, an undecodable
+    name byte) is a baseline-fixed note in every format: SARIF's fingerprint had died encoding it (exit 3)."""
+    entries = [{"rule": "rpath-leak", "file": "x", "subject": s} for s in ("\ud800", "\udc80")]
+    (tmp_path / "bl.json").write_text(json.dumps({"schema": "linkaudit-baseline/1", "findings": entries}))
+    result = run_cli(
+        "check", "--no-config", "--no-loader", "--baseline", str(tmp_path / "bl.json"), "--format", fmt,
+        str(SAMPLES / "fixed/libnvrtc.so.12"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    if fmt in ("json", "sarif"):
+        json.loads(result.stdout)
