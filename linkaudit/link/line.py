@@ -344,8 +344,26 @@ def _link_command_from_json(path: str, text: str) -> str:
         else:
             continue
         if "-c" not in args:
+            _spellable(path, args)
             return shlex.join(args)
     raise ConfigError(f"--link-line {path}: no link command (an entry without -c) in it")
+
+
+def _spellable(path: str, args: list[str]) -> None:
+    """Refuse a word no file name can spell: a JSON ``"\\ud800"`` is a lone surrogate, which no
+    path decodes to (an undecodable byte is ``\\udc80``-``\\udcff``, and passes).
+
+    Raises:
+        ConfigError: naming ``--link-line path`` and the word (escaped).
+    """
+    for arg in args:
+        try:
+            arg.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            word = arg.encode("ascii", "backslashreplace").decode()
+            raise ConfigError(
+                f"--link-line {path}: '{word}' names no file: a lone surrogate no path can spell"
+            ) from None
 
 
 def _find_library(spec: str, search: Sequence[str]) -> str | None:

@@ -195,3 +195,21 @@ def test_the_linker_part_after_cmake_vs_link_is_found_in_linear_searches() -> No
     assert _after_cmake_vs_link(command) == "link.exe /nologo a.obj /out:x.dll"
     hostile = "x.obj" + " -E vs_link_dll" * 100_000
     assert _after_cmake_vs_link(hostile) == hostile
+
+
+@pytest.mark.parametrize("word", ["\ud800.o", "@\ud800.rsp", "-L\udfff"])
+@pytest.mark.parametrize("key", ["arguments", "command"])
+def test_a_lone_surrogate_in_a_compilation_database_is_named(run_cli, tmp_path: Path, word: str, key: str) -> None:  # type: ignore[no-untyped-def]
+    """``"\\ud800"`` is valid JSON and names no file: refused naming the file and the word (was
+    an internal error, exit 3, once the name reached the file system); an undecodable name byte
+    (``\\udc80``) is a name like any other."""
+    args = ["gcc", "a.o", word, "-o", "x"]
+    entry = {"directory": ".", "file": "x", key: args if key == "arguments" else " ".join(args)}
+    db = tmp_path / "cc.json"
+    db.write_text(json.dumps([entry]))
+    with pytest.raises(ConfigError, match=r"cc\.json: '[^']*\\ud[89a-f][^']*' names no file"):
+        read_link_line(str(db))
+    result = run_cli("check", "--no-config", "--link-line", str(db), str(tmp_path))
+    assert result.exit_code == 2 and "names no file" in result.stderr
+    db.write_text(json.dumps([{"directory": ".", "file": "x", "arguments": ["gcc", "a\udc80.o", "-o", "x"]}]))
+    assert [i.path for i in read_link_line(str(db))] == [str(tmp_path / "a\udc80.o")]
