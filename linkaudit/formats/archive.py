@@ -288,6 +288,12 @@ class _ThinMembers:
                     self.archive, f"thin archive members total more than {MAX_THIN_BYTES >> 30} GiB (distinct files)"
                 )
             data = file_bytes(fd, member_path, st.st_size)
-            return _read_member(self.archive, name, f"{self.archive}({name})", data)
+            try:
+                return _read_member(self.archive, name, f"{self.archive}({name})", data)
+            except InputError as exc:
+                if exc.path != member_path:
+                    raise
+                # the member's own file failed (it shrank while read): the archive's error, saying which member
+                raise InputError(self.archive, f"thin archive member {shown(name)}: {exc.reason}", exc.offset) from exc
         finally:
             os.close(fd)

@@ -186,6 +186,23 @@ def test_a_nul_in_a_thin_member_name_is_said_so(tmp_path: Path) -> None:
     assert "embedded null byte" not in str(info.value)
 
 
+def test_a_thin_member_that_shrinks_while_read_is_the_archives_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member file that reads shorter than its size (a ``/sys`` file; one truncated mid-read) was
+    reported under the member's host path, which no input names: it is the archive's error, naming
+    the member, as its other member errors are."""
+    shutil.copyfile(ROOT / "sample_bins/objects/thin/thin_a.o", tmp_path / "a.o")
+    size = (tmp_path / "a.o").stat().st_size
+    lib = _write(tmp_path / "libthin.a", thin_archive([(b"a.o", size)]))
+    real = archive.file_bytes
+    monkeypatch.setattr(archive, "file_bytes", lambda fd, path, n: real(fd, path, n + 4096))  # as it was when opened
+    with pytest.raises(InputError) as info:
+        read(str(lib))
+    assert info.value.path == str(lib)
+    assert info.value.reason.startswith("thin archive member a.o: the file shrank while being read")
+
+
 # --- package bombs and member floods ----------------------------------------------------------
 
 #: What each bomb expands to: more than the child's whole address space.
