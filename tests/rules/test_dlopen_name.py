@@ -53,7 +53,8 @@ def test_many_dlopen_names_cost_linear_work(tmp_path: Path, monkeypatch: pytest.
     siblings = [c for c in compiled if "[0-9a-f]{8}" in str(c)]
     assert len(siblings) == 1  # libq's pattern: the 3,000 names start like no entry (3,001 before)
     assert {(Path(f.file).name, f.subject, f.evidence["problem"]) for f in findings} == {
-        ("liby.so", "libq.so.2", "hash-renamed-sibling")
+        ("liby.so", "libq.so.2", "hash-renamed-sibling"),
+        ("libx.so", "(+2000 more)", "too-many-names"),  # past MAX_NAMES_PER_FILE, but for the driver names
     }  # libcuda.so beside libcuda.so.1: a fallback, not a finding
 
 
