@@ -223,9 +223,10 @@ def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[st
 
 def _configured(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
     """``f`` with its configured severity and the first suppression covering it (its index
-    added to ``used``)."""
+    added to ``used``). A severity override sets the rule's errors and warnings; its notes (what
+    the rule says is allowed: a weak symbol bound nowhere, a host program's API) stay notes."""
     overrides = dict(config.severities)
-    if f.rule in overrides:
+    if f.rule in overrides and f.severity is not Severity.NOTE:
         f = replace(f, severity=overrides[f.rule])
     for i, s in enumerate(config.suppressions):
         if s.matches(f.rule, f.file, f.subject):

@@ -292,3 +292,17 @@ def test_entries_are_relative_to_the_config_file(run_cli, workdir: Path, monkeyp
     doc = json.loads(run_cli("check", "--format", "json", "../pkg").stdout)
     assert [r["path"] for r in doc["roots"] if r["reached"]] == ["../pkg/libroot.so"]
     assert not [f for f in doc["findings"] if f["rule"] == "unreadable-input"]
+
+
+def test_a_severity_override_leaves_the_rules_notes_notes(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    """``unresolved-symbol = "warning"`` makes its errors warnings; its notes (a weak symbol bound
+    nowhere: allowed, the code checks for NULL) stay notes — they had become warnings too."""
+    args = ("check", "--format", "json", str(SAMPLES / "misc/libweak.so"))
+
+    def severities() -> list[tuple[str, str]]:
+        doc = json.loads(run_cli(*args).stdout)
+        return sorted((f["subject"], f["severity"]) for f in doc["findings"] if f["rule"] == "unresolved-symbol")
+
+    assert severities() == [("optional_hook", "note"), ("required_hook", "error")]  # weak; strong
+    (workdir / "linkaudit.toml").write_text('[severity]\nunresolved-symbol = "warning"\n')
+    assert severities() == [("optional_hook", "note"), ("required_hook", "warning")]
