@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ..context import AuditContext
 from ..loader.ldso import Attempt, Requester, origin_of, search
+from ..model import Binary
 from ..report import Finding, Severity
 from .base import ELF_ONLY, Rule
 from .data import library_stem
@@ -67,16 +68,7 @@ are not findings.
             ordered = sorted(binary.dlopen_names)  # a name's versioned forms follow it: found by bisection
             names, unchecked = _names_to_check(binary.dlopen_names, ctx.is_driver)
             if unchecked:
-                searched = set(names)
-                first = next(n for n in binary.dlopen_names if "/" not in n and n not in searched)
-                yield self.finding(
-                    binary,
-                    f"(+{unchecked} more)",
-                    f"{len(binary.dlopen_names)} library names in .rodata: the first {MAX_NAMES_PER_FILE} (and every "
-                    f"GPU driver name) were searched for, {unchecked} more were not — no real library holds so many",
-                    {"name": first, "problem": "too-many-names", "resolved": None, "sibling": None, "tried": []},
-                    Severity.NOTE,
-                )
+                yield self._unchecked(binary, names, unchecked)
             for name in names:
                 unversioned = bool(_UNVERSIONED.fullmatch(name))
                 driver = ctx.is_driver(name)
@@ -121,10 +113,33 @@ are not findings.
                         },
                     )
 
+    def _unchecked(self, binary: Binary, names: Sequence[str], unchecked: int) -> Finding:
+        """The note counting a file's library names past ``MAX_NAMES_PER_FILE`` (not searched for)."""
+        return self.finding(
+            binary,
+            f"(+{unchecked} more)",
+            f"{len(binary.dlopen_names)} library names in .rodata: the first {MAX_NAMES_PER_FILE} (and every "
+            f"GPU driver name) were searched for, {unchecked} more were not — no real library holds so many",
+            {
+                "name": _first_unchecked(binary, names),
+                "problem": "too-many-names",
+                "resolved": None,
+                "sibling": None,
+                "tried": [],
+            },
+            Severity.NOTE,
+        )
+
 
 #: Library names of one file searched for, at most (every GPU driver name besides): each search tries
 #: a directory list; 200,000 names in a 2.5 MB file took 19.7 s and 388 MB (real libraries hold tens).
 MAX_NAMES_PER_FILE = 1000
+
+
+def _first_unchecked(binary: Binary, names: Sequence[str]) -> str:
+    """The first library name of ``binary`` not among the ``names`` searched for."""
+    searched = set(names)
+    return next(n for n in binary.dlopen_names if "/" not in n and n not in searched)
 
 
 def _names_to_check(names: Sequence[str], is_driver: Callable[[str], bool]) -> tuple[list[str], int]:
