@@ -147,18 +147,77 @@ def read_paths(
     if not pooled:
         _read_here(here, paths, results)
     else:
-        # the pool's modules (multiprocessing: subprocess, tempfile, ...) only when a pool is used
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        workers = min(jobs, len(pooled))
-        pooled_paths = [paths[i] for i in pooled]
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            outcomes = pool.map(_read_one, pooled_paths, chunksize=max(1, len(pooled) // (workers * 8)))
-            _read_here(here, paths, results)  # while the workers read theirs
-            for i, outcome in zip(pooled, outcomes, strict=True):
-                results[i] = _to_read(outcome)
+        pooled_reads = _read_pooled(
+            [paths[i] for i in pooled], min(jobs, len(pooled)), lambda: _read_here(here, paths, results)
+        )
+        for i, read in zip(pooled, pooled_reads, strict=True):
+            results[i] = read
     return [r for r in results if r is not None]
+
+
+#: Why a file has no reading when the worker reading it died.
+WORKER_DIED = "not read: the worker process reading it died (killed by a signal: out of memory?)"
+
+
+def _read_pooled(paths: Sequence[str], workers: int, meanwhile: Callable[[], None]) -> list[Read]:
+    """``paths`` read in a pool of ``workers`` forked processes (``meanwhile`` runs here as they
+    read), in order.  A worker that dies (killed: the OOM killer) breaks the pool: the paths it
+    had not returned are read again, each in a process of its own, so only the file that kills its
+    worker again is a ``Read`` of ``WORKER_DIED`` — never a hang, never the rest lost."""
+    import multiprocessing  # the pool's modules (subprocess, tempfile, ...) only when a pool is used
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    done: list[Read] = []
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals) as pool:
+        try:
+            outcomes = pool.map(_read_one, paths, chunksize=max(1, len(paths) // (workers * 8)))
+            meanwhile()  # while the workers read theirs
+            for outcome in outcomes:
+                done.append(_to_read(outcome))
+        except BrokenProcessPool:
+            pass
+        except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
+            stop_workers(pool)
+            raise
+    for path in paths[len(done) :]:
+        done.append(_read_alone(path, context))
+    return done
+
+
+def _read_alone(path: str, context: Any) -> Read:
+    """``path`` read in a forked process of its own; ``WORKER_DIED`` when that process dies too."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1, mp_context=context, initializer=worker_signals) as alone:
+        try:
+            return _to_read(alone.submit(_read_one, path).result())
+        except BrokenProcessPool:
+            return Read(path, error=InputError(path, WORKER_DIED))
+
+
+def worker_signals() -> None:
+    """A pool worker's initializer: SIGTERM and SIGHUP end it, as the pool expects.  The forked
+    worker inherits the CLI's handlers, which unwind as Ctrl-C (``cli.app``): the pool's own
+    SIGTERM to a worker then became a result the worker blocked writing back — a run hung for
+    18 minutes after one worker was killed."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
+def stop_workers(pool: Any) -> None:
+    """End ``pool``'s worker processes now (an interrupted run does not wait for their reads):
+    ``shutdown`` without waiting, then SIGTERM to each worker still alive."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    processes = getattr(pool, "_processes", None) or {}  # the executor's own map of pid -> Process
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.terminate()
 
 
 def _read_here(indices: Sequence[int], paths: Sequence[str], results: list[Read | None]) -> None:
@@ -332,19 +391,24 @@ def _run_pool(tasks: Sequence[Any], jobs: int, results: list[Any], on_done: OnDo
     from concurrent.futures.process import BrokenProcessPool
 
     broken = []
-    with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                results[i] = future.result()
-            except BrokenProcessPool:  # a worker died: every task not finished fails with it
-                broken.append(i)
-                continue
-            except Exception as error:  # the task raised
-                results[i] = Failed(i, failure_reason(error))
-            if on_done is not None:
-                on_done(i, results[i])
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context, initializer=worker_signals) as pool:
+        try:
+            futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except BrokenProcessPool:  # a worker died: every task not finished fails with it
+                    broken.append(i)
+                    continue
+                except Exception as error:  # the task raised
+                    results[i] = Failed(i, failure_reason(error))
+                if on_done is not None:
+                    on_done(i, results[i])
+        except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
+            stop_workers(pool)
+            raise
     return sorted(broken)
 
 
@@ -353,11 +417,14 @@ def _run_pool_of_one(task: Any, index: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as alone:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=worker_signals) as alone:
         try:
             return alone.submit(_run_forked, task).result()
         except Exception as error:
             return Failed(index, failure_reason(error))
+        except BaseException:
+            stop_workers(alone)
+            raise
 
 
 _COMMON: tuple[Work, Any] | None = None

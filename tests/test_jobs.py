@@ -216,3 +216,74 @@ def test_small_files_found_by_the_walk_are_not_stated_again(tmp_path: Path, monk
     large = [i for i, size in enumerate(collected.sizes) if size > 4096]
     assert picked == [i for i in large if not jobs.cached_already(collected.files[i])]
     assert stated == [collected.files[i] for i in large]
+
+
+_VICTIM = ""  # the path _kill_on_victim kills its worker on (set before the pool forks)
+_REAL_READ_ONE = jobs._read_one
+
+
+def _kill_on_victim(path: str):  # type: ignore[no-untyped-def]
+    """``jobs._read_one``, but its own process is killed (SIGKILL, as the OOM killer does) on ``_VICTIM``."""
+    import signal
+
+    if path == _VICTIM:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _REAL_READ_ONE(path)
+
+
+def _sigterm_handler_as_error(path: str):  # type: ignore[no-untyped-def]
+    """A worker's outcome whose error reason is its SIGTERM handler."""
+    import signal
+
+    return path, (), (path, repr(signal.getsignal(signal.SIGTERM)), None, None)
+
+
+def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while reading (the OOM killer) broke the pool and ``read_paths`` hung or
+    raised: every other file is read (again, alone, if the dead worker held it) and only the
+    file that kills its worker every time is named."""
+    import signal
+
+    global _VICTIM
+    paths = [str(p) for p in sorted((SAMPLES / "loader").rglob("*.so")) if p.is_file() and not p.is_symlink()][:12]
+    assert len(paths) >= MIN_POOL_FILES
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    monkeypatch.setattr(jobs, "_read_one", _kill_on_victim)
+    _VICTIM = paths[3]
+    signal.alarm(120)  # a hang fails the test instead of the run
+    try:
+        reads = read_paths(paths, 2)
+    finally:
+        signal.alarm(0)
+        _VICTIM = ""
+    expected = read_paths(paths, 1)
+    assert [r.path for r in reads] == paths
+    assert reads[3].error is not None and reads[3].error.reason == jobs.WORKER_DIED and reads[3].error.path == paths[3]
+    others = [(r.path, [b.path for b in r.binaries], r.error) for i, r in enumerate(reads) if i != 3]
+    assert others == [(r.path, [b.path for b in r.binaries], r.error) for i, r in enumerate(expected) if i != 3]
+
+
+def _handler_in_worker(_common: object, _task: object) -> str:
+    import signal
+
+    return repr(signal.getsignal(signal.SIGTERM))
+
+
+def test_pool_workers_end_on_sigterm_whatever_the_parent_handles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI turns SIGTERM into an unwinding exception; a forked worker inherited it, and the pool's
+    own SIGTERM to a worker became a result the worker blocked writing back (a run hung 18 minutes).
+    Workers of both pools end on SIGTERM (the default action)."""
+    import signal
+
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        got = jobs.run_tasks(_handler_in_worker, None, list(range(jobs.MIN_POOL_TASKS + 2)), 2)
+        monkeypatch.setattr(jobs, "_read_one", _sigterm_handler_as_error)
+        paths = [str(SAMPLES / "fixed/libnvrtc.so.12")] * MIN_POOL_FILES
+        reads = read_paths(paths, 2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    default = repr(signal.SIG_DFL)
+    assert set(got) == {default}
+    assert {r.error.reason for r in reads if r.error is not None} == {default} and len(reads) == len(paths)
