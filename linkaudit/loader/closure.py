@@ -199,6 +199,15 @@ class Load:
         """This part's own resolutions (do not modify)."""
         return self._resolutions
 
+    def own_scope(self) -> list[str]:
+        """This part's own entries of the root's search list, in lookup order (do not modify): the
+        load's ``local_scope`` is every part's, top first."""
+        return self._local_scope
+
+    def own_object(self, path: str) -> LoadedObject | None:
+        """The first of this part's own objects at ``path`` (as the part stores it), or ``None``."""
+        return self._index.get(path)
+
     def iter_objects(self) -> Iterator[LoadedObject]:
         """Every object of the load, in load order (``objects`` without building a list)."""
         above: Load | None = None
