@@ -22,6 +22,7 @@ from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootK
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
+from .part_binding import PartIndex, binds_in_parts
 from .target import TargetEnvironment
 
 if TYPE_CHECKING:  # loader.musl: imported by _analyze_musl, for musl inputs only
@@ -439,8 +440,10 @@ def _bind_and_verify(
     """Which loaded objects are audited inputs (``analysis.audited``), their bindings and version
     checks (and every loaded object's with ``bind_all`` / ``verify_all``), into ``analysis``."""
     bind_cache: dict[tuple[str, int, tuple[str, ...]], list[Bound]] = {}
+    parts = _part_index([load for load in analysis.loads if load.loader == "glibc"], bind_all)
     for load in analysis.loads:
-        objects = _Binaries(load)
+        in_parts = parts is not None and parts.covers(load)
+        objects: Mapping[str, Binary] = _PartBinaries(load) if in_parts else _Binaries(load)
         interpreter = INTERPRETER if load.interpreter_virtual else None
         # A plain dlopen root stands for its own load only: each input that is a dependency
         # here is an input of its own, bound in its own load (and so a directory of n
@@ -456,12 +459,16 @@ def _bind_and_verify(
                         (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
                     )
                 continue
-            # an input with nothing undefined has nothing to bind
-            needs = source is None or bool(obj.binary.symbols.undefined())
-            scope = load.scope_for(obj.path) if needs else []
-            analysis.bindings[(load.root, obj.path)] = bind_object(
-                obj.binary, scope, objects, interpreter, cache=bind_cache, path=obj.path, store=store
-            )
+            if in_parts:  # the root of a shared load: looked up part by part, not in its whole scope
+                assert parts is not None
+                analysis.bindings[(load.root, obj.path)] = parts.bind_root(load, obj.binary)
+            else:
+                # an input with nothing undefined has nothing to bind
+                needs = source is None or bool(obj.binary.symbols.undefined())
+                scope = load.scope_for(obj.path) if needs else []
+                analysis.bindings[(load.root, obj.path)] = bind_object(
+                    obj.binary, scope, objects, interpreter, cache=bind_cache, path=obj.path, store=store
+                )
             if source is not None or verify_all:
                 analysis.version_failures.extend(
                     (load.root, f) for f in _check_versions(load, obj.path, obj.binary, objects)
@@ -636,6 +643,40 @@ def _root_only(load: Load) -> Iterator[LoadedObject]:
     obj = load.object(load.root)
     if obj is not None:
         yield obj
+
+
+def _part_index(loads: Sequence[Load], bind_all: bool) -> PartIndex | None:
+    """The index binding the roots of the shared dlopen loads among ``loads`` part by part
+    (``loader.part_binding``), over the names those roots reference; ``None`` when there are none."""
+    shared = [load for load in loads if binds_in_parts(load, bind_all)]
+    if not shared:
+        return None
+    wanted: set[str] = set()
+    for load in shared:
+        for obj in _root_only(load):
+            wanted.update(ref.name for ref in obj.binary.symbols.undefined() if ref.name)
+    return PartIndex(shared, wanted)
+
+
+class _PartBinaries(Mapping[str, Binary]):
+    """Path -> ``Binary`` of a load built of parts, each path found in the first part holding it
+    from the top (a root's own dependencies: the part below), with no map of the whole load."""
+
+    def __init__(self, load: Load) -> None:
+        self._load = load
+
+    def __getitem__(self, path: str) -> Binary:
+        for part, _hops in self._load.iter_parts():
+            obj = part.own_object(path)
+            if obj is not None:
+                return obj.binary
+        raise KeyError(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({o.path: None for o in self._load.iter_objects()})
+
+    def __len__(self) -> int:
+        return sum(1 for _path in self)
 
 
 class _Binaries(Mapping[str, Binary]):
