@@ -511,9 +511,9 @@ def _analyze_musl(
     for ident, b in by_identity.items():  # the inputs no root reaches, each on its own (not vendored copies)
         if ident not in reached and b.kind is Kind.SHARED_LIBRARY and not (in_python and _vendored(b.path)):
             run(Root(b.path, RootKind.DLOPEN, False), b, None)
-    for load in analysis.loads:
-        if load.loader != "musl":
-            continue
+    mine = [load for load in analysis.loads if load.loader == "musl"]
+    parts = _part_index(mine, bind_all)
+    for load in mine:
         objects = _Binaries(load)
         # A dlopen root stands for its own object only (unless every object is bound): read one.
         alone = load.kind is RootKind.DLOPEN and not bind_all
@@ -526,6 +526,9 @@ def _analyze_musl(
                 continue
             if source is not None:
                 analysis.audited.setdefault(obj.path, source.path)
+            if parts is not None and parts.covers(load):  # part by part, not its whole scope
+                analysis.bindings[(load.root, obj.path)] = parts.bind_root(load, obj.binary, musl_matches)
+                continue
             interpreter = INTERPRETER if load.interpreter_virtual else None
             scope = load.scope_for(obj.path) if obj.binary.symbols.undefined() else []  # nothing to bind
             analysis.bindings[(load.root, obj.path)] = bind_object(

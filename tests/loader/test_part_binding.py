@@ -19,7 +19,7 @@ from linkaudit.cli.app import main
 from linkaudit.loader import binding, part_binding
 from linkaudit.loader.closure import Load
 from linkaudit.loader.target import TargetEnvironment
-from tests.loader.dagbuild import Lib, write
+from tests.loader.dagbuild import MUSL_LOADER, Lib, write
 from tests.loader.test_scale import _analyze, _dump, random_tree, unshared
 from tests.tools import find_tool, needs
 
@@ -172,3 +172,24 @@ def test_versioned_chain_through_hash_tables_binds_as_in_the_whole_scope(
     where: dict[str, Any] = {b.symbol.name: b.provider for b in analysis.bindings[(root, root)]}
     assert where == {"f3": str(tmp_path / "lib3.so"), "g": str(tmp_path / "lib5.so"), "nowhere": None}
     assert {b.symbol.version.name for b in analysis.bindings[(root, root)] if b.symbol.version} == {"VA", "VB"}
+
+
+def test_musl_chain_binds_in_linear_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain read as musl (no missing tail: musl shares no load whose search fell through to the
+    system path) binds its roots part by part too, by name (``musl_matches``)."""
+    totals = []
+    for n in (100, 200):
+        base = tmp_path / str(n)
+        libs = [Lib(f"lib{i}.so", soname=f"lib{i}.so", needed=(f"lib{i + 1}.so",) if i + 1 < n else (),
+                    runpath=("$ORIGIN",), exports=(f"f{i}",), imports=(f"f{i + 1}",), interpreter=MUSL_LOADER)
+                for i in range(n)]  # fmt: skip
+        write(str(base), libs)
+        with monkeypatch.context() as patch:
+            work = _counting(patch)
+            analysis = _analyze(base, TargetEnvironment(system_dirs=(str(base / "sys"),), use_cache=False))
+            totals.append(_total(work))
+        assert sum(load.below is not None for load in analysis.loads) == n - 1
+        top = str(base / "lib0.so")
+        assert [b.provider for b in analysis.bindings[(top, top)]] == [str(base / "lib1.so")]
+        assert totals[-1] <= 6 * n, (n, totals[-1])
+    assert totals[1] <= 2.2 * totals[0], totals
