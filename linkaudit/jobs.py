@@ -165,24 +165,32 @@ def _read_pooled(paths: Sequence[str], workers: int, meanwhile: Callable[[], Non
     had not returned are read again, each in a process of its own, so only the file that kills its
     worker again is a ``Read`` of ``WORKER_DIED`` — never a hang, never the rest lost."""
     import multiprocessing  # the pool's modules (subprocess, tempfile, ...) only when a pool is used
+    import shutil
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    global _SPILL
     done: list[Read] = []
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals) as pool:
-        try:
-            outcomes = pool.map(_read_one, paths, chunksize=max(1, len(paths) // (workers * 8)))
-            meanwhile()  # while the workers read theirs
-            for outcome in outcomes:
-                done.append(_to_read(outcome))
-        except BrokenProcessPool:
-            pass
-        except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
-            stop_workers(pool)
-            raise
-    for path in paths[len(done) :]:
-        done.append(_read_alone(path, context))
+    _SPILL = tempfile.mkdtemp(prefix="linkaudit-reads-")
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals) as pool:
+            try:  # one path a message: a chunk's results together could pass PIPE_BUF
+                outcomes = pool.map(_read_one, paths)
+                meanwhile()  # while the workers read theirs
+                for outcome in outcomes:
+                    done.append(_to_read(outcome))
+            except BrokenProcessPool:
+                pass
+            except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
+                stop_workers(pool)
+                raise
+        for path in paths[len(done) :]:
+            done.append(_read_alone(path, context))
+    finally:
+        shutil.rmtree(_SPILL, ignore_errors=True)
+        _SPILL = None
     return done
 
 
@@ -267,22 +275,46 @@ def _can_fork() -> bool:
 
 #: What a worker sends back: the records, or the error's fields (exceptions whose ``__init__``
 #: takes other arguments than ``args`` do not pickle).
-_Outcome = tuple[str, tuple[Binary, ...], tuple[str, str, int | None, str | None] | None]
+_Outcome = tuple[str, tuple[Binary, ...] | str, tuple[str, str, int | None, str | None] | None]
+
+
+#: The private directory (made by the parent before it forks) where workers leave their records.
+_SPILL: str | None = None
 
 
 def _read_one(path: str) -> _Outcome:
-    """Read one path, in a worker."""
+    """Read one path, in a worker: the records are left in a file of ``_SPILL`` and its name sent
+    back, so every message through the pool's pipe is small — written whole by one ``write`` of
+    at most ``PIPE_BUF`` bytes.  A worker killed while writing a large result left half a message
+    in the pipe, and the pool's manager thread waited for the rest for ever (a hung run)."""
     try:
-        return path, tuple(read_path(path)), None
+        binaries = tuple(read_path(path))
     except UnsupportedFormat as error:
         return path, (), (error.path, error.reason, None, error.container)
     except InputError as error:
         return path, (), (error.path, error.reason, error.offset, None)
+    if _SPILL is None:
+        return path, binaries, None
+    import pickle  # our own records, between our own processes, through a 0700 directory of ours
+    import tempfile
+
+    fd, spilled = tempfile.mkstemp(dir=_SPILL)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(binaries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path, spilled, None
 
 
 def _to_read(outcome: _Outcome) -> Read:
-    """The ``Read`` a worker's outcome stands for (the error rebuilt here)."""
-    path, binaries, error = outcome
+    """The ``Read`` a worker's outcome stands for (the error rebuilt here; spilled records loaded
+    and their file removed)."""
+    path, sent, error = outcome
+    binaries: tuple[Binary, ...] = () if isinstance(sent, str) else sent
+    if isinstance(sent, str):
+        import pickle
+
+        with open(sent, "rb") as fh:
+            binaries = pickle.load(fh)
+        os.unlink(sent)
     if error is None:
         return Read(path, binaries)
     where, reason, offset, container = error

@@ -287,3 +287,24 @@ def test_pool_workers_end_on_sigterm_whatever_the_parent_handles(monkeypatch: py
     default = repr(signal.SIG_DFL)
     assert set(got) == {default}
     assert {r.error.reason for r in reads if r.error is not None} == {default} and len(reads) == len(paths)
+
+
+def test_a_workers_message_is_one_atomic_pipe_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while writing a large result left half a message in the pool's pipe, and the
+    pool's manager thread waited for the rest for ever (the run hung 2 times in 5): a worker's
+    records go to a file of the run's own, and what goes through the pipe stays under PIPE_BUF
+    (4,096 bytes on Linux), which one ``write`` puts whole or not at all."""
+    import pickle
+    import select
+
+    from .loader.dagbuild import Lib, write
+
+    (path,) = write(str(tmp_path), [Lib("libbig.so", "libbig.so", exports=tuple(f"f{i}" for i in range(2000)))])
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(jobs, "_SPILL", str(spill))
+    outcome = jobs._read_one(path)
+    assert len(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)) < select.PIPE_BUF
+    assert len(pickle.dumps(read_paths([path], 1)[0].binaries)) > select.PIPE_BUF  # what it used to send
+    read = jobs._to_read(outcome)
+    assert [b.path for b in read.binaries] == [path] and not list(spill.iterdir())  # loaded, then removed
