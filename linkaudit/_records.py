@@ -37,6 +37,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,)==(other.index,other.name,other.value,other.section,other.storage_class,other.type,other.undecorated,other.alternate,other.search,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.reason,)==(other.index,other.reason,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.interpreter,self.abi,self.platform,)==(other.interpreter,other.abi,other.platform,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.platform,self.distribution,)==(other.kind,other.platform,other.distribution,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.library,self.binary,self.names,)==(other.library,other.binary,other.names,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,)==(other.linker,other.objects,other.libraries,other.unknown,other.unresolved,other.provider,other.dll,other.pulled,other.duplicates,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.load,self.ctx,self.process,self.queue,)==(other.load,other.ctx,other.process,other.queue,)\n  return NotImplemented\n return __eq__',
@@ -132,6 +133,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.reason,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.interpreter,self.abi,self.platform,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.platform,self.distribution,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.library,self.binary,self.names,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.low,self.later,self.abi3,self.freethreaded,self.debug,self.source,))\n return __hash__',
@@ -226,6 +228,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, name={self.name!r}, value={self.value!r}, section={self.section!r}, storage_class={self.storage_class!r}, type={self.type!r}, undecorated={self.undecorated!r}, alternate={self.alternate!r}, search={self.search!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, reason={self.reason!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(interpreter={self.interpreter!r}, abi={self.abi!r}, platform={self.platform!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, platform={self.platform!r}, distribution={self.distribution!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(library={self.library!r}, binary={self.binary!r}, names={self.names!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(linker={self.linker!r}, objects={self.objects!r}, libraries={self.libraries!r}, unknown={self.unknown!r}, unresolved={self.unresolved!r}, provider={self.provider!r}, dll={self.dll!r}, pulled={self.pulled!r}, duplicates={self.duplicates!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(load={self.load!r}, ctx={self.ctx!r}, process={self.process!r}, queue={self.queue!r})"\n return __repr__',
@@ -331,6 +334,7 @@ TEXTS = (
     "def __create_fn__(_type_index, _type_name, _type_value, _type_section, _type_storage_class, _type_type, _type_undecorated, _type_alternate, _type_search, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_alternate, _dflt_search, _return_type):\n def __init__(self,index:_type_index,name:_type_name,value:_type_value,section:_type_section,storage_class:_type_storage_class,type:_type_type,undecorated:_type_undecorated,alternate:_type_alternate=_dflt_alternate,search:_type_search=_dflt_search)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'section',section)\n  __dataclass_builtins_object__.__setattr__(self,'storage_class',storage_class)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'undecorated',undecorated)\n  __dataclass_builtins_object__.__setattr__(self,'alternate',alternate)\n  __dataclass_builtins_object__.__setattr__(self,'search',search)\n return __init__",
     "def __create_fn__(_type_index, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,index:_type_index,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
     "def __create_fn__(_type_interpreter, _type_abi, _type_platform, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,interpreter:_type_interpreter,abi:_type_abi,platform:_type_platform)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'interpreter',interpreter)\n  __dataclass_builtins_object__.__setattr__(self,'abi',abi)\n  __dataclass_builtins_object__.__setattr__(self,'platform',platform)\n return __init__",
+    "def __create_fn__(_type_kind, _type_platform, _type_distribution, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,kind:_type_kind,platform:_type_platform,distribution:_type_distribution)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'platform',platform)\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n return __init__",
     "def __create_fn__(_type_library, _type_binary, _type_names, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,library:_type_library,binary:_type_binary,names:_type_names)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'binary',binary)\n  __dataclass_builtins_object__.__setattr__(self,'names',names)\n return __init__",
     "def __create_fn__(_type_linker, _type_objects, _type_libraries, _type_unknown, _type_unresolved, _type_provider, _type_dll, _type_pulled, _type_duplicates, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unresolved, _dflt_provider, _dflt_dll, _dflt_pulled, _dflt_duplicates, _return_type):\n def __init__(self,linker:_type_linker,objects:_type_objects,libraries:_type_libraries,unknown:_type_unknown,unresolved:_type_unresolved=_HAS_DEFAULT_FACTORY,provider:_type_provider=_HAS_DEFAULT_FACTORY,dll:_type_dll=_HAS_DEFAULT_FACTORY,pulled:_type_pulled=_dflt_pulled,duplicates:_type_duplicates=_dflt_duplicates)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'linker',linker)\n  __dataclass_builtins_object__.__setattr__(self,'objects',objects)\n  __dataclass_builtins_object__.__setattr__(self,'libraries',libraries)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n  __dataclass_builtins_object__.__setattr__(self,'unresolved',_dflt_unresolved() if unresolved is _HAS_DEFAULT_FACTORY else unresolved)\n  __dataclass_builtins_object__.__setattr__(self,'provider',_dflt_provider() if provider is _HAS_DEFAULT_FACTORY else provider)\n  __dataclass_builtins_object__.__setattr__(self,'dll',_dflt_dll() if dll is _HAS_DEFAULT_FACTORY else dll)\n  __dataclass_builtins_object__.__setattr__(self,'pulled',pulled)\n  __dataclass_builtins_object__.__setattr__(self,'duplicates',duplicates)\n return __init__",
     'def __create_fn__(_type_load, _type_ctx, _type_process, _type_queue, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_queue, _return_type):\n def __init__(self,load:_type_load,ctx:_type_ctx,process:_type_process,queue:_type_queue=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.load=load\n  self.ctx=ctx\n  self.process=process\n  self.queue=_dflt_queue() if queue is _HAS_DEFAULT_FACTORY else queue\n return __init__',
@@ -429,6 +433,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'platform\',\'distribution\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'low\',\'later\',\'abi3\',\'freethreaded\',\'debug\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -516,6 +521,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'platform\',\'distribution\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'low\',\'later\',\'abi3\',\'freethreaded\',\'debug\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -798,6 +804,14 @@ def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.interpreter,self.abi,self.platform,)==(other.interpreter,other.abi,other.platform,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.kind,self.platform,self.distribution,)==(other.kind,other.platform,other.distribution,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1526,6 +1540,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.kind,self.platform,self.distribution,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.library,self.binary,self.names,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
@@ -2085,6 +2105,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(interpreter={self.interpreter!r}, abi={self.abi!r}, platform={self.platform!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(kind={self.kind!r}, platform={self.platform!r}, distribution={self.distribution!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2869,6 +2895,14 @@ def __create_fn__(_type_interpreter, _type_abi, _type_platform, MISSING, _HAS_DE
   __dataclass_builtins_object__.__setattr__(self,'interpreter',interpreter)
   __dataclass_builtins_object__.__setattr__(self,'abi',abi)
   __dataclass_builtins_object__.__setattr__(self,'platform',platform)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(_type_kind, _type_platform, _type_distribution, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,kind:_type_kind,platform:_type_platform,distribution:_type_distribution)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'kind',kind)
+  __dataclass_builtins_object__.__setattr__(self,'platform',platform)
+  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3886,6 +3920,14 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('kind','platform','distribution',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('library','binary','names',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -4575,6 +4617,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('interpreter','abi','platform',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('kind','platform','distribution',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

@@ -30,10 +30,10 @@ from .packages import (
     Staged,
     claimed_glibc,
     find_site,
-    most_demanding,
     owner_in,
     plan_each,
     plan_inputs,
+    site_targets,
     sites_below,
     staged_inputs,
 )
@@ -988,16 +988,42 @@ def sites_among(staged: Staged) -> list[Site]:
     return list(sites.values())
 
 
+#: What counts outside a site for the kinds of platform tag whose loader model never reads the
+#: host (``loader.dyld``, ``loader.windows``), in the report's words.
+_MODELLED_SYSTEMS = {
+    "macosx": "macOS (the dyld shared cache: /usr/lib, /System/Library)",
+    "win": "Windows (System32: Windows' own DLLs, the Universal CRT, the API sets)",
+}
+
+
+def _kind_policy(kind: str, target: TargetEnvironment | None) -> str | None:
+    """The name of what counts outside a site for files of one kind of platform tag: the policy
+    applied to glibc's or musl's loads, the modelled system for macOS and Windows; ``None`` when
+    the host counts (``--target-env host``, or no loader)."""
+    if kind in _MODELLED_SYSTEMS:
+        return _MODELLED_SYSTEMS[kind]
+    if target is None:
+        return None
+    if kind == "musllinux":
+        return target.musl_policy if target.musl_system_libraries is not None else None
+    return target.system_policy if target.system_libraries is not None else None
+
+
 def _site_note(site: Site, config: AuditConfig) -> dict[str, Any]:
-    """What the report says of a site: its distributions, the tag that sets its target, the policy."""
-    demanding = most_demanding(site.distributions)
-    target = config.target
+    """What the report says of a site: its distributions, per kind of platform tag the tag that
+    sets its target and what counts outside it (``site_targets``), the first kind's also alone."""
+    targets = [
+        {"kind": t.kind, "tag": t.tag, "from": t.distribution.where, "policy": _kind_policy(t.kind, config.target)}
+        for t in site_targets(site.distributions)
+    ]
+    first = targets[0] if targets else {}
     return {
         "root": site.root,
         "distributions": len(site.distributions),
-        "target_from": demanding.where if demanding is not None else None,
-        "target_tag": sorted(str(t) for t in demanding.tags)[0] if demanding is not None else None,
-        "policy": target.system_policy if target is not None and target.system_libraries is not None else None,
+        "target_from": first.get("from"),
+        "target_tag": first.get("tag"),
+        "policy": first.get("policy"),
+        "targets": targets,
     }
 
 
@@ -1028,9 +1054,10 @@ def installation_target(
 ) -> TargetEnvironment:
     """The loader target of one installation, as ``check``, ``tree`` and ``why`` judge it: conda
     packages and prefixes as conda-build does (``_conda_target``), else the policy of the wheels'
-    tags and, for an installed site, of its most demanding distribution (``policy_target``)."""
-    demanding = [d for d in (most_demanding(s.distributions) for s in sites) if d is not None]
-    tagged = [*staged.packages, *(d.wheel_name() for d in demanding)]
+    tags and, for an installed site, of its most demanding distribution of each kind of platform
+    tag (``packages.site.site_targets``: a musllinux site gets its musllinux policy) (``policy_target``)."""
+    demanding = [t.wheel_name() for s in sites for t in site_targets(s.distributions)]
+    tagged = [*staged.packages, *demanding]
     conda = _conda_target(target, staged, sites) if target_env != "host" else None
     return conda or policy_target(target, target_env, tagged, profile)
 

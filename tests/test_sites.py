@@ -252,3 +252,74 @@ def test_a_prefix_is_taken_to_hold_a_few_sites_at_most(tmp_path: Path) -> None:
         site.mkdir(parents=True)
         (site / "pkg-1.0.dist-info").symlink_to(shared / "pkg-1.0.dist-info")
     assert len(sites_below(str(tmp_path / "prefix"))) == MAX_SITES_BELOW
+
+
+def _musl_module(directory: Path) -> str:
+    """A musl-linked extension module (DT_NEEDED ``libc.so``) that needs ``libz.so.1``: a system
+    library of every musllinux policy, so not a library the site must ship."""
+    from .loader.dagbuild import Lib, write
+
+    module = "_zmod.cpython-312-x86_64-linux-musl.so"
+    write(str(directory), [Lib(module, None, ("libz.so.1", "libc.so"), exports=("PyInit__zmod",))])
+    return module
+
+
+#: Per kind of platform tag: the tag a site's WHEEL names, a file of that kind, and what counts
+#: outside the site for it (each judged as the same wheel is when checked as a .whl).
+SITE_KINDS = {
+    "musllinux": ("cp312-cp312-musllinux_1_2_x86_64", None, "musllinux_1_2_x86_64"),
+    "win": ("cp312-cp312-win_amd64", SAMPLES / "pe/pyext/python312/_ext.pyd", "Windows (System32"),
+    "macosx": ("cp312-abi3-macosx_11_0_arm64", SAMPLES / "macho/misc/arm64_only.dylib", "macOS (the dyld"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SITE_KINDS))
+def test_a_site_takes_its_target_from_every_kind_of_platform_tag(tmp_path: Path, kind: str) -> None:
+    """A site of musllinux (Windows, macOS) wheels said "no distribution names a platform: the
+    target is unknown" and was judged against the host: a musl module's libz.so.1 was not found,
+    though every musllinux policy lists it.  Its WHEEL's tag sets its target, as the wheel's name does."""
+    tag, sample, policy = SITE_KINDS[kind]
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    if sample is None:
+        member = f"pkg/{_musl_module(site / 'pkg')}"
+    else:
+        member = f"pkg/{sample.name}"
+        shutil.copy(sample, site / member)
+    _dist_info(site, "pkg", tag, [member])
+    _dist_info(site, "pure", "py3-none-any", [])
+    empty = tmp_path / "empty"  # the host has no library to lend: the target's are what count
+    empty.mkdir()
+    report = audit([str(site)], AuditConfig(target=TargetEnvironment(sysroot=str(empty))))
+    assert not [f.message for f in report.findings if f.rule == "library-not-found"]
+    (note,) = report.config["sites"]
+    assert note["target_tag"] == tag and note["policy"].startswith(policy)
+    assert [(t["kind"], t["tag"]) for t in note["targets"]] == [(kind, tag)]
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))
+    text = renderer(OutputFormat.TEXT)(report)
+    assert f"target {tag} (the most demanding, pkg-1.0.dist-info)" in text and "target is unknown" not in text
+
+
+def test_a_site_whose_tags_disagree_in_kind_names_a_target_of_each(tmp_path: Path) -> None:
+    """musllinux and manylinux wheels installed into one site: each kind's most demanding tag is a
+    target (a glibc file against the manylinux policy, a musl file against the musllinux one),
+    and the report says the tags disagree."""
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    member = f"pkg/{_musl_module(site / 'pkg')}"
+    _dist_info(site, "pkg", "cp312-cp312-musllinux_1_2_x86_64", [member])
+    _dist_info(site, "old", "cp312-cp312-musllinux_1_1_x86_64", [])
+    _dist_info(site, "glibc", "py3-none-manylinux_2_28_x86_64.musllinux_1_1_x86_64", [])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    report = audit([str(site)], AuditConfig(target=TargetEnvironment(sysroot=str(empty))))
+    assert not [f.message for f in report.findings if f.rule == "library-not-found"]
+    (note,) = report.config["sites"]
+    assert [(t["kind"], t["tag"], t["policy"]) for t in note["targets"]] == [
+        ("manylinux", "py3-none-manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
+        ("musllinux", "cp312-cp312-musllinux_1_2_x86_64", "musllinux_1_2_x86_64"),
+    ]
+    assert note["target_tag"] == "py3-none-manylinux_2_28_x86_64"
+    text = renderer(OutputFormat.TEXT)(report)
+    assert "its platform tags disagree in kind (manylinux, musllinux)" in text
+    assert "target cp312-cp312-musllinux_1_2_x86_64 (the most demanding, pkg-1.0.dist-info)" in text

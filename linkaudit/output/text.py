@@ -213,31 +213,49 @@ def _apart(planned: list[dict[str, object]]) -> str:
     return "; ".join(why) or "installed apart"
 
 
+def _site_target(target: dict[str, Any]) -> str:
+    """What one kind of platform tag of a site was audited against, in words."""
+    policy = target["policy"]
+    if policy and policy.startswith("conda-forge sysroot"):
+        return (
+            f"a conda prefix, target {target['tag']} (its glibc baseline): outside the prefix only "
+            f"glibc's libraries count ({policy}); libz, libstdc++, libgcc_s must come from conda packages"
+        )
+    if policy:
+        return (
+            f"target {target['tag']} (the most demanding, {os.path.basename(target['from'])}): "
+            f"outside the site only the system libraries of {policy} count"
+        )
+    return f"target {target['tag']}, but the libraries of this machine count (--target-env host)"
+
+
+def _site_text(site: dict[str, Any]) -> str:
+    """One site's line: its distributions and the target of each kind of platform tag its
+    distributions name (``targets``; a report without them: its one ``target_tag``)."""
+    text = f"site {site['root']}: {_counted(site['distributions'], 'distribution')}; "
+    targets = site.get("targets")
+    if targets is None and site["target_tag"] is not None:
+        targets = [{"kind": "", "tag": site["target_tag"], "from": site["target_from"], "policy": site["policy"]}]
+    if not targets:
+        return text + (
+            "no distribution names a platform: the target is unknown (give --profile, or --target-env host "
+            "to take this machine as the target)"
+        )
+    if len(targets) > 1:
+        kinds = ", ".join(t["kind"] for t in targets)
+        text += (
+            f"its platform tags disagree in kind ({kinds}): each file is judged against the target of its own kind: "
+        )
+    return text + "; ".join(_site_target(t) for t in targets)
+
+
 def _site_lines(report: Report) -> list[str]:
     """What each installed site was audited against, and the libraries found outside the inputs
     on the auditing host: counted for a build tree, listed for a site."""
     lines = []
     sites = report.config.get("sites") or []
     for site in sites:
-        text = f"site {site['root']}: {_counted(site['distributions'], 'distribution')}; "
-        if site["target_tag"] is None:
-            text += (
-                "no distribution names a platform: the target is unknown (give --profile, or --target-env host "
-                "to take this machine as the target)"
-            )
-        elif site["policy"] and site["policy"].startswith("conda-forge sysroot"):
-            text += (
-                f"a conda prefix, target {site['target_tag']} (its glibc baseline): outside the prefix only "
-                f"glibc's libraries count ({site['policy']}); libz, libstdc++, libgcc_s must come from conda packages"
-            )
-        elif site["policy"]:
-            text += (
-                f"target {site['target_tag']} (the most demanding, {os.path.basename(site['target_from'])}): "
-                f"outside the site only the system libraries of {site['policy']} count"
-            )
-        else:
-            text += f"target {site['target_tag']}, but the libraries of this machine count (--target-env host)"
-        lines.append(text_safe(text))
+        lines.append(text_safe(_site_text(site)))
     outside = report.config.get("outside_inputs") or []
     if outside:
         by_source: dict[str, int] = {}

@@ -43,7 +43,7 @@ from __future__ import annotations
 from .metadata import Distribution
 from .planner import Installation
 from .prepare import PACKAGE_SUFFIXES, PlannedInputs, package_kind, plan_each, plan_inputs, staged_inputs
-from .site import Site, claimed_glibc, find_site, most_demanding, owner_in, sites_below
+from .site import Site, claimed_glibc, find_site, most_demanding, owner_in, site_targets, sites_below
 from .staged import Staged
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "package_kind",
     "plan_each",
     "plan_inputs",
+    "site_targets",
     "sites_below",
     "staged_inputs",
 ]

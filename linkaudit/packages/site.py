@@ -214,12 +214,88 @@ def claimed_glibc(dist: Distribution) -> tuple[int, int] | None:
     return min(found) if found else None
 
 
+#: The kinds of platform tag a site's target can come from, in the order they are named: the
+#: tags' own prefixes (PEP 600, PEP 656, PEP 425's ``macosx_X_Y_ARCH`` and ``win_*``).
+PLATFORM_KINDS = ("manylinux", "musllinux", "macosx", "win")
+
+_MUSL = re.compile(r"musllinux_(\d{1,9})_(\d{1,9})_\w+")
+_MACOS = re.compile(r"macosx_(\d{1,9})_(\d{1,9})_\w+")
+_WINDOWS = re.compile(r"win32|win_\w+")
+
+
+def platform_claim(platform: str) -> tuple[str, tuple[int, int]] | None:
+    """``(kind, version)`` a platform tag claims (kinds: ``PLATFORM_KINDS``): the glibc of a
+    manylinux tag (legacy aliases too), the musl of a musllinux one, the macOS release of a
+    ``macosx`` one, ``(0, 0)`` for Windows (its tags name no version); ``None`` for a tag naming no
+    system a policy or loader model covers (``any``, ``linux_x86_64``)."""
+    glibc = glibc_of(platform)
+    if glibc is not None:
+        return "manylinux", glibc[0]
+    for kind, pattern in (("musllinux", _MUSL), ("macosx", _MACOS)):
+        match = pattern.fullmatch(platform)
+        if match is not None:
+            return kind, (int(match.group(1)), int(match.group(2)))
+    return ("win", (0, 0)) if _WINDOWS.fullmatch(platform) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SiteTarget:
+    """What one kind of platform tag among a site's distributions asks of the system: the most
+    demanding distribution of that kind and the tag it claims it with.
+
+    Attributes:
+        kind: one of ``PLATFORM_KINDS``.
+        platform: the platform tag (``musllinux_1_2_x86_64``): the lowest of that kind among the
+            distribution's tags (a compressed tag set claims every one), the highest such among
+            the site's distributions (the machine must satisfy every one installed).
+        distribution: the distribution that claims it.
+    """
+
+    kind: str
+    platform: str
+    distribution: Distribution
+
+    @property
+    def tag(self) -> str:
+        """The distribution's first tag (in sorted order) naming ``platform``."""
+        return sorted(str(t) for t in self.distribution.tags if t.platform == self.platform)[0]
+
+    def wheel_name(self) -> str:
+        """A wheel file name with the distribution's name and ``platform`` alone, for what reads
+        tags from names (``profiles.implied_by_wheel``): its other kinds belong to other targets."""
+        return f"{self.distribution.name.replace('-', '_')}-{self.distribution.version}-py3-none-{self.platform}.whl"
+
+
+def _lowest_claims(dist: Distribution) -> dict[str, tuple[tuple[int, int], str]]:
+    """Per kind of platform tag, the lowest version among ``dist``'s tags and that tag's platform."""
+    lowest: dict[str, tuple[tuple[int, int], str]] = {}
+    for platform in sorted({t.platform for t in dist.tags}):
+        claim = platform_claim(platform)
+        if claim is not None and (claim[0] not in lowest or claim[1] < lowest[claim[0]][0]):
+            lowest[claim[0]] = (claim[1], platform)
+    return lowest
+
+
+def site_targets(dists: tuple[Distribution, ...]) -> tuple[SiteTarget, ...]:
+    """Per kind of platform tag the distributions name (``PLATFORM_KINDS`` order), the most
+    demanding distribution: the highest version claimed of that kind (glibc, musl, macOS; ties go
+    to the last name).  Several kinds in one site (musllinux and manylinux wheels installed
+    together) give several targets: each file is loaded by its own loader, against its own kind's."""
+    best: dict[str, tuple[tuple[int, int], str, str, Distribution]] = {}
+    for dist in dists:
+        for kind, (version, platform) in _lowest_claims(dist).items():
+            ranked = (version, dist.name, platform, dist)
+            if kind not in best or ranked[:2] > best[kind][:2]:
+                best[kind] = ranked
+    return tuple(SiteTarget(k, best[k][2], best[k][3]) for k in PLATFORM_KINDS if k in best)
+
+
 def most_demanding(dists: tuple[Distribution, ...]) -> Distribution | None:
-    """The distribution whose tags ask the most of the system: the highest glibc claimed (the
-    machine must satisfy every distribution installed), or ``None`` when none names a manylinux
-    platform (pure ``any`` wheels: the target is unknown)."""
-    ranked = [(g, d.name, d) for d in dists if (g := claimed_glibc(d)) is not None]
-    return max(ranked, key=lambda r: (r[0], r[1]))[2] if ranked else None
+    """The distribution whose tags ask the most of the system: the first of ``site_targets`` (a
+    manylinux one's highest glibc before a musllinux, macOS or Windows one), or ``None`` when none
+    names a platform (pure ``any`` wheels, ``linux_*`` builds: the target is unknown)."""
+    targets = site_targets(dists)
+    return targets[0].distribution if targets else None
 
 
 def owner_in(site: Site, path: str) -> Distribution | None:
