@@ -11,7 +11,7 @@ copy with its own ``path``.
 
 The readers take one thing from a file's path besides naming it: its ``Kind`` (a Python
 extension by its suffix or its ``PyInit_<module>`` symbol, ELF; ``.pyd``, PE; a bundle named
-``.so``, Mach-O).  ``path_traits`` is what decides it, and is part of the memo's key; ``ar``
+``.so``, or a dylib so named exporting ``_PyInit_<module>``, Mach-O).  ``path_traits`` is what decides it, and is part of the memo's key; ``ar``
 archives (members named after the archive, thin members beside it) are never remembered.
 """
 
@@ -24,6 +24,19 @@ from collections.abc import Callable
 
 from ..model import Binary
 from .elf import PYEXT_SUFFIX
+
+#: The first four bytes of a thin or fat Mach-O file: ``macho.THIN_MAGICS`` and ``macho.FAT_MAGICS``
+#: (spelled here: the Mach-O reader is imported only once a Mach-O file is read).
+MACHO_MAGICS = frozenset(
+    {
+        b"\xfe\xed\xfa\xce",
+        b"\xce\xfa\xed\xfe",
+        b"\xfe\xed\xfa\xcf",
+        b"\xcf\xfa\xed\xfe",
+        b"\xca\xfe\xba\xbe",
+        b"\xca\xfe\xba\xbf",
+    }
+)
 
 #: Files smaller than this (bytes) are read whole, parsed from memory, remembered by content,
 #: and never written to the on-disk cache (see the module's docstring for the measurements).
@@ -43,14 +56,17 @@ def path_traits(path: str, data: bytes) -> tuple[object, ...]:
     ELF (``elf._kind``): the CPython/PyPy extension suffix of the file name, and whether the
     string ``PyInit_<module>`` (``<module>``: the name up to its first dot) is in the file at all
     (the reader looks for it in the dynamic string table, a part of the file); PE
-    (``pe.read_pe``): a ``.pyd`` name; Mach-O (``macho.read_macho``): a name ending ``.so``.
+    (``pe.read_pe``): a ``.pyd`` name; Mach-O (``macho._kind``): a name ending ``.so`` and, for such
+    a Mach-O file, ``<module>`` itself (a dylib exporting ``_PyInit_<module>`` is an extension; the
+    export trie spells names in shared prefixes, so the bytes need not hold the name whole).
     """
     base = path.rsplit("/", 1)[-1]
     module = base.split(".", 1)[0]
     init = bool(module) and b"\0PyInit_" + module.encode("utf-8", "surrogateescape") + b"\0" in data
+    macho = path.endswith(".so") and data[:4] in MACHO_MAGICS
     return (
         PYEXT_SUFFIX.search(base) is not None,
-        module if init else None,
+        module if init or macho else None,
         base.lower().endswith(".pyd"),
         path.endswith(".so"),
     )

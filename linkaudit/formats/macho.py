@@ -371,15 +371,24 @@ def _linkage_commands(header: Slice) -> _Commands:
     return _Commands(needed, rpath, soname, min_os, sdk, tables)
 
 
-def _kind(filetype: int, path: str) -> Kind:
-    """The model's kind for a slice's ``filetype`` (MH_EXECUTE, MH_OBJECT, MH_DYLIB, MH_BUNDLE: a
-    bundle named ``*.so`` is a CPython extension module)."""
+def _kind(filetype: int, path: str, symbols: list[Symbol]) -> Kind:
+    """The model's kind for a slice's ``filetype`` (MH_EXECUTE, MH_OBJECT, MH_DYLIB, MH_BUNDLE).
+
+    CPython's importlib ``dlopen()``s any file whose name ends in one of ``EXTENSION_SUFFIXES``
+    (on macOS ``.cpython-3XY-darwin.so``, ``.abi3.so``, ``.so``) whatever its filetype, and calls
+    its ``PyInit_<module>``: a bundle so named (what distutils/setuptools link) is an extension
+    module, and so is a dylib so named that exports ``_PyInit_<module>`` (``<module>``: the name up
+    to its first dot), as Rust/PyO3 (maturin) links every module."""
     if filetype == MH_EXECUTE:
         return Kind.EXECUTABLE
     if filetype == MH_OBJECT:
         return Kind.RELOCATABLE
     if filetype == MH_BUNDLE and path.endswith(".so"):
         return Kind.PYTHON_EXTENSION  # CPython's extension modules are bundles named *.so
+    if filetype == MH_DYLIB and path.endswith(".so"):
+        init = "PyInit_" + path.rsplit("/", 1)[-1].split(".", 1)[0]  # the reader drops Mach-O's leading "_"
+        if any(s.defined and s.name == init for s in symbols):
+            return Kind.PYTHON_EXTENSION
     if filetype in (MH_DYLIB, MH_BUNDLE):
         return Kind.SHARED_LIBRARY
     return Kind.OTHER
@@ -425,7 +434,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 bits=64 if cputype & 0x01000000 else 32,
                 endian=Endian.LITTLE if header.little else Endian.BIG,
                 os_abi="Darwin",
-                kind=_kind(header.filetype, path),
+                kind=_kind(header.filetype, path, symbols),
                 soname=fields.soname,
                 needed=tuple(fields.needed),
                 rpath=tuple(fields.rpath),

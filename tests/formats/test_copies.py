@@ -206,3 +206,11 @@ def test_with_path_copies_every_field() -> None:
     moved = original.with_path("elsewhere/x.so")
     assert moved.path == "elsewhere/x.so"
     assert all(getattr(moved, name) is mark for name, mark in marks.items() if name != "path")
+
+
+def test_the_mach_o_magics_are_the_readers() -> None:
+    """``path_traits`` keys a Mach-O ``.so`` by its module name (a dylib exporting
+    ``_PyInit_<module>`` is an extension): it knows a Mach-O file by the reader's own magics."""
+    from linkaudit.formats import macho
+
+    assert {*macho.THIN_MAGICS, *macho.FAT_MAGICS} == copies.MACHO_MAGICS

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import struct
 import subprocess
 from pathlib import Path
 
@@ -335,3 +336,61 @@ def test_symbols_re_exported_by_name_in_the_export_trie_are_followed() -> None:
     renamed = dataclasses.replace(by_name, forwarders=(("nvrtcCreateProgram", "@rpath/libnvrtc.12.dylib:gone"),))
     (unbound,) = unbound_imports([client, renamed, nvrtc], [], Format.MACHO)
     assert unbound.symbols == ("nvrtcCompileProgram", "nvrtcCreateProgram")
+
+
+MH_BUNDLE, MH_DYLIB = 8, 6
+
+
+def _dylib_module(directory: Path, name: str) -> Path:
+    """``misc/chain/torch/_C.so`` (an MH_BUNDLE exporting ``_PyInit__C``) with its header's
+    ``filetype`` patched to MH_DYLIB, as Rust/PyO3 (maturin) links every extension module, saved as
+    ``name``."""
+    data = bytearray((MACHO / "misc/chain/torch/_C.so").read_bytes())
+    assert struct.unpack_from("<I", data, 12)[0] == MH_BUNDLE
+    struct.pack_into("<I", data, 12, MH_DYLIB)
+    path = directory / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("_C.cpython-312-darwin.so", Kind.PYTHON_EXTENSION),
+        ("_C.abi3.so", Kind.PYTHON_EXTENSION),
+        ("_C.so", Kind.PYTHON_EXTENSION),
+        ("_D.cpython-312-darwin.so", Kind.SHARED_LIBRARY),  # exports no PyInit__D: no module named _D
+        ("_C.dylib", Kind.SHARED_LIBRARY),  # no extension suffix: importlib never loads it
+    ],
+)
+def test_an_mh_dylib_named_and_exporting_as_a_module_is_a_python_extension(
+    tmp_path: Path, name: str, kind: Kind
+) -> None:
+    """CPython's importlib dlopen()s any file named with an extension suffix (``.cpython-312-darwin.so``,
+    ``.abi3.so``, ``.so``) whatever its filetype, and calls ``PyInit_<module>``: an MH_DYLIB so named
+    that exports ``_PyInit_<module>`` is an extension module (it was a plain library: a ``[dlopen]``
+    root).  The same bytes under each name in one run: the small-file memo keys on the module name."""
+    first = tmp_path / "first"
+    first.mkdir()
+    for other in ("_C.cpython-312-darwin.so", "_D.cpython-312-darwin.so"):  # read first, remembered
+        read(str(_dylib_module(first, other)))
+    path = _dylib_module(tmp_path, name)
+    (binary,) = read(str(path))
+    assert (binary.kind, binary.soname) == (kind, None)
+    report = audit([str(path)])
+    wanted = "python-import" if kind is Kind.PYTHON_EXTENSION else "dlopen"
+    assert [(r.path, r.kind) for r in report.roots] == [(str(path), wanted)]
+
+
+@pytest.mark.realwheel
+def test_real_pyo3_modules_are_python_imports(tmp_path: Path) -> None:
+    """orjson's macOS module (PyO3: an MH_DYLIB exporting ``_PyInit_orjson``) is imported, as its
+    Linux wheels' modules are; skips when the wheel is not cached (``wheels-mac``)."""
+    from realsite import cache_root
+
+    wheels = sorted((cache_root() / "wheels-mac").glob("orjson-3.13.0-cp312-cp312-macosx_*.whl"))
+    if not wheels:
+        pytest.skip("orjson 3.13.0 macOS wheel not cached in wheels-mac")
+    report = audit([str(wheels[0])])
+    module = f"{wheels[0]}!orjson/orjson.cpython-312-darwin.so"
+    assert {r.kind for r in report.roots if r.path.startswith(module)} == {"python-import"}
