@@ -961,6 +961,9 @@ class Binary:
         min_os: Mach-O: the minimum OS version it was built for (``LC_BUILD_VERSION`` minos,
             ``"11.0"``); ``None`` elsewhere.
         sdk: Mach-O: the SDK version it was built against (``"15.0"``); ``None`` elsewhere.
+        min_os_command: Mach-O: the load command ``min_os`` and ``sdk`` come from,
+            ``"LC_BUILD_VERSION"`` (its ``minos``) or ``"LC_VERSION_MIN_MACOSX"`` (its ``version``:
+            what builds for macOS 10.13 and older carry); ``None`` when the file has neither.
         link_directives: COFF objects: the ``.drectve`` linker directives as ``/OPTION:argument``
             (``"/DEFAULTLIB:nvrtc.lib"``), in order; empty elsewhere.
         referenced_from: COFF objects: ``(external symbol, function)`` for each reference made from
@@ -1008,6 +1011,7 @@ class Binary:
     x86_isa_needed: int = 0
     comdats: tuple[ComdatSection, ...] = ()
     weak_externals: tuple[WeakExternal, ...] = ()
+    min_os_command: str | None = None
 
     @property
     def needed_names(self) -> tuple[str, ...]:
@@ -1057,6 +1061,7 @@ class Binary:
         s[32](new, self.x86_isa_needed)
         s[33](new, self.comdats)
         s[34](new, self.weak_externals)
+        s[35](new, self.min_os_command)
         return new
 
     @property

@@ -142,6 +142,7 @@ def _macho_fields(b: Binary) -> dict[str, Any]:
         "needed": [f"{n.name} ({n.kind.value})" for n in b.needed],
         "rpath": list(b.rpath),
         "min os": b.min_os,
+        "min os command": b.min_os_command,
         "sdk": b.sdk,
         "imports": sorted(
             {
@@ -202,11 +203,13 @@ def _lief_macho(x: Any) -> dict[str, Any]:
     kinds |= {"LOAD_UPWARD_DYLIB": "upward", "LAZY_LOAD_DYLIB": "lazy"}
     commands = [(c.name, _enum_name(c.command)) for c in x.libraries]
     needed = [name for name, kind in commands if kind in needs]
-    min_os = sdk = None
+    min_os = sdk = command = None
     if x.has_build_version:
         min_os, sdk = _lief_version(x.build_version.minos), _lief_version(x.build_version.sdk)
+        command = "LC_BUILD_VERSION"
     elif x.has_version_min and _enum_name(x.version_min.command) == "VERSION_MIN_MACOSX":
         min_os, sdk = _lief_version(x.version_min.version), _lief_version(x.version_min.sdk)
+        command = "LC_VERSION_MIN_MACOSX"
     exports, reexports = _lief_macho_exports(x)
     return {
         "machine": _lief_arch(x),
@@ -214,6 +217,7 @@ def _lief_macho(x: Any) -> dict[str, Any]:
         "needed": [f"{name} ({kinds[kind]})" for name, kind in commands if kind in needs],
         "rpath": [r.path for r in x.rpaths],
         "min os": min_os,
+        "min os command": command,
         "sdk": sdk,
         "imports": _lief_macho_imports(x, needed),
         "exports": sorted(exports),

@@ -450,6 +450,7 @@ FIELDS: dict[str, Decoder] = {
     "forwarders": _list(_pair),
     "min_os": _opt(_os_version),
     "sdk": _opt(_os_version),
+    "min_os_command": _opt(_str),
     "link_directives": _list(_str),
     "referenced_from": _list(_pair),
     "comdats": _list(

@@ -11,7 +11,8 @@ model:
   count in;
 * ``soname``: the install name (``LC_ID_DYLIB``); ``rpath``: the ``LC_RPATH`` entries, in order,
   duplicates kept (dyld rejects them since macOS 15.4);
-* ``min_os`` / ``sdk``: from ``LC_BUILD_VERSION`` or ``LC_VERSION_MIN_MACOSX`` (``"11.0"``);
+* ``min_os`` / ``sdk``: from ``LC_BUILD_VERSION`` or ``LC_VERSION_MIN_MACOSX`` (``"11.0"``), and
+  ``min_os_command`` which of the two;
 * ``symbols``: imports and exports from the authoritative tables, read by our own code
   (``macho_linkedit``): imports from the ``LC_DYLD_CHAINED_FIXUPS`` imports table (macOS 12 and
   later) or else the undefined external ``nlist`` entries; exports from the export trie
@@ -328,6 +329,7 @@ class _Commands(NamedTuple):
     soname: str | None
     min_os: str | None
     sdk: str | None
+    min_os_command: str | None
     tables: dict[int, Any]
 
 
@@ -351,7 +353,7 @@ def _linkage_commands(header: Slice) -> _Commands:
     needed: list[NeededLibrary] = []
     rpath: list[str] = []
     soname = None
-    min_os = sdk = None
+    min_os = sdk = min_os_command = None
     tables: dict[int, Any] = {}
     for cmd_id, cmd, raw in header.commands:
         if cmd_id in LINKEDIT_COMMANDS:
@@ -363,12 +365,12 @@ def _linkage_commands(header: Slice) -> _Commands:
         elif cmd_id == mach_o.LC_RPATH:
             rpath.append(_lc_str(raw, cmd.path, 12))
         elif cmd_id == mach_o.LC_BUILD_VERSION:
-            min_os, sdk = _version(cmd.minos), _version(cmd.sdk)
+            min_os, sdk, min_os_command = _version(cmd.minos), _version(cmd.sdk), "LC_BUILD_VERSION"
         elif cmd_id == mach_o.LC_VERSION_MIN_MACOSX and min_os is None:
-            min_os, sdk = _version(cmd.version), _version(cmd.sdk)
+            min_os, sdk, min_os_command = _version(cmd.version), _version(cmd.sdk), "LC_VERSION_MIN_MACOSX"
     if len(needed) > MAX_DYLIBS:
         raise linkedit.MalformedLinkedit(f"{len(needed)} dylib load commands, more than {MAX_DYLIBS}")
-    return _Commands(needed, rpath, soname, min_os, sdk, tables)
+    return _Commands(needed, rpath, soname, min_os, sdk, min_os_command, tables)
 
 
 def _kind(filetype: int, path: str, symbols: list[Symbol]) -> Kind:
@@ -443,6 +445,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 member=machine if fat else None,
                 min_os=fields.min_os,
                 sdk=fields.sdk,
+                min_os_command=fields.min_os_command,
             )
         )
     return out

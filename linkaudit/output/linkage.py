@@ -161,6 +161,7 @@ def binary_to_dict(b: Binary, symbols: bool = False) -> dict[str, Any]:
         "dlopen_names": list(b.dlopen_names),
         "forwarders": [{"export": e, "to": t} for e, t in b.forwarders],
         "min_os": b.min_os,
+        "min_os_command": b.min_os_command,
         "sdk": b.sdk,
         "link_directives": list(b.link_directives),
         "defined_symbols": b.symbols.defined_count,

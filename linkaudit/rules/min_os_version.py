@@ -13,6 +13,10 @@ from ..report import Finding, Severity
 from .base import MACHO_ONLY, Rule
 from .platform_tag import tag_machines
 
+#: The field of each load command that holds the minimum macOS (``mach-o/loader.h``:
+#: ``build_version_command.minos``, ``version_min_command.version``), in ``otool -l``'s words.
+_FIELD = {"LC_BUILD_VERSION": "minos", "LC_VERSION_MIN_MACOSX": "version"}
+
 #: The first macOS release for Apple silicon (arm64): 11.0 (Big Sur).
 APPLE_SILICON_FIRST = (11, 0)
 
@@ -27,7 +31,10 @@ class MinOsVersion(Rule):
     id = "min-os-version"
     formats = MACHO_ONLY
     severity = Severity.ERROR
-    summary = "a Mach-O file whose minimum macOS (LC_BUILD_VERSION) is above the ceiling (--max-version macos=11.0)"
+    summary = (
+        "a Mach-O file whose minimum macOS (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX) is above the ceiling "
+        "(--max-version macos=11.0)"
+    )
     explain = """\
 Every Mach-O file records the oldest macOS it runs on (LC_BUILD_VERSION minos,
 or LC_VERSION_MIN_MACOSX): dyld refuses to load it on an older system ("built for
@@ -44,6 +51,7 @@ macosx_10_9_universal2 wheel whose arm64 slices say 11.0 keeps its promise.
 """
     evidence = {
         "min_os": "the minimum macOS the file records",
+        "load_command": "the load command it records it in: LC_BUILD_VERSION (minos) or LC_VERSION_MIN_MACOSX (version)",
         "ceiling": "the ceiling exceeded (macos=11.0)",
         "ceiling_source": "configuration, or the wheel platform tag that implies it",
     }
@@ -64,14 +72,15 @@ macosx_10_9_universal2 wheel whose arm64 slices say 11.0 keeps its promise.
             ceiling, source = _apple_silicon_floor(ceiling, source, binary.machine)
             if _release(binary.min_os) <= ceiling.version:
                 continue
+            command = binary.min_os_command or "LC_BUILD_VERSION"
             yield self.finding(
                 binary,
                 f"macOS {binary.min_os}",
-                f"built for macOS {binary.min_os} or later (LC_BUILD_VERSION minos) but the ceiling is "
-                f"{ceiling.text}"
+                f"built for macOS {binary.min_os} or later ({command} {_FIELD.get(command, 'minos')}) but the "
+                f"ceiling is {ceiling.text}"
                 + (f", which {source} promises" if source != "configuration" else "")
                 + f": dyld refuses to load it on macOS {'.'.join(map(str, ceiling.version))}",
-                {"min_os": binary.min_os, "ceiling": ceiling.text, "ceiling_source": source},
+                {"min_os": binary.min_os, "load_command": command, "ceiling": ceiling.text, "ceiling_source": source},
             )
 
 

@@ -77,6 +77,7 @@ def _our_fields(b: Binary) -> dict[str, Any]:
         "needed": [(n.name, n.kind.value) for n in b.needed],
         "rpath": list(b.rpath),
         "min os": b.min_os,
+        "min os command": b.min_os_command,
         "sdk": b.sdk,
         "imports": sorted(
             {
@@ -104,11 +105,13 @@ def _lief_fields(x: Any) -> dict[str, Any]:
     kinds = [(c.name, str(c.command).rsplit(".", 1)[-1]) for c in x.libraries]
     needed = [(name, NEEDS[kind]) for name, kind in kinds if kind in NEEDS]
     twolevel = "TWOLEVEL" in {str(f).rsplit(".", 1)[-1] for f in x.header.flags_list}
-    min_os = sdk = None
+    min_os = sdk = command = None
     if x.has_build_version:
         min_os, sdk = _lief_version(x.build_version.minos), _lief_version(x.build_version.sdk)
+        command = "LC_BUILD_VERSION"
     elif x.has_version_min and str(x.version_min.command).endswith("VERSION_MIN_MACOSX"):
         min_os, sdk = _lief_version(x.version_min.version), _lief_version(x.version_min.sdk)
+        command = "LC_VERSION_MIN_MACOSX"
 
     def library(ordinal: int) -> str | None:
         if not twolevel or ordinal in SPECIAL_ORDINALS:
@@ -159,6 +162,7 @@ def _lief_fields(x: Any) -> dict[str, Any]:
         "needed": needed,
         "rpath": [r.path for r in x.rpaths],
         "min os": min_os,
+        "min os command": command,
         "sdk": sdk,
         "imports": sorted(imports),
         "exports": sorted(exports),
@@ -295,12 +299,12 @@ _NM = re.compile(
 def _llvm_fields(s: dict[str, Any], trie: list[str], nlist: list[str]) -> dict[str, Any]:
     commands = s["commands"]
     needed = [(c["name"], NEEDS[c["cmd"][3:]]) for c in commands if c.get("cmd", "")[3:] in NEEDS]
-    min_os = sdk = None
+    min_os = sdk = command = None
     for c in commands:
         if c.get("cmd") == "LC_BUILD_VERSION":
-            min_os, sdk = c["minos"], c["sdk"]
+            min_os, sdk, command = c["minos"], c["sdk"], c["cmd"]
         elif c.get("cmd") == "LC_VERSION_MIN_MACOSX" and min_os is None:
-            min_os, sdk = c["version"], c["sdk"]
+            min_os, sdk, command = c["version"], c["sdk"], c["cmd"]
     if sdk == "n/a":  # llvm-objdump prints an SDK version of 0 as "n/a"; ours reads it as 0.0
         sdk = "0.0"
 
@@ -359,6 +363,7 @@ def _llvm_fields(s: dict[str, Any], trie: list[str], nlist: list[str]) -> dict[s
         "needed": needed,
         "rpath": [c["path"] for c in commands if c.get("cmd") == "LC_RPATH"],
         "min os": min_os,
+        "min os command": command,
         "sdk": sdk,
         "imports": sorted(imports),
         "exports": sorted(exports),

@@ -92,3 +92,41 @@ def test_a_version_that_is_not_plain_digits_is_read_without_failing(text: str) -
 
     assert all(isinstance(n, int) and n < 10**9 for n in _release(text))
     assert _release("11.0.1") == (11, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("sample", "ceiling", "command"),
+    [
+        (UNIVERSAL_10_9, "macos=10.8", "LC_VERSION_MIN_MACOSX version"),  # its x86_64 slice: no LC_BUILD_VERSION
+        (UNIVERSAL_11, "macos=10.9", "LC_BUILD_VERSION minos"),
+    ],
+)
+def test_min_os_version_names_the_load_command_the_minimum_comes_from(
+    run_cli, sample: Path, ceiling: str, command: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A slice records its minimum macOS in LC_BUILD_VERSION (minos) or, built for macOS 10.13 and
+    older, LC_VERSION_MIN_MACOSX (version): the finding names the one the file has (it always said
+    LC_BUILD_VERSION, which ``otool -l`` then did not find)."""
+    from linkaudit import read
+
+    x86_64 = next(b for b in read(str(sample)) if b.machine == "x86_64")
+    assert x86_64.min_os_command == command.split()[0]
+    (f,) = _findings(run_cli, "min-os-version", "--max-version", ceiling, str(sample))
+    assert f["file"].endswith("(x86_64)") and f"({command}) but the ceiling is {ceiling}" in f["message"]
+    assert f["evidence"]["load_command"] == command.split()[0]
+
+
+@pytest.mark.realwheel
+def test_real_cryptography_names_lc_version_min_macosx(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """cryptography 48.0.1's macosx_10_9_universal2 module: its x86_64 slice says macOS 10.13 in
+    LC_VERSION_MIN_MACOSX (a true finding, delocate refuses it too); skips when not cached."""
+    from realsite import cache_root
+
+    wheel = cache_root() / "wheels-mac" / "cryptography-48.0.1-cp311-abi3-macosx_10_9_universal2.whl"
+    if not wheel.is_file():
+        pytest.skip(f"{wheel.name} not cached in {wheel.parent}")
+    found = _findings(run_cli, "min-os-version", str(wheel))
+    assert [(f["file"].rsplit("!", 1)[1], f["evidence"]["load_command"]) for f in found] == [
+        ("cryptography/hazmat/bindings/_rust.abi3.so(x86_64)", "LC_VERSION_MIN_MACOSX")
+    ]
+    assert "(LC_VERSION_MIN_MACOSX version)" in found[0]["message"]
