@@ -177,10 +177,10 @@ def _read_pooled(paths: Sequence[str], workers: int, meanwhile: Callable[[], Non
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals) as pool:
             try:  # one path a message: a chunk's results together could pass PIPE_BUF
-                outcomes = pool.map(_read_one, paths)
+                futures = [pool.submit(_read_one, path) for path in paths]  # not ``map``: see stop_workers
                 meanwhile()  # while the workers read theirs
-                for outcome in outcomes:
-                    done.append(_to_read(outcome))
+                for future in futures:
+                    done.append(_to_read(future.result()))
             except BrokenProcessPool:
                 pass
             except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
@@ -204,28 +204,40 @@ def _read_alone(path: str, context: Any) -> Read:
             return _to_read(alone.submit(_read_one, path).result())
         except BrokenProcessPool:
             return Read(path, error=InputError(path, WORKER_DIED))
+        except BaseException:  # interrupted: the read is not waited for
+            stop_workers(alone)
+            raise
 
 
 def worker_signals() -> None:
-    """A pool worker's initializer: SIGTERM and SIGHUP end it, as the pool expects.  The forked
-    worker inherits the CLI's handlers, which unwind as Ctrl-C (``cli.app``): the pool's own
-    SIGTERM to a worker then became a result the worker blocked writing back — a run hung for
-    18 minutes after one worker was killed."""
+    """A pool worker's initializer: SIGTERM and SIGHUP end it, as the pool expects, and SIGINT is
+    ignored.  The forked worker inherits the CLI's handlers, which unwind as Ctrl-C (``cli.app``):
+    the pool's own SIGTERM to a worker then became a result the worker blocked writing back — a
+    run hung for 18 minutes after one worker was killed.  Ctrl-C on a terminal reaches every
+    process of the group: the parent decides (it stops its workers, ``stop_workers``), and an idle
+    worker no longer dies printing a ``KeyboardInterrupt`` traceback of its own."""
     import signal
 
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def stop_workers(pool: Any) -> None:
     """End ``pool``'s worker processes now (an interrupted run does not wait for their reads):
-    ``shutdown`` without waiting, then SIGTERM to each worker still alive."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    processes = getattr(pool, "_processes", None) or {}  # the executor's own map of pid -> Process
-    for process in list(processes.values()):
+    ``shutdown`` without waiting, then SIGKILL to each worker still alive (a worker has nothing to
+    clean up, and one forked a moment ago may still have the CLI's handlers).  The workers are
+    taken before ``shutdown``, which forgets them: none was stopped, and a worker in a long read
+    kept the run alive after "interrupted" (the pool's thread waits for its workers at exit).
+    No future is cancelled (nor left to ``Executor.map``, whose iterator cancels the rest when it
+    is interrupted): the dead workers fail them all, and Python 3.11's pool thread raised
+    ``InvalidStateError`` (a traceback) setting that failure on a future cancelled already."""
+    processes = dict(getattr(pool, "_processes", None) or {})  # the executor's own map of pid -> Process
+    pool.shutdown(wait=False)
+    for process in processes.values():
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            process.terminate()
+            process.kill()
 
 
 def _read_here(indices: Sequence[int], paths: Sequence[str], results: list[Read | None]) -> None:

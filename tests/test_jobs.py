@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -231,11 +232,16 @@ def _kill_on_victim(path: str):  # type: ignore[no-untyped-def]
     return _REAL_READ_ONE(path)
 
 
-def _sigterm_handler_as_error(path: str):  # type: ignore[no-untyped-def]
-    """A worker's outcome whose error reason is its SIGTERM handler."""
+def _handlers() -> str:
+    """This process's SIGTERM, SIGHUP and SIGINT handlers, in words."""
     import signal
 
-    return path, (), (path, repr(signal.getsignal(signal.SIGTERM)), None, None)
+    return repr([signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)])
+
+
+def _sigterm_handler_as_error(path: str):  # type: ignore[no-untyped-def]
+    """A worker's outcome whose error reason is its signal handlers (``_handlers``)."""
+    return path, (), (path, _handlers(), None, None)
 
 
 def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,19 +270,19 @@ def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.Monkey
 
 
 def _handler_in_worker(_common: object, _task: object) -> str:
-    import signal
-
-    return repr(signal.getsignal(signal.SIGTERM))
+    return _handlers()
 
 
 def test_pool_workers_end_on_sigterm_whatever_the_parent_handles(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI turns SIGTERM into an unwinding exception; a forked worker inherited it, and the pool's
     own SIGTERM to a worker became a result the worker blocked writing back (a run hung 18 minutes).
-    Workers of both pools end on SIGTERM (the default action)."""
+    Workers of both pools end on SIGTERM and SIGHUP (the default action) and ignore SIGINT: Ctrl-C
+    reaches the whole process group, and the parent, not each worker, decides what it does."""
     import signal
 
     monkeypatch.setattr(jobs, "_can_fork", lambda: True)
     previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    previous_hup = signal.signal(signal.SIGHUP, lambda *_: None)
     try:
         got = jobs.run_tasks(_handler_in_worker, None, list(range(jobs.MIN_POOL_TASKS + 2)), 2)
         monkeypatch.setattr(jobs, "_read_one", _sigterm_handler_as_error)
@@ -284,7 +290,8 @@ def test_pool_workers_end_on_sigterm_whatever_the_parent_handles(monkeypatch: py
         reads = read_paths(paths, 2)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    default = repr(signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, previous_hup)
+    default = repr([signal.SIG_DFL, signal.SIG_DFL, signal.SIG_IGN])
     assert set(got) == {default}
     assert {r.error.reason for r in reads if r.error is not None} == {default} and len(reads) == len(paths)
 
@@ -308,3 +315,75 @@ def test_a_workers_message_is_one_atomic_pipe_write(tmp_path: Path, monkeypatch:
     assert len(pickle.dumps(read_paths([path], 1)[0].binaries)) > select.PIPE_BUF  # what it used to send
     read = jobs._to_read(outcome)
     assert [b.path for b in read.binaries] == [path] and not list(spill.iterdir())  # loaded, then removed
+
+
+#: A ``check -j 2`` whose reader sleeps on ``victim`` (``pool``: in the pool's worker; ``alone``: the
+#: pool's worker is killed on it first, so the sleep is in the read again alone), each reading
+#: process's pid written to ``pids`` (a ``sleeping`` line when it sleeps).
+_STUCK_RUN = """
+import os, signal, sys, time
+from linkaudit import jobs
+from linkaudit.cli.app import run
+jobs.MIN_POOL_BYTES = jobs.MIN_POOL_FILE_BYTES = 0
+real, (victim, pids, phase), paths = jobs._read_one, sys.argv[1:4], sys.argv[4:]
+def stuck(path):
+    with open(pids, "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    if path == victim:
+        if phase == "alone" and not os.path.exists(pids + ".killed"):
+            open(pids + ".killed", "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        with open(pids, "a") as fh:
+            fh.write(f"sleeping {os.getpid()}\\n")
+        time.sleep(300)
+    return real(path)
+jobs._read_one = stuck
+sys.argv = ["linkaudit", "check", "--no-cache", "-j", "2", *paths]
+run()
+"""
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie does not: it has ended, whoever reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("phase", "signum", "group"),
+    [("pool", "SIGTERM", False), ("pool", "SIGINT", False), ("pool", "SIGINT", True), ("alone", "SIGTERM", False)],
+)
+def test_a_signal_ends_a_run_whose_worker_is_stuck(tmp_path: Path, phase: str, signum: str, group: bool) -> None:
+    """SIGTERM or SIGINT to ``check`` (``group``: Ctrl-C on a terminal, to every process of the group)
+    while a worker reads for ever ends the run with 128 + the signal, no traceback and no worker
+    left.  The read again alone after a worker's death was waited for (a SIGTERM did not end the
+    run), and an idle worker given Ctrl-C died printing a ``KeyboardInterrupt`` traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    paths = [str(p) for p in sorted((SAMPLES / "loader").rglob("*.so")) if p.is_file() and not p.is_symlink()][:12]
+    pids = tmp_path / "pids"
+    env = {**os.environ, "PYTHONPATH": str(Path(jobs.__file__).parent.parent)}
+    argv = [sys.executable, "-c", _STUCK_RUN, paths[3], str(pids), phase, *paths]
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as run:
+        deadline = time.monotonic() + 120
+        while "sleeping" not in (pids.read_text() if pids.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            number = getattr(signal, signum)
+            os.killpg(run.pid, number) if group else os.kill(run.pid, number)
+            _, err = run.communicate(timeout=60)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run.pid, signal.SIGKILL)  # a hang fails the test, not the suite
+    workers = {int(line.split()[-1]) for line in pids.read_text().split("\n") if line}
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.returncode == 128 + number and b"Traceback" not in err, err.decode(errors="replace")
+    assert os.getpid() not in workers and not [pid for pid in workers if _alive(pid)]
