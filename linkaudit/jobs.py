@@ -2,8 +2,10 @@
 
 ``read_paths`` reads files into ``Binary`` records in a process pool and hands the results
 back in input order, so an audit with ``--jobs 4`` reports exactly what ``--jobs 1`` does.
-The readers are pure functions of a file's bytes; what crosses between processes is the
-path going out and the records (or the error) coming back — never code to run.
+The readers are pure functions of a file's bytes; the workers are forked with the paths, and
+what crosses between processes is an index going out and the records (or the error) coming back
+through a file of the run's own — never code to run.  A worker that dies (the OOM killer) costs
+the run only the file that kills its process again when read alone (``_forked``).
 
 ``available_cpus`` is the default: the CPUs this process may run on
 (``os.sched_getaffinity``), capped by the cgroup's CPU quota (cgroup v2 ``cpu.max``, v1
@@ -127,7 +129,9 @@ def read_paths(
             path no larger than ``MIN_POOL_FILE_BYTES`` then stays here without a ``stat``.
 
     Returns:
-        One ``Read`` per path, in order: the same records and errors whatever ``jobs`` is.
+        One ``Read`` per path, in order: the same records and errors whatever ``jobs`` is, but for
+        a file whose worker process died even reading it alone: an ``InputError`` saying so
+        (``worker_died``: the signal that killed it).
     """
     results: list[Read | None] = [None] * len(paths)
     todo: list[int] = []
@@ -155,58 +159,174 @@ def read_paths(
     return [r for r in results if r is not None]
 
 
-#: Why a file has no reading when the worker reading it died.
-WORKER_DIED = "not read: the worker process reading it died (killed by a signal: out of memory?)"
-
-
 def _read_pooled(paths: Sequence[str], workers: int, meanwhile: Callable[[], None]) -> list[Read]:
-    """``paths`` read in a pool of ``workers`` forked processes (``meanwhile`` runs here as they
-    read), in order.  A worker that dies (killed: the OOM killer) breaks the pool: the paths it
-    had not returned are read again, each in a process of its own, so only the file that kills its
-    worker again is a ``Read`` of ``WORKER_DIED`` — never a hang, never the rest lost."""
-    import multiprocessing  # the pool's modules (subprocess, tempfile, ...) only when a pool is used
+    """``paths`` read in ``workers`` forked processes (``meanwhile`` runs here as they read), in
+    order.  A worker that dies (killed: the OOM killer) never hangs the run nor loses the rest
+    (``_forked``): only a file whose process died even reading it alone is a ``Read`` of
+    ``worker_died``."""
+    reads: list[Read | None] = [None] * len(paths)
+
+    def keep(i: int, outcome: _Outcome) -> None:
+        reads[i] = _to_read(outcome)
+
+    dead = _forked(lambda i: _read_one(paths[i]), len(paths), workers, keep, meanwhile)
+    for i, exitcode in dead.items():
+        reads[i] = Read(paths[i], error=InputError(paths[i], worker_died(exitcode)))
+    return [read for read in reads if read is not None]
+
+
+def worker_died(exitcode: int | None) -> str:
+    """Why a file has no reading when the process reading it died with ``exitcode`` (``died``)."""
+    return f"not read: the worker process reading it died ({died(exitcode)})"
+
+
+def died(exitcode: int | None) -> str:
+    """A dead process's end in words: ``exitcode`` as ``multiprocessing.Process`` gives it, minus
+    the signal that killed it (SIGKILL: the OOM killer's, most likely), else its exit status."""
+    import signal
+
+    if exitcode is None or exitcode >= 0:
+        return f"exit status {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = "unknown"
+    return f"killed by signal {-exitcode}, {name}" + (": out of memory?" if -exitcode == signal.SIGKILL else "")
+
+
+#: What ``_forked`` runs on each index in a worker, and the run's spill directory and started bytes
+#: (set in this process before it forks: the workers inherit them, nothing is pickled to them).
+_FORKED: tuple[Callable[[int], Any], str, Any] | None = None
+
+
+def _forked(
+    call: Callable[[int], Any],
+    count: int,
+    workers: int,
+    on_result: Callable[[int, Any], None],
+    meanwhile: Callable[[], None] | None = None,
+) -> dict[int, int | None]:
+    """``call(i)`` for each ``i < count`` in a pool of ``workers`` forked processes, told here as
+    ``on_result(i, value)`` as each comes back (``meanwhile`` runs here once the pool has its work).
+
+    A value reaches this process through a file of the run's own (``_in_worker``).  A worker that
+    dies (killed: the OOM killer) breaks a ``ProcessPoolExecutor`` and fails everything it had not
+    returned.  Each worker marks the items it starts (a byte of memory shared with this process):
+    those a worker had started run again, each in a process of its own (``_alone``), so only one
+    that kills its process again is lost; those none had started go to a fresh pool (each alone
+    instead when a pool broke before any item was started or returned, so the loop ends).
+
+    Returns:
+        The items whose process died even alone, with its exit code (``died``).
+    """
+    import mmap
     import shutil
     import tempfile
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
-    global _SPILL
-    done: list[Read] = []
-    context = multiprocessing.get_context("fork")
-    _SPILL = tempfile.mkdtemp(prefix="linkaudit-reads-")
+    global _FORKED
+    started = mmap.mmap(-1, max(count, 1))  # anonymous and shared: the forked workers write to it
+    _FORKED = (call, tempfile.mkdtemp(prefix="linkaudit-pool-"), started)
+    dead: dict[int, int | None] = {}
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals) as pool:
-            try:  # one path a message: a chunk's results together could pass PIPE_BUF
-                futures = [pool.submit(_read_one, path) for path in paths]  # not ``map``: see stop_workers
-                meanwhile()  # while the workers read theirs
-                for future in futures:
-                    done.append(_to_read(future.result()))
-            except BrokenProcessPool:
-                pass
-            except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
-                stop_workers(pool)
-                raise
-        for path in paths[len(done) :]:
-            done.append(_read_alone(path, context))
+        pending = list(range(count))
+        while pending:
+            broken = _pool_round(pending, workers, on_result, meanwhile)
+            meanwhile = None
+            fresh = [i for i in broken if not started[i]]
+            again = [i for i in broken if started[i]]
+            if len(fresh) == len(pending):  # nothing started, nothing returned: no pool again
+                again, fresh = fresh, []
+            for i in again:
+                exitcode = _alone(i)
+                if exitcode is None:
+                    on_result(i, _unspill(i))
+                else:
+                    dead[i] = exitcode
+            pending = fresh
     finally:
-        shutil.rmtree(_SPILL, ignore_errors=True)
-        _SPILL = None
-    return done
+        shutil.rmtree(_FORKED[1], ignore_errors=True)
+        _FORKED = None
+        started.close()
+    return dead
 
 
-def _read_alone(path: str, context: Any) -> Read:
-    """``path`` read in a forked process of its own; ``WORKER_DIED`` when that process dies too."""
-    from concurrent.futures import ProcessPoolExecutor
+def _pool_round(
+    pending: Sequence[int], workers: int, on_result: Callable[[int, Any], None], meanwhile: Callable[[], None] | None
+) -> list[int]:
+    """One pool over ``pending`` (``_forked``): values told as they come back; the items the pool
+    failed when a worker died (``BrokenProcessPool``), in order."""
+    import multiprocessing  # the pool's modules (subprocess, tempfile, ...) only when a pool is used
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(1, mp_context=context, initializer=worker_signals) as alone:
-        try:
-            return _to_read(alone.submit(_read_one, path).result())
-        except BrokenProcessPool:
-            return Read(path, error=InputError(path, WORKER_DIED))
-        except BaseException:  # interrupted: the read is not waited for
-            stop_workers(alone)
+    broken = []
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(workers, len(pending)), mp_context=context, initializer=worker_signals) as pool:
+        try:  # one item a message, submitted, not ``map``ped (see stop_workers)
+            futures = {pool.submit(_in_worker, i): i for i in pending}
+            if meanwhile is not None:
+                meanwhile()  # while the workers run theirs
+            for future in as_completed(futures):
+                try:
+                    future.result()
+                except BrokenProcessPool:
+                    broken.append(futures[future])
+                    continue
+                on_result(futures[future], _unspill(futures[future]))
+        except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
+            stop_workers(pool)
             raise
+    return sorted(broken)
+
+
+def _in_worker(i: int) -> None:
+    """Item ``i`` in a worker: marked started, its value left in the spill directory (``_unspill``),
+    and nothing but ``None`` sent back, so every message in the pool's pipe is one ``write`` of
+    less than ``PIPE_BUF`` bytes, whole or not at all.  A worker killed while writing a large
+    result left half a message there, and the pool's thread waited for the rest for ever."""
+    import pickle  # our own values, between our own processes, through a 0700 directory of ours
+
+    assert _FORKED is not None
+    call, spill, started = _FORKED
+    started[i] = 1
+    value = call(i)
+    part = os.path.join(spill, f"{i}.part")
+    with open(part, "wb") as fh:
+        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(part, os.path.join(spill, str(i)))  # whole, or not there
+
+
+def _unspill(i: int) -> Any:
+    """Item ``i``'s value as a worker left it (``_in_worker``); its file removed."""
+    import pickle
+
+    assert _FORKED is not None
+    path = os.path.join(_FORKED[1], str(i))
+    with open(path, "rb") as fh:
+        value = pickle.load(fh)
+    os.unlink(path)
+    return value
+
+
+def _alone(i: int) -> int | None:
+    """Item ``i`` run in a forked process of its own: ``None`` once its value is in the spill
+    directory, else the process's exit code (``died``)."""
+    import multiprocessing
+
+    process = multiprocessing.get_context("fork").Process(target=_alone_child, args=(i,), daemon=True)
+    process.start()
+    try:
+        process.join()
+    except BaseException:  # interrupted: the run does not wait for it
+        process.kill()
+        process.join()
+        raise
+    return None if process.exitcode == 0 else process.exitcode
+
+
+def _alone_child(i: int) -> None:
+    worker_signals()
+    _in_worker(i)
 
 
 def worker_signals() -> None:
@@ -285,48 +405,24 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-#: What a worker sends back: the records, or the error's fields (exceptions whose ``__init__``
-#: takes other arguments than ``args`` do not pickle).
-_Outcome = tuple[str, tuple[Binary, ...] | str, tuple[str, str, int | None, str | None] | None]
-
-
-#: The private directory (made by the parent before it forks) where workers leave their records.
-_SPILL: str | None = None
+#: What a worker leaves: the records, or the error's fields (exceptions whose ``__init__`` takes
+#: other arguments than ``args`` do not pickle).
+_Outcome = tuple[str, tuple[Binary, ...], tuple[str, str, int | None, str | None] | None]
 
 
 def _read_one(path: str) -> _Outcome:
-    """Read one path, in a worker: the records are left in a file of ``_SPILL`` and its name sent
-    back, so every message through the pool's pipe is small — written whole by one ``write`` of
-    at most ``PIPE_BUF`` bytes.  A worker killed while writing a large result left half a message
-    in the pipe, and the pool's manager thread waited for the rest for ever (a hung run)."""
+    """Read one path, in a worker."""
     try:
-        binaries = tuple(read_path(path))
+        return path, tuple(read_path(path)), None
     except UnsupportedFormat as error:
         return path, (), (error.path, error.reason, None, error.container)
     except InputError as error:
         return path, (), (error.path, error.reason, error.offset, None)
-    if _SPILL is None:
-        return path, binaries, None
-    import pickle  # our own records, between our own processes, through a 0700 directory of ours
-    import tempfile
-
-    fd, spilled = tempfile.mkstemp(dir=_SPILL)
-    with os.fdopen(fd, "wb") as fh:
-        pickle.dump(binaries, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    return path, spilled, None
 
 
 def _to_read(outcome: _Outcome) -> Read:
-    """The ``Read`` a worker's outcome stands for (the error rebuilt here; spilled records loaded
-    and their file removed)."""
-    path, sent, error = outcome
-    binaries: tuple[Binary, ...] = () if isinstance(sent, str) else sent
-    if isinstance(sent, str):
-        import pickle
-
-        with open(sent, "rb") as fh:
-            binaries = pickle.load(fh)
-        os.unlink(sent)
+    """The ``Read`` a worker's outcome stands for (the error rebuilt here)."""
+    path, binaries, error = outcome
     if error is None:
         return Read(path, binaries)
     where, reason, offset, container = error
@@ -394,91 +490,45 @@ def run_tasks(work: Work, common: Any, tasks: Sequence[Any], jobs: int, on_done:
     """``work(common, task)`` for every task, in a pool of ``jobs`` forked processes.
 
     Args:
-        work: a module-level function (it runs in the workers); ``common`` is its first argument
-            for every task (sent to each worker once, with the fork).
-        tasks: the tasks; each is pickled to a worker and its result pickled back.
+        work: a function run in the workers; ``common`` is its first argument for every task
+            (the workers inherit both with the fork: neither is pickled).
+        tasks: the tasks (inherited by the workers too); each result is pickled back through a
+            file of the run's own (``_forked``).
         jobs: worker processes; 1, fewer than ``MIN_POOL_TASKS`` tasks or a caller with threads
             (``_can_fork``) runs them here, in order.
-        on_done: called here with ``(index, result)`` as each task finishes (completion order).
+        on_done: called here with ``(index, result)`` as each task finishes (completion order);
+            an exception it raises ends the run (its workers killed) and propagates.
 
     Returns:
         One entry per task, in input order: its result, or a ``Failed`` when the task raised or
         its worker died.  A dead worker breaks a ``ProcessPoolExecutor`` and every task still
-        running or queued with it: those run again, each in a process of its own, so only the
-        task that kills its worker fails (as Dask retries a dead worker's tasks).
+        running or queued with it: those it had started run again, each in a process of its own,
+        the others in a fresh pool, so only the task that kills its process again fails (as Dask
+        retries a dead worker's tasks), named with the signal that killed it.
     """
     results: list[Any] = [None] * len(tasks)
+
+    def done(i: int, result: Any) -> None:
+        results[i] = result
+        if on_done is not None:
+            on_done(i, result)
+
     if not pools(len(tasks), jobs):
         for i, task in enumerate(tasks):
-            results[i] = work(common, task)
-            if on_done is not None:
-                on_done(i, results[i])
+            done(i, work(common, task))
         return results
-    global _COMMON
-    _COMMON = (work, common)  # inherited by the forked workers, never pickled
-    try:
-        broken = _run_pool(tasks, jobs, results, on_done)
-        for i in broken:  # again, each in a process of its own: only the culprit dies again
-            results[i] = _run_pool_of_one(tasks[i], i)
-            if on_done is not None:
-                on_done(i, results[i])
-    finally:
-        _COMMON = None
+    dead = _forked(lambda i: _run_task(work, common, tasks, i), len(tasks), jobs, done)
+    for i, exitcode in sorted(dead.items()):
+        done(i, Failed(i, f"the worker auditing it died ({died(exitcode)}); the package may crash or exhaust a worker"))
     return results
 
 
-def _run_pool(tasks: Sequence[Any], jobs: int, results: list[Any], on_done: OnDone | None) -> list[int]:
-    """``run_tasks``' pool: results set (and told) as tasks finish; the indices of the tasks a dead
-    worker took down with the pool (``BrokenProcessPool``), in order."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    broken = []
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context, initializer=worker_signals) as pool:
-        try:
-            futures = {pool.submit(_run_forked, task): i for i, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    results[i] = future.result()
-                except BrokenProcessPool:  # a worker died: every task not finished fails with it
-                    broken.append(i)
-                    continue
-                except Exception as error:  # the task raised
-                    results[i] = Failed(i, failure_reason(error))
-                if on_done is not None:
-                    on_done(i, results[i])
-        except BaseException:  # interrupted (SIGTERM unwinds as Ctrl-C): no waiting for the workers
-            stop_workers(pool)
-            raise
-    return sorted(broken)
-
-
-def _run_pool_of_one(task: Any, index: int) -> Any:
-    """One task in a forked process of its own: its result, or a ``Failed``."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=worker_signals) as alone:
-        try:
-            return alone.submit(_run_forked, task).result()
-        except Exception as error:
-            return Failed(index, failure_reason(error))
-        except BaseException:
-            stop_workers(alone)
-            raise
-
-
-_COMMON: tuple[Work, Any] | None = None
-
-
-def _run_forked(task: Any) -> Any:
-    """One task in a forked worker, with the ``work`` and ``common`` the parent set before forking."""
-    assert _COMMON is not None
-    work, common = _COMMON
-    return work(common, task)
+def _run_task(work: Work, common: Any, tasks: Sequence[Any], i: int) -> Any:
+    """Task ``i`` in a forked worker: its result, or a ``Failed`` when it raised."""
+    try:
+        return work(common, tasks[i])
+    except Exception as error:
+        return Failed(i, failure_reason(error))
 
 
 def failure_reason(error: BaseException) -> str:

@@ -244,10 +244,25 @@ def _sigterm_handler_as_error(path: str):  # type: ignore[no-untyped-def]
     return path, (), (path, _handlers(), None, None)
 
 
+def _seen(reads: list[jobs.Read]) -> list[tuple[str, list[str], str, str]]:
+    """What each read gave, comparable (an error is not equal to its copy)."""
+    return [(r.path, [b.path for b in r.binaries], type(r.error).__name__, str(r.error)) for r in reads]
+
+
+def _spy_alone(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The items ``jobs._forked`` runs again alone, as it runs them."""
+    alone: list[int] = []
+    real = jobs._alone
+    monkeypatch.setattr(jobs, "_alone", lambda i: alone.append(i) or real(i))
+    return alone
+
+
 def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while reading (the OOM killer) broke the pool and ``read_paths`` hung or
-    raised: every other file is read (again, alone, if the dead worker held it) and only the
-    file that kills its worker every time is named."""
+    raised: every other file is read and only the file that kills its worker every time is named,
+    with the signal.  Only the files a worker had started are read again alone (at most two per
+    worker: the one it read, and one whose result it sent as the pool broke); the rest go to a
+    fresh pool (all were read alone, one after the other, one fork each)."""
     import signal
 
     global _VICTIM
@@ -255,7 +270,8 @@ def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.Monkey
     assert len(paths) >= MIN_POOL_FILES
     monkeypatch.setattr(jobs, "_can_fork", lambda: True)
     monkeypatch.setattr(jobs, "_read_one", _kill_on_victim)
-    _VICTIM = paths[3]
+    alone = _spy_alone(monkeypatch)
+    _VICTIM = paths[1]
     signal.alarm(120)  # a hang fails the test instead of the run
     try:
         reads = read_paths(paths, 2)
@@ -264,9 +280,42 @@ def test_a_worker_killed_mid_read_loses_only_its_file(monkeypatch: pytest.Monkey
         _VICTIM = ""
     expected = read_paths(paths, 1)
     assert [r.path for r in reads] == paths
-    assert reads[3].error is not None and reads[3].error.reason == jobs.WORKER_DIED and reads[3].error.path == paths[3]
-    others = [(r.path, [b.path for b in r.binaries], r.error) for i, r in enumerate(reads) if i != 3]
-    assert others == [(r.path, [b.path for b in r.binaries], r.error) for i, r in enumerate(expected) if i != 3]
+    assert reads[1].error is not None and reads[1].error.path == paths[1]
+    assert reads[1].error.reason == jobs.worker_died(-signal.SIGKILL) and "signal 9, SIGKILL" in reads[1].error.reason
+    assert 1 in alone and len(alone) <= 4, alone
+    assert [x for i, x in enumerate(_seen(reads)) if i != 1] == [x for i, x in enumerate(_seen(expected)) if i != 1]
+
+
+def _kill_on_task_one(_common: object, task: int) -> int:
+    """A task whose worker is killed (SIGKILL, as the OOM killer does) on task 1."""
+    import signal
+
+    if task == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return task * 2
+
+
+def test_a_worker_killed_mid_task_fails_only_its_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_tasks``: as ``read_paths`` above, the task that kills its worker every time fails,
+    named with the signal; every other task gives its result, and only those a worker had started
+    run again alone (all the tasks the broken pool failed did, one after the other)."""
+    import signal
+
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    alone = _spy_alone(monkeypatch)
+    tasks = list(range(jobs.MIN_POOL_TASKS + 6))
+    done: list[int] = []
+    signal.alarm(120)  # a hang fails the test instead of the run
+    try:
+        results = jobs.run_tasks(_kill_on_task_one, None, tasks, 2, lambda i, _: done.append(i))
+    finally:
+        signal.alarm(0)
+    assert sorted(done) == tasks and 1 in alone and len(alone) <= 4, alone
+    assert (
+        isinstance(results[1], jobs.Failed)
+        and "died (killed by signal 9, SIGKILL: out of memory?)" in results[1].reason
+    )
+    assert [r for i, r in enumerate(results) if i != 1] == [2 * i for i in tasks if i != 1]
 
 
 def _handler_in_worker(_common: object, _task: object) -> str:
@@ -296,25 +345,59 @@ def test_pool_workers_end_on_sigterm_whatever_the_parent_handles(monkeypatch: py
     assert {r.error.reason for r in reads if r.error is not None} == {default} and len(reads) == len(paths)
 
 
-def test_a_workers_message_is_one_atomic_pipe_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker killed while writing a large result left half a message in the pool's pipe, and the
-    pool's manager thread waited for the rest for ever (the run hung 2 times in 5): a worker's
-    records go to a file of the run's own, and what goes through the pipe stays under PIPE_BUF
-    (4,096 bytes on Linux), which one ``write`` puts whole or not at all."""
-    import pickle
+_SIZES = ""  # the file _measured_sendback writes each message's size to (set before the pool forks)
+_REAL_SENDBACK = None
+
+
+def _measured_sendback(result_queue, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """``concurrent.futures.process._sendback_result``, each message's pickled size written to ``_SIZES``."""
+    from multiprocessing.reduction import ForkingPickler
+
+    class Measured:
+        def put(self, message: object) -> None:
+            with open(_SIZES, "a") as fh:
+                fh.write(f"{len(ForkingPickler.dumps(message))}\n")
+            result_queue.put(message)
+
+    return _REAL_SENDBACK(Measured(), *args, **kwargs)  # type: ignore[misc]
+
+
+def _large(_common: object, task: int) -> str:
+    return "x" * 100_000 + str(task)
+
+
+def test_every_message_in_a_pools_pipe_is_one_atomic_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while writing a large message left half of it in the pool's pipe, and the
+    pool's thread waited for the rest for ever (a hung run, 2 times in 5; at exit too, as it is
+    joined).  Every message of both pools stays under PIPE_BUF (4,096 bytes on Linux), which one
+    ``write`` puts whole or not at all: large records, an error naming a long path, and a task's
+    large result (an installation's part of the report: 100 KB here, sent whole through the pipe
+    before)."""
+    import concurrent.futures.process as process
     import select
 
+    global _SIZES, _REAL_SENDBACK
     from .loader.dagbuild import Lib, write
 
-    (path,) = write(str(tmp_path), [Lib("libbig.so", "libbig.so", exports=tuple(f"f{i}" for i in range(2000)))])
-    spill = tmp_path / "spill"
-    spill.mkdir()
-    monkeypatch.setattr(jobs, "_SPILL", str(spill))
-    outcome = jobs._read_one(path)
-    assert len(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)) < select.PIPE_BUF
-    assert len(pickle.dumps(read_paths([path], 1)[0].binaries)) > select.PIPE_BUF  # what it used to send
-    read = jobs._to_read(outcome)
-    assert [b.path for b in read.binaries] == [path] and not list(spill.iterdir())  # loaded, then removed
+    deep = tmp_path / "/".join(["d" * 200] * 15)
+    deep.mkdir(parents=True)
+    (big,) = write(str(tmp_path), [Lib("libbig.so", "libbig.so", exports=tuple(f"f{i}" for i in range(2000)))])
+    (deep / "corrupt.so").write_bytes(b"\x7fELF" + b"\xff" * 200)
+    paths = [big, str(deep / "corrupt.so")] * (MIN_POOL_FILES // 2)
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    _SIZES, _REAL_SENDBACK = str(tmp_path / "sizes"), process._sendback_result
+    monkeypatch.setattr(process, "_sendback_result", _measured_sendback)
+    try:
+        reads = read_paths(paths, 2)
+        results = jobs.run_tasks(_large, None, list(range(jobs.MIN_POOL_TASKS)), 2)
+    finally:
+        _SIZES, _REAL_SENDBACK = "", None
+    sizes = [int(n) for n in (tmp_path / "sizes").read_text().split()]
+    assert len(sizes) == len(paths) + jobs.MIN_POOL_TASKS and max(sizes) < select.PIPE_BUF, sizes
+    assert results == [_large(None, i) for i in range(jobs.MIN_POOL_TASKS)]
+    one = read_paths(paths, 1)
+    assert _seen(reads) == _seen(one)
+    assert reads[1].error is not None and len(str(deep)) > 3000  # an error naming a long path: spilled too
 
 
 #: A ``check -j 2`` whose reader sleeps on ``victim`` (``pool``: in the pool's worker; ``alone``: the
@@ -387,3 +470,35 @@ def test_a_signal_ends_a_run_whose_worker_is_stuck(tmp_path: Path, phase: str, s
         time.sleep(0.05)
     assert run.returncode == 128 + number and b"Traceback" not in err, err.decode(errors="replace")
     assert os.getpid() not in workers and not [pid for pid in workers if _alive(pid)]
+
+
+def test_check_names_the_file_whose_worker_died_and_audits_the_rest(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """``check -j 2`` with a worker killed on one file every time: exit 2 (an input not audited),
+    that file an ``unreadable-input`` saying why, every other file audited as with ``-j 1``."""
+    import signal
+
+    global _VICTIM
+    paths = [str(p) for p in sorted((SAMPLES / "loader").rglob("*.so")) if p.is_file() and not p.is_symlink()][:12]
+    monkeypatch.setattr(jobs, "_can_fork", lambda: True)
+    one = tmp_path / "one.json"
+    run_cli("check", "--no-cache", "-j", "1", "--format", "json", "-o", str(one), *paths)
+    monkeypatch.setattr(jobs, "_read_one", _kill_on_victim)
+    _VICTIM = paths[5]
+    signal.alarm(120)  # a hang fails the test instead of the run
+    try:
+        two = tmp_path / "two.json"
+        result = run_cli("check", "--no-cache", "-j", "2", "--format", "json", "-o", str(two), *paths)
+    finally:
+        signal.alarm(0)
+        _VICTIM = ""
+    report, expected = json.loads(two.read_text()), json.loads(one.read_text())
+    dead = [f for f in report["findings"] if f["file"] == paths[5]]
+    assert result.exit_code == 2 and [f["rule"] for f in dead] == ["unreadable-input"]
+    assert "the worker process reading it died (killed by signal 9, SIGKILL: out of memory?)" in dead[0]["message"]
+    files = {f["path"]: f for f in report["files"]}
+    assert files[paths[5]]["status"] == "unreadable"
+    assert [f for f in report["files"] if f["path"] != paths[5]] == [
+        f for f in expected["files"] if f["path"] != paths[5]
+    ]  # every other file audited (the findings of a file that needs the dead one's library differ)
