@@ -519,7 +519,7 @@ def run_tasks(work: Work, common: Any, tasks: Sequence[Any], jobs: int, on_done:
         return results
     dead = _forked(lambda i: _run_task(work, common, tasks, i), len(tasks), jobs, done)
     for i, exitcode in sorted(dead.items()):
-        done(i, Failed(i, f"the worker auditing it died ({died(exitcode)}); the package may crash or exhaust a worker"))
+        done(i, Failed(i, task_died(died(exitcode))))
     return results
 
 
@@ -536,5 +536,11 @@ def failure_reason(error: BaseException) -> str:
     exception as its type and message."""
     name = type(error).__name__
     if name in ("KilledWorker", "BrokenProcessPool"):
-        return f"the worker auditing it died ({name}: {error}); the package may crash or exhaust a worker"
+        return task_died(f"{name}: {error}")
     return f"{name}: {error}"
+
+
+def task_died(how: str) -> str:
+    """Why a task has no result when the worker auditing it died; ``how``: the signal, or the
+    scheduler's exception."""
+    return f"the worker auditing it died ({how}); the package may crash or exhaust a worker"

@@ -37,7 +37,7 @@ from .. import __version__
 from ..config.baseline import fingerprints
 from ..report import Finding, Report, Severity
 from ..rules import get_rule
-from .shared import utf8_safe, utf8_tree
+from .shared import name_bytes, utf8_safe, utf8_tree
 
 #: The ``$schema`` URI of SARIF 2.1.0 as OASIS publishes it.
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json"
@@ -83,23 +83,13 @@ def _artifact(file: str) -> str:
     return package if sep and os.path.isfile(package) else file
 
 
-def _bytes(text: str) -> bytes:
-    """``text`` as the bytes a fingerprint hashes: UTF-8, a name's undecodable bytes as they were
-    (``surrogateescape``); a lone surrogate no file name decodes to (``"\\ud800"`` in a baseline
-    entry) as CESU-8 (``surrogatepass``), not an internal error."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
 def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str) -> dict[str, Any]:
     uri, relative = _uri(_artifact(f.file), root)
     location: dict[str, Any] = {"uri": uri}
     if relative:
         location["uriBaseId"] = SRCROOT
     keys = fingerprints(f, inputs)  # a finding of several symbols: all of them (one: as before)
-    key = _bytes(json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False))
+    key = name_bytes(json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False))
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],

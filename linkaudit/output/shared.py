@@ -33,11 +33,17 @@ def utf8_safe(text: str) -> str:
     """
     if text.isascii():
         return text
+    return name_bytes(text).decode("utf-8", "backslashreplace")
+
+
+def name_bytes(text: str) -> bytes:
+    """``text`` as UTF-8 bytes: a name's undecodable bytes as they were (``surrogateescape``), a
+    lone surrogate that is no escaped byte (a JSON ``"\\ud800"``) as CESU-8 (``surrogatepass``);
+    never ``UnicodeEncodeError``."""
     try:
-        raw = text.encode("utf-8", "surrogateescape")
+        return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "backslashreplace")
+        return text.encode("utf-8", "surrogatepass")
 
 
 def _escape(match: re.Match[str]) -> str:
