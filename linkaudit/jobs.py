@@ -20,7 +20,7 @@ import math
 import os
 import stat
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .errors import InputError, UnsupportedFormat
@@ -263,7 +263,8 @@ def _pool_round(
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(min(workers, len(pending)), mp_context=context, initializer=worker_signals) as pool:
         try:  # one item a message, submitted, not ``map``ped (see stop_workers)
-            futures = {pool.submit(_in_worker, i): i for i in pending}
+            with _forking():  # the pool forks its workers as work is submitted
+                futures = {pool.submit(_in_worker, i): i for i in pending}
             if meanwhile is not None:
                 meanwhile()  # while the workers run theirs
             for future in as_completed(futures):
@@ -314,7 +315,8 @@ def _alone(i: int) -> int | None:
     import multiprocessing
 
     process = multiprocessing.get_context("fork").Process(target=_alone_child, args=(i,), daemon=True)
-    process.start()
+    with _forking():
+        process.start()
     try:
         process.join()
     except BaseException:  # interrupted: the run does not wait for it
@@ -335,13 +337,37 @@ def worker_signals() -> None:
     the pool's own SIGTERM to a worker then became a result the worker blocked writing back — a
     run hung for 18 minutes after one worker was killed.  Ctrl-C on a terminal reaches every
     process of the group: the parent decides (it stops its workers, ``stop_workers``), and an idle
-    worker no longer dies printing a ``KeyboardInterrupt`` traceback of its own."""
+    worker no longer dies printing a ``KeyboardInterrupt`` traceback of its own.  The worker was
+    forked with these signals blocked (``_forking``): they are unblocked here, once handled so."""
     import signal
 
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _worker_signals())
+
+
+def _worker_signals() -> set[int]:
+    """The signals ``worker_signals`` sets: SIGTERM, SIGHUP, SIGINT."""
+    import signal
+
+    return {getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)}
+
+
+@contextlib.contextmanager
+def _forking() -> Iterator[None]:
+    """Hold back (block, not lose) the signals a worker handles its own way while this process
+    forks workers: a child is born with them blocked until ``worker_signals`` has set its handlers.
+    Ctrl-C in between ran the parent's handler in the child (a traceback from ``random``'s at-fork
+    hook).  A signal held back here is delivered as the block ends."""
+    import signal
+
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _worker_signals())
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def stop_workers(pool: Any) -> None:
@@ -352,7 +378,9 @@ def stop_workers(pool: Any) -> None:
     kept the run alive after "interrupted" (the pool's thread waits for its workers at exit).
     No future is cancelled (nor left to ``Executor.map``, whose iterator cancels the rest when it
     is interrupted): the dead workers fail them all, and Python 3.11's pool thread raised
-    ``InvalidStateError`` (a traceback) setting that failure on a future cancelled already."""
+    ``InvalidStateError`` (a traceback) setting that failure on a future cancelled already.  The
+    pool's own thread is left to the interpreter's exit, which ``cli.app.run`` skips after an
+    interrupt."""
     processes = dict(getattr(pool, "_processes", None) or {})  # the executor's own map of pid -> Process
     pool.shutdown(wait=False)
     for process in processes.values():
