@@ -345,6 +345,9 @@ def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult],
             findings.append(
                 Finding("no-binaries", Severity.NOTE, path, path, f"{what}: nothing to audit", {"skipped": []})
             )
+        for problem in outcome.problems:  # an archive's members not read: the others are audited
+            files.append(FileResult(path, FileStatus.UNREADABLE, error=problem.reason))
+            findings.append(_unreadable(problem))
         for b in read_binaries:
             files.append(FileResult(b.display_path, FileStatus.AUDITED, b.format.value, b.kind.value, b.machine))
         binaries.extend(read_binaries)

@@ -13,6 +13,11 @@ not unreadable.  ``OutputError`` says that the report could not be written
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Binary
+
 
 class LinkauditError(Exception):
     """Root of every error linkaudit raises on purpose."""
@@ -49,6 +54,22 @@ class UnsupportedFormat(InputError):
     def __init__(self, path: str, container: str, reason: str) -> None:
         self.container = container
         super().__init__(path, reason, None)
+
+
+class PartialRead(InputError):
+    """Some members of an archive could not be read; the others were (``nm`` and ``readelf`` too
+    report a bad member and go on with the rest).
+
+    Attributes:
+        binaries: the records of the members read, in member order.
+        errors: one ``InputError`` per member not read, in member order (each naming the archive
+            and ``member NAME: reason``); this error's own path, reason and offset are the first's.
+    """
+
+    def __init__(self, binaries: tuple[Binary, ...], errors: tuple[InputError, ...]) -> None:
+        self.binaries = binaries
+        self.errors = errors
+        super().__init__(errors[0].path, errors[0].reason, errors[0].offset)
 
 
 class OutputError(LinkauditError):

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .errors import InputError, UnsupportedFormat
+from .errors import InputError, PartialRead, UnsupportedFormat
 from .formats import cached_already, read_path
 from .model import Binary
 from .records import dataclass
@@ -95,11 +95,14 @@ class Read:
         binaries: the records read (empty on error).
         error: the ``InputError`` (an ``UnsupportedFormat`` for a recognised format not read),
             or ``None``.
+        problems: an archive's members not read, each an ``InputError`` (``errors.PartialRead``):
+            ``binaries`` holds the others.
     """
 
     path: str
     binaries: tuple[Binary, ...] = ()
     error: InputError | None = None
+    problems: tuple[InputError, ...] = ()
 
     def get(self) -> list[Binary]:
         """The binaries, as ``read_path`` returns them.
@@ -393,6 +396,8 @@ def _read_here(indices: Sequence[int], paths: Sequence[str], results: list[Read 
     for i in indices:
         try:
             results[i] = Read(paths[i], tuple(read_path(paths[i])))
+        except PartialRead as error:
+            results[i] = Read(paths[i], error.binaries, problems=error.errors)
         except InputError as error:
             results[i] = Read(paths[i], error=error)
 
@@ -435,22 +440,27 @@ def _can_fork() -> bool:
 
 #: What a worker leaves: the records, or the error's fields (exceptions whose ``__init__`` takes
 #: other arguments than ``args`` do not pickle).
-_Outcome = tuple[str, tuple[Binary, ...], tuple[str, str, int | None, str | None] | None]
+_Error = tuple[str, str, int | None, str | None]  # path, reason, offset, container (UnsupportedFormat)
+_Outcome = tuple[str, tuple[Binary, ...], _Error | None, tuple[_Error, ...]]
 
 
 def _read_one(path: str) -> _Outcome:
-    """Read one path, in a worker."""
+    """Read one path, in a worker: its records, its error, and the errors of members not read."""
     try:
-        return path, tuple(read_path(path)), None
+        return path, tuple(read_path(path)), None, ()
+    except PartialRead as error:
+        return path, error.binaries, None, tuple((e.path, e.reason, e.offset, None) for e in error.errors)
     except UnsupportedFormat as error:
-        return path, (), (error.path, error.reason, None, error.container)
+        return path, (), (error.path, error.reason, None, error.container), ()
     except InputError as error:
-        return path, (), (error.path, error.reason, error.offset, None)
+        return path, (), (error.path, error.reason, error.offset, None), ()
 
 
 def _to_read(outcome: _Outcome) -> Read:
-    """The ``Read`` a worker's outcome stands for (the error rebuilt here)."""
-    path, binaries, error = outcome
+    """The ``Read`` a worker's outcome stands for (the errors rebuilt here)."""
+    path, binaries, error, partial = outcome
+    if partial:
+        return Read(path, binaries, problems=tuple(InputError(*e[:3]) for e in partial))
     if error is None:
         return Read(path, binaries)
     where, reason, offset, container = error

@@ -122,8 +122,8 @@ def test_pool_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     real = jobs._to_read
 
     def spy(outcome):  # type: ignore[no-untyped-def]
-        pids.add(outcome[3])
-        return real(outcome[:3])
+        pids.add(outcome[-1])
+        return real(outcome[:-1])
 
     monkeypatch.setattr(jobs, "_read_one", _read_with_pid)
     monkeypatch.setattr(jobs, "_to_read", spy)
@@ -242,7 +242,7 @@ def _handlers() -> str:
 
 def _sigterm_handler_as_error(path: str):  # type: ignore[no-untyped-def]
     """A worker's outcome whose error reason is its signal handlers (``_handlers``)."""
-    return path, (), (path, _handlers(), None, None)
+    return path, (), (path, _handlers(), None, None), ()
 
 
 def _seen(reads: list[jobs.Read]) -> list[tuple[str, list[str], str, str]]:

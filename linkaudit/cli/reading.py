@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InputError, UnsupportedFormat
+from ..errors import InputError, PartialRead, UnsupportedFormat
 from ..formats import Container, read_path, unsupported_reason
 from ..inputs import collect
 from ..model import Binary
@@ -88,6 +88,9 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
         for path in collected.files:
             try:
                 binaries.extend(read_path(path))
+            except PartialRead as exc:  # an archive's members not read: the others are
+                binaries.extend(exc.binaries)
+                errors.extend(exc.errors)
             except UnsupportedFormat as exc:
                 skipped.append((path, exc.reason))
             except InputError as exc:

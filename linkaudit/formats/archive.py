@@ -24,10 +24,11 @@ ELF reader.
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..errors import InputError, shown
+from ..errors import InputError, PartialRead, shown
 from ..model import Binary
 from .coff import (
     ImportMember,
@@ -51,6 +52,8 @@ MAX_MEMBERS = 1 << 20
 #: (each file once however often it is named; only the linkage tables of each are read).
 MAX_THIN_MEMBERS = 1 << 16
 MAX_THIN_BYTES = 4 << 30
+#: Members not read that an archive's error names one by one; the rest are counted in one more.
+MAX_MEMBER_ERRORS_NAMED = 20
 #: Windows libraries (Microsoft "Archive (Library) File Format") name both their first and second linker
 #: members ``/``, and ARM64EC ones add ``/<ECSYMBOLS>/``.
 INDEX_NAMES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED", "/<ECSYMBOLS>/"})
@@ -163,30 +166,88 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     distinct file once, within the archive's budgets ``MAX_THIN_MEMBERS`` and ``MAX_THIN_BYTES``;
     a file the archive names again is left out after its first mention (a link pulls a member
     only for a symbol still undefined, which the first copy already defines; 1,500 mentions of
-    one object used to cost 1,500 readings and audits).
+    one object used to cost 1,500 readings and audits).  A member that cannot be read (malformed,
+    a thin member's file missing) does not stop the others, as with ``nm``; past a thin budget
+    no further member is read.
 
     Raises:
-        InputError: a malformed container (see ``iter_members``), a thin member that cannot be
-            read or breaks a budget, or a malformed ELF member (the error names ``archive(member)``).
+        PartialRead: some members were not read (the others' records and each member's error).
+        InputError: a malformed container (see ``iter_members``), or every member that holds a
+            binary failed (the first member's error, naming ``member NAME: reason``).
     """
     out: list[Binary | None] = []
+    failed: list[InputError] = []
     thin = _ThinMembers(path)
     imports = _ImportMembers(path)
     for name, offset, data_size, is_thin in iter_members(path, buf, size):
-        if is_thin:
-            binary = thin.read(name)
-        else:
-            data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
-            if is_import_member(bytes(data[:6])):
-                if imports.add(name, data, len(out)):
-                    out.append(None)  # a place kept for the DLL's folded record (one per DLL)
-                continue
-            binary = _read_member(path, name, f"{path}({name})", data)
-        if binary is not None:
+        try:
+            binary = _member(path, buf, name, offset, data_size, is_thin, thin, imports, len(out))
+        except _OverBudget as exc:
+            failed.append(exc)
+            break
+        except InputError as exc:
+            failed.append(exc)
+            continue
+        if binary is _PLACE:
+            out.append(None)  # a place kept for the DLL's folded record (one per DLL)
+        elif isinstance(binary, Binary):
             out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
     for place, binary in imports.folded():
         out[place] = binary
-    return name_gnu_import_dlls([b for b in out if b is not None])
+    binaries = name_gnu_import_dlls([b for b in out if b is not None])
+    if not failed:
+        return binaries
+    if not binaries:
+        raise failed[0]
+    raise PartialRead(tuple(binaries), _named(path, failed))
+
+
+#: ``_member``'s answer for a short import member that opened its DLL's folded record.
+_PLACE = object()
+
+
+def _member(
+    path: str,
+    buf: Buffer,
+    name: str,
+    offset: int,
+    data_size: int,
+    is_thin: bool,
+    thin: _ThinMembers,
+    imports: _ImportMembers,
+    place: int,
+) -> Binary | object | None:
+    """The record of one member: a ``Binary``, ``_PLACE`` (a DLL's first short import member,
+    folded later), or ``None`` (not a binary, a short import member folded into an earlier one,
+    a thin member named before).
+
+    Raises:
+        InputError: the member is malformed or its file cannot be read (``_OverBudget``: a thin
+            archive's budget is passed).
+    """
+    if is_thin:
+        return thin.read(name)
+    data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
+    if is_import_member(bytes(data[:6])):
+        return _PLACE if imports.add(name, data, place) else None
+    return _read_member(path, name, f"{path}({name})", data)
+
+
+def _named(path: str, failed: list[InputError]) -> tuple[InputError, ...]:
+    """``failed``, the first ``MAX_MEMBER_ERRORS_NAMED`` as they are and the rest counted in one."""
+    if len(failed) <= MAX_MEMBER_ERRORS_NAMED:
+        return tuple(failed)
+    more = len(failed) - MAX_MEMBER_ERRORS_NAMED
+    return (
+        *failed[:MAX_MEMBER_ERRORS_NAMED],
+        InputError(
+            path, f"{more} more members not read, not named one by one (the first {MAX_MEMBER_ERRORS_NAMED} are)"
+        ),
+    )
+
+
+class _OverBudget(InputError):
+    """A thin archive names more members, or bytes of member files, than its budget allows."""
 
 
 class _ImportMembers:
@@ -240,6 +301,9 @@ def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary | Non
         return None
     except InputError as exc:
         raise InputError(path, f"member {shown(name)}: {exc.reason}", exc.offset) from exc
+    except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:  # as read_bytes says them
+        what = "ELF" if head == b"\x7fELF" else "COFF"
+        raise InputError(path, f"member {shown(name)}: malformed {what} file: {exc}") from exc
 
 
 class _ThinMembers:
@@ -269,7 +333,7 @@ class _ThinMembers:
         """
         self.count += 1
         if self.count > MAX_THIN_MEMBERS:
-            raise InputError(self.archive, f"thin archive names more than {MAX_THIN_MEMBERS} members")
+            raise _OverBudget(self.archive, f"thin archive names more than {MAX_THIN_MEMBERS} members")
         if "\0" in name:
             raise InputError(self.archive, f"thin archive member name {shown(name)} holds a NUL byte")
         member_path = self.file_of(name)
@@ -284,7 +348,7 @@ class _ThinMembers:
             self._seen.add(key)
             self.bytes += st.st_size
             if self.bytes > MAX_THIN_BYTES:
-                raise InputError(
+                raise _OverBudget(
                     self.archive, f"thin archive members total more than {MAX_THIN_BYTES >> 30} GiB (distinct files)"
                 )
             data = file_bytes(fd, member_path, st.st_size)
