@@ -349,6 +349,30 @@ def worker_signals() -> None:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _worker_signals())
+    _die_with_parent()
+
+
+#: This process's id as its workers are forked (``_forking``): a worker whose parent is another has
+#: lost it already.
+_PARENT = os.getpid()
+
+
+def _die_with_parent() -> None:
+    """On Linux, ask the kernel to SIGKILL this worker when the process that forked it ends
+    (``prctl(PR_SET_PDEATHSIG)``, prctl(2)): a ``check`` killed by SIGKILL (the OOM killer, a CI
+    runner's hard timeout) left its workers reading on, orphaned, for as long as their reads took.
+    A parent gone before the request was made ends the worker at once."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != _PARENT:
+        os._exit(1)
 
 
 def _worker_signals() -> set[int]:
@@ -366,6 +390,8 @@ def _forking() -> Iterator[None]:
     hook).  A signal held back here is delivered as the block ends."""
     import signal
 
+    global _PARENT
+    _PARENT = os.getpid()
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _worker_signals())
     try:
         yield

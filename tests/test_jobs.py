@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -473,6 +474,37 @@ def test_a_signal_ends_a_run_whose_worker_is_stuck(tmp_path: Path, phase: str, s
     told = err.decode(errors="replace")
     assert run.returncode == 128 + number and "Traceback" not in told and "Exception ignored" not in told, told
     assert os.getpid() not in workers and not [pid for pid in workers if _alive(pid)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_end_when_check_is_killed(tmp_path: Path) -> None:
+    """``check -j 2`` SIGKILLed (the OOM killer, a runner's hard timeout) while a worker reads for
+    ever: the workers end with it (they read on, orphaned, for as long as their reads took)."""
+    import signal
+    import subprocess
+    import time
+
+    paths = [str(p) for p in sorted((SAMPLES / "loader").rglob("*.so")) if p.is_file() and not p.is_symlink()][:12]
+    pids = tmp_path / "pids"
+    env = {**os.environ, "PYTHONPATH": str(Path(jobs.__file__).parent.parent)}
+    argv = [sys.executable, "-c", _STUCK_RUN, paths[3], str(pids), "pool", *paths]
+    with subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    ) as run:
+        try:
+            deadline = time.monotonic() + 120
+            while "sleeping" not in (pids.read_text() if pids.exists() else "") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait(timeout=60)
+            workers = {int(line.split()[-1]) for line in pids.read_text().split("\n") if line} - {run.pid}
+            deadline = time.monotonic() + 10
+            while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert workers and not [pid for pid in workers if _alive(pid)]
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run.pid, signal.SIGKILL)  # what is left of the group, test or no test
 
 
 def test_check_names_the_file_whose_worker_died_and_audits_the_rest(
