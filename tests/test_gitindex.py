@@ -99,3 +99,94 @@ def test_entries_refuse_what_runs_past_the_end() -> None:
     for data in (header + entry, header + bytes(62) + b"abc"):
         with pytest.raises(UnreadableIndex):
             entries(data)
+
+
+def _entry(name: bytes, mode: int = 0o100644) -> bytes:
+    """One version 2 index entry: zero stat data but ``mode``, a zero object id, ``name`` NUL-padded."""
+    body = bytes(24) + mode.to_bytes(4, "big") + bytes(12) + bytes(20) + len(name).to_bytes(2, "big") + name
+    return body + b"\0" * (8 - len(body) % 8)
+
+
+def _index(names: list[tuple[bytes, int]]) -> bytes:
+    data = b"DIRC" + (2).to_bytes(4, "big") + len(names).to_bytes(4, "big") + b"".join(_entry(*n) for n in names)
+    return data + bytes(20)
+
+
+def _checkout(tmp_path: Path, names: list[tuple[bytes, int]]) -> Path:
+    root = tmp_path / "co"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git/index").write_bytes(_index(names))
+    return root
+
+
+@pytest.mark.parametrize("which", [".git/index", ".git/config", ".git", ".git/index -> /dev/zero"])
+def test_git_files_that_are_not_regular_files_are_never_waited_on(tmp_path: Path, which: str) -> None:
+    """A FIFO as ``.git/index``, ``.git/config`` or ``.git`` (``--source`` hung for ever, opening it
+    to read), or an index that is a device (read to the 256 MiB cap): nothing known, at once."""
+    import signal
+
+    root = _checkout(tmp_path, [(b"a.c", 0o100644)])
+    name = which.split(" ")[0]
+    if name == ".git":
+        (root / ".git/index").unlink()
+        (root / ".git").rmdir()
+    else:
+        (root / name).unlink(missing_ok=True)
+    if "->" in which:
+        os.symlink("/dev/zero", root / name)
+    else:
+        os.mkfifo(root / name)
+
+    class Hung(BaseException):  # not an OSError, which tracked_files takes for "nothing known"
+        pass
+
+    def hung(*_: object) -> None:
+        raise Hung(f"tracked_files waited on {which}")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(5)  # a hang fails this test, not the suite
+    try:
+        got = tracked_files(str(root))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert got == ({str(root / "a.c")} if name == ".git/config" else None)
+
+
+def test_submodules_that_lead_back_are_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gitlinks named ``.``, ``./.``, ``././.`` ... each lead back to the checkout itself: read once
+    (4 of them read it 4**8 times: 286 s from an 80 KB index)."""
+    from linkaudit.link import gitindex
+
+    links = [(b"." + b"/." * i, gitindex.GITLINK) for i in range(4)]
+    root = _checkout(tmp_path, [*links, (b"src/a.c", 0o100644)])
+    reads: list[str] = []
+    real = gitindex.entries
+    monkeypatch.setattr(gitindex, "entries", lambda data, oid=20: reads.append("x") or real(data, oid))
+    assert tracked_files(str(root)) == {str(root / "src/a.c")}
+    assert len(reads) == 1
+
+
+def test_a_version_4_index_cannot_spell_paths_past_path_max(tmp_path: Path) -> None:
+    """Version 4 builds each path from the one before: entries that each drop a byte and add one
+    spelled 20,000 paths of 100 KB from a 1.4 MB index (1.98 GB; MemoryError, exit 3 under a
+    limit).  A path longer than PATH_MAX is refused: the index says nothing."""
+    from linkaudit.link.gitindex import MAX_PATH_BYTES
+
+    def v4(name: bytes, drop: int) -> bytes:
+        return (
+            bytes(24)
+            + (0o100644).to_bytes(4, "big")
+            + bytes(32)
+            + len(name).to_bytes(2, "big")
+            + bytes([drop])
+            + name
+            + b"\0"
+        )
+
+    body = v4(b"a" * (MAX_PATH_BYTES - 2), 0) + b"".join(v4(b"b", 1) for _ in range(3))
+    header = b"DIRC" + (4).to_bytes(4, "big") + (4).to_bytes(4, "big")
+    assert [len(n) for n, _ in entries(header + body + bytes(20))] == [MAX_PATH_BYTES - 2] * 4
+    longer = v4(b"a" * (MAX_PATH_BYTES - 2), 0) + v4(b"bb", 0)
+    with pytest.raises(UnreadableIndex, match="PATH_MAX"):
+        entries(b"DIRC" + (4).to_bytes(4, "big") + (2).to_bytes(4, "big") + longer + bytes(20))

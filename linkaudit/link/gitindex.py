@@ -18,12 +18,21 @@ from __future__ import annotations
 import os
 import struct
 
+from ..formats.hostfile import read_regular_file
+
 #: Largest index read, bytes (a checkout of Chromium: about 50 MB).
 MAX_INDEX_BYTES = 256 << 20
 #: Submodules read within submodules, at most (git's own recursion is unbounded).
 MAX_DEPTH = 8
 #: Tracked paths listed in all, at most (``sources.MAX_FILES``).
 MAX_PATHS = 500_000
+#: Longest path an entry may name, bytes (Linux's PATH_MAX, its NUL included): no checkout holds a
+#: longer one, and a version 4 index builds each path from the one before it — 20,000 entries of
+#: 65 bytes each spelled a 100 KB path (1.98 GB of names from a 1.4 MB index).
+MAX_PATH_BYTES = 4096
+#: The files of a git directory read whole, at most (``.git`` as a ``gitdir:`` file, ``commondir``,
+#: ``config``).
+MAX_SMALL_FILE = 1 << 20
 #: An entry's mode of a submodule (a gitlink).
 GITLINK = 0o160000
 #: Stat data and mode before the object id: ctime, mtime (8 each), dev, ino, mode, uid, gid, size.
@@ -71,8 +80,7 @@ def _git_dir(root: str) -> str:
     dot = os.path.join(root, ".git")
     if os.path.isdir(dot):
         return dot
-    with open(dot, "rb") as fh:
-        line = fh.read(4096).split(b"\n", 1)[0].strip()
+    line = read_regular_file(dot, 4096).split(b"\n", 1)[0].strip()  # never a FIFO's open: it would wait
     if not line.startswith(b"gitdir:"):
         raise UnreadableIndex(f"{dot}: no gitdir line")
     where = os.fsdecode(line[len(b"gitdir:") :].strip())
@@ -82,41 +90,44 @@ def _git_dir(root: str) -> str:
 def _sha256(git_dir: str) -> bool:
     """True when the repository's object ids are SHA-256 (``extensions.objectFormat``)."""
     places = [git_dir]
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:  # a worktree: the main repository's config
-            places.append(os.path.join(git_dir, os.fsdecode(fh.read(4096).strip())))
+    try:  # a worktree: the main repository's config
+        common = read_regular_file(os.path.join(git_dir, "commondir"), 4096)
+        places.append(os.path.join(git_dir, os.fsdecode(common.strip())))
     except OSError:
         pass
     for place in places:
         try:
-            with open(os.path.join(place, "config"), "rb") as fh:
-                text = fh.read(1 << 20).lower().replace(b" ", b"").replace(b"\t", b"")
+            text = read_regular_file(os.path.join(place, "config"), MAX_SMALL_FILE)
         except OSError:
             continue
-        if b"objectformat=sha256" in text:
+        if b"objectformat=sha256" in text.lower().replace(b" ", b"").replace(b"\t", b""):
             return True
     return False
 
 
-def _read_checkout(root: str, out: set[str], depth: int) -> None:
-    """Add the tracked paths of the checkout at ``root`` (and its submodules) to ``out``.
+def _read_checkout(root: str, out: set[str], depth: int, read: set[str] | None = None) -> None:
+    """Add the tracked paths of the checkout at ``root`` (and its submodules) to ``out``; ``read``:
+    the real paths of the checkouts read so far, each read once (gitlinks named ``.``, ``./.``, ...
+    each led back to the root: K of them read it K**8 times).  Git's files are read only when
+    they are regular files (a FIFO is never opened blocking).
 
     Raises:
         UnreadableIndex: the index is malformed, too large or split; OSError: it cannot be read.
     """
+    read = set() if read is None else read
+    read.add(os.path.realpath(root))
     git_dir = _git_dir(root)
     path = os.path.join(git_dir, "index")
-    if os.path.getsize(path) > MAX_INDEX_BYTES:
+    data = read_regular_file(path, MAX_INDEX_BYTES + 1)
+    if len(data) > MAX_INDEX_BYTES:
         raise UnreadableIndex(f"{path}: larger than {MAX_INDEX_BYTES} bytes")
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_INDEX_BYTES + 1)
     for name, mode in entries(data, 32 if _sha256(git_dir) else 20):
         if len(out) >= MAX_PATHS:
             raise UnreadableIndex(f"more than {MAX_PATHS} tracked paths")
         full = os.path.normpath(os.path.join(root, os.fsdecode(name)))
         if mode == GITLINK:
-            if depth < MAX_DEPTH and os.path.lexists(os.path.join(full, ".git")):
-                _read_checkout(full, out, depth + 1)
+            if depth < MAX_DEPTH and os.path.realpath(full) not in read and os.path.lexists(os.path.join(full, ".git")):
+                _read_checkout(full, out, depth + 1, read)
             continue
         out.add(full)
 
@@ -145,6 +156,8 @@ def entries(data: bytes, oid_size: int = 20) -> list[tuple[bytes, int]]:
             end = data.find(b"\0", start)
             if end < 0 or drop > len(previous):
                 raise UnreadableIndex("a version 4 path past the end of the index")
+            if len(previous) - drop + end - start >= MAX_PATH_BYTES:
+                raise UnreadableIndex(f"a path longer than {MAX_PATH_BYTES - 1} bytes (PATH_MAX)")
             name = previous[: len(previous) - drop] + data[start:end]
             pos = end + 1
         else:
