@@ -82,3 +82,54 @@ def test_a_file_named_as_a_package_in_a_directory_is_never_passed_over(tmp_path:
     assert [f.file for f in report.findings if f.rule == "unreadable-input"] == [
         str(tmp_path / "x-1.0-py3-none-any.whl")
     ]
+
+
+def test_a_fifo_listed_as_a_python_source_is_never_waited_on(tmp_path: Path) -> None:
+    """``unused-dependency`` reads a distribution's ``.py`` files its RECORD lists: a FIFO among
+    them hung the run (a blocking ``open``)."""
+    record = "foo/libabs.so,,\nfoo/x.py,,\nfoo-1.0.dist-info/RECORD,,\n"
+    metadata = "Metadata-Version: 2.1\nName: foo\nVersion: 1.0\nRequires-Dist: bar\n"
+    root = _site(tmp_path / "site", metadata, record)
+    os.mkfifo(root / "foo/x.py")
+    bar = root / "bar-1.0.dist-info"
+    bar.mkdir()
+    (bar / "METADATA").write_text("Metadata-Version: 2.1\nName: bar\nVersion: 1.0\n")
+    (bar / "RECORD").write_text("bar/__init__.py,,\n")
+    (root / "bar").mkdir()
+    (root / "bar/__init__.py").write_text("")
+    proc = _check(root)
+    assert proc.returncode in (0, 1)
+
+
+def test_a_conda_record_listing_a_path_past_the_name_limits_leaves_it_out(tmp_path: Path) -> None:
+    """conda-meta ``files`` are held to the limits of member names and RECORD rows: one path 40,000
+    directories deep took 1.6 GB (each directory above it recorded by its path; exit 3 under a limit)."""
+    import json
+
+    from linkaudit.packages import limits
+    from linkaudit.packages.site import SiteLayout, read_prefix
+
+    prefix = tmp_path / "prefix"
+    (prefix / "conda-meta").mkdir(parents=True)
+    deep = "/".join(["d"] * (limits.MAX_NAME_DEPTH + 1)) + "/libx.so"
+    record = {"name": "p", "version": "1", "build": "0", "files": ["lib/libabs.so", deep, "x" * 5000]}
+    (prefix / "conda-meta/p-1-0.json").write_text(json.dumps(record))
+    site = read_prefix(str(prefix))
+    assert site is not None and [d.files for d in site.distributions] == [("lib/libabs.so",)]
+    assert SiteLayout((site,)).directory_owners(str(prefix / "lib")) == ["p"]
+
+
+def test_many_distributions_installing_into_one_directory_are_each_its_owner_once(tmp_path: Path) -> None:
+    """A site layout's directory owners, in order, each once (a list tested for each parent of
+    each file of 8,000 distributions sharing a 60-level directory: 25 s; an ordered set now)."""
+    from linkaudit.packages.metadata import Distribution
+    from linkaudit.packages.site import Site, SiteLayout
+
+    shared = "/".join(["s"] * 60)
+    dists = tuple(
+        Distribution(f"d{i:03}", "1", str(tmp_path), files=(f"{shared}/f{i}.py", f"{shared}/g{i}.py"))
+        for i in range(300)
+    )
+    layout = SiteLayout((Site(str(tmp_path), dists),))
+    assert layout.directory_owners(str(tmp_path / shared)) == [f"d{i:03}" for i in range(300)]
+    assert layout.directory_owners(str(tmp_path / "s")) == [f"d{i:03}" for i in range(300)]

@@ -106,14 +106,15 @@ class StagingRoot:
         name: how a path no package installs is labelled (``site-packages``, ``prefix``, the tarball).
         labels: the packages staged here, as given.
         owner: member path (or a directory above one) -> the package that installs it.
-        dirs: every directory packages install into -> those packages, in input order.
+        dirs: every directory packages install into -> those packages, in input order (an ordered
+            set: the keys of a dict).
     """
 
     host: str
     name: str = ""
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)
-    dirs: dict[str, list[str]] = field(default_factory=dict)
+    dirs: dict[str, dict[str, None]] = field(default_factory=dict)
     listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
@@ -142,10 +143,10 @@ class StagingRoot:
         """Record that ``label`` installs into the directories above the member ``rel``."""
         parent = posixpath.dirname(rel) if rel else ""
         while parent:
-            owners = self.dirs.setdefault(parent, [])
+            owners = self.dirs.setdefault(parent, {})  # an ordered set: a test of a list was a scan
             if label in owners:
                 break  # its parents are recorded already
-            owners.append(label)
+            owners[label] = None
             parent = posixpath.dirname(parent)
 
     def own(self, rel: str, label: str) -> None:

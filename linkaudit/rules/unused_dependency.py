@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from ..context import AuditContext
+from ..formats.hostfile import read_regular_file
 from ..lazyre import LazyPattern
 from ..packages.metadata import Distribution
 from ..report import Finding, Severity
@@ -128,9 +129,8 @@ def _sources(dist: Distribution, roots: tuple[str, ...]) -> str:
         for rel in dist.files:
             if left <= 0 or not rel.endswith(".py"):
                 continue
-            try:
-                with open(os.path.join(root, rel), "rb") as fh:
-                    data = fh.read(left)
+            try:  # never a FIFO's blocking open: a RECORD naming one hung check
+                data = read_regular_file(os.path.join(root, rel), left)
             except OSError:
                 continue
             left -= len(data)
