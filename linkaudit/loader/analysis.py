@@ -20,6 +20,7 @@ from .bindcache import BlobStore
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
+from .images import ALONE_KINDS
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
 from .part_binding import PartIndex, binds_in_parts
@@ -385,10 +386,10 @@ class _RootRunner:
         for root in self.chosen:
             self._note_reached(self.run(root))
         for ident, b in self.by_identity.items():
-            if ident not in self.reached and b.kind is Kind.SHARED_LIBRARY:
-                if self.python_roots and _vendored(b.path):
+            if ident not in self.reached and b.kind in ALONE_KINDS:
+                if self.python_roots and b.kind is Kind.SHARED_LIBRARY and _vendored(b.path):
                     continue
-                self._note_reached(self.run(Root(b.path, RootKind.DLOPEN, reached=False)))
+                self._note_reached(self.run(Root(b.path, root_kind_of(b), reached=False)))
 
     def _note_reached(self, load: Load | None) -> None:
         if load is not None:
@@ -509,8 +510,8 @@ def _analyze_musl(
         shared = process if root.kind is RootKind.PYTHON_IMPORT and root.reached else None
         run(root, binary, shared)
     for ident, b in by_identity.items():  # the inputs no root reaches, each on its own (not vendored copies)
-        if ident not in reached and b.kind is Kind.SHARED_LIBRARY and not (in_python and _vendored(b.path)):
-            run(Root(b.path, RootKind.DLOPEN, False), b, None)
+        if ident not in reached and b.kind in ALONE_KINDS and not (in_python and _vendored(b.path)):
+            run(Root(b.path, root_kind_of(b), False), b, None)
     mine = [load for load in analysis.loads if load.loader == "musl"]
     parts = _part_index(mine, bind_all)
     for load in mine:

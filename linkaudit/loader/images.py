@@ -154,6 +154,12 @@ def root_kind(binary: Binary) -> str:
     return "dlopen"
 
 
+#: The kinds of input loaded on their own when no root reaches them: a library (dlopened), an
+#: extension module (imported), an executable (run).  With ``--entry`` naming one extension module,
+#: every other was reached by nothing and loaded by nothing: a missing library of theirs went unsaid.
+ALONE_KINDS = frozenset({Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE})
+
+
 def entry_roots(image: ImageCache, entries: Sequence[str], fmt: Format) -> list[Binary] | None:
     """The import roots ``--entry`` names among the files of format ``fmt``: every slice of each
     entry's file (an input, or read), in entry order; ``None`` when no entry is given (the default
@@ -176,7 +182,8 @@ def load_roots(
 ) -> list[ImageLoad]:
     """Every import root loaded, as ELF's (``loader.analysis.analyze``): the ``roots`` chosen
     (``--entry``), by default each Python extension module and executable; then each other shared
-    library no root's load reaches, loaded alone (a ``dlopen``, ``LoadLibrary``), its load marked
+    library, extension module or executable no root's load reaches, loaded alone (a ``dlopen``,
+    ``LoadLibrary``, an import, a run), its load marked
     ``reached=False`` when there were roots.  Each binary is a root of its own: every slice of a
     universal Mach-O file is loaded (by a Mac of its CPU)."""
     inputs = list(images)
@@ -191,9 +198,9 @@ def load_roots(
         done = load(b, root_kind(b))
         loads.append(done)
         reached.update(done.objects)
-    for b in inputs:
-        if b.path not in reached and b.kind is Kind.SHARED_LIBRARY:
-            done = load(b, "dlopen")
+    for b in inputs:  # an extension module or executable no chosen root reaches is loaded too
+        if b.path not in reached and b.kind in ALONE_KINDS:
+            done = load(b, root_kind(b))
             done.reached = alone_reached
             loads.append(done)
     return loads

@@ -293,5 +293,6 @@ def _roots_line(report: Report) -> str:
         shown += f", … (+{len(reached) - 6} more)"
     text = f"import roots: {shown or '(none)'}"
     if alone:
-        text += f"; {alone} other input{'s' if alone != 1 else ''} no root reaches, each loaded alone as a dlopen"
+        text += f"; {alone} other input{'s' if alone != 1 else ''} no root reaches, each loaded alone"
+        text += " as a dlopen" if all(r.kind == "dlopen" for r in report.roots if not r.reached) else ""
     return text_safe(text)

@@ -30,6 +30,11 @@ def attempts_evidence(attempts: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _alone_how(kind: str) -> str:
+    """How an input no root reaches was loaded, in words, by its load's root kind."""
+    return {"python-import": "when imported on its own", "executable": "when run"}.get(kind, "when dlopen()ed")
+
+
 def _hinted_severity(requesters: Sequence[_Requester], hints: list[ProviderHint | None]) -> Severity | None:
     """The severity when the first requester has a provider hint: a note when every requester's
     package declares a dependency that brings the library (conda), a warning when no import root
@@ -184,7 +189,7 @@ chain has one).
         res, top = first.res, first.roots[0]
         chain_text = " → ".join(p.rsplit("/", 1)[-1] for p in top["chain"])
         tried = len(res.attempts) + res.more_attempts
-        how = "when dlopen()ed" if not top["reached"] else f"loading {top['root']}"
+        how = _alone_how(str(top["kind"])) if not top["reached"] else f"loading {top['root']}"
         message = f"{top['would_fail']} — {how}: {chain_text}; {tried} path{'s' if tried != 1 else ''} tried"
         hint = hints[0]
         if len(requesters) > 1:

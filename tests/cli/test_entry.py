@@ -24,9 +24,11 @@ def test_tree_entry_picks_the_dyld_root(run_cli) -> None:  # type: ignore[no-unt
     assert r.stdout.startswith(f"{lib} [dlopen] (dyld, ")
     assert "@rpath/libnvrtc.12.dylib => not found" in r.stdout
     assert "_C.so" not in r.stdout and "libnvrtc.12.dylib [dlopen]" not in r.stdout
-    # --all-roots adds the input no entry reaches (loaded alone); an extension module is never loaded alone
+    # --all-roots adds the inputs no entry reaches, loaded alone: the extension module imported on
+    # its own (it was never loaded: a missing library of another extension module went unsaid)
     every = run_cli("tree", "--all-roots", "--entry", str(lib), str(CHAIN))
-    assert f"{CHAIN / 'lib/libnvrtc.12.dylib'} [dlopen]" in every.stdout and "_C.so" not in every.stdout
+    assert f"{CHAIN / 'lib/libnvrtc.12.dylib'} [dlopen]" in every.stdout
+    assert f"{CHAIN / '_C.so'} [python-import]" in every.stdout
     doc = json.loads(run_cli("tree", "--format", "json", "--entry", str(lib), str(CHAIN)).stdout)
     validate_tree(doc)
     assert [(d["root"], d["kind"]) for d in doc["dyld_roots"]] == [(str(lib), "dlopen")]
@@ -41,6 +43,7 @@ def test_check_entry_picks_the_dyld_root(run_cli) -> None:  # type: ignore[no-un
     validate_report(doc)
     assert [(x["path"], x["kind"], x["reached"]) for x in doc["roots"]] == [
         (str(lib), "dlopen", True),
+        (str(CHAIN / "_C.so"), "python-import", False),
         (str(CHAIN / "lib/libnvrtc.12.dylib"), "dlopen", False),
     ]
     (missing,) = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
@@ -49,8 +52,8 @@ def test_check_entry_picks_the_dyld_root(run_cli) -> None:  # type: ignore[no-un
 
 
 def test_entry_picks_the_windows_root(run_cli) -> None:  # type: ignore[no-untyped-def]
-    """pe/imports: app.exe is the default root; --entry app.dll makes the DLL the one root, app.exe
-    (an executable no entry names) is not loaded."""
+    """pe/imports: app.exe is the default root; --entry app.dll makes the DLL the one root; app.exe
+    (an executable no entry reaches) is run on its own, ``reached: false``, drawn with --all-roots."""
     default = run_cli("tree", str(IMPORTS))
     assert f"{IMPORTS / 'app.exe'} [executable]" in default.stdout
     assert f"{IMPORTS / 'app.dll'} [dlopen]" not in default.stdout  # reached by no root: --all-roots
@@ -65,10 +68,38 @@ def test_entry_picks_the_windows_root(run_cli) -> None:  # type: ignore[no-untyp
     text = run_cli("check", "--no-config", "--entry", str(dll), str(IMPORTS)).stdout
     assert f"import roots: {dll} [dlopen];" in text
     why = json.loads(run_cli("why", "--format", "json", "--entry", str(dll), str(IMPORTS), "helper.dll").stdout)
-    assert {(c["root"], c["reached"]) for c in why["library_chains"]} == {(str(dll), True)}
+    chains = {(c["root"], c["reached"]) for c in why["library_chains"]}
+    assert chains == {(str(dll), True), (str(IMPORTS / "app.exe"), False)}
 
 
 def test_entry_loads_every_slice_of_a_universal_file(run_cli) -> None:  # type: ignore[no-untyped-def]
     universal = SAMPLES / "macho/misc/universal.dylib"
     doc = json.loads(run_cli("tree", "--format", "json", "--entry", str(universal), str(universal)).stdout)
     assert sorted(d["machine"] for d in doc["dyld_roots"]) == ["arm64", "x86_64"]
+
+
+def test_an_extension_module_no_entry_reaches_is_still_judged(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``--entry`` naming one extension module: every other one is imported on its own and judged
+    (``reached: false``).  It was loaded by nothing: another extension module's missing library
+    went unsaid and ``check`` exited 0 (docs/ci.md's ``entries = ["torch/_C..."]`` left every other
+    extension module of torch unchecked)."""
+    import shutil
+
+    entry = tmp_path / "_libconly.cpython-311-x86_64-linux-gnu.so"
+    shutil.copy(SAMPLES / "ext_libc" / entry.name, entry)
+    other = tmp_path / "_C.cpython-311-x86_64-linux-gnu.so"  # finds libshim.so in $ORIGIN/lib: not here
+    shutil.copy(SAMPLES / "ext" / other.name, other)
+    plain = run_cli("check", "--no-config", "--format", "json", str(tmp_path))
+    r = run_cli("check", "--no-config", "--format", "json", "--entry", str(entry), str(tmp_path))
+    assert r.exit_code == plain.exit_code == 1
+    doc = json.loads(r.stdout)
+    validate_report(doc)
+    assert [(x["path"], x["kind"], x["reached"]) for x in doc["roots"]] == [
+        (str(entry), "python-import", True),
+        (str(other), "python-import", False),
+    ]
+    (missing,) = [f for f in doc["findings"] if f["rule"] == "library-not-found"]
+    assert (missing["file"], missing["subject"]) == (str(other), "libshim.so")
+    assert "when imported on its own" in missing["message"]
+    text = run_cli("check", "--no-config", "--entry", str(entry), str(tmp_path)).stdout
+    assert "1 other input no root reaches, each loaded alone\n" in text  # imported, not dlopened
