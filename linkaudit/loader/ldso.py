@@ -236,6 +236,12 @@ def _verify(fs: FileSystemView, path: str, want: Binary) -> tuple[Outcome, str, 
     return Outcome.FOUND, "", candidate
 
 
+#: Why a DT_NEEDED with a slash that does not start with one is not looked for: ld.so ``open()``s
+#: it as written (``_dl_map_object``: a name with a slash is never searched), relative to the
+#: working directory of the process, which a file cannot tell (the auditor's own told nothing).
+RELATIVE_TO_CWD = "relative to the working directory of the process, which the files cannot tell"
+
+
 #: Where a search looks, in order: (why, the object whose DT_RPATH/DT_RUNPATH supplied the
 #: directories or ``None``, the directories with ``$ORIGIN``/``$LIB``/``$PLATFORM`` expanded).
 SearchList = tuple[tuple[Source, str | None, tuple[str, ...]], ...]
@@ -405,6 +411,9 @@ def _path_search(name: str, key: tuple[object, ...], want: Binary, ctx: SearchCo
         return None, None, None, None, None, tuple(attempts), 0
     if key[0] == "path":
         path = str(key[1])
+        if not path.startswith("/"):  # open() relative to the process's working directory: not ours
+            attempts.append(Attempt(path, Source.PATH, None, Outcome.MISSING, RELATIVE_TO_CWD))
+            return None, None, None, None, None, tuple(attempts), 0
         outcome, detail, found = _verify(ctx.fs, path, want)
         attempts.append(Attempt(path, Source.PATH, None, outcome, detail))
         if outcome is Outcome.FOUND:

@@ -48,7 +48,7 @@ from ..model import Binary, Definition, Symbol
 from ..records import dataclass
 from .closure import INTERPRETER, Load, LoadedObject, RootKind
 from .fs import FileSystemView
-from .ldso import MAX_ATTEMPTS, Attempt, Outcome, Resolution, Source, shown_path
+from .ldso import MAX_ATTEMPTS, RELATIVE_TO_CWD, Attempt, Outcome, Resolution, Source, shown_path
 from .modelled import modelled_library, modelled_path
 from .target import TargetEnvironment
 
@@ -305,9 +305,10 @@ class _Loading:
             load.resolutions[(requester, name)] = Resolution(name, requester, path, Source.LOADED, None, ())
             return
         found: tuple[str | None, Source | None, str | None, str | None]
-        if "/" in name:  # opened as written: no $ORIGIN in DT_NEEDED
-            exists = ctx.fs.stat(name) is not None
-            attempts = [Attempt(name, Source.PATH, None, Outcome.FOUND if exists else Outcome.MISSING)]
+        if "/" in name:  # opened as written (no $ORIGIN in DT_NEEDED), a relative one in the process's cwd
+            exists = name.startswith("/") and ctx.fs.stat(name) is not None
+            detail = "" if name.startswith("/") else RELATIVE_TO_CWD
+            attempts = [Attempt(name, Source.PATH, None, Outcome.FOUND if exists else Outcome.MISSING, detail)]
             found = (name, Source.PATH, None, None) if exists else (None, None, None, None)
         elif name in process.shortnames:
             load.resolutions[(requester, name)] = Resolution(

@@ -318,11 +318,28 @@ def _hint(
     """What to add to the finding for requester ``r``: where the installation has ``needed`` when
     inputs of that SONAME and the requester's class and machine exist (``copies``:
     ``installed_hint``), else who provides it (``provider_hint``)."""
+    if "/" in needed:  # opened as a path, never searched: no RUNPATH, preload or copy helps
+        return _slash_hint(needed)
     binary = by_path.get(r.requester) or by_path.get(r.file)
     fits = [c.path for c in copies if binary is None or (c.machine, c.bits) == (binary.machine, binary.bits)]
     if fits:
         return installed_hint(context, r.file, needed, sorted(fits))
     return provider_hint(context, r.file, needed)
+
+
+def _slash_hint(needed: str) -> ProviderHint:
+    """The hint for a DT_NEEDED with a slash: ld.so (and musl) open it as a path, never searched
+    (glibc ``elf/dl-load.c`` ``_dl_map_object``) — a relative one from the working directory of the
+    process, so it loads only when run from one directory.  A link names a library by its path
+    when the library has no SONAME (``gcc ... lib/libb.so``)."""
+    base = posixpath.basename(needed)
+    where = "as an absolute path" if needed.startswith("/") else "relative to the process's working directory"
+    text = (
+        f"; a DT_NEEDED with a slash is opened as a path, {where}, and never searched (no RPATH/RUNPATH "
+        f"applies): a link names a library by its path when it has no SONAME (or one with a slash) — "
+        f"give it a plain one (-Wl,-soname,{base}) and relink"
+    )
+    return ProviderHint(text, (), None, None)
 
 
 def _refused_member(context: AuditContext, refused: dict[str, str], attempts: Sequence[Any]) -> tuple[str, str] | None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from linkaudit.loader.ldcache import expected_cache_flags
 from linkaudit.loader.ldso import (
     MAX_ATTEMPTS,
+    RELATIVE_TO_CWD,
     Attempt,
     Outcome,
     Requester,
@@ -68,6 +69,9 @@ def reference_search(
 
     if "/" in name:
         path = expand(name, requester.origin)
+        if not path.startswith("/"):  # from the process's working directory, which no file tells
+            attempts.append(Attempt(path, Source.PATH, None, Outcome.MISSING, RELATIVE_TO_CWD))
+            return done(None, None, None, None)
         outcome, detail, found = _verify(ctx.fs, path, want)
         attempts.append(Attempt(path, Source.PATH, None, outcome, detail))
         if outcome is Outcome.FOUND:
