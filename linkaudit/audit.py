@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from .config import AuditConfig
 from .config.profiles import WheelPolicy, get_profile, implied_by_wheel, wheel_platform_tags
 from .context import AuditContext
-from .errors import ConfigError, InputError, UnsupportedFormat
+from .errors import ConfigError, InputError, UnsupportedFormat, did_you_mean
 from .formats import Container, read_path, unsupported_reason
 from .inputs import Collected, collect
 from .jobs import Failed, Spread, pools, read_paths, run_tasks
@@ -39,7 +39,7 @@ from .packages import (
 )
 from .records import dataclass
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
-from .rules import RULES, get_rule
+from .rules import RULES, get_rule, rule_ids
 from .rules.broken_symlink import BrokenSymlink
 from .rules.file_clash import clash_finding
 
@@ -716,7 +716,9 @@ def audit_binaries(
     config = config or AuditConfig()
     for rule_id in config.ignore:
         if get_rule(rule_id) is None:
-            raise ConfigError(f"--ignore {rule_id!r}: no such rule (see `linkaudit rules`)")
+            raise ConfigError(
+                f"--ignore {rule_id!r}: no such rule{did_you_mean(rule_id, rule_ids())} (see `linkaudit rules`)"
+            )
     start = time.perf_counter()
     paths = _with_link_line_files(paths, config)
     spread = spread or Spread()

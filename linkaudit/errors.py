@@ -98,3 +98,14 @@ def shown(name: str) -> str:
         else:
             out.append(repr(c)[1:-1])
     return "".join(out)
+
+
+def did_you_mean(word: object, known: tuple[str, ...] | frozenset[str]) -> str:
+    """``" (did you mean 'rpath-leak'?)"`` for ``word`` written close to one of ``known`` (``_``
+    for ``-``, another case, a typo), else ``""``: the end of a "no such ..." error."""
+    import difflib
+
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word.replace("_", "-").lower(), sorted(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -41,7 +41,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..records import dataclass
 from ..report import Severity
 from .model import NeededPolicy, Suppression, VersionCeiling
@@ -245,7 +245,7 @@ def load_config(path: str, known_rules: frozenset[str]) -> FileSettings:
     policies = {key: _needed_policies(data, key, at) for key in ("forbidden-needed", "required-needed")}
     for rule in _strings(data, "ignore", at("ignore")):
         if rule not in known_rules:
-            raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule")
+            raise ConfigError(f"{at('ignore')}: ignore: {rule!r} is no rule{did_you_mean(rule, known_rules)}")
         if rule == "unreadable-input":
             raise ConfigError(f"{at('ignore')}: ignore: inputs that cannot be read are never hidden")
     for text in _strings(data, "max_versions", at("max_versions")):
@@ -313,7 +313,9 @@ def _severities(
         raise ConfigError(f'{at("severity")}: [severity] must be a table of rule = "error" | "warning" | "note"')
     for rule, level in table.items():
         if rule not in known_rules:
-            raise ConfigError(f"{at('severity', None, rule)}: severity.{rule}: no such rule")
+            raise ConfigError(
+                f"{at('severity', None, rule)}: severity.{rule}: no such rule{did_you_mean(rule, known_rules)}"
+            )
         if rule == "unreadable-input":
             raise ConfigError(
                 f"{at('severity', None, rule)}: severity.{rule}: an input that cannot be read always fails the audit"
@@ -348,7 +350,10 @@ def _suppressions(data: dict[str, Any], known_rules: frozenset[str], at: Callabl
                 raise ConfigError(f"{at('suppress', i, key)}: {name}: unknown key {key!r}")
         rule = entry.get("rule")
         if not isinstance(rule, str) or rule not in known_rules:
-            raise ConfigError(f"{at('suppress', i, 'rule')}: {name}.rule: {rule!r} is no rule (see `linkaudit rules`)")
+            raise ConfigError(
+                f"{at('suppress', i, 'rule')}: {name}.rule: {rule!r} is no rule{did_you_mean(rule, known_rules)} "
+                "(see `linkaudit rules`)"
+            )
         if rule in _NEVER_HIDDEN:
             raise ConfigError(
                 f"{at('suppress', i, 'rule')}: {name}.rule: {rule} cannot be suppressed "

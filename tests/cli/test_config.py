@@ -118,6 +118,9 @@ def test_max_versions_from_file_and_command_line_wins(run_cli, workdir: Path) ->
         ('[[suppress]]\nrule = "driver-link"\nreason = "x"\nwhy = 1\n', "suppress[0]: unknown key 'why'"),
         ('[[suppress]]\nrule = "driver-link"\nreason = "x"\nfile = 3\n', "must be strings"),
         ("suppress = 3\n", "suppress must be an array of tables"),
+        ('ignore = ["rpath_leak"]\n', "'rpath_leak' is no rule (did you mean 'rpath-leak'?)"),
+        ('[severity]\nRpath-Leak = "note"\n', "no such rule (did you mean 'rpath-leak'?)"),
+        ('[[suppress]]\nrule = "driver_link"\nreason = "x"\n', "(did you mean 'driver-link'?)"),
     ],
 )
 def test_invalid_config_names_file_and_key(run_cli, workdir: Path, content: str, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -306,3 +309,9 @@ def test_a_severity_override_leaves_the_rules_notes_notes(run_cli, workdir: Path
     assert severities() == [("optional_hook", "note"), ("required_hook", "error")]  # weak; strong
     (workdir / "linkaudit.toml").write_text('[severity]\nunresolved-symbol = "warning"\n')
     assert severities() == [("optional_hook", "note"), ("required_hook", "warning")]
+
+
+def test_an_ignored_rule_spelt_nearly_right_is_suggested(run_cli) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("check", "--no-config", "--ignore", "rpath_leak", ABS)
+    assert r.exit_code == 2 and "no such rule (did you mean 'rpath-leak'?)" in r.stderr, r.stderr
+    assert "did you mean" not in run_cli("check", "--no-config", "--ignore", "nonsense", ABS).stderr
