@@ -309,6 +309,15 @@ def _audit_staged(
     return files, findings, ran, _root_infos(linkage, (*windows, *dyld)), binaries, linkage
 
 
+def _gone(error: InputError, path: str) -> InputError:
+    """``error``, saying so when the file the walk listed was gone when read (a build tree written
+    while it is audited): "no such file or directory" alone read as a wrong path given."""
+    if error.path == path and error.reason == "no such file or directory":
+        return InputError(path, "no such file or directory: listed when the tree was walked, gone when read "
+                          "(the tree changed while check ran)", error.offset)  # fmt: skip
+    return error
+
+
 def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult], list[Finding], list[Binary]]:
     """Read every input file (packages already staged: ``staged.errors`` are their refused
     members): the file results, the findings of reading (unreadable files, skipped formats, broken
@@ -332,6 +341,7 @@ def _read_inputs(staged: Staged, config: AuditConfig) -> tuple[list[FileResult],
                 findings.append(Finding("lto-object", Severity.NOTE, path, path, error.reason, {"sections": []}))
             continue
         except InputError as error:
+            error = _gone(error, path)
             files.append(FileResult(path, FileStatus.UNREADABLE, error=error.reason))
             findings.append(_unreadable(error))
             continue

@@ -49,3 +49,29 @@ def test_a_file_changed_after_the_loader_read_it_is_not_the_same_file(tmp_path: 
     later = FileSystemView()
     later._binaries.update(fs._binaries)  # what a view keyed by inode alone would still hold
     assert _exports(later.read_binary(str(path))) == {"fb"}
+
+
+def test_a_file_gone_between_the_walk_and_its_read_says_so(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file the walk listed and a build removed before it was read: an unreadable input saying
+    the tree changed while check ran ("no such file or directory" alone read as a wrong path given);
+    the other file is audited."""
+    import importlib
+    import json
+
+    audit_module = importlib.import_module("linkaudit.audit")
+
+    (tmp_path / "liba.so").write_bytes(LIBA)
+    (tmp_path / "libgone.so").write_bytes(LIBB)
+    real = audit_module.read_paths
+
+    def removed_first(paths, *args, **kwargs):  # type: ignore[no-untyped-def]
+        (tmp_path / "libgone.so").unlink()
+        return real(paths, *args, **kwargs)
+
+    monkeypatch.setattr(audit_module, "read_paths", removed_first)
+    r = run_cli("check", "--no-config", "--no-cache", "--format", "json", str(tmp_path))
+    doc = json.loads(r.stdout)
+    (gone,) = [f for f in doc["findings"] if f["rule"] == "unreadable-input"]
+    assert gone["file"] == str(tmp_path / "libgone.so") and "gone when read" in gone["message"]
+    assert [f["path"] for f in doc["files"] if f["status"] == "audited"] == [str(tmp_path / "liba.so")]
+    assert r.exit_code == 2
