@@ -176,17 +176,20 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
             binary failed (the first member's error, naming ``member NAME: reason``).
     """
     out: list[Binary | None] = []
-    failed: list[InputError] = []
+    failed: list[InputError] = []  # the first MAX_MEMBER_ERRORS_NAMED, the rest counted
+    more = 0
     thin = _ThinMembers(path)
     imports = _ImportMembers(path)
     for name, offset, data_size, is_thin in iter_members(path, buf, size):
         try:
             binary = _member(path, buf, name, offset, data_size, is_thin, thin, imports, len(out))
-        except _OverBudget as exc:
-            failed.append(exc)
-            break
         except InputError as exc:
-            failed.append(exc)
+            if len(failed) < MAX_MEMBER_ERRORS_NAMED:
+                failed.append(exc)
+            else:
+                more += 1
+            if isinstance(exc, _OverBudget):
+                break
             continue
         if binary is _PLACE:
             out.append(None)  # a place kept for the DLL's folded record (one per DLL)
@@ -199,7 +202,11 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         return binaries
     if not binaries:
         raise failed[0]
-    raise PartialRead(tuple(binaries), _named(path, failed))
+    if more:
+        failed.append(
+            InputError(path, f"{more} more members not read, not named one by one (the first {len(failed)} are)")
+        )
+    raise PartialRead(tuple(binaries), tuple(failed))
 
 
 #: ``_member``'s answer for a short import member that opened its DLL's folded record.
@@ -231,19 +238,6 @@ def _member(
     if is_import_member(bytes(data[:6])):
         return _PLACE if imports.add(name, data, place) else None
     return _read_member(path, name, f"{path}({name})", data)
-
-
-def _named(path: str, failed: list[InputError]) -> tuple[InputError, ...]:
-    """``failed``, the first ``MAX_MEMBER_ERRORS_NAMED`` as they are and the rest counted in one."""
-    if len(failed) <= MAX_MEMBER_ERRORS_NAMED:
-        return tuple(failed)
-    more = len(failed) - MAX_MEMBER_ERRORS_NAMED
-    return (
-        *failed[:MAX_MEMBER_ERRORS_NAMED],
-        InputError(
-            path, f"{more} more members not read, not named one by one (the first {MAX_MEMBER_ERRORS_NAMED} are)"
-        ),
-    )
 
 
 class _OverBudget(InputError):

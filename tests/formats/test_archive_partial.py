@@ -25,10 +25,10 @@ BAD = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\x01\x00\x3e\x00" + b"\xff" * 44
 
 def _archive(members: list[tuple[bytes, bytes]]) -> bytes:
     """A regular GNU ``ar`` archive of ``(name, data)`` members (names of at most 15 bytes)."""
-    out = b"!<arch>\n"
+    parts = [b"!<arch>\n"]
     for name, data in members:
-        out += header(name + b"/", len(data)) + data + (b"\n" if len(data) % 2 else b"")
-    return out
+        parts += [header(name + b"/", len(data)), data, b"\n" if len(data) % 2 else b""]
+    return b"".join(parts)
 
 
 def _objects() -> tuple[bytes, bytes]:
