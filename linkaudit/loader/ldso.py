@@ -496,10 +496,19 @@ class _Trial:
         return self.done(path, source, owner, found)
 
     def defaults(self, nodeflib: bool) -> _Outcome:
-        """The target's policy list, then ``ld.so.cache``, then the system directories."""
+        """The target's policy list, then ``ld.so.cache``, then the system directories.  Outside
+        driverless mode (``--with-driver``) a GPU-driver library counts as one of the policy's system
+        libraries: the machine's driver installs it, no wheel or conda package ever does (no policy
+        lists one); it resolves where the target has it, never by the policy's model alone."""
         ctx, name, want = self.ctx, self.name, self.want
         allowed = ctx.env.system_libraries
-        if allowed is not None and name not in allowed and not _is_loader_name(name, ctx.rtld, want.machine):
+        driver = allowed is not None and not ctx.env.driverless and ctx.is_driver(name)
+        if (
+            allowed is not None
+            and name not in allowed
+            and not driver
+            and not _is_loader_name(name, ctx.rtld, want.machine)
+        ):
             why = f"not one of the system libraries of the target environment ({ctx.env.system_policy or 'policy'})"
             self.record(Attempt(name, Source.SYSTEM, None, Outcome.OUTSIDE_TARGET, why))
             return self.done(None, None, None, None)
@@ -522,7 +531,7 @@ class _Trial:
         hit = self.try_dirs(ctx.system_dirs, Source.SYSTEM, None)
         if hit:
             return self.result(hit, Source.SYSTEM, None)
-        if allowed is not None:
+        if allowed is not None and not driver:
             return self.modelled()
         return self.done(None, None, None, None)
 

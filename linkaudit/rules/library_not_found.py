@@ -87,7 +87,11 @@ valid ELF object stops the search with an error, as ld.so does.
 Common causes: a RUNPATH that does not reach a dependency of a dependency
 (RUNPATH is not inherited, RPATH is); a wheel whose RPATH points into another
 package that is not installed; a library that is only on the build machine.
-The GPU driver's libraries are reported by driver-link instead. When an input
+The GPU driver's libraries are reported by driver-link instead (driverless, the
+default); under --with-driver they count as system libraries of any target (a
+wheel's policy, a conda prefix's sysroot) and resolve where the target has
+them; found nowhere, the finding says the driver is missing and names no
+package as their provider (none ships the driver). When an input
 of that SONAME is in the installation but no search reaches it, the finding
 says where it is installed and by which distribution: the load finds it only
 when it is already loaded (ld.so matches a DT_NEEDED against the SONAMEs of
@@ -317,12 +321,12 @@ def _hint(
 ) -> ProviderHint | None:
     """What to add to the finding for requester ``r``: where the installation has ``needed`` when
     inputs of that SONAME and the requester's class and machine exist (``copies``:
-    ``installed_hint``), else who provides it (``provider_hint``)."""
+    ``installed_hint``; never for a GPU-driver library), else who provides it (``provider_hint``)."""
     if "/" in needed:  # opened as a path, never searched: no RUNPATH, preload or copy helps
         return _slash_hint(needed)
     binary = by_path.get(r.requester) or by_path.get(r.file)
     fits = [c.path for c in copies if binary is None or (c.machine, c.bits) == (binary.machine, binary.bits)]
-    if fits:
+    if fits and not driver_index().is_driver(needed):  # a driver stub among the inputs is no provider
         return installed_hint(context, r.file, needed, sorted(fits))
     return provider_hint(context, r.file, needed)
 

@@ -11,6 +11,7 @@ from ..context import AuditContext
 from ..packages.providers import conda_providers, providers
 from ..records import dataclass
 from ..report import Severity
+from .data import driver_index
 
 if TYPE_CHECKING:  # packaging and the installation model only with metadata (start-up: a build tree)
     from ..packages.installation import InstallationModel
@@ -42,6 +43,9 @@ class ProviderHint:
 def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint | None:
     """The hint for ``needed`` missing for the binary ``file``, or ``None`` when neither the
     provider index nor the installation's metadata says anything of it."""
+    driver = driver_index().library_for(needed)
+    if driver is not None:
+        return _driver_hint(needed, driver.component)
     model = context.installation
     owner = model.owner(file) if model is not None else None
     if model is not None and owner is not None and model.distributions[owner].kind.startswith("conda"):
@@ -89,6 +93,18 @@ def provider_hint(context: AuditContext, file: str, needed: str) -> ProviderHint
         return ProviderHint(text, shipped, None, None)
     text = f"; {needed} is shipped by {names}, which no dependency of {owner} declares: add {shipped[0]} to its Requires-Dist"
     return ProviderHint(text, shipped, None, None)
+
+
+def _driver_hint(needed: str, component: str) -> ProviderHint:
+    """The hint for a GPU-driver library (``rules/data/cuda.toml``) found nowhere under
+    ``--with-driver``: the machine's driver installs it, no wheel or conda package ships it (nor
+    may: auditwheel's policies list none, and a copy would not match the kernel module), so no
+    distribution is named as its provider and none is asked to declare one."""
+    text = (
+        f"; {needed} is the GPU driver's ({component}): the driver installed on the machine provides it, "
+        "no package ships it — the target searched has no driver; the load works only where one is installed"
+    )
+    return ProviderHint(text, (), None, None)
 
 
 def _from_wheel_file(context: AuditContext, file: str) -> bool:

@@ -152,7 +152,13 @@ def reference_search(
             return result(hit, Source.RUNPATH, requester)
 
     allowed = ctx.env.system_libraries
-    if allowed is not None and name not in allowed and name != (ctx.rtld and posixpath.basename(ctx.rtld)):
+    driver = not ctx.env.driverless and ctx.is_driver(name)  # --with-driver: the driver's are the system's
+    if (
+        allowed is not None
+        and name not in allowed
+        and not driver
+        and name != (ctx.rtld and posixpath.basename(ctx.rtld))
+    ):
         record(
             Attempt(
                 name,
