@@ -90,3 +90,18 @@ def test_a_prefix_takes_only_glibc_from_the_system(tmp_path: Path) -> None:
     assert "libzlib or zlib" in missing.message and "requirements/run" in missing.message
     assert not report.config.get("outside_inputs")  # nothing came from this machine (libc: the sysroot's)
     assert "glibc's libraries count (conda-forge sysroot (glibc 2.28))" in render_text(report)
+
+
+def test_an_undeclared_dependency_in_a_prefix_speaks_conda(tmp_path: Path) -> None:
+    """app links helper's library without depending on it: conda's run requirements (conda-build:
+    overlinking), not a wheel's Requires-Dist for a made-up tag; the site line names the prefix's
+    target as conda does (its subdir and glibc baseline), not as a wheel tag."""
+    prefix = _prefix(tmp_path, ["python >=3.11"])
+    report = audit([str(prefix / "pkg")])
+    (finding,) = [f for f in report.findings if f.rule == "undeclared-dependency"]
+    assert "add helper to app's requirements/run (conda-build: overlinking)" in finding.message
+    assert "the conda package helper, which app does not depend on" in finding.message
+    assert "Requires-Dist" not in finding.message and "py3-none" not in finding.message
+    text = render_text(report)
+    assert "a conda prefix, target linux-64, glibc 2.28 (its glibc baseline)" in text
+    assert "py3-none" not in text

@@ -46,14 +46,19 @@ DT_RUNPATH (else DT_RPATH) finds it: without Q, P loads its own. Two wheels
 repaired by auditwheel often vendor one identical libgcc_s or libstdc++ under
 the same hashed name.
 
-Fix: add the distribution (the evidence names it) to P's Requires-Dist.
+In a conda prefix (and among conda packages given together) the terms are
+conda's: P's run requirements (requirements/run in its recipe, the depends of
+its record; no markers), and conda-build's name for it, overlinking.
+
+Fix: add the distribution (the evidence names it) to P's Requires-Dist (a
+conda package: to its requirements/run).
 """
     evidence = {
         "needed": "the DT_NEEDED entry",
         "library": "the file it resolves to",
         "owner": "the distribution that installs that file (Q)",
         "distribution": "the distribution of the binary that needs it (P)",
-        "add": "the requirement to add to P's Requires-Dist",
+        "add": "the requirement to add to P's Requires-Dist (a conda package: its requirements/run)",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -79,11 +84,28 @@ Fix: add the distribution (the evidence names it) to P's Requires-Dist.
                 yield self.finding(
                     binary,
                     needed,
-                    f"{needed} loads from {res.path}, installed by {theirs}, which {mine} does not declare "
-                    f"(not in its Requires-Dist for {model.target}, nor in what those declare): it works here "
-                    f"only because {theirs} is installed — add '{theirs}' to {mine}'s Requires-Dist",
+                    f"{needed} loads from {res.path}, {_undeclared(model, mine, theirs)}",
                     {"needed": needed, "library": res.path, "owner": theirs, "distribution": mine, "add": theirs},
                 )
+
+
+def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
+    """Why ``theirs`` counts as undeclared by ``mine`` and the fix, in the terms of ``mine``'s kind:
+    a conda package's run requirements (its recipe's ``requirements/run``, its record's
+    ``depends``: no markers, so no target to name); else a wheel's ``Requires-Dist``."""
+    dist = model.distributions[mine]
+    if dist.kind.startswith("conda"):
+        where = "in this prefix" if dist.kind == "conda" else "beside it"
+        return (
+            f"installed by the conda package {theirs}, which {mine} does not depend on (not in its run requirements "
+            f"— requirements/run in its recipe — nor in what those depend on): it works here only because {theirs} "
+            f"is installed {where} — add {theirs} to {mine}'s requirements/run (conda-build: overlinking)"
+        )
+    return (
+        f"installed by {theirs}, which {mine} does not declare (not in its Requires-Dist for {model.target}, nor in "
+        f"what those declare): it works here only because {theirs} is installed — add '{theirs}' to {mine}'s "
+        "Requires-Dist"
+    )
 
 
 def _own_copy(binary: Binary, path: str, needed: str, model: InstallationModel, mine: str) -> bool:
