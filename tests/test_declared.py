@@ -23,13 +23,15 @@ EXT = SAMPLES / "ext"
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
 
 
-def _dist_info(site: Path, name: str, files: list[str], requires: list[str] = (), extras: list[str] = ()) -> None:  # type: ignore[assignment]
+def _dist_info(
+    site: Path, name: str, files: list[str], requires: list[str] = (), extras: list[str] = (), tag: str = TAG
+) -> None:  # type: ignore[assignment]
     info = site / f"{name}-1.0.dist-info"
     info.mkdir(parents=True)
     lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"]
     lines += [f"Provides-Extra: {e}\n" for e in extras] + [f"Requires-Dist: {r}\n" for r in requires]
     (info / "METADATA").write_text("".join(lines))
-    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {TAG}\n")
+    (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {tag}\n")
     (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
 
 
@@ -246,3 +248,35 @@ def test_a_vendored_copy_loaded_first_by_another_distribution(tmp_path: Path, sh
     else:
         (finding,) = found
         assert finding.evidence["owner"] == "first" and finding.evidence["distribution"] == "second"
+
+
+def _undeclared_beside_a_py3_wheel(tmp_path: Path, requires: list[str]) -> str:
+    """The undeclared-dependency message for app (cp311, ``requires``) needing libhelper.so of
+    helper, a ``py3-none`` wheel of a newer glibc: the installation's target is helper's tag."""
+    site = tmp_path / "site"
+    (site / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg")
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "pkg/lib")
+    _dist_info(site, "app", ["pkg/mod.cpython-311-x86_64-linux-gnu.so"], requires)
+    _dist_info(site, "helper", ["pkg/lib/libhelper.so"], tag="py3-none-manylinux_2_28_x86_64")
+    (finding,) = [f for f in audit([str(site / "pkg")]).findings if f.rule == "undeclared-dependency"]
+    assert finding.evidence["owner"] == "helper" and finding.evidence["distribution"] == "app"
+    return finding.message
+
+
+def test_an_undeclared_dependency_names_the_distributions_own_target(tmp_path: Path) -> None:
+    """app's Requires-Dist is judged for app's own tag (its markers' environment is the same), not
+    for the other wheel's ``py3-none-manylinux_2_28_x86_64`` that made the installation's target."""
+    message = _undeclared_beside_a_py3_wheel(tmp_path, [])
+    assert f"not in its Requires-Dist for {TAG}" in message and "py3-none" not in message
+    assert "add 'helper' to app's Requires-Dist" in message
+
+
+def test_a_requirement_its_marker_excludes_asks_for_the_marker(tmp_path: Path) -> None:
+    """``helper ; python_version < "3.11"`` is in app's Requires-Dist, but not for cp311: the
+    requirement is there, its marker excludes the target — the fix is the marker, not adding it."""
+    message = _undeclared_beside_a_py3_wheel(tmp_path, ['helper ; python_version < "3.11"'])
+    assert f"excludes its target {TAG}" in message and "py3-none" not in message
+    assert """its Requires-Dist has 'helper ; python_version < "3.11"'""" in message
+    assert 'fix the marker (python_version < "3.11")' in message
+    assert "add 'helper'" not in message

@@ -46,12 +46,18 @@ DT_RUNPATH (else DT_RPATH) finds it: without Q, P loads its own. Two wheels
 repaired by auditwheel often vendor one identical libgcc_s or libstdc++ under
 the same hashed name.
 
+The message names P's own target (the first of P's tags whose marker
+environment is the installation's; else the installation's target). When P's
+Requires-Dist does name Q but under a marker that excludes that target
+(nvidia-foo ; python_version < "3.11" in a cp311 wheel), it quotes the line
+and the marker: the fix is the marker, not another requirement.
+
 In a conda prefix (and among conda packages given together) the terms are
 conda's: P's run requirements (requirements/run in its recipe, the depends of
 its record; no markers), and conda-build's name for it, overlinking.
 
 Fix: add the distribution (the evidence names it) to P's Requires-Dist (a
-conda package: to its requirements/run).
+conda package: to its requirements/run), or fix the marker that excludes it.
 """
     evidence = {
         "needed": "the DT_NEEDED entry",
@@ -92,7 +98,8 @@ conda package: to its requirements/run).
 def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
     """Why ``theirs`` counts as undeclared by ``mine`` and the fix, in the terms of ``mine``'s kind:
     a conda package's run requirements (its recipe's ``requirements/run``, its record's
-    ``depends``: no markers, so no target to name); else a wheel's ``Requires-Dist``."""
+    ``depends``: no markers, so no target to name); a wheel's ``Requires-Dist`` for ``mine``'s own
+    target, and when a requirement on ``theirs`` is there, the marker that excludes that target."""
     dist = model.distributions[mine]
     if dist.kind.startswith("conda"):
         where = "in this prefix" if dist.kind == "conda" else "beside it"
@@ -101,11 +108,49 @@ def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
             f"— requirements/run in its recipe — nor in what those depend on): it works here only because {theirs} "
             f"is installed {where} — add {theirs} to {mine}'s requirements/run (conda-build: overlinking)"
         )
+    tag = _own_target(model, mine)
+    excluded = _excluded_by_marker(dist.requires, theirs)
+    if excluded is not None:
+        line, marker = excluded
+        return (
+            f"installed by {theirs}, which {mine} declares only under a marker that excludes its target {tag}: "
+            f"its Requires-Dist has '{line}', and {marker} does not hold for {tag} — it works here only because "
+            f"{theirs} is installed; fix the marker ({marker}) in {mine}'s Requires-Dist so that it holds for {tag}"
+        )
     return (
-        f"installed by {theirs}, which {mine} does not declare (not in its Requires-Dist for {model.target}, nor in "
-        f"what those declare): it works here only because {theirs} is installed — add '{theirs}' to {mine}'s "
-        "Requires-Dist"
+        f"installed by {theirs}, which {mine} does not declare (not in its Requires-Dist for {tag}, nor in what "
+        f"those declare): it works here only because {theirs} is installed — add '{theirs}' to {mine}'s Requires-Dist"
     )
+
+
+def _own_target(model: InstallationModel, mine: str) -> str:
+    """The target to name for ``mine``'s markers: the first of its own tags (``cp311-cp311-...``)
+    whose marker environment is the one they were evaluated in (``model.env``, from the
+    installation's target), else the installation's target itself — never a tag whose environment
+    would answer otherwise."""
+    from ..packages.requirements import marker_environment
+
+    for tag in sorted(model.distributions[mine].tags, key=str):
+        if marker_environment(tag) == model.env:
+            return str(tag)
+    return str(model.target)
+
+
+def _excluded_by_marker(requires: tuple[str, ...], theirs: str) -> tuple[str, str] | None:
+    """``(line, marker)`` of the first ``Requires-Dist`` line of ``requires`` that names ``theirs``
+    (normalised) under a marker: the line is there, only its marker excluded the target (it was not
+    declared, with or without an extra). ``None`` when no line names it."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and canonicalize_name(req.name) == theirs:
+            return line.strip(), str(req.marker)
+    return None
 
 
 def _own_copy(binary: Binary, path: str, needed: str, model: InstallationModel, mine: str) -> bool:
