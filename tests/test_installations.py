@@ -5,9 +5,11 @@ sample_bins/build_wheels.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from linkaudit.report import FileStatus, Finding
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 DIST = SAMPLES / "wheels/dist"
 WHEELS = sorted(DIST.glob("*.whl"))
+PYEXT = SAMPLES / "loader/pyext"
 
 
 def _own(findings: tuple[Finding, ...], wheel: Path) -> list[tuple[str, str, str, str]]:
@@ -350,3 +353,142 @@ def test_a_wheelhouse_of_many_targets_is_planned_in_linear_passes() -> None:
     assert Counted.passes <= 8 * n, Counted.passes  # a few passes per installation, not one per wheel
     assert all(len(i.reason) < 600 for i in plan)
     assert plan[0].reason.endswith(f" and {n - 4} more")
+
+
+def test_planner_installs_another_projects_newer_manylinux_wheel_with_each_python() -> None:
+    """Wheels of different projects install side by side where the most demanding one's system
+    runs: a cp311 manylinux_2_17 wheel and a py3 manylinux_2_28 dependency are one installation for
+    CPython 3.11 on glibc 2.28 (they were two: the dependency's tag names no CPython); one project's
+    wheels for several Pythons each get the dependency; wheels for another libc, machine or
+    Python stay apart."""
+    plan = plan_installations(
+        _names(
+            "d/mypkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "d/nvidia_foo-1.0-py3-none-manylinux_2_28_x86_64.whl"
+        )
+    )
+    assert [(len(i.packages), i.targets, i.reason) for i in plan] == [
+        (2, ("cp311-cp311-manylinux_2_28_x86_64",), "one installation")
+    ]
+    dist = (
+        "d/torch-1-cp310-cp310-manylinux_2_17_x86_64.whl",
+        "d/torch-1-cp311-cp311-manylinux_2_17_x86_64.whl",
+        "d/torch-1-cp311-cp311-musllinux_1_2_x86_64.whl",
+        "d/torch-1-cp311-cp311-manylinux_2_17_aarch64.whl",
+        "d/nvidia_foo-1.0-py3-none-manylinux_2_28_x86_64.whl",
+    )
+    plan = plan_installations(_names(*dist))
+    assert [[p.rsplit("/", 1)[1].split("-")[2:] for p in i.packages] for i in plan] == [
+        [["cp310", "cp310", "manylinux_2_17_x86_64.whl"], ["py3", "none", "manylinux_2_28_x86_64.whl"]],
+        [["cp311", "cp311", "manylinux_2_17_x86_64.whl"], ["py3", "none", "manylinux_2_28_x86_64.whl"]],
+        [["cp311", "cp311", "musllinux_1_2_x86_64.whl"]],
+        [["cp311", "cp311", "manylinux_2_17_aarch64.whl"]],
+    ]
+    assert plan[0].targets[0] == "cp310-cp310-manylinux_2_28_x86_64"
+    for apart in (
+        ("d/a-1-cp311-cp311-manylinux_2_17_x86_64.whl", "d/b-1-cp312-cp312-manylinux_2_28_x86_64.whl"),
+        ("d/a-1-cp311-cp311-manylinux_2_17_x86_64.whl", "d/b-1-py3-none-musllinux_1_2_x86_64.whl"),
+        ("d/a-1-cp311-cp311-manylinux_2_17_x86_64.whl", "d/b-1-py3-none-manylinux_2_28_aarch64.whl"),
+    ):
+        assert [len(i.packages) for i in plan_installations(_names(*apart))] == [1, 1], apart
+
+
+@pytest.mark.parametrize(
+    ("wheels", "target"),
+    [
+        (
+            ("d/a-1-cp39-abi3-manylinux_2_17_x86_64.whl", "d/b-1-py3-none-manylinux_2_28_x86_64.whl"),
+            "cp39-abi3-manylinux_2_28_x86_64",
+        ),
+        (
+            ("d/a-1-cp311-cp311-manylinux2014_x86_64.whl", "d/b-1-py3-none-manylinux1_x86_64.whl"),
+            "cp311-cp311-manylinux2014_x86_64",
+        ),
+        (
+            ("d/a-1-cp311-cp311-linux_x86_64.whl", "d/b-1-py3-none-manylinux_2_28_x86_64.whl"),
+            "cp311-cp311-manylinux_2_28_x86_64",
+        ),
+        (
+            ("d/a-1-cp311-cp311-macosx_11_0_universal2.whl", "d/b-1-py3-none-macosx_14_0_arm64.whl"),
+            "cp311-cp311-macosx_14_0_arm64",
+        ),
+    ],
+    ids=["abi3", "manylinux2014", "linux", "universal2"],
+)
+def test_planner_wheels_of_two_projects_one_system_accepts_are_one_installation(
+    wheels: tuple[str, str], target: str
+) -> None:
+    """abi3 beside a newer dependency; a legacy ``manylinux2014`` target, which accepted only its
+    own tag (its "2014" was read as a release no system has), beside a ``manylinux1`` dependency; a
+    local ``linux_x86_64`` build; a universal2 wheel beside an arm64 one for a later macOS."""
+    (only,) = plan_installations(_names(*wheels))
+    assert len(only.packages) == 2 and only.targets[0] == target
+
+
+def test_a_dist_of_one_project_is_planned_as_before_beside_a_newer_tag() -> None:
+    """One project's wheels (cibuildwheel: several Pythons, manylinux_2_17 and _2_28, musllinux):
+    one installation per wheel, each named by its own tag alone, as before."""
+    dist = (
+        "d/p-1-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "d/p-1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "d/p-1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "d/p-1-cp311-cp311-musllinux_1_2_x86_64.whl",
+        "d/p-1-cp312-cp312-manylinux_2_28_x86_64.whl",
+    )
+    plan = plan_installations(_names(*dist))
+    assert [i.packages for i in plan] == [(p,) for p in dist]
+    assert [i.targets for i in plan] == [
+        ("cp310-cp310-manylinux2014_x86_64", "cp310-cp310-manylinux_2_17_x86_64"),
+        ("cp311-cp311-manylinux2014_x86_64", "cp311-cp311-manylinux_2_17_x86_64"),
+        ("cp311-cp311-manylinux_2_28_x86_64",),
+        ("cp311-cp311-musllinux_1_2_x86_64",),
+        ("cp312-cp312-manylinux_2_28_x86_64",),
+    ]
+
+
+def _write_wheel() -> Callable[..., None]:
+    """``sample_bins/build_wheels.py``'s ``write_wheel`` (METADATA, WHEEL, RECORD as PEP 427 says)."""
+    spec = importlib.util.spec_from_file_location("build_wheels", SAMPLES / "build_wheels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_wheel  # type: ignore[no-any-return]
+
+
+def test_a_dependency_wheel_for_a_newer_glibc_is_installed_with_the_wheel_that_loads_it(tmp_path: Path) -> None:
+    """mod (cp311, manylinux_2_17) declares helper and finds its libhelper.so through RUNPATH
+    ``$ORIGIN/lib``; helper is ``py3-none-manylinux_2_28``.  pip installs both wherever glibc 2.28
+    runs: one installation, for CPython 3.11 there, and nothing to report (it was two, with a false
+    library-not-found and an rpath-outside-package note; tagging helper manylinux_2_17 hid it)."""
+    write_wheel = _write_wheel()
+    mod_so = "mod.cpython-311-x86_64-linux-gnu.so"
+    mod = tmp_path / "mod-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    helper = tmp_path / "helper-1.0-py3-none-manylinux_2_28_x86_64.whl"
+    write_wheel(mod, {mod_so: (PYEXT / mod_so).read_bytes()}, "mod-1.0.dist-info",
+                "Name: mod\nVersion: 1.0\nRequires-Dist: helper\n", ["cp311-cp311-manylinux_2_17_x86_64"])  # fmt: skip
+    write_wheel(helper, {"lib/libhelper.so": (PYEXT / "lib/libhelper.so").read_bytes()}, "helper-1.0.dist-info",
+                "Name: helper\nVersion: 1.0\n", ["py3-none-manylinux_2_28_x86_64"])  # fmt: skip
+    report = audit([str(mod), str(helper)])
+    assert "installations" not in report.config  # one installation
+    assert not [f for f in report.findings if f.severity.value in ("error", "warning")]
+    assert {f.rule for f in report.findings}.isdisjoint({"library-not-found", "rpath-outside-package"})
+    assert "installations:" not in renderer(OutputFormat.TEXT)(report)
+
+
+def test_a_newer_dependency_wheel_is_installed_with_each_python_of_a_dist(tmp_path: Path) -> None:
+    """pkg's cp311 and cp312 wheels (manylinux_2_17) beside another project's
+    ``py3-none-manylinux_2_28`` wheel (as torch's beside an NVIDIA one): each Python's installation
+    holds it (it was an installation of its own, never audited with pkg)."""
+    cp311, cp312 = (w for w in WHEELS if "-abi3-" not in w.name)
+    shared = tmp_path / "other-2.0-py3-none-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(shared, "w") as zf:
+        zf.writestr("other/libhelper2.so", (PYEXT / "lib/libhelper.so").read_bytes())
+    for wheel in (cp311, cp312):
+        shutil.copy(wheel, tmp_path)
+    report = audit([str(tmp_path)])
+    planned = report.config["installations"]
+    assert [p["targets"][0] for p in planned] == [
+        "cp311-cp311-manylinux_2_28_x86_64",
+        "cp312-cp312-manylinux_2_28_x86_64",
+    ]
+    assert [str(shared) in p["packages"] for p in planned] == [True, True]
+    validate_report(json.loads(renderer(OutputFormat.JSON)(report)))

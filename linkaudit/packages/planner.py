@@ -2,8 +2,10 @@
 
 Wheels of one project are never installed together.  As pip does for one interpreter, a target
 (an interpreter, an ABI and a platform: one ``(interpreter, abi, platform)`` triple that the
-inputs' tags name) ranks the tags it accepts (``packaging.tags``), and takes, for each project, the
-best-ranked wheel it accepts.  Targets that pick the same wheels are one installation; an
+inputs' tags name; and each such interpreter and ABI on the widest platform among the tags that
+accepts its own: wheels of different projects for ``manylinux_2_17`` and ``manylinux_2_28`` install
+together where glibc 2.28 runs) ranks the tags it accepts (``packaging.tags``), and takes, for each
+project, the best-ranked wheel it accepts.  Targets that pick the same wheels are one installation; an
 installation whose wheels all belong to a larger one is dropped (the larger one audits them with
 everything else they are installed with); a wheel no target picks gets a target of its own, so
 every wheel is audited.
@@ -72,11 +74,11 @@ def platforms_for(platform: str) -> list[str]:
     (``[]`` for ``any``: only platform-independent wheels)."""
     if platform == "any":
         return []
+    glibc = glibc_of(platform)  # before the digits are read: manylinux2014 names glibc 2.17, not release 2014
+    if glibc is not None and max(glibc[0]) <= MAX_EXPANDED_VERSION:
+        return manylinux_platforms(*glibc)
     if any(len(n) > 9 or int(n) > MAX_EXPANDED_VERSION for n in re.findall(r"\d+", platform.rsplit("_", 1)[0])):
         return [platform]  # a version no system has: this tag only
-    glibc = glibc_of(platform)
-    if glibc is not None:
-        return manylinux_platforms(*glibc)
     musl = re.fullmatch(r"musllinux_(\d{1,9})_(\d{1,9})_(\w+)", platform)
     if musl:
         major, minor, arch = int(musl.group(1)), int(musl.group(2)), musl.group(3)
@@ -154,18 +156,63 @@ class Installation:
     reason: str = ""
 
 
-def _candidate_targets(wheels: Sequence[WheelName]) -> list[Target]:
-    """The targets the wheels' tags name: triples with a platform and an interpreter version
-    first; failing those, with a platform; failing those, all (only pure wheels)."""
-    triples = list(
-        dict.fromkeys(Target(t.interpreter, t.abi, t.platform) for w in wheels for t in sorted(w.tags, key=str))
-    )
+def _candidate_targets(wheels: Sequence[WheelName]) -> tuple[list[Target], frozenset[Target]]:
+    """The targets to plan for, and which of them a wheel's tag names.
+
+    Named: the triples the wheels' tags name, with a platform and an interpreter version first;
+    failing those, with a platform; failing those, all (only pure wheels).  Each is followed by
+    the same interpreter and ABI on each widest platform among the tags that accepts its own
+    (``_widest_platforms``): CPython 3.11 on glibc 2.28 where a ``cp311-cp311-manylinux_2_17`` wheel
+    and another project's ``py3-none-manylinux_2_28`` one are given — pip installs both there.
+    """
+    tags = [t for w in wheels for t in sorted(w.tags, key=str)]
+    triples = list(dict.fromkeys(Target(t.interpreter, t.abi, t.platform) for t in tags))
     levels = (
         [t for t in triples if t.platform != "any" and re.fullmatch(r"[a-z]+\d\d+", t.interpreter)],
         [t for t in triples if t.platform != "any"],
         triples,
     )
-    return next((level for level in levels if level), [])
+    named = next((level for level in levels if level), [])
+    widest = _widest_platforms([t.platform for t in tags])
+    known = frozenset(named)
+    out: dict[Target, None] = {}
+    for target in named:
+        out[target] = None
+        for platform in widest.get(target.platform, ()):
+            wider = Target(target.interpreter, target.abi, platform)
+            if wider not in known:
+                out.setdefault(wider, None)
+    return list(out), known
+
+
+def _same_system(platform: str) -> object:
+    """What a platform tag stands for, one value for its spellings: ``manylinux2014_x86_64`` and
+    ``manylinux_2_17_x86_64`` are one glibc on one machine."""
+    return glibc_of(platform) or platform
+
+
+def _widest_platforms(platforms: Sequence[str]) -> dict[str, list[str]]:
+    """For each platform tag among ``platforms``, the widest ones among them that accept it
+    (``platforms_for``) and stand for another system: those no other one accepts, the most
+    demanding of each kind and machine (``manylinux_2_28_x86_64`` for ``manylinux_2_17_x86_64``;
+    never a musllinux tag for a manylinux one, nor ``aarch64`` for ``x86_64``), in the order given.
+    A platform no wider one accepts maps to nothing.  Two passes over each platform's list, never
+    a list per pair of platforms (a wheelhouse of 1,000 glibc tags)."""
+    present = dict.fromkeys(p for p in platforms if p != "any")
+    system = {p: _same_system(p) for p in present}
+    below: set[str] = set()
+    for wide in present:
+        below.update(p for p in platforms_for(wide) if p in system and system[p] != system[wide])
+    spelled: dict[object, str] = {}  # one spelling per system: the first given
+    for p in present:
+        if p not in below:
+            spelled.setdefault(system[p], p)
+    out: dict[str, list[str]] = {}
+    for wide in spelled.values():
+        for p in platforms_for(wide):
+            if p in system and system[p] != system[wide]:
+                out.setdefault(p, []).append(wide)
+    return out
 
 
 def _pick(ranking: _Ranking, wheels: Sequence[WheelName]) -> tuple[str, ...]:
@@ -195,17 +242,27 @@ def plan_installations(
     if together or len(wheels) <= 1:
         reason = "--together: every package given, as one installation" if together else "one installation"
         return [Installation(tuple(w.path for w in wheels) + tuple(others), (), reason)]
-    sets: dict[frozenset[str], list[Target]] = {}
-    for target in _candidate_targets(wheels):
-        chosen = _pick(_Ranking(target), wheels)
-        if chosen:
-            sets.setdefault(frozenset(chosen), []).append(target)
+    sets = _target_sets(wheels)
     _cover(wheels, sets)
     kept = [s for s in sets if not any(s < other for other in sets)]
     if len(kept) == 1 and len(projects) == len(wheels):
         only = kept[0]
         return [Installation(_ordered(wheels, only, others), tuple(t.spelled for t in sets[only]), "one installation")]
     return [_installation(wheels, s, sets, others) for s in kept]
+
+
+def _target_sets(wheels: Sequence[WheelName]) -> dict[frozenset[str], list[Target]]:
+    """The sets of wheels the candidate targets pick, each with its targets, in target order.  A
+    target no tag names counts only where it picks a set no named target picks (a wider platform
+    that brings another project's wheel in), so a dist/ of one project plans as before."""
+    targets, named = _candidate_targets(wheels)
+    picks = [(target, frozenset(_pick(_Ranking(target), wheels))) for target in targets]
+    formed = {chosen for target, chosen in picks if target in named}
+    sets: dict[frozenset[str], list[Target]] = {}
+    for target, chosen in picks:
+        if chosen and (target in named or chosen not in formed):
+            sets.setdefault(chosen, []).append(target)
+    return sets
 
 
 def _cover(wheels: Sequence[WheelName], sets: dict[frozenset[str], list[Target]]) -> None:
