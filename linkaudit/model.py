@@ -49,6 +49,12 @@ class Kind(enum.StrEnum):
     OTHER = "other"
 
 
+#: The kinds of input loaded on their own when no root reaches them: a library (dlopened), an
+#: extension module (imported), an executable (run).  With ``--entry`` naming one extension module,
+#: every other was reached by nothing and loaded by nothing: a missing library of theirs went unsaid.
+ALONE_KINDS = frozenset({Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE})
+
+
 class Endian(enum.StrEnum):
     """Byte order of the file's headers and tables."""
 

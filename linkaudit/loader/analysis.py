@@ -14,13 +14,12 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..model import Binary, Kind, Libc
+from ..model import ALONE_KINDS, Binary, Kind, Libc
 from ..records import dataclass
 from .bindcache import BlobStore
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
-from .images import ALONE_KINDS
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
 from .part_binding import PartIndex, binds_in_parts

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 
 from ..errors import InputError
-from ..model import Binary, Format, Kind
+from ..model import ALONE_KINDS, Binary, Format, Kind
 from ..records import dataclass
 
 
@@ -152,12 +152,6 @@ def root_kind(binary: Binary) -> str:
     if binary.kind in (Kind.EXECUTABLE, Kind.PIE_EXECUTABLE):
         return "executable"
     return "dlopen"
-
-
-#: The kinds of input loaded on their own when no root reaches them: a library (dlopened), an
-#: extension module (imported), an executable (run).  With ``--entry`` naming one extension module,
-#: every other was reached by nothing and loaded by nothing: a missing library of theirs went unsaid.
-ALONE_KINDS = frozenset({Kind.SHARED_LIBRARY, Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE})
 
 
 def entry_roots(image: ImageCache, entries: Sequence[str], fmt: Format) -> list[Binary] | None:
