@@ -144,7 +144,7 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--together",
     is_flag=True,
     help="Audit every input as one installation (a set installed side by side), not one installation per "
-    "target the wheels' tags name (wheels of one project are never installed together).",
+    "system the wheels' tags fit — one Python, libc and machine (wheels of one project are never installed together).",
 )
 @click.option(
     "--jobs",

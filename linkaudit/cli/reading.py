@@ -104,7 +104,7 @@ together_option = click.option(
     "--together",
     is_flag=True,
     help="Load every input as one installation (a set installed side by side), not one installation per "
-    "target the wheels' tags name, as `check` does (wheels of one project are never installed together).",
+    "system the wheels' tags fit, as `check` does (wheels of one project are never installed together).",
 )
 
 
