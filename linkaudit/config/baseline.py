@@ -62,25 +62,65 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
     return file
 
 
-#: The content hashes repair tools put in the names of the libraries they vendor, which change
-#: with every build of the library: auditwheel's ``libgfortran-040039e1.so.5.0.0`` (the first 8
-#: hex digits of its SHA-256, ``auditwheel/repair.py``) and delvewheel's
-#: ``msvcp140-263139962577ecda4cd9469ca360a746.dll`` (32 hex digits, before the extension).
-_VENDORED_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so(?:[./:\s'\"]|\Z))|-[0-9a-f]{32}(?=\.(?:dll|pyd)\b)", re.IGNORECASE)
+#: What ends a file name inside a path or a message: a directory separator, a space, a quote, the
+#: ``!`` of a package member, the punctuation of evidence text.
+_NAME_END = r"/\\\s'\"!:,;=@|()\[\]{}<>"
 
+#: A file name in a path or a message: its part before the first dot, and the dot-separated rest.
+_DOTTED_NAME = re.compile(rf"(?<![^{_NAME_END}])(?P<base>[^.{_NAME_END}]+)(?P<rest>(?:\.[^.{_NAME_END}]*)+)")
+
+#: auditwheel's hash: 8 lowercase hex digits (the first of the library's SHA-256).
+_HEX8 = re.compile(r"[0-9a-f]{8}")
+
+#: delvewheel's hash (its name mangling): ``<name up to the extension>-<32 hex digits>.dll``
+#: (``msvcp140-263139962577ecda4cd9469ca360a746.dll``), without case as Windows compares DLL names.
+_DELVEWHEEL_HASH = re.compile(r"-[0-9a-f]{32}(?=\.(?:dll|pyd)\b)", re.IGNORECASE)
 
 #: A vendored library's version past its major number, once its hash is written ``-*``.
 _VENDORED_VERSION = re.compile(r"(-\*\.so\.\d+)(?:\.\d+)+")
 
 
+def _auditwheel_base(base: str) -> str:
+    """``base`` (a file name's part before its first dot) without the hashes auditwheel appended:
+    ``-`` and 8 lowercase hex digits, once per graft (``libgfortran-040039e1-0352e75f`` ->
+    ``libgfortran``); cut from the end, never a backtracking pattern (linear in hostile names)."""
+    end = len(base)
+    while end > 9 and base[end - 9] == "-" and _HEX8.fullmatch(base, end - 8, end):
+        end -= 9
+    return base[:end]
+
+
+def _hashes_out(text: str, mark: str) -> str:
+    """``text`` with each repair tool's content hash in a vendored library's name written ``mark``.
+
+    auditwheel (``auditwheel/repair.py``, ``copylib``) splits a grafted library's file name at its
+    first dot and writes ``<base>-<8 hex digits of its SHA-256>.<rest>``: ``libcudart-d0da41ae.so.12``
+    and, mid-name, ``libopenblas64_p-r0-5007b62f.3.23.dev.so`` (numpy's; scipy's
+    ``libopenblasp-r0-<hash>.3.x.so``); a library grafted twice carries two. So a name's part before
+    its first dot ending in ``-`` and 8 lowercase hex digits, in a name having ``so`` as a dotted part
+    (not ``libfoo-1.2.3.so``, ``libz.so.1``, ``libfoo-DEADBEEF.so``). delvewheel: ``_DELVEWHEEL_HASH``.
+    delocate keeps the names it vendors (``.dylibs/libomp.dylib``): nothing to take out."""
+
+    def name(m: re.Match[str]) -> str:
+        base, rest = m.group("base"), m.group("rest")
+        kept = _auditwheel_base(base)
+        if kept == base or "so" not in rest.split("."):
+            return m.group(0)
+        return kept + mark + rest
+
+    return _DOTTED_NAME.sub(name, _DELVEWHEEL_HASH.sub(mark, text))
+
+
 def unhashed(text: str) -> str:
     """``text`` with each repair tool's content hash in a vendored library's name written ``-*``
-    and its version cut to the major number (``libavif-01e67780.so.16.4.1`` ->
-    ``libavif-*.so.16``; the major number is its SONAME's, its ABI): a baseline written for one
+    (``_hashes_out``: auditwheel's ``<base up to the first dot>-<8 hex>.<rest>``, delvewheel's
+    ``<name>-<32 hex>.dll``) and its version cut to the major number (``libavif-01e67780.so.16.4.1``
+    -> ``libavif-*.so.16``; the major number is its SONAME's, its ABI; a version mid-name,
+    ``libopenblas64_p-r0-*.3.23.dev.so``, is the SONAME itself and stays): a baseline written for one
     release matches the next, whose vendored libraries carry new hashes and minor versions."""
     if "-" not in text:
         return text
-    text = _VENDORED_HASH.sub("-*", text)
+    text = _hashes_out(text, "-*")
     return _VENDORED_VERSION.sub(r"\1", text) if "-*.so." in text else text
 
 

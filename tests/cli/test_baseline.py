@@ -250,3 +250,29 @@ def test_a_baseline_entry_of_lone_surrogates_is_reported_in_every_format(run_cli
     assert result.exit_code == 0, result.stderr
     if fmt in ("json", "sarif"):
         json.loads(result.stdout)
+
+
+def test_a_baseline_and_sarif_fingerprints_match_when_the_hash_sits_mid_name(run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """auditwheel writes its hash after the name's part before the first dot: numpy's OpenBLAS is
+    ``libopenblas64_p-r0-5007b62f.3.23.dev.so`` in 1.25.2, ``-0cf96a72.`` in 1.26.4. The hash kept,
+    a baseline for one release reported the next one's finding as new (and the old as fixed), and
+    SARIF fingerprints differed."""
+    from linkaudit.output.sarif import FINGERPRINT_KEY
+
+    monkeypatch.chdir(tmp_path)
+    leak = (SAMPLES / "misc/libleak.so").read_bytes()
+    for build, digest in (("old", "5007b62f"), ("new", "0cf96a72")):
+        (tmp_path / build / "pkg.libs").mkdir(parents=True)
+        (tmp_path / build / "pkg.libs" / f"libopenblas64_p-r0-{digest}.3.23.dev.so").write_bytes(leak)
+    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    files = {f["file"] for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
+    assert files == {"pkg.libs/libopenblas64_p-r0-*.3.23.dev.so"}
+    again = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
+    assert again.exit_code == 0, again.stdout
+    assert not [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "baseline-fixed"]
+
+    def prints(build: str) -> set[str]:
+        sarif = json.loads(run_cli("check", "--no-loader", "--format", "sarif", build).stdout)
+        return {r["partialFingerprints"][FINGERPRINT_KEY] for r in sarif["runs"][0]["results"]}
+
+    assert prints("old") == prints("new")

@@ -191,3 +191,25 @@ def test_a_vendored_librarys_hash_minor_version_and_symbol_versions_move_with_th
     assert raised.versions_raised == (("GLIBC_2.3", "GLIBC_2.14"),)
     moved = diff_binary("x.so", old, build("libtiff.so.6", "LIBTIFF_4.1", "GLIBC_2.3"))  # unvendored
     assert moved.needed_added == ("libtiff.so.6",) and moved.versions_raised == ((None, "LIBTIFF_4.1"),)
+
+
+def test_diff_pairs_a_vendored_library_whose_hash_sits_mid_name(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """numpy 1.25.2 -> 1.26.4: auditwheel's hash after the name's part before the first dot,
+    ``libopenblas64_p-r0-5007b62f.3.23.dev.so`` -> ``-0cf96a72.``: diff listed the library added and
+    removed and ``+/- DT_NEEDED`` on each module needing it. A new hash is no change."""
+    import zipfile
+
+    from tests.loader.dagbuild import Lib, elf_bytes
+
+    for build, digest in (("old", "5007b62f"), ("new", "0cf96a72")):
+        blas = f"libopenblas64_p-r0-{digest}.3.23.dev.so"
+        wheel = tmp_path / build / "numpy-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+        wheel.parent.mkdir()
+        with zipfile.ZipFile(wheel, "w") as zf:
+            zf.writestr("numpy/_ext.cpython-311-x86_64-linux-gnu.so", elf_bytes(Lib("_ext", needed=(blas,))))
+            zf.writestr(f"numpy.libs/{blas}", elf_bytes(Lib("libopenblas.so", soname=blas)))
+    r = run_cli("diff", "--format", "json", str(tmp_path / "old"), str(tmp_path / "new"))
+    doc = json.loads(r.stdout)
+    assert doc["changed"] == [] and doc["files_added"] == [] and doc["files_removed"] == []
+    text = run_cli("diff", str(tmp_path / "old"), str(tmp_path / "new")).stdout
+    assert "DT_NEEDED" not in text and "openblas" not in text
