@@ -42,3 +42,23 @@ def test_numpy_releases_baseline_and_diff_keep_the_mid_name_hash_out(run_cli, tm
     assert live == [] and fixed == []
     text = run_cli("diff", "old", "new").stdout
     assert "openblas" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("spec", "platform", "asked", "taken"),
+    [
+        (
+            "numpy==1.26.4",
+            "win_amd64",
+            "libopenblas64__v0.3.23-293-gc2f4bdbb-gcc_10_3_0.dll",
+            "libopenblas64__v0.3.23-293-gc2f4bdbb-gcc_10_3_0-2bde3a66a51006b2b53eb373ff767a3f.dll",
+        ),
+        ("pillow==11.0.0", LINUX, "libjpeg.so.62", "libjpeg-25f93ad1.so.62.4.0"),
+        ("numpy==1.26.4", LINUX, "libopenblas64_p-r0.3.23.dev.so", "libopenblas64_p-r0-0cf96a72.3.23.dev.so"),
+    ],
+)
+def test_why_by_the_name_before_the_repair(run_cli, spec: str, platform: str, asked: str, taken: str) -> None:  # type: ignore[no-untyped-def]
+    r = run_cli("why", str(_wheel(spec, platform)), asked)
+    assert r.exit_code == 0, r.stdout
+    assert r.stdout.startswith(f"{asked}: no library of that name; taken as {taken}, the copy a repair tool renamed\n")
+    assert f"→ {taken} => " in r.stdout

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..config.baseline import unhashed
+from ..config.baseline import original_names, unhashed
 from ..loader.fs import FileSystemView
 from ..loader.image_binding import ImageBinder, ImportOutcome
 from ..loader.images import ImageLoad, ImageLoader, ImageOutcome
@@ -131,16 +131,17 @@ def _names_it(load: ImageLoad, needed: str, path: str | None, target: str) -> bo
 
 
 def _picture(
-    inputs: Inputs, fmt: str, target: str, analysis: Any, images: list[ImageLoad], uses: list[dict[str, Any]]
+    inputs: Inputs, fmt: str, targets: Sequence[str], analysis: Any, images: list[ImageLoad], uses: list[dict[str, Any]]
 ) -> str:
     """The chains of ``why`` as a picture: each load (reached or not) cut down to the paths from its
-    root to the nodes TARGET names (a library by DT_NEEDED, file or install name; a symbol: the
-    objects using it and those it binds to)."""
+    root to the nodes TARGET names (a library by DT_NEEDED, file or install name, or the names a
+    repair tool gave it, ``targets``; a symbol: the objects using it and those it binds to)."""
     users = {inputs.staged.label(p) for u in uses for p in (u.get("user"), u.get("binds_to"), u.get("importer")) if p}
+    names = set(targets)
     graphs = []
     for g in load_graphs(inputs, analysis.loads, images, owners_of(inputs), analysis.system_dirs):
-        named = {e.target for e in g.edges if e.name == target or _base(e.name) == target}
-        named |= {n.id for n in g.nodes if target in (n.label, _base(n.path)) or n.path in users}
+        named = {e.target for e in g.edges if e.name in names or _base(e.name) in names}
+        named |= {n.id for n in g.nodes if n.label in names or _base(n.path) in names or n.path in users}
         if named:
             graphs.append(restrict(g, sorted(named)))
     return render_picture(fmt, graphs)
@@ -164,7 +165,10 @@ def why(paths: tuple[str, ...], target: str, fmt: str, together: bool, **options
     image importing it, from which library, the image it binds to (through PE
     forwarders and Mach-O re-exports; a flat lookup to the first image of the load
     that exports it), or why none does. A universal file's slice is named
-    (universal.dylib(arm64)). Exit status 1 when TARGET appears nowhere.
+    (universal.dylib(arm64)). A LIBRARY no load has may be named as it was before a
+    repair tool renamed it with a hash (libjpeg.so.62 for auditwheel's
+    libjpeg-25f93ad1.so.62.4.0, msvcp140.dll for delvewheel's msvcp140-<32 hex>.dll):
+    the renamed file is taken, and said. Exit status 1 when TARGET appears nowhere.
     """
     return per_installation(
         paths, together, fmt, lambda inputs: _why(inputs, " ".join(paths), target, fmt, options), _found_anywhere
@@ -185,27 +189,30 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
     plus the dlopen() names that mention it. Returns the exit status (1 when ``target`` appears
     nowhere, the analysis' own status when not 0)."""
     analysis, status = run_analysis(inputs, options)
-    chains = _elf_chains(analysis, owners_of(inputs), target)
     images = run_images(inputs, options)
-    chains.extend(_image_chains(images, target))
+    chains, renamed = _library_chains(analysis, owners_of(inputs), images, target)
     soft = _elf_soft(analysis, target)
     uses: list[dict[str, Any]] = []
     if not chains:
         uses = _elf_uses(analysis, target)
         uses.extend(_image_uses(images, inputs.binaries, target))
     if fmt in PICTURE_FORMATS:
-        emit(_picture(inputs, fmt, target, analysis, images, uses))
+        emit(_picture(inputs, fmt, [target, *renamed], analysis, images, uses))
     elif fmt == "json":
         doc = {
             "schema": SCHEMA_VERSION,
             "target": target,
+            "renamed": renamed,
             "library_chains": chains,
             "symbol_uses": uses,
             "dlopen_names": soft,
         }
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
     else:
-        lines = [line for c in chains for line in _chain_lines(c)]
+        lines = [
+            f"{target}: no library of that name; taken as {name}, the copy a repair tool renamed" for name in renamed
+        ]
+        lines.extend(line for c in chains for line in _chain_lines(c))
         lines.extend(line for u in uses for line in _use_lines(u))
         lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
         if not lines:
@@ -217,6 +224,49 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
     if status:
         return status
     return 0 if chains or uses or soft else 1
+
+
+def _library_chains(
+    analysis: Any, owners: Callable[[str], str | None] | None, images: list[ImageLoad], target: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The chains loading a library named ``target`` (``_elf_chains``, ``_image_chains``) and, when
+    none does, those loading the libraries repair tools renamed from it (``_renamed_from``); with
+    the renamed names taken (empty when ``target`` named a library as it is)."""
+    chains = _elf_chains(analysis, owners, target)
+    chains.extend(_image_chains(images, target))
+    if chains:
+        return chains, []
+    renamed = _renamed_from(analysis, images, target)
+    seen: set[tuple[str, tuple[str, ...], str | None]] = set()
+    for name in renamed:  # a file's name and its SONAME may both be renamed ones: each chain once
+        for chain in (*_elf_chains(analysis, owners, name), *_image_chains(images, name)):
+            key = (chain["root"], tuple(chain["chain"]), chain["path"])
+            if key not in seen:
+                seen.add(key)
+                chains.append(chain)
+    return chains, renamed
+
+
+def _renamed_from(analysis: Any, images: list[ImageLoad], target: str) -> list[str]:
+    """The names of the loads' libraries (file names, SONAMEs, DT_NEEDED and import names) that a
+    repair tool gave a library named ``target``: ``target`` is one of its ``original_names`` (the
+    hash taken out by ``unhashed``'s rule: auditwheel's ``libjpeg-25f93ad1.so.62.4.0`` for
+    ``libjpeg.so.62`` or ``libjpeg.so.62.4.0``, delvewheel's ``msvcp140-2631…a746.dll`` for
+    ``msvcp140.dll``, a DLL name without case), sorted."""
+    names: set[str] = set()
+    for part in analysis.parts():  # each part once
+        for o in part.part.own_objects():
+            names.update((posixpath.basename(o.path), o.binary.soname or ""), (n.name for n in o.binary.needed))
+    for image_load in images:
+        names.update(posixpath.basename(p) for p in image_load.images)
+        names.update(needed for _requester, needed in image_load.resolutions)
+    wanted = target.lower() if target.lower().endswith(".dll") else target
+    found: dict[str, str] = {}  # a DLL's name written in two cases is one name
+    for name in sorted(names):
+        dll = name.lower().endswith(".dll")
+        if wanted in (tuple(n.lower() for n in original_names(name)) if dll else original_names(name)):
+            found.setdefault(name.lower() if dll else name, name)
+    return sorted(found.values())
 
 
 def _similar_names(analysis: Any, images: list[Any], target: str, most: int = 5) -> list[str]:

@@ -124,6 +124,17 @@ def unhashed(text: str) -> str:
     return _VENDORED_VERSION.sub(r"\1", text) if "-*.so." in text else text
 
 
+def original_names(name: str) -> tuple[str, ...]:
+    """The names the library file ``name`` had before a repair tool renamed it (``unhashed``'s rule,
+    auditwheel's and delvewheel's naming), the hash taken out: as it was
+    (``libjpeg-25f93ad1.so.62.4.0`` -> ``libjpeg.so.62.4.0``) and as ``unhashed`` cuts its version
+    (``libjpeg.so.62``, its SONAME); empty when ``name`` carries no such hash."""
+    whole = _hashes_out(name, "") if "-" in name else name
+    if whole == name:
+        return ()
+    return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
+
+
 def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:
     """The stable key of ``finding``: ``(rule, relative file, subject)``; a subject that is
     itself a path under an input (the other library of a ``duplicate-export``) is made

@@ -1,8 +1,8 @@
 """The content hashes repair tools put in vendored libraries' names, taken out by
-``baseline.unhashed`` (baselines, ``diff``, SARIF fingerprints): auditwheel's
-``<base up to the first dot>-<8 hex>.<rest>`` wherever the rest puts the version (numpy's
-``libopenblas64_p-r0-5007b62f.3.23.dev.so`` kept its hash: a baseline for numpy 1.25.2 did not
-match 1.26.4), delvewheel's ``<name>-<32 hex>.dll``; names without one untouched."""
+``baseline.unhashed`` (baselines, ``diff``, SARIF fingerprints) and ``baseline.original_names``
+(``why``): auditwheel's ``<base up to the first dot>-<8 hex>.<rest>`` wherever the rest puts the
+version (numpy's ``libopenblas64_p-r0-5007b62f.3.23.dev.so`` kept its hash: a baseline for numpy
+1.25.2 did not match 1.26.4), delvewheel's ``<name>-<32 hex>.dll``; names without one untouched."""
 
 from __future__ import annotations
 
@@ -59,9 +59,23 @@ def test_hashes_taken_out_as_before_and_names_without_one_untouched(name: str, e
     assert unhashed(name) == expected
 
 
+def test_original_names_are_the_names_before_the_repair() -> None:
+    """``why`` asks by these: the name with the hash out, as it was and cut to its major version."""
+    from linkaudit.config.baseline import original_names
+
+    assert original_names("libjpeg-25f93ad1.so.62.4.0") == ("libjpeg.so.62.4.0", "libjpeg.so.62")
+    assert original_names("libopenblas64_p-r0-0cf96a72.3.23.dev.so") == ("libopenblas64_p-r0.3.23.dev.so",)
+    assert original_names("libgfortran-040039e1-0352e75f.so.5.0.0") == ("libgfortran.so.5.0.0", "libgfortran.so.5")
+    assert original_names("msvcp140-263139962577ecda4cd9469ca360a746.dll") == ("msvcp140.dll",)
+    assert original_names("libjpeg.so.62") == ()
+    assert original_names("libfoo-1.2.3.so") == ()
+
+
 def test_hostile_names_are_cut_without_backtracking() -> None:
     """A name of 20,000 hashes ending in no dot, or in one: taken out in one pass (a backtracking
     pattern over ``(-[0-9a-f]{8})+`` took time quadratic in them)."""
+    from linkaudit.config.baseline import original_names
+
     assert unhashed("x" + "-00000000" * 20_000 + "y.so") == "x" + "-00000000" * 20_000 + "y.so"
     assert unhashed("x" + "-00000000" * 20_000 + ".so") == "x-*.so"
-    assert unhashed("a-" * 100_000) == "a-" * 100_000
+    assert original_names("a-" * 100_000) == ()
