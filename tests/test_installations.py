@@ -5,11 +5,9 @@ sample_bins/build_wheels.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,8 @@ from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages.metadata import wheel_name
 from linkaudit.packages.planner import Target, manylinux_platforms, plan_installations
 from linkaudit.report import FileStatus, Finding
+
+from .conftest import sample_write_wheel
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 DIST = SAMPLES / "wheels/dist"
@@ -445,21 +445,12 @@ def test_a_dist_of_one_project_is_planned_as_before_beside_a_newer_tag() -> None
     ]
 
 
-def _write_wheel() -> Callable[..., None]:
-    """``sample_bins/build_wheels.py``'s ``write_wheel`` (METADATA, WHEEL, RECORD as PEP 427 says)."""
-    spec = importlib.util.spec_from_file_location("build_wheels", SAMPLES / "build_wheels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_wheel  # type: ignore[no-any-return]
-
-
 def test_a_dependency_wheel_for_a_newer_glibc_is_installed_with_the_wheel_that_loads_it(tmp_path: Path) -> None:
     """mod (cp311, manylinux_2_17) declares helper and finds its libhelper.so through RUNPATH
     ``$ORIGIN/lib``; helper is ``py3-none-manylinux_2_28``.  pip installs both wherever glibc 2.28
     runs: one installation, for CPython 3.11 there, and nothing to report (it was two, with a false
     library-not-found and an rpath-outside-package note; tagging helper manylinux_2_17 hid it)."""
-    write_wheel = _write_wheel()
+    write_wheel = sample_write_wheel()
     mod_so = "mod.cpython-311-x86_64-linux-gnu.so"
     mod = tmp_path / "mod-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
     helper = tmp_path / "helper-1.0-py3-none-manylinux_2_28_x86_64.whl"

@@ -6,11 +6,9 @@ counting what was found outside it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import zipfile
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,8 @@ from linkaudit.loader.target import TargetEnvironment
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages import find_site, most_demanding
 from linkaudit.report import Report
+
+from .conftest import sample_write_wheel
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 PYEXT = SAMPLES / "loader/pyext"
@@ -149,15 +149,6 @@ def test_an_unzipped_sample_wheel_is_one_site(tmp_path: Path, given: str) -> Non
     assert not [f for f in report.findings if f.severity.value == "error"]
 
 
-def _write_wheel() -> Callable[..., None]:
-    """``sample_bins/build_wheels.py``'s ``write_wheel`` (METADATA, WHEEL, RECORD as PEP 427 says)."""
-    spec = importlib.util.spec_from_file_location("build_wheels", SAMPLES / "build_wheels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_wheel  # type: ignore[no-any-return]
-
-
 def test_an_rpath_into_another_package_given_is_judged_alike_in_wheels_and_their_site(tmp_path: Path) -> None:
     """torch's ``$ORIGIN/../../nvidia/cu13/lib`` beside the NVIDIA wheel that installs it: the wheels
     gave 14 rpath-outside-package notes that the installed site of the same files did not.  Here:
@@ -165,7 +156,7 @@ def test_an_rpath_into_another_package_given_is_judged_alike_in_wheels_and_their
     two wheels or installed (unzipped, RECORD and all) into one site, the same findings: none for
     it; the same note for ``pkg/sub...so``, whose ``$ORIGIN/lib`` leads into pkg/lib/, where mod
     installs nothing (the site said nothing of it: a stale entry, as torch/bin/protoc's ``$ORIGIN/../lib64``)."""
-    write_wheel = _write_wheel()
+    write_wheel = sample_write_wheel()
     mod_so = "mod.cpython-311-x86_64-linux-gnu.so"
     wheels = tmp_path / "dist"
     wheels.mkdir()
