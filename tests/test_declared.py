@@ -280,3 +280,21 @@ def test_a_requirement_its_marker_excludes_asks_for_the_marker(tmp_path: Path) -
     assert """its Requires-Dist has 'helper ; python_version < "3.11"'""" in message
     assert 'fix the marker (python_version < "3.11")' in message
     assert "add 'helper'" not in message
+
+
+@pytest.mark.parametrize(
+    ("marker", "undeclared"), [('python_version >= "3.12"', False), ('python_version < "3.12"', True)]
+)
+def test_markers_are_judged_for_the_python_a_distribution_names(tmp_path: Path, marker: str, undeclared: bool) -> None:
+    """app is a ``cp312`` wheel; the installation's platform comes from helper's ``py3-none``
+    manylinux_2_28 tag, which names no Python: markers were judged for 3.11 (the default), so
+    ``helper ; python_version >= "3.12"`` was an undeclared dependency.  The Python is app's."""
+    site = tmp_path / "site"
+    (site / "pkg/lib").mkdir(parents=True)
+    shutil.copy(PYEXT / "mod.cpython-311-x86_64-linux-gnu.so", site / "pkg/mod.cpython-312-x86_64-linux-gnu.so")
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "pkg/lib")
+    tag = "cp312-cp312-manylinux_2_17_x86_64"
+    _dist_info(site, "app", ["pkg/mod.cpython-312-x86_64-linux-gnu.so"], [f"helper ; {marker}"], tag=tag)
+    _dist_info(site, "helper", ["pkg/lib/libhelper.so"], tag="py3-none-manylinux_2_28_x86_64")
+    found = [f for f in audit([str(site / "pkg")]).findings if f.rule == "undeclared-dependency"]
+    assert bool(found) is undeclared, [f.message for f in found]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -122,8 +123,24 @@ def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationMod
     tagged = demanding or next((d for d in dists.values() if d.tags), None)
     if tagged is not None:
         target = sorted(tagged.tags, key=str)[0]
+        python = _python_named(dists.values()) if not _VERSIONED.fullmatch(target.interpreter) else None
+        if python is not None:  # the platform's demands, the Python another distribution names
+            target = type(target)(python.interpreter, python.abi, target.platform)
     else:
         from packaging.tags import Tag
 
         target = Tag(*_GENERIC)
     return InstallationModel(dists, target, marker_environment(target), tuple(sites), staged, labels)
+
+
+#: An interpreter tag that names a Python version (``cp312``, ``pp310``), not only a major (``py3``).
+_VERSIONED = re.compile(r"[a-z]+\d\d+")
+
+
+def _python_named(dists: Iterable[Distribution]) -> Tag | None:
+    """The first tag (in sorted order) of the distributions that names a Python version, or ``None``.
+    The platform that asks most may come from a ``py3-none`` wheel (a CUDA library's wheel beside
+    a ``cp312`` extension's): its tag names no Python, and markers (``python_version >= "3.12"``)
+    were judged for 3.11."""
+    named = [t for d in dists for t in d.tags if _VERSIONED.fullmatch(t.interpreter)]
+    return min(named, key=str) if named else None
