@@ -174,17 +174,3 @@ def _summarise_tools(terminalreporter) -> None:  # type: ignore[no-untyped-def]
         why = find_tool(name).reason if tally["skipped"] else ""
         line = f"{name}: {tally['ran']} ran, {tally['skipped']} skipped"
         terminalreporter.write_line(line + (f" ({why})" if why else ""))
-
-
-def sample_write_wheel():  # type: ignore[no-untyped-def]
-    """``sample_bins/build_wheels.py``'s ``write_wheel`` (METADATA, WHEEL, RECORD as PEP 427 says),
-    for tests that build their own wheels from sample libraries."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "build_wheels", Path(__file__).resolve().parents[1] / "sample_bins" / "build_wheels.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_wheel

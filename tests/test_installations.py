@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 from output.schema import validate_report
+from samplewheels import sample_write_wheel
 
 from linkaudit import audit
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages.metadata import wheel_name
 from linkaudit.packages.planner import Target, manylinux_platforms, plan_installations
 from linkaudit.report import FileStatus, Finding
-
-from .conftest import sample_write_wheel
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 DIST = SAMPLES / "wheels/dist"

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 from output.schema import validate_report
+from samplewheels import sample_write_wheel
 
 from linkaudit import AuditConfig, audit
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.output import OutputFormat, renderer
 from linkaudit.packages import find_site, most_demanding
 from linkaudit.report import Report
-
-from .conftest import sample_write_wheel
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 PYEXT = SAMPLES / "loader/pyext"
