@@ -18,6 +18,7 @@ from .config.profiles import WheelPolicy, get_profile, implied_by_wheel, wheel_p
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat, did_you_mean
 from .formats import Container, read_path, unsupported_reason
+from .formats.filebytes import NO_SUCH_FILE
 from .inputs import Collected, collect
 from .jobs import Failed, Spread, pools, read_paths, run_tasks
 from .loader.analysis import LinkageAnalysis
@@ -312,8 +313,8 @@ def _audit_staged(
 def _gone(error: InputError, path: str) -> InputError:
     """``error``, saying so when the file the walk listed was gone when read (a build tree written
     while it is audited): "no such file or directory" alone read as a wrong path given."""
-    if error.path == path and error.reason == "no such file or directory":
-        return InputError(path, "no such file or directory: listed when the tree was walked, gone when read "
+    if error.path == path and error.reason == NO_SUCH_FILE:
+        return InputError(path, f"{NO_SUCH_FILE}: listed when the tree was walked, gone when read "
                           "(the tree changed while check ran)", error.offset)  # fmt: skip
     return error
 

@@ -12,7 +12,6 @@ import dataclasses
 import enum
 import os
 import stat
-import struct
 from collections.abc import Callable
 
 from ..cache import Cache, Key, file_key, member_variant, narrowed
@@ -21,7 +20,7 @@ from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
 from . import copies
 from .elf import read_elf
-from .filebytes import Buffer, file_bytes, open_file
+from .filebytes import READER_FAULTS, Buffer, fault_reason, file_bytes, open_file
 from .ranges import Member, source_of
 
 #: Bytes ``sniff`` needs to see.
@@ -242,11 +241,9 @@ def read_bytes(path: str, buf: Buffer, soft_dependencies: bool = True, kind: Con
         return _read(path, kind, buf, soft_dependencies)
     except InputError:
         raise
-    except MemoryError as exc:
-        raise InputError(path, f"too large to read: a table of this {size}-byte file does not fit in memory") from exc
-    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+    except READER_FAULTS as exc:
         what = {Container.PE: "PE", Container.MACHO: "Mach-O", Container.COFF: "COFF"}.get(kind, "ELF")
-        raise InputError(path, f"malformed {what} file: {exc}") from exc
+        raise InputError(path, fault_reason(exc, what, size)) from exc
 
 
 def _read(path: str, kind: Container, buf: Buffer, soft_dependencies: bool) -> list[Binary]:

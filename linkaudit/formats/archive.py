@@ -24,7 +24,6 @@ ELF reader.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -40,7 +39,7 @@ from .coff import (
     read_import_member,
 )
 from .elf import read_elf
-from .filebytes import Buffer, FileBytes, file_bytes, open_file
+from .filebytes import READER_FAULTS, Buffer, FileBytes, fault_reason, file_bytes, open_file
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
@@ -295,9 +294,9 @@ def _read_member(path: str, name: str, label: str, data: Buffer) -> Binary | Non
         return None
     except InputError as exc:
         raise InputError(path, f"member {shown(name)}: {exc.reason}", exc.offset) from exc
-    except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:  # as read_bytes says them
+    except READER_FAULTS as exc:  # as read_bytes says them
         what = "ELF" if head == b"\x7fELF" else "COFF"
-        raise InputError(path, f"member {shown(name)}: malformed {what} file: {exc}") from exc
+        raise InputError(path, f"member {shown(name)}: {fault_reason(exc, what, len(data))}") from exc
 
 
 class _ThinMembers:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import struct
 
 from ..errors import InputError
 from .ranges import RangeBytes
@@ -151,12 +152,30 @@ def file_bytes(fd: int, path: str, size: int) -> FileBytes:
     return FileBytes(_OpenFile(fd, path, size), 0, size)
 
 
+#: What the readers raise for a malformed table besides ``InputError``: each becomes one
+#: ``InputError`` (``fault_reason``), for a whole file (``formats.read_bytes``) and for an archive's
+#: member (``archive``) alike.
+READER_FAULTS = (struct.error, IndexError, ValueError, OverflowError, MemoryError)
+
+
+def fault_reason(exc: BaseException, what: str, size: int) -> str:
+    """The sentence an ``InputError`` gives for a reader's fault (``READER_FAULTS``) in a file of
+    ``size`` bytes whose format is ``what`` (``"ELF"``, ``"PE"``...)."""
+    if isinstance(exc, MemoryError):
+        return f"too large to read: a table of this {size}-byte file does not fit in memory"
+    return f"malformed {what} file: {exc}"
+
+
+#: ``os_reason`` of ENOENT.
+NO_SUCH_FILE = "no such file or directory"
+
+
 def os_reason(exc: OSError) -> str:
     """The sentence an ``InputError`` gives for an ``OSError`` of ``open``/``stat``."""
     if exc.errno == errno.ELOOP:
         return "symlink loop (too many levels of symbolic links)"
     if exc.errno == errno.ENOENT:
-        return "no such file or directory"
+        return NO_SUCH_FILE
     if exc.errno == errno.EACCES:
         return "permission denied"
     if exc.errno == errno.EISDIR:
