@@ -306,8 +306,9 @@ class _Loading:
             return
         found: tuple[str | None, Source | None, str | None, str | None]
         if "/" in name:  # opened as written (no $ORIGIN in DT_NEEDED), a relative one in the process's cwd
-            exists = name.startswith("/") and ctx.fs.stat(name) is not None
-            detail = "" if name.startswith("/") else RELATIVE_TO_CWD
+            absolute = name.startswith("/")
+            exists = absolute and ctx.fs.stat(name) is not None
+            detail = "" if absolute else RELATIVE_TO_CWD
             attempts = [Attempt(name, Source.PATH, None, Outcome.FOUND if exists else Outcome.MISSING, detail)]
             found = (name, Source.PATH, None, None) if exists else (None, None, None, None)
         elif name in process.shortnames:

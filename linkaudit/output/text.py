@@ -229,18 +229,17 @@ def _site_target(target: dict[str, Any]) -> str:
     return f"target {target['tag']}, but the libraries of this machine count (--target-env host)"
 
 
-#: A platform tag's machine -> conda's ``subdir`` (the inverse of ``packages.site``'s).
-_CONDA_SUBDIR = {"x86_64": "linux-64", "aarch64": "linux-aarch64", "ppc64le": "linux-ppc64le", "s390x": "linux-s390x"}
-
-
 def _conda_words(tag: str) -> str:
     """A conda prefix's target in conda's words: ``"linux-64, glibc 2.17 (its glibc baseline)"`` for
     the ``py3-none-manylinux_2_17_x86_64`` its records are read as (no wheel's tag); the tag as it is
     when it is not of that shape."""
+    from ..packages.site import CONDA_ARCH  # loaded already: the prefix was read with it
+
     parts = tag.rsplit("-", 1)[-1].split("_", 3)  # manylinux, 2, 17, x86_64
     if len(parts) != 4 or parts[0] != "manylinux" or not (parts[1].isdigit() and parts[2].isdigit()):
         return f"{tag} (its glibc baseline)"
-    return f"{_CONDA_SUBDIR.get(parts[3], parts[3])}, glibc {parts[1]}.{parts[2]} (its glibc baseline)"
+    subdir = next((s for s, machine in CONDA_ARCH.items() if machine == parts[3]), parts[3])
+    return f"{subdir}, glibc {parts[1]}.{parts[2]} (its glibc baseline)"
 
 
 def _site_text(site: dict[str, Any]) -> str:

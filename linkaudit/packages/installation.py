@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..records import dataclass
 from .metadata import Distribution
+from .planner import names_python_version
 from .requirements import Declared, closure, marker_environment
 from .site import Site, SiteLayout, most_demanding
 from .staged import Staged
@@ -123,7 +123,7 @@ def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationMod
     tagged = demanding or next((d for d in dists.values() if d.tags), None)
     if tagged is not None:
         target = sorted(tagged.tags, key=str)[0]
-        python = _python_named(dists.values()) if not _VERSIONED.fullmatch(target.interpreter) else None
+        python = _python_named(dists.values()) if not names_python_version(target.interpreter) else None
         if python is not None:  # the platform's demands, the Python another distribution names
             target = type(target)(python.interpreter, python.abi, target.platform)
     else:
@@ -133,14 +133,10 @@ def installation_model(staged: Staged, sites: Sequence[Site]) -> InstallationMod
     return InstallationModel(dists, target, marker_environment(target), tuple(sites), staged, labels)
 
 
-#: An interpreter tag that names a Python version (``cp312``, ``pp310``), not only a major (``py3``).
-_VERSIONED = re.compile(r"[a-z]+\d\d+")
-
-
 def _python_named(dists: Iterable[Distribution]) -> Tag | None:
     """The first tag (in sorted order) of the distributions that names a Python version, or ``None``.
     The platform that asks most may come from a ``py3-none`` wheel (a CUDA library's wheel beside
     a ``cp312`` extension's): its tag names no Python, and markers (``python_version >= "3.12"``)
     were judged for 3.11."""
-    named = [t for d in dists for t in d.tags if _VERSIONED.fullmatch(t.interpreter)]
+    named = [t for d in dists for t in d.tags if names_python_version(t.interpreter)]
     return min(named, key=str) if named else None

@@ -156,6 +156,12 @@ class Installation:
     reason: str = ""
 
 
+def names_python_version(interpreter: str) -> bool:
+    """True for an interpreter tag that names a Python version (``cp312``, ``pp310``), not only its
+    major (``py3``) — PEP 425's interpreter tag."""
+    return re.fullmatch(r"[a-z]+\d\d+", interpreter) is not None
+
+
 def _candidate_targets(wheels: Sequence[WheelName]) -> tuple[list[Target], frozenset[Target]]:
     """The targets to plan for, and which of them a wheel's tag names.
 
@@ -168,7 +174,7 @@ def _candidate_targets(wheels: Sequence[WheelName]) -> tuple[list[Target], froze
     tags = [t for w in wheels for t in sorted(w.tags, key=str)]
     triples = list(dict.fromkeys(Target(t.interpreter, t.abi, t.platform) for t in tags))
     levels = (
-        [t for t in triples if t.platform != "any" and re.fullmatch(r"[a-z]+\d\d+", t.interpreter)],
+        [t for t in triples if t.platform != "any" and names_python_version(t.interpreter)],
         [t for t in triples if t.platform != "any"],
         triples,
     )

@@ -310,7 +310,7 @@ def owner_in(site: Site, path: str) -> Distribution | None:
 #: The glibc conda-forge builds against when nothing in the prefix says otherwise (its sysroot).
 CONDA_FORGE_GLIBC = (2, 17)
 #: conda's ``subdir`` -> the machine's name in platform tags.
-_CONDA_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "linux-ppc64le": "ppc64le", "linux-s390x": "s390x"}
+CONDA_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64", "linux-ppc64le": "ppc64le", "linux-s390x": "s390x"}
 
 
 def _strings(value: object) -> list[str]:
@@ -380,7 +380,7 @@ def conda_distribution(
     ``manylinux_{glibc}_{arch}`` for its ``subdir``; ``kind`` as ``Distribution.kind``."""
     from packaging.tags import Tag  # packaging.tags: only for a conda package or prefix given
 
-    arch = _CONDA_ARCH.get(str(record.get("subdir", "")), "x86_64")
+    arch = CONDA_ARCH.get(str(record.get("subdir", "")), "x86_64")
     tag = Tag("py3", "none", f"manylinux_{glibc[0]}_{glibc[1]}_{arch}")
     depends = [d.split()[0] for d in _strings(record.get("depends")) if d.strip() and not d.startswith("__")]
     name, version = str(record["name"]), str(record.get("version", ""))
