@@ -139,22 +139,29 @@ def test_empty_baseline_name_is_an_error(run_cli, builds: Path) -> None:  # type
     assert r.exit_code == 2 and "--baseline : " in r.stderr
 
 
+def _baseline_of_old_matches_new(run_cli, tmp_path: Path, name: str, digests: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Builds ``old`` and ``new`` (in the working directory ``tmp_path``) vendoring libleak.so as
+    ``pkg.libs/<name>``, ``{}`` the release's hash: ``old`` fails; its baseline names the file with
+    the hash written ``-*``; ``new`` checked against it passes, nothing said fixed."""
+    leak = (SAMPLES / "misc/libleak.so").read_bytes()
+    for build, digest in zip(("old", "new"), digests, strict=True):
+        (tmp_path / build / "pkg.libs").mkdir(parents=True)
+        (tmp_path / build / "pkg.libs" / name.format(digest)).write_bytes(leak)
+    assert run_cli("check", "--no-loader", "old").exit_code == 1
+    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
+    files = {f["file"] for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
+    assert files == {f"pkg.libs/{name.format('*')}"}
+    again = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
+    assert again.exit_code == 0, again.stdout
+    assert not [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "baseline-fixed"]
+
+
 def test_a_baseline_matches_the_next_release_of_vendored_libraries(run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """auditwheel names a vendored library by its content hash (``libleak-0a1b2c3d.so``), which
     changes with each release: the baseline leaves it out, in files and in subjects, and an
     entry written with a hash before still matches."""
     monkeypatch.chdir(tmp_path)
-    leak = (SAMPLES / "misc/libleak.so").read_bytes()
-    for build, digest in (("old", "0a1b2c3d"), ("new", "fdde5778")):
-        (tmp_path / build / "pkg.libs").mkdir(parents=True)
-        (tmp_path / build / "pkg.libs" / f"libleak-{digest}.so").write_bytes(leak)
-    assert run_cli("check", "--no-loader", "old").exit_code == 1
-    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
-    files = {f["file"] for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
-    assert files == {"pkg.libs/libleak-*.so"}
-    again = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
-    assert again.exit_code == 0, again.stdout
-    assert not [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "baseline-fixed"]
+    _baseline_of_old_matches_new(run_cli, tmp_path, "libleak-{}.so", ("0a1b2c3d", "fdde5778"))
     # a baseline written before hashes were left out
     doc = json.loads((tmp_path / "bl.json").read_text())
     for f in doc["findings"]:
@@ -260,16 +267,7 @@ def test_a_baseline_and_sarif_fingerprints_match_when_the_hash_sits_mid_name(run
     from linkaudit.output.sarif import FINGERPRINT_KEY
 
     monkeypatch.chdir(tmp_path)
-    leak = (SAMPLES / "misc/libleak.so").read_bytes()
-    for build, digest in (("old", "5007b62f"), ("new", "0cf96a72")):
-        (tmp_path / build / "pkg.libs").mkdir(parents=True)
-        (tmp_path / build / "pkg.libs" / f"libopenblas64_p-r0-{digest}.3.23.dev.so").write_bytes(leak)
-    run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json")
-    files = {f["file"] for f in json.loads((tmp_path / "bl.json").read_text())["findings"]}
-    assert files == {"pkg.libs/libopenblas64_p-r0-*.3.23.dev.so"}
-    again = run_cli("check", "--no-loader", "--format", "json", "new", "--baseline", "bl.json")
-    assert again.exit_code == 0, again.stdout
-    assert not [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "baseline-fixed"]
+    _baseline_of_old_matches_new(run_cli, tmp_path, "libopenblas64_p-r0-{}.3.23.dev.so", ("5007b62f", "0cf96a72"))
 
     def prints(build: str) -> set[str]:
         sarif = json.loads(run_cli("check", "--no-loader", "--format", "sarif", build).stdout)
