@@ -120,8 +120,13 @@ def _has_tool_table(pyproject: str) -> bool:
         return False
     import tomllib  # only once a file is found: no TOML parser on a run without one
 
+    from .tomlkeys import too_deep
+
     try:
-        tool = tomllib.loads(raw.decode("utf-8")).get("tool")
+        text = raw.decode("utf-8")
+        if too_deep(text):  # never parsed: reported as a broken file is, when it names the table
+            return b"tool.linkaudit" in raw
+        tool = tomllib.loads(text).get("tool")
     except (UnicodeDecodeError, ValueError, RecursionError):  # ValueError: TOMLDecodeError, and an
         # integer of more than 4,300 digits, which int() refuses
         return b"tool.linkaudit" in raw
@@ -280,8 +285,14 @@ def _parse_toml(path: str, raw: bytes) -> tuple[dict[str, Any], str]:
     """
     import tomllib  # only when a configuration file is read
 
+    from .tomlkeys import too_deep
+
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        deep = too_deep(text)
+        if deep is not None:
+            raise ConfigError(f"{path}: not valid TOML for linkaudit: {deep}")
+        data = tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte offset {exc.start})") from exc
     except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4,300 digits

@@ -315,3 +315,32 @@ def test_an_ignored_rule_spelt_nearly_right_is_suggested(run_cli) -> None:  # ty
     r = run_cli("check", "--no-config", "--ignore", "rpath_leak", ABS)
     assert r.exit_code == 2 and "no such rule (did you mean 'rpath-leak'?)" in r.stderr, r.stderr
     assert "did you mean" not in run_cli("check", "--no-config", "--ignore", "nonsense", ABS).stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("linkaudit.toml", "a" + ".a" * 3000 + " = 1\n"),
+        ("pyproject.toml", "[tool.linkaudit]\nignore = []\n[other]\n" + "a" + " . a" * 3000 + " = 1\n"),
+        ("linkaudit.toml", "x = 1\n" + '"q"' + '."q"' * 3000 + " = 1\n"),
+    ],
+)
+def test_a_key_of_thousands_of_dotted_parts_is_refused_unparsed(
+    run_cli, workdir: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: str
+) -> None:  # type: ignore[no-untyped-def]
+    # tomllib keeps every prefix of a dotted key: 40,000 parts (80 KB) cost 28 s and 6 GB.
+    import tomllib
+
+    parsed: list[int] = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(len(text)) or real(text))
+    (workdir / name).write_text(content)
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 2 and "a dotted key of 3001 parts (at most 128" in r.stderr, r.stderr
+    assert parsed == [], "the document reached the TOML parser"
+
+
+def test_a_deep_key_in_a_pyproject_without_our_table_is_ignored(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    (workdir / "pyproject.toml").write_text("# linkaudit\n" + "a" + ".a" * 3000 + " = 1\n")
+    r = run_cli("check", "--no-loader", ABS)
+    assert r.exit_code == 0, r.stderr
