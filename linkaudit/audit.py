@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .loader.images import ImageLoad
     from .packages.installation import InstallationModel
     from .packages.staging import Progress
+    from .rules.base import Rule
     from .verify import Disagreement
 
 
@@ -146,15 +147,20 @@ def _entry_roots(entries: Sequence[str], by_path: dict[str, Binary], errors: lis
     return roots
 
 
-def _out_of_memory(binaries: Sequence[Binary]) -> InputError:
-    """The error of a loader emulation that ran out of memory, named by the inputs' common directory."""
-    paths = [b.path for b in binaries]
+def _common_directory(paths: Sequence[str]) -> str:
+    """The directory all of ``paths`` lie in (``"."`` for none; the first when absolute and relative mix)."""
     try:
         where = os.path.commonpath(paths) if paths else "."
     except ValueError:  # absolute and relative paths mixed
         where = paths[0]
+    return where or "."
+
+
+def _out_of_memory(binaries: Sequence[Binary]) -> InputError:
+    """The error of a loader emulation that ran out of memory, named by the inputs' common directory."""
+    paths = [b.path for b in binaries]
     return InputError(
-        where or ".",
+        _common_directory(paths),
         f"the loader emulation of {len(paths)} input{'s' if len(paths) != 1 else ''} ran out of memory (each library no import root "
         "reaches is loaded on its own with its whole closure: a long chain or cycle of libraries that also "
         "need libc costs the square of their number); only the per-file rules ran — give the import roots "
@@ -465,9 +471,29 @@ def _run_rules(context: AuditContext, findings: list[Finding]) -> list[str]:
         if rule_cls.id in context.config.ignore:
             continue
         ran.append(rule_cls.id)
-        findings.extend(rule_cls().check(context))
+        findings.extend(_one_rule(rule_cls, context))
     findings.extend(_under_musl_too(context, findings))
     return ran
+
+
+def _one_rule(rule_cls: type[Rule], context: AuditContext) -> list[Finding]:
+    """The findings of one rule over ``context``; when it runs out of memory (a cross-file rule over
+    millions of symbols under a memory limit), one ``unreadable-input`` error saying so instead of
+    its findings, and the other rules still run — before, the run ended "internal error", exit 3,
+    with no report."""
+    try:
+        return list(rule_cls().check(context))
+    except MemoryError:
+        pass  # named outside the handler: inside it the traceback keeps the rule's memory alive
+    gc.collect()
+    paths = [b.path for b in context.binaries]
+    error = InputError(
+        _common_directory(paths),
+        f"the rule {rule_cls.id} ran out of memory over {len(paths)} input{'s' if len(paths) != 1 else ''}: "
+        f"its findings are missing, the other rules ran — audit fewer files together, give the "
+        f"process more memory, or --ignore {rule_cls.id}",
+    )
+    return [_unreadable(error)]
 
 
 def _root_infos(linkage: LinkageAnalysis | None, image_loads: Sequence[ImageLoad]) -> tuple[RootInfo, ...]:

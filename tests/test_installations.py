@@ -303,6 +303,30 @@ def test_running_out_of_memory_is_named_after_the_failed_loads_are_released(monk
     assert any("ran out of memory" in f.message for f in report.findings if f.rule == "unreadable-input")
 
 
+def test_a_rule_that_runs_out_of_memory_is_named_and_the_others_still_run(monkeypatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """duplicate-export over four libraries of a million exports each, under an 800 MB address-space
+    limit, raised MemoryError in the rules: exit 3, "internal error ... a bug", no report, the
+    other inputs' findings lost (the hostile tester's 03). Now that rule's one error names it, and
+    every other rule's findings stay."""
+    from linkaudit.rules.duplicate_export import DuplicateExport
+
+    tree = SAMPLES / "loader/ancestor_runpath"
+    plain = audit([str(tree)])
+    monkeypatch.setattr(DuplicateExport, "check", lambda self, context: _exhausted())
+    report = audit([str(tree)])
+    (error,) = [f for f in report.findings if f.rule == "unreadable-input"]
+    assert error.file == str(tree) and "the rule duplicate-export ran out of memory over 3 inputs" in error.message
+    assert "--ignore duplicate-export" in error.message
+    kept = [(f.rule, f.file, f.subject) for f in plain.findings if f.rule != "duplicate-export"]
+    assert [(f.rule, f.file, f.subject) for f in report.findings if f.rule != "unreadable-input"] == kept
+    r = run_cli("check", "--no-config", str(tree))
+    assert r.exit_code == 2 and "internal error" not in r.stderr and "ran out of memory" in r.stdout
+
+
+def _exhausted() -> None:
+    raise MemoryError
+
+
 def test_each_installation_line_gives_its_own_errors_and_warnings(tmp_path: Path) -> None:
     """A dist/ of three wheels plus another project's cp311 wheel holding a library that links the
     GPU driver: each installation's line ends with the errors and warnings found on its own
