@@ -351,6 +351,23 @@ def test_each_installation_line_gives_its_own_errors_and_warnings(tmp_path: Path
     assert seen[1] > 0 and seen[0] == seen[2] == 0  # the driver link is in the cp311 installation only
 
 
+def test_an_installation_line_counts_suppressed_findings_apart(tmp_path: Path, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A suppressed error (by the configuration or the baseline) was still counted on its
+    installation's line: "— 1 error" on every line of a green run (exit 0) whose summary said
+    "0 errors, 1 suppressed". Now it is counted as the summary counts it."""
+    bad = tmp_path / "bad-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("bad/libtorch_cuda.so", (SAMPLES / "broken/libtorch_cuda.so").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    inputs = [*(str(w) for w in WHEELS), str(bad)]
+    assert "wrote 2 findings" in run_cli("check", "--no-config", "--write-baseline", "bl.json", *inputs).stderr
+    r = run_cli("check", "--no-config", "--baseline", "bl.json", *inputs)
+    lines = [ln for ln in r.stdout.splitlines() if ln[:5] in ("  1. ", "  2. ", "  3. ")]
+    assert r.exit_code == 0 and len(lines) == 3, r.stdout
+    assert all(" — 0 errors, 0 warnings" in ln for ln in lines), lines
+    assert lines[1].endswith(" suppressed") and not lines[0].endswith(" suppressed"), lines
+
+
 def test_a_wheelhouse_of_many_targets_is_planned_in_linear_passes() -> None:
     """One project's 300 wheels for 300 targets: each installation passes over the wheels a fixed
     number of times, and its reason names three of the others, then a count (a wheel per project

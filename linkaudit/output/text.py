@@ -184,17 +184,25 @@ def installation_label(packages: Sequence[str], targets: Sequence[str], reason: 
 
 def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
     """Each installation's own errors and warnings, `` — 0 errors, 2 warnings``: the findings on
-    its packages' members (``PACKAGE!member``), so that a CI log says which wheel failed; ``""``
-    for an installation of no package."""
+    its packages' members (``PACKAGE!member``), so that a CI log says which wheel failed; those a
+    suppression or the baseline hides are counted apart, as the summary counts them (``, 1
+    suppressed``: they were errors, and a green run read as failed); ``""`` for an installation of
+    no package."""
     index = {str(p): i for i, inst in enumerate(planned) for p in inst["packages"]}
-    counts = [[0, 0] for _ in planned]
+    counts = [[0, 0, 0] for _ in planned]
     for f in report.findings:
         at = index.get(f.file.split("!", 1)[0])
-        if at is not None and f.severity in (Severity.ERROR, Severity.WARNING):
+        if at is None:
+            continue
+        if f.suppressed is not None:
+            counts[at][2] += 1
+        elif f.severity in (Severity.ERROR, Severity.WARNING):
             counts[at][f.severity is Severity.WARNING] += 1
     return [
-        f" — {_counted(e, 'error')}, {_counted(w, 'warning')}" if inst["packages"] else ""
-        for inst, (e, w) in zip(planned, counts, strict=True)
+        f" — {_counted(e, 'error')}, {_counted(w, 'warning')}{f', {s} suppressed' if s else ''}"
+        if inst["packages"]
+        else ""
+        for inst, (e, w, s) in zip(planned, counts, strict=True)
     ]
 
 
