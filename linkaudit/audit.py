@@ -239,7 +239,34 @@ def _configured(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
         if s.matches(f.rule, f.file, f.subject):
             used.add(i)
             return replace(f, suppressed=s.reason)
-    return f
+    return _per_symbol(f, config, used) if config.suppressions else f
+
+
+def _per_symbol(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
+    """``f``, a finding of several symbols (subject "2 symbols": ``unresolved-symbol``,
+    ``abi3-symbol``), under the suppressions whose ``subject`` names symbols one by one, as the
+    baseline keys them: suppressed when each of its symbols is covered (each suppression used),
+    else reported, saying which symbols were covered and which are not. A ``subject = "bar"``
+    stopped matching once ``baz`` failed too, and was called stale."""
+    from .config.baseline import symbols_of
+    from .rules.base import preview
+
+    names = symbols_of(f)
+    if len(names) < 2:
+        return f
+    covered: dict[str, int] = {}
+    for name in names:
+        i = next((i for i, s in enumerate(config.suppressions) if s.matches(f.rule, f.file, name)), None)
+        if i is not None:
+            covered[name] = i
+    if not covered:
+        return f
+    used.update(covered.values())
+    if len(covered) == len(names):
+        reasons = dict.fromkeys(config.suppressions[i].reason for i in covered.values())
+        return replace(f, suppressed="; ".join(reasons))
+    rest = [n for n in names if n not in covered]
+    return replace(f, message=f"{f.message} (suppressed: {preview(list(covered))}; not suppressed: {preview(rest)})")
 
 
 def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:

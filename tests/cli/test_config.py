@@ -344,3 +344,29 @@ def test_a_deep_key_in_a_pyproject_without_our_table_is_ignored(run_cli, workdir
     (workdir / "pyproject.toml").write_text("# linkaudit\n" + "a" + ".a" * 3000 + " = 1\n")
     r = run_cli("check", "--no-loader", ABS)
     assert r.exit_code == 0, r.stderr
+
+
+def test_a_suppressed_symbol_stays_suppressed_beside_a_new_one(run_cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    """``subject = "bar"`` for ``unresolved-symbol`` matched while bar was the only symbol; once baz
+    failed too, the finding's subject became "2 symbols": bar was reported again and the entry
+    called stale ("matches no finding ... remove it"). Symbols are now matched one by one, as the
+    baseline keys them: bar stays covered, the finding says baz is not, no unused-suppression."""
+    from .test_baseline import _build
+
+    (workdir / "linkaudit.toml").write_text(
+        '[[suppress]]\nrule = "unresolved-symbol"\nfile = "*"\nsubject = "b?r"\nreason = "the host defines bar"\n'
+        '[[suppress]]\nrule = "unresolved-symbol"\nfile = "libuser.so"\nsubject = "qux"\nreason = "qux too"\n'
+    )
+    _build(workdir / "build", ("bar", "baz"))
+    r = run_cli("check", "build", "--ignore", "executable-stack", "--format", "json")
+    findings = json.loads(r.stdout)["findings"]
+    (error,) = [f for f in findings if f["rule"] == "unresolved-symbol"]
+    assert r.exit_code == 1 and not error.get("suppressed")
+    assert error["message"].endswith("(suppressed: bar; not suppressed: baz)")
+    assert [f["subject"] for f in findings if f["rule"] == "unused-suppression"] == ["unresolved-symbol libuser.so qux"]
+    _build(workdir / "build", ("bar", "qux"))  # every symbol covered, by two entries: suppressed, both used
+    r = run_cli("check", "build", "--ignore", "executable-stack", "--format", "json")
+    findings = json.loads(r.stdout)["findings"]
+    (covered,) = [f for f in findings if f["rule"] == "unresolved-symbol"]
+    assert r.exit_code == 0 and covered["suppressed"] == "the host defines bar; qux too"
+    assert not [f for f in findings if f["rule"] == "unused-suppression"]
