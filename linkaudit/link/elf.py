@@ -11,6 +11,7 @@ Sources: ``ld(1)``; the System V ABI "Archive File" chapter; GNU ld's
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -136,17 +137,19 @@ class _Link:
     """The state of one link as :func:`pulled` walks its line: the global symbols defined so far,
     the strong references still undefined, and the objects linked in (in link order)."""
 
-    __slots__ = ("defined", "out", "undefined")
+    __slots__ = ("defined", "indexes", "out", "undefined")
 
     def __init__(self) -> None:
         self.undefined: set[str] = set()
         self.defined: set[str] = set()
         self.out: list[Binary] = []
+        self.indexes: dict[int, tuple[list[Binary], dict[str, list[int]]]] = {}  # id(archive) -> it, its index
 
-    def take(self, b: Binary, link_in: bool = True) -> None:
+    def take(self, b: Binary, link_in: bool = True, fresh: list[str] | None = None) -> None:
         """Add ``b``'s global symbols to the link (``link_in``: and ``b`` itself to the output; a
         shared library's exports satisfy references without being linked in). Weak references
-        pull no archive member (``ld(1)``), so only strong ones are left undefined."""
+        pull no archive member (``ld(1)``), so only strong ones are left undefined; ``fresh``
+        collects the names that became undefined."""
         if link_in:
             self.out.append(b)
         defined, undefined = self.defined, self.undefined
@@ -156,22 +159,72 @@ class _Link:
             if sym.defined:
                 defined.add(sym.name)
                 undefined.discard(sym.name)
-            elif sym.binding != Binding.WEAK and sym.name not in defined:
+            elif sym.binding != Binding.WEAK and sym.name not in defined and sym.name not in undefined:
                 undefined.add(sym.name)  # weak references pull no archive member (ld(1))
+                if fresh is not None:
+                    fresh.append(sym.name)
+
+    def index(self, members: list[Binary]) -> dict[str, list[int]]:
+        """Each name ``members`` define strongly (GLOBAL or GNU_UNIQUE) -> the positions of the
+        members defining it, in archive order: the archive symbol table ``ld`` looks names up in
+        (System V ABI "Archive File"), built once per archive."""
+        cached = self.indexes.get(id(members))
+        if cached is not None:
+            return cached[1]
+        found: dict[str, list[int]] = {}
+        for position, member in enumerate(members):
+            for name in member.symbols.strong_definition_columns()[0]:
+                if name:
+                    found.setdefault(name, []).append(position)
+        self.indexes[id(members)] = (members, found)  # the list kept alive: its id stays its own
+        return found
 
     def scan(self, archives: list[list[Binary]], taken: set[int]) -> None:
         """Pull from ``archives`` (one archive, or a ``--start-group`` group as a whole) every member
         that defines a still-undefined symbol, rescanning until nothing more is pulled; ``taken``:
-        the ids of the members already pulled."""
+        the ids of the members already pulled.
+
+        GNU ld walks the archive symbol table in member order, pulls a member when a name it
+        defines is undefined at that point, and walks again while a walk pulled something
+        (``elf_link_add_archive_symbols``).  The members pulled, and their order, are those of
+        that walk, found without it: a heap of (walk, position, name) for every member defining a
+        name that is undefined — the names undefined at the start, then each name a pulled member
+        leaves undefined — behind the last pull in this walk, or in the next one.  An entry whose
+        name was defined meanwhile is dropped; each name becomes undefined once (a defined name
+        stays defined), so the work is linear in the archives' definitions and the pulls.
+        """
+        members = [m for archive in archives for m in archive]
+        where = self.index(archives[0]) if len(archives) == 1 else self._merged(archives)
+        heap: list[tuple[int, int, str]] = []
         undefined = self.undefined
-        changed = True
-        while changed and undefined:  # rescan until nothing more is pulled
-            changed = False
-            for members in archives:
-                for member in members:
-                    if id(member) in taken:
-                        continue
-                    if any(sym.defined and sym.name in undefined for sym in member.symbols.strong_definitions()):
-                        taken.add(id(member))
-                        self.take(member)
-                        changed = True
+        names = undefined if len(undefined) < len(where) else [n for n in where if n in undefined]
+        _queue(heap, names, where, 0, 0)
+        while heap:
+            walk, position, name = heapq.heappop(heap)
+            member = members[position]
+            if id(member) in taken or name not in undefined:
+                continue  # pulled for another name, or the name was defined since
+            taken.add(id(member))
+            fresh: list[str] = []
+            self.take(member, fresh=fresh)
+            _queue(heap, fresh, where, walk, position + 1)
+
+    def _merged(self, archives: list[list[Binary]]) -> dict[str, list[int]]:
+        """The indexes of a group's archives as one, over the positions of its members end to end."""
+        merged: dict[str, list[int]] = {}
+        offset = 0
+        for archive in archives:
+            for name, positions in self.index(archive).items():
+                merged.setdefault(name, []).extend(offset + p for p in positions)
+            offset += len(archive)
+        return merged
+
+
+def _queue(
+    heap: list[tuple[int, int, str]], names: Iterable[str], where: dict[str, list[int]], walk: int, cursor: int
+) -> None:
+    """Add to ``heap`` the members ``where`` says define ``names``: in this ``walk`` at or after
+    ``cursor``, else in the next one."""
+    for name in names:
+        for at in where.get(name, ()):
+            heapq.heappush(heap, (walk if at >= cursor else walk + 1, at, name))

@@ -40,3 +40,12 @@ def repeated_member(name: bytes, size: int, count: int) -> bytes:
     """A thin archive naming the file ``name`` (of ``size`` bytes) ``count`` times: 1,500 names of
     one large object were read 1,500 times, in full, and kept (77 s and 2.44 GB)."""
     return thin_archive([(name, size)] * count)
+
+
+def archive(members: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """A GNU ``ar`` archive of ``members`` — ``(name, content)``, a name of at most 15 bytes — in
+    order, without a symbol table (the reader indexes the members itself)."""
+    out = b"!<arch>\n"
+    for name, content in members:
+        out += header(name + b"/", len(content)) + content + (b"\n" if len(content) % 2 else b"")
+    return out

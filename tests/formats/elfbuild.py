@@ -153,3 +153,34 @@ def diamond_chain(levels: int) -> dict[str, bytes]:
         for side in "ab":
             files[f"lib{level}{side}.so"] = shared_library(f"lib{level}{side}.so", below)
     return files
+
+
+def relocatable(symbols: Sequence[tuple[bytes, int, int]]) -> bytes:
+    """An x86-64 ELF64 relocatable object (``ET_REL``) with one ``.text`` section and the global
+    ``symbols`` — ``(name, st_info, st_shndx)``: ``(b"f", 0x12, 1)`` a function defined in
+    ``.text``, ``(b"f", 0x10, 0)`` an undefined reference, ``0x22`` / ``0x20`` weak, ``0xFFF2``
+    a COMMON symbol."""
+    strtab = b"\0"
+    table = [sym(0, 0)]
+    for name, info, shndx in symbols:
+        table.append(sym(len(strtab), info, shndx, 0, 1 if shndx else 0))
+        strtab += name + b"\0"
+    shstrtab = b"\0.text\0.symtab\0.strtab\0.shstrtab\0"
+    text, symtab = b"\xc3" * 16, b"".join(table)
+    blobs, offsets, off = [], [], 64
+    for blob in (text, symtab, strtab, shstrtab):
+        offsets.append(off)
+        blobs.append(blob + b"\0" * (-len(blob) % 8))
+        off += len(blobs[-1])
+    shdr = "<IIQQQQIIQQ"
+    headers = [
+        b"\0" * 64,
+        struct.pack(shdr, 1, 1, 6, 0, offsets[0], len(text), 0, 0, 16, 0),
+        struct.pack(shdr, 7, 2, 0, 0, offsets[1], len(symtab), 3, 1, 8, 24),  # sh_info 1: all global
+        struct.pack(shdr, 15, 3, 0, 0, offsets[2], len(strtab), 0, 0, 1, 0),
+        struct.pack(shdr, 23, 3, 0, 0, offsets[3], len(shstrtab), 0, 0, 1, 0),
+    ]
+    head = struct.pack(
+        "<4sBBBBB7sHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0, b"\0" * 7, 1, 62, 1, 0, 0, off, 0, 64, 0, 0, 64, 5, 4
+    )
+    return head + b"".join(blobs) + b"".join(headers)
