@@ -24,6 +24,7 @@ from .options import loader_options
 from .pictures import PICTURE_FORMATS, format_option, load_graphs, render_picture
 from .reading import Inputs, per_installation, together_option
 from .tree import owners_of, run_analysis, run_images
+from .whydefs import definition_lines, elf_definitions, image_definitions
 
 
 def _base(path: str | None) -> str:
@@ -193,9 +194,12 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
     chains, renamed = _library_chains(analysis, owners_of(inputs), images, target)
     soft = _elf_soft(analysis, target)
     uses: list[dict[str, Any]] = []
+    defined: list[dict[str, Any]] = []
     if not chains:
         uses = _elf_uses(analysis, target)
         uses.extend(_image_uses(images, inputs.binaries, target))
+    if not chains and not uses:  # a symbol exported in the load that nothing uses: where it is defined
+        defined = elf_definitions(analysis, target) + image_definitions(images, inputs.binaries, target)
     if fmt in PICTURE_FORMATS:
         emit(_picture(inputs, fmt, [target, *renamed], analysis, images, uses))
     elif fmt == "json":
@@ -205,6 +209,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
             "renamed": renamed,
             "library_chains": chains,
             "symbol_uses": uses,
+            "unused_definitions": defined,
             "dlopen_names": soft,
         }
         emit(inputs.relabel(json.dumps(utf8_tree(doc), indent=2, ensure_ascii=False) + "\n", fmt))
@@ -214,6 +219,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
         ]
         lines.extend(line for c in chains for line in _chain_lines(c))
         lines.extend(line for u in uses for line in _use_lines(u))
+        lines.extend(line for d in defined for line in definition_lines(target, d))
         lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
         if not lines:
             lines.append(f"{target}: not a library or symbol of any load of {path}")
@@ -223,7 +229,7 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
         emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
     if status:
         return status
-    return 0 if chains or uses or soft else 1
+    return 0 if chains or uses or soft or defined else 1
 
 
 def _library_chains(

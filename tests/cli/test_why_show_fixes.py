@@ -1,0 +1,105 @@
+"""``why`` for a symbol defined but used by nothing, ``PACKAGE!member`` paths, ``--output -``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.tools import find_tool, needs
+
+NUMPY_200 = "numpy-2.0.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+WHEEL_DIRS = (Path("/opt/pypi-more/files"), Path("/tmp/fresh37"))
+
+
+def _gcc(*args: str | Path) -> None:
+    subprocess.run([find_tool("gcc").path or "gcc", *map(str, args)], check=True)
+
+
+def _provider_layout(tmp_path: Path, second: bool = False, versioned: bool = False) -> Path:
+    """An extension module needing libprov.so (``used``, ``unused_export``) and, with ``second``,
+    libprov2.so (also ``unused_export``), both beside it ($ORIGIN); ``versioned``: libprov's
+    symbols at version PROV_1."""
+    (tmp_path / "lib.c").write_text("int used(void){return 1;} int unused_export(void){return 2;}\n")
+    (tmp_path / "lib2.c").write_text("int unused_export(void){return 3;}\n")
+    (tmp_path / "m.c").write_text("extern int used(void); int PyInit_m(void){return used();}\n")
+    flags: list[str | Path] = ["-shared", "-fPIC"]
+    if versioned:
+        (tmp_path / "prov.map").write_text("PROV_1 { global: *; };\n")
+        flags += ["-Wl,--version-script", tmp_path / "prov.map"]
+    _gcc(*flags, "-o", tmp_path / "libprov.so", tmp_path / "lib.c", "-Wl,-soname,libprov.so")
+    libs = ["-lprov"]
+    if second:
+        _gcc("-shared", "-fPIC", "-o", tmp_path / "libprov2.so", tmp_path / "lib2.c", "-Wl,-soname,libprov2.so")
+        libs.append("-lprov2")
+    ext = tmp_path / "m.cpython-311-x86_64-linux-gnu.so"
+    _gcc("-shared", "-fPIC", "-o", ext, tmp_path / "m.c", "-Wl,--no-as-needed", f"-L{tmp_path}", *libs, "-Wl,-rpath,$ORIGIN")  # fmt: skip
+    for src in [*tmp_path.glob("*.c"), *tmp_path.glob("*.map")]:
+        src.unlink()
+    return tmp_path
+
+
+@needs("gcc")
+def test_why_finds_a_symbol_defined_in_the_load_but_used_by_nothing(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = _provider_layout(tmp_path)
+    r = run_cli("why", str(d), "unused_export")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "not a library or symbol" not in r.stdout
+    assert f"unused_export defined in {d / 'libprov.so'}, used by nothing in this load" in r.stdout
+    doc = json.loads(run_cli("why", "--format", "json", str(d), "unused_export").stdout)
+    (entry,) = doc["unused_definitions"]
+    assert entry["definitions"] == [{"path": str(d / "libprov.so"), "versions": [None], "binds_first": True}]
+    assert doc["symbol_uses"] == []
+
+
+@needs("gcc")
+def test_why_names_the_version_of_an_unused_definition(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = _provider_layout(tmp_path, versioned=True)
+    r = run_cli("why", str(d), "unused_export")
+    assert r.exit_code == 0
+    assert f"unused_export defined in {d / 'libprov.so'} (PROV_1), used by nothing in this load" in r.stdout
+    assert run_cli("why", str(d), "unused_export@@PROV_1").exit_code == 0
+    assert run_cli("why", str(d), "unused_export@PROV_9").exit_code == 1
+
+
+@needs("gcc")
+def test_why_lists_every_definer_of_an_unused_symbol_and_which_binds_first(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = _provider_layout(tmp_path, second=True)
+    r = run_cli("why", str(d), "unused_export")
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if "used by nothing in this load" in line)
+    assert "defined in 2 objects" in lines[head]
+    assert lines[head + 1] == f"    defined in {d / 'libprov.so'} (a lookup from the root binds here first)"
+    assert lines[head + 2] == f"    defined in {d / 'libprov2.so'}"
+
+
+@needs("gcc")
+def test_why_of_a_used_symbol_is_unchanged(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = _provider_layout(tmp_path, second=True)
+    r = run_cli("why", str(d), "used")
+    assert r.exit_code == 0
+    assert "uses used: binds to" in r.stdout and f"    defined in {d / 'libprov.so'} (unversioned)" in r.stdout
+    assert "used by nothing" not in r.stdout
+    assert "unused_definitions" in (doc := json.loads(run_cli("why", "--format", "json", str(d), "used").stdout))
+    assert doc["unused_definitions"] == []
+
+
+def test_why_finds_the_blas_symbol_numpy_exports_and_nothing_uses(run_cli) -> None:  # type: ignore[no-untyped-def]
+    wheel = next((w / NUMPY_200 for w in WHEEL_DIRS if (w / NUMPY_200).is_file()), None)
+    if wheel is None:
+        pytest.skip(f"{NUMPY_200} not present")
+    r = run_cli("why", str(wheel), "scipy_dgemm_64_")
+    assert r.exit_code == 0
+    assert "not a library or symbol" not in r.stdout
+    assert "scipy_dgemm_64_ defined in " in r.stdout and "numpy.libs/libscipy_openblas64_-" in r.stdout
+    assert "used by nothing in this load" in r.stdout
+
+
+def test_why_finds_a_pe_export_nothing_imports(run_cli, samples: Path) -> None:  # type: ignore[no-untyped-def]
+    d = samples / "pe" / "fixed"
+    r = run_cli("why", str(d), "torch_cuda_compile")
+    assert r.exit_code == 0
+    assert f"torch_cuda_compile defined in {d / 'torch_cuda.dll'}, used by nothing in this load" in r.stdout
