@@ -19,7 +19,7 @@ from ..output import OutputFormat, renderer, text_safe
 from ..report import Report, capped
 from ..rules import rule_ids
 from .cacheflag import no_cache_option
-from .emit import check_output_path, emit, use_color, write_output
+from .emit import STDOUT, check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
@@ -73,7 +73,7 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "-o",
     "output",
     metavar="FILE",
-    help="Write the report to FILE (atomically for a regular file; never over an input).",
+    help="Write the report to FILE (atomically for a regular file; never over an input; - for standard output).",
 )
 @click.option(
     "--color/--no-color",
@@ -128,7 +128,8 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     "--write-baseline",
     default=None,
     metavar="FILE",
-    help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0.",
+    help="Record today's findings in FILE (fingerprints: rule, file relative to the input, subject); exit 0. "
+    "- for standard output, with --output FILE for the report.",
 )
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in the text report, with reasons.")
 @click.option(
@@ -219,7 +220,7 @@ def check(
         settings, loader, profile, max_versions, ignore, no_loader, entries, baseline_path, link_line, linker,
         source_dirs, verify, jobs,
     )  # fmt: skip
-    _check_output_paths(output, write_baseline)
+    output = _check_output_paths(output, write_baseline)  # None for standard output (-o -)
     # Never write over the inputs, the configuration file or the baseline read.
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     spread = spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file)
@@ -336,17 +337,26 @@ def _audit_config(
     )
 
 
-def _check_output_paths(output: str | None, write_baseline: str | None) -> None:
-    """Check ``--output`` and ``--write-baseline`` before the audit runs (``check_output_path``).
+def _check_output_paths(output: str | None, write_baseline: str | None) -> str | None:
+    """Check ``--output`` and ``--write-baseline`` before the audit runs (``check_output_path``);
+    return ``--output``, ``None`` for standard output (not given, or ``-``, as for most tools).
+    ``--write-baseline -`` writes the baseline to standard output: only with the report in a file.
 
     Raises:
         ConfigError: a path cannot be written, or both name the same file.
     """
+    output = None if output == STDOUT else output
+    if write_baseline == STDOUT and output is None:
+        raise ConfigError(
+            "--write-baseline -: standard output carries the report; give --output FILE for the report "
+            "(or write the baseline to a file)"
+        )
     for path, option in ((output, "--output"), (write_baseline, "--write-baseline")):
-        if path is not None:
+        if path is not None and path != STDOUT:
             check_output_path(path, option)
     if output is not None and write_baseline is not None and _same_path(output, write_baseline):
         raise ConfigError(f"--output {output} and --write-baseline {write_baseline} name the same file")
+    return output
 
 
 def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected: list[str]) -> None:
@@ -355,10 +365,16 @@ def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected
     from ..config import baseline
 
     document = baseline.dumps(report.findings, paths)
-    write_output(path, document, [*protected, *report.packages, *(f.path for f in report.files)], "--write-baseline")
+    if path == STDOUT:  # the report goes to --output FILE (_check_output_paths)
+        emit(document)
+    else:
+        write_output(
+            path, document, [*protected, *report.packages, *(f.path for f in report.files)], "--write-baseline"
+        )
     recorded = len(json.loads(document)["findings"])
+    where = "standard output" if path == STDOUT else path
     click.echo(
-        f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(path)}",
+        f"linkaudit: wrote {recorded} finding{'s' if recorded != 1 else ''} to {text_safe(where)}",
         err=True,
     )
 

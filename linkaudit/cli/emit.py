@@ -18,6 +18,9 @@ from collections.abc import Iterable
 
 from ..errors import ConfigError, OutputError
 
+#: The file name that means standard output (``--output -``), as for most command-line tools.
+STDOUT = "-"
+
 
 def stdout_is_tty() -> bool:
     """True when standard output is open and a terminal (False when it is closed: ``sys.stdout`` is ``None``)."""

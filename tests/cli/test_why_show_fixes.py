@@ -103,3 +103,34 @@ def test_why_finds_a_pe_export_nothing_imports(run_cli, samples: Path) -> None: 
     r = run_cli("why", str(d), "torch_cuda_compile")
     assert r.exit_code == 0
     assert f"torch_cuda_compile defined in {d / 'torch_cuda.dll'}, used by nothing in this load" in r.stdout
+
+
+@pytest.mark.parametrize("option", ["-o", "--output"])
+@pytest.mark.parametrize("fmt", ["sarif", "json", "jsonl", "text"])
+def test_output_dash_is_standard_output(
+    run_cli, samples: Path, tmp_path: Path, monkeypatch, option: str, fmt: str
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    lib = samples / "loader" / "versions"
+    r = run_cli("check", "--format", fmt, option, "-", str(lib))
+    assert r.exit_code in (0, 1), r.stderr
+    assert not (tmp_path / "-").exists()
+    assert r.stdout.strip()
+    if fmt in ("sarif", "json"):
+        json.loads(r.stdout)
+
+
+def test_write_baseline_dash_goes_to_standard_output_beside_a_report_file(
+    run_cli, samples: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    lib = samples / "loader" / "versions"
+    r = run_cli("check", "--write-baseline", "-", "-o", "report.txt", str(lib))
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["schema"].startswith("linkaudit-baseline")
+    assert (tmp_path / "report.txt").is_file() and not (tmp_path / "-").exists()
+    assert "to standard output" in r.stderr
+    for both in (("--write-baseline", "-"), ("--write-baseline", "-", "-o", "-")):
+        r = run_cli("check", *both, str(lib))
+        assert r.exit_code == 2 and "standard output carries the report" in r.stderr
+        assert not (tmp_path / "-").exists()
