@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 import click
@@ -43,7 +43,28 @@ class Inputs:
     empty_dirs: tuple[str, ...]
     staged: Staged
     broken_links: tuple[tuple[str, str], ...] = ()
+    members: tuple[tuple[str, str], ...] = ()
+    partial: frozenset[str] = frozenset()
     _sites: list[Site] | None = field(default=None, repr=False, compare=False)
+
+    def entries(self, given: Sequence[str]) -> tuple[str, ...]:
+        """The import roots to load: ``--entry``'s ``given`` and every member given as a path
+        (``PACKAGE!member``: ``package_members``)."""
+        return (*given, *(name for name, _host in self.members if name not in given))
+
+    def only_members(self) -> Inputs:
+        """These inputs with the packages given only as ``PACKAGE!member`` paths cut down to those
+        members (``show``: the member asked for, not the whole package)."""
+        if not self.partial:
+            return self
+        wanted = {host for _name, host in self.members}
+
+        def kept(path: str) -> bool:
+            return self.staged.package_of(path) not in self.partial or path in wanted
+
+        binaries = [b for b in self.binaries if kept(b.path)]
+        skipped = [(p, reason) for p, reason in self.skipped if kept(p)]
+        return replace(self, binaries=binaries, skipped=skipped)
 
     def sites(self) -> list[Site]:
         """The installed sites the plain paths given lie in (``audit.sites_among``), read once per run:
@@ -80,12 +101,23 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
 
     Nothing is raised for a bad input: it is listed in ``Inputs.errors``.
     """
-    with staged_inputs(list(paths), only=only) as staged:
+    given, members = package_members(paths)
+    with staged_inputs(given, only=only) as staged:
         collected = collect(staged.paths, staged.sniffed)
+        found = [(name, p, staged.member_path(name)) for name, p in members if p in staged.packages]
+        partial = frozenset(package for _name, package in members) - set(paths)
         errors: list[InputError] = [*staged.errors, *collected.errors]
+        missing = [(name, package) for name, package, host in found if host is None]
+        errors.extend(
+            InputError(name, "no such binary member in the package (give the package itself to see its members)")
+            for name, _package in missing
+        )
+        dropped = partial & {package for _name, package in missing}  # nothing read in place of a member missing
         skipped = [(p, unsupported_reason(Container(c))) for p, c in collected.skipped]
         binaries: list[Binary] = []
         for path in collected.files:
+            if dropped and staged.package_of(path) in dropped:
+                continue
             try:
                 binaries.extend(read_path(path))
             except PartialRead as exc:  # an archive's members not read: the others are
@@ -96,7 +128,41 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
             except InputError as exc:
                 errors.append(exc)
         empty = tuple(d for d in collected.empty_dirs if not staged.holds_packages(d))
-        yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links)
+        chosen = tuple((name, host) for name, _package, host in found if host is not None)
+        yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links, chosen, partial)
+
+
+def package_members(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``paths`` with each ``PACKAGE!member`` — a member of a package given by its path, as
+    linkaudit names members everywhere — replaced by its package (once); and those members, each
+    with its package.  A path that exists stays a path, whatever its name holds."""
+    from ..packages import package_kind
+
+    given: list[str] = []
+    members: list[tuple[str, str]] = []
+    for path in paths:
+        package = _package_part(path, package_kind)
+        if package is None:
+            given.append(path)
+            continue
+        members.append((path, package))
+        if package not in given:
+            given.append(package)
+    return given, members
+
+
+def _package_part(path: str, kind: Callable[[str], str | None]) -> str | None:
+    """The package ``path`` names a member of (``PACKAGE!member``, the first ``!`` after which
+    a package file ends), or ``None``."""
+    if "!" not in path or os.path.lexists(path):
+        return None
+    at = path.find("!")
+    while at != -1:
+        package, member = path[:at], path[at + 1 :]
+        if member and os.path.isfile(package) and kind(package) is not None:
+            return package
+        at = path.find("!", at + 1)
+    return None
 
 
 #: ``--together`` for ``tree`` and ``why``, as ``check`` has it.
@@ -126,7 +192,7 @@ def per_installation(
     """
     from ..packages import plan_inputs
 
-    plan = _worth_drawing(plan_inputs(list(paths), together))
+    plan = _worth_drawing(plan_inputs(package_members(paths)[0], together))
     if len(plan) == 1:
         with read_inputs(paths) as inputs:
             return run(inputs)
@@ -138,8 +204,12 @@ def per_installation(
             "give one installation's packages, or --together to load them as one"
         )
     statuses: list[int] = []
+    members = package_members(paths)[1]
     for i, (planned, name) in enumerate(zip(plan, names, strict=True), 1):
-        with read_inputs(planned.paths, planned.packages) as inputs:
+        mine = [
+            m for m, package in members if planned.packages is None or package in planned.packages
+        ]  # each package's members given
+        with read_inputs([*planned.paths, *mine], planned.packages) as inputs:
             if statuses:
                 click.echo("")
             click.echo(text_safe(f"installation {i} of {len(plan)}: {name}"))

@@ -19,7 +19,8 @@ def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
     """Show the linkage of each file: format, kind, machine, SONAME, DT_NEEDED in order,
     RPATH/RUNPATH, interpreter, flags, symbol counts and the versions needed per library.
 
-    Directories are walked as `check` walks them. Inputs that cannot be read are
+    Directories are walked as `check` walks them; PACKAGE!member (as linkaudit
+    names members) shows that member of the package. Inputs that cannot be read are
     named on standard error with the reason (and in the JSON document's
     "errors"); files of a format not supported yet are listed as skipped.
 
@@ -30,7 +31,8 @@ def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
     """
     from ..output.linkage import render_json, render_text
 
-    with read_inputs(paths) as inputs:
+    with read_inputs(paths) as read:
+        inputs = read.only_members()  # PACKAGE!member: that member of the package
         inputs.report_problems()
         if fmt == "json":
             emit(inputs.relabel(render_json(inputs.binaries, symbols, inputs.errors, inputs.skipped), fmt))

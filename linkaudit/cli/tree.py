@@ -40,7 +40,7 @@ def run_analysis(
     """
     env = installation_target(target_from_options(**options), options["target_env"], inputs.staged, inputs.sites())
     errors = list(inputs.errors)
-    entries = staged_entries(options.get("entries", ()), inputs.staged)
+    entries = staged_entries(inputs.entries(options.get("entries", ())), inputs.staged)
     analysis, more = analyze_inputs(inputs.binaries, env, entries, bind_all=bind_all, verify_all=True)
     errors.extend(more)
     for problem in errors if not quiet else ():
@@ -57,7 +57,8 @@ def run_images(inputs: Inputs, options: dict[str, Any]) -> list[ImageLoad]:
     members (``--dll-directory torch/lib``), as for ``check``."""
 
     def staged(option: str) -> tuple[str, ...]:
-        return staged_entries(options.get(option) or (), inputs.staged)
+        given = options.get(option) or ()
+        return staged_entries(inputs.entries(given) if option == "entries" else given, inputs.staged)
 
     executable = (
         staged_entries((options["executable_path"],), inputs.staged)[0] if options.get("executable_path") else None

@@ -222,14 +222,28 @@ def _why(inputs: Inputs, path: str, target: str, fmt: str, options: dict[str, An
         lines.extend(line for d in defined for line in definition_lines(target, d))
         lines.extend(_soft_lines(soft, target, analysis.search_context.fs if analysis.search_context else None))
         if not lines:
-            lines.append(f"{target}: not a library or symbol of any load of {path}")
-            similar = _similar_names(analysis, images, target)
-            if similar:  # auditwheel and delocate rename what they vendor: libgfortran-040039e1-….so.5
-                lines.append(f"libraries of the loads whose names begin with it: {', '.join(similar)}")
-        emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
+            lines = _nowhere_lines(analysis, images, target, path, inputs, status)
+        if lines:
+            emit(inputs.relabel("\n".join(text_safe(line) for line in lines) + "\n", fmt))
     if status:
         return status
     return 0 if chains or uses or soft or defined else 1
+
+
+def _nowhere_lines(
+    analysis: Any, images: list[ImageLoad], target: str, path: str, inputs: Inputs, status: int
+) -> list[str]:
+    """The text when ``target`` appears nowhere: said so, with the libraries whose names begin with
+    it; nothing when no input could be read (its error said why: no verdict on nothing), and said
+    to be over what could be read when some input could not."""
+    if status == 2 and not inputs.binaries:
+        return []
+    read = " (what could be read of it: an input could not be, see above)" if status == 2 else ""
+    lines = [f"{target}: not a library or symbol of any load of {path}{read}"]
+    similar = _similar_names(analysis, images, target)
+    if similar:  # auditwheel and delocate rename what they vendor: libgfortran-040039e1-….so.5
+        lines.append(f"libraries of the loads whose names begin with it: {', '.join(similar)}")
+    return lines
 
 
 def _library_chains(

@@ -134,3 +134,60 @@ def test_write_baseline_dash_goes_to_standard_output_beside_a_report_file(
         r = run_cli("check", *both, str(lib))
         assert r.exit_code == 2 and "standard output carries the report" in r.stderr
         assert not (tmp_path / "-").exists()
+
+
+def _wheel(tmp_path: Path) -> Path:
+    """pkg-1.0-cp311-cp311-linux_x86_64.whl holding two extension modules, pkg/m… and pkg/n…, both
+    needing pkg/libprov.so ($ORIGIN), built with gcc."""
+    import zipfile
+
+    build = _provider_layout(tmp_path / "build" if (tmp_path / "build").mkdir() is None else tmp_path)
+    ext = build / "m.cpython-311-x86_64-linux-gnu.so"
+    wheel = tmp_path / "pkg-1.0-cp311-cp311-linux_x86_64.whl"
+    info = "pkg-1.0.dist-info"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.write(ext, "pkg/m.cpython-311-x86_64-linux-gnu.so")
+        z.write(ext, "pkg/n.cpython-311-x86_64-linux-gnu.so")
+        z.write(build / "libprov.so", "pkg/libprov.so")
+        z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")
+        z.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+@needs("gcc")
+def test_show_reads_the_member_a_package_bang_member_path_names(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel(tmp_path)
+    r = run_cli("show", f"{wheel}!pkg/m.cpython-311-x86_64-linux-gnu.so")
+    assert r.exit_code == 0, r.stderr
+    assert f"{wheel}!pkg/m.cpython-311-x86_64-linux-gnu.so\n" in r.stdout and "libprov.so" in r.stdout
+    assert "n.cpython" not in r.stdout and f"{wheel}!pkg/libprov.so" not in r.stdout
+    doc = json.loads(run_cli("show", "--format", "json", f"{wheel}!pkg/libprov.so").stdout)
+    assert [b["path"] for b in doc["binaries"]] == [f"{wheel}!pkg/libprov.so"]
+    r = run_cli("show", f"{wheel}!pkg/nosuch.so")
+    assert r.exit_code == 2 and "no such file or directory" not in r.stderr
+    assert "no such binary member in the package" in r.stderr and r.stdout == ""
+
+
+@needs("gcc")
+def test_why_and_tree_load_the_member_a_package_bang_member_path_names(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel(tmp_path)
+    member = f"{wheel}!pkg/m.cpython-311-x86_64-linux-gnu.so"
+    r = run_cli("why", member, "libprov.so")  # the member loaded as --entry PACKAGE!member would
+    assert r.exit_code == 0, r.stderr
+    chain = f"{member} [python-import]: m.cpython-311-x86_64-linux-gnu.so → libprov.so => {wheel}!pkg/libprov.so"
+    assert r.stdout.startswith(chain)
+    assert r.stdout == run_cli("why", "--entry", member, str(wheel), "libprov.so").stdout
+    r = run_cli("tree", member)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"{member} [python-import]") and "n.cpython" not in r.stdout
+
+
+@needs("gcc")
+def test_why_gives_no_verdict_after_an_input_it_could_not_read(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    wheel = _wheel(tmp_path)
+    for path in (f"{wheel}!pkg/nosuch.so", str(tmp_path / "nosuch.so")):
+        r = run_cli("why", path, "libstdc++.so.6")
+        assert r.exit_code == 2
+        assert "not a library or symbol" not in r.stdout and r.stdout == ""
+        assert path in r.stderr
