@@ -5,7 +5,9 @@ Binaries are paired by their path relative to the input given (``lib/libtorch_cu
 different directories compare file by file.  For each pair: DT_NEEDED entries added and
 removed, RPATH and RUNPATH changes, undefined symbols added and removed, and the highest
 needed symbol version per prefix raised or lowered (``GLIBC_2.17`` -> ``GLIBC_2.34``: the build
-no longer runs where it did).  Files only in one build are listed.  Works on the model only.
+no longer runs where it did), and for a shared library its SONAME changed and the symbols it
+exports added and removed (a removed export or a new SONAME breaks every binary linked against
+the old one).  Files only in one build are listed.  Works on the model only.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TypeVar
 
 from .config import parse_version_name
 from .config.baseline import relative_file, unhashed
-from .model import Binary
+from .model import Binary, Binding, Kind, Visibility
 from .records import dataclass
 
 
@@ -35,6 +37,10 @@ class BinaryDiff:
         undefined_added / undefined_removed: undefined symbols as ``name@VERSION`` (or ``name``).
         versions_raised / versions_lowered: ``(old, new)`` highest needed version per prefix,
             e.g. ``("GLIBC_2.17", "GLIBC_2.34")``; a prefix new in the build is ``(None, new)``.
+        soname: ``(old, new)`` DT_SONAME (install name, DLL name) when it differs past a repair
+            tool's hash (``unhashed``), else ``None``.
+        exports_added / exports_removed: the symbols a shared library exports (``exported``) as
+            ``name@VERSION`` (or ``name``).
     """
 
     file: str
@@ -46,14 +52,25 @@ class BinaryDiff:
     undefined_removed: tuple[str, ...] = ()
     versions_raised: tuple[tuple[str | None, str], ...] = ()
     versions_lowered: tuple[tuple[str, str | None], ...] = ()
+    soname: tuple[str | None, str | None] | None = None
+    exports_added: tuple[str, ...] = ()
+    exports_removed: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
         """True when anything differs."""
         return any(
             (self.needed_added, self.needed_removed, self.rpath, self.runpath, self.undefined_added,
-             self.undefined_removed, self.versions_raised, self.versions_lowered)
+             self.undefined_removed, self.versions_raised, self.versions_lowered, self.soname,
+             self.exports_added, self.exports_removed)
         )  # fmt: skip
+
+    @property
+    def regressed(self) -> bool:
+        """True when the new build breaks where the old one worked: a symbol version raised (it no
+        longer runs on the oldest system the old one did), the SONAME changed or an export removed
+        (an ABI break: a binary linked against the old library no longer finds it, or a symbol)."""
+        return bool(self.versions_raised or self.soname or self.exports_removed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +134,40 @@ def _undefined(binary: Binary) -> set[str]:
     return {f"{s.name}@{s.version.name}" if s.version else s.name for s in binary.symbols.undefined()}
 
 
+#: Symbols the static linker defines in every shared object: never a library's interface.
+_LINKER_DEFINED = frozenset({"_init", "_fini", "_edata", "_end", "_etext", "__bss_start"})
+
+
+def exported(binary: Binary) -> set[str]:
+    """What a shared library exports to the binaries linked against it, as ``name@VERSION`` (or
+    ``name``): its defined global, weak and unique dynamic symbols of default or protected
+    visibility, the linker's own ``_init``, ``_end``... left out.  Empty for any other kind (an
+    extension module is imported, never linked against: the internals older builds leaked are no
+    interface) and for a library a repair tool vendored under a hashed name (``unhashed``: a
+    private copy only its package's binaries load, whose unresolved symbols ``check`` reports)."""
+    name = os.path.basename(binary.display_path)
+    if binary.kind is not Kind.SHARED_LIBRARY or unhashed(name) != name:
+        return set()
+    return {
+        f"{s.name}@{s.version.name}" if s.version else s.name
+        for s in binary.symbols.iter_defined()
+        if s.binding != Binding.LOCAL
+        and s.visibility in (Visibility.DEFAULT, Visibility.PROTECTED)
+        and s.name not in _LINKER_DEFINED
+    }
+
+
+def _soname(old: Binary, new: Binary) -> tuple[str | None, str | None] | None:
+    """``(old, new)`` SONAME of a shared library when it changed past a vendored library's hash
+    (``unhashed``), else ``None`` (an extension module or executable is found by path, not SONAME)."""
+    if old.kind is not Kind.SHARED_LIBRARY or new.kind is not Kind.SHARED_LIBRARY:
+        return None
+    before, after = old.soname, new.soname
+    if (unhashed(before) if before else before) == (unhashed(after) if after else after):
+        return None
+    return before, after
+
+
 def highest_versions(binary: Binary) -> dict[str, tuple[tuple[int, ...], str]]:
     """Highest numbered needed version per prefix: ``{"GLIBC": ((2, 34), "GLIBC_2.34")}``, the
     versions needed from a library a repair tool vendored (a hashed name, ``unhashed``) left out:
@@ -141,11 +192,12 @@ def _names(needed: Sequence[str]) -> dict[str, str]:
 
 
 def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
-    """Compare one binary across two builds: DT_NEEDED names as ``unhashed`` writes them (a
-    vendored library's new hash and minor version are no change); symbol versions of the system's
-    libraries only (``highest_versions``)."""
+    """Compare one binary across two builds: DT_NEEDED names and the SONAME as ``unhashed`` writes
+    them (a vendored library's new hash and minor version are no change); symbol versions of the
+    system's libraries only (``highest_versions``); the exports (``exported``)."""
     old_needed, new_needed = _names(old.needed_names), _names(new.needed_names)
     old_undef, new_undef = _undefined(old), _undefined(new)
+    old_exports, new_exports = exported(old), exported(new)
     old_v, new_v = highest_versions(old), highest_versions(new)
     raised: list[tuple[str | None, str]] = []
     lowered: list[tuple[str, str | None]] = []
@@ -165,6 +217,9 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
         undefined_removed=tuple(sorted(old_undef - new_undef)),
         versions_raised=tuple(raised),
         versions_lowered=tuple(lowered),
+        soname=_soname(old, new),
+        exports_added=tuple(sorted(new_exports - old_exports)),
+        exports_removed=tuple(sorted(old_exports - new_exports)),
     )
 
 

@@ -34,6 +34,40 @@ if TYPE_CHECKING:
 #: the other inputs are still audited.
 INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=False)
 
+#: The options ``check`` and ``diff`` share: the configuration and the rules run, read as ``audit_config`` reads them.
+MAX_VERSION_OPTION = click.option(
+    "--max-version",
+    "max_versions",
+    multiple=True,
+    metavar="VERSION",
+    help="Highest symbol version allowed, e.g. GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7, GCC_4.8.0 (repeatable).",
+)
+PROFILE_OPTION = click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Target baseline to start from: its symbol-version ceilings (`linkaudit profiles`; default: cuda).",
+)
+IGNORE_OPTION = click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="RULE",
+    help="Do not run RULE (repeatable; unreadable-input cannot be ignored).",
+)
+NO_LOADER_OPTION = click.option(
+    "--no-loader", is_flag=True, help="Skip the loader emulation (only the per-file rules run)."
+)
+CONFIG_OPTION = click.option(
+    "--config",
+    "config_path",
+    default=None,
+    metavar="FILE",
+    help="Configuration file (default: linkaudit.toml, or pyproject.toml with [tool.linkaudit], "
+    "in the working directory or above).",
+)
+NO_CONFIG_OPTION = click.option("--no-config", is_flag=True, help="Read no configuration file.")
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=INPUT_PATHS)
@@ -45,29 +79,12 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     show_default=True,
     help="Report format.",
 )
-@click.option(
-    "--max-version",
-    "max_versions",
-    multiple=True,
-    metavar="VERSION",
-    help="Highest symbol version allowed, e.g. GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7, GCC_4.8.0 (repeatable).",
-)
-@click.option(
-    "--profile",
-    default=None,
-    metavar="NAME",
-    help="Target baseline to start from: its symbol-version ceilings (`linkaudit profiles`; default: cuda).",
-)
+@MAX_VERSION_OPTION
+@PROFILE_OPTION
 @click.option(
     "--quiet", "-q", is_flag=True, help="No progress bar (one is drawn on a terminal while large packages unpack)."
 )
-@click.option(
-    "--ignore",
-    "ignore",
-    multiple=True,
-    metavar="RULE",
-    help="Do not run RULE (repeatable; unreadable-input cannot be ignored).",
-)
+@IGNORE_OPTION
 @click.option(
     "--output",
     "-o",
@@ -80,7 +97,7 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     default=None,
     help="Colour the text report; forced either way (default: on a terminal, unless NO_COLOR is set).",
 )
-@click.option("--no-loader", is_flag=True, help="Skip the loader emulation (only the per-file rules run).")
+@NO_LOADER_OPTION
 @click.option(
     "--verify",
     is_flag=True,
@@ -108,15 +125,8 @@ INPUT_PATHS = click.Path(exists=False, file_okay=True, dir_okay=True, readable=F
     metavar="DIR",
     help="Source tree to scan for stale generated wrappers (stacked-codegen; repeatable).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    default=None,
-    metavar="FILE",
-    help="Configuration file (default: linkaudit.toml, or pyproject.toml with [tool.linkaudit], "
-    "in the working directory or above).",
-)
-@click.option("--no-config", is_flag=True, help="Read no configuration file.")
+@CONFIG_OPTION
+@NO_CONFIG_OPTION
 @click.option(
     "--baseline",
     "baseline_path",
@@ -214,9 +224,9 @@ def check(
          error, or the report could not be written
       3  internal error (a bug in linkaudit: please report it)
     """
-    settings = _settings(config_path, no_config)
+    settings = file_settings(config_path, no_config)
     loader = loader_with_file(loader, settings)
-    config = _audit_config(
+    config = audit_config(
         settings, loader, profile, max_versions, ignore, no_loader, entries, baseline_path, link_line, linker,
         source_dirs, verify, jobs,
     )  # fmt: skip
@@ -280,7 +290,7 @@ def _render(
         emit(text)
 
 
-def _audit_config(
+def audit_config(
     settings: FileSettings,
     loader: dict[str, Any],
     profile: str | None,
@@ -402,7 +412,7 @@ def _render_options(
     return options
 
 
-def _settings(config_path: str | None, no_config: bool) -> FileSettings:
+def file_settings(config_path: str | None, no_config: bool) -> FileSettings:
     """The configuration file's settings: ``--config FILE``, else the one found from the working
     directory up, else none (``--no-config``: none).  Command-line options add to them; a
     ``--max-version`` replaces the file's ceiling for the same prefix.

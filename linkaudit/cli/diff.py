@@ -13,14 +13,27 @@ from ..diff import BuildDiff, diff_builds, paired_file, unique_keys
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
 from .cacheflag import no_cache_option
-from .check import INPUT_PATHS
+from .check import (
+    CONFIG_OPTION,
+    IGNORE_OPTION,
+    INPUT_PATHS,
+    MAX_VERSION_OPTION,
+    NO_CONFIG_OPTION,
+    NO_LOADER_OPTION,
+    PROFILE_OPTION,
+    audit_config,
+    file_settings,
+)
 from .emit import emit
+from .filedefaults import loader_with_file
+from .options import loader_options
 
 
 def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
     """The findings of one build by fingerprint (``--baseline``'s), each file paired as the
-    binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags)."""
-    found = [f for f in report.findings if f.rule not in baseline.NOT_RECORDED]
+    binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags); a
+    finding the configuration suppresses is left out, as ``check`` does not count it."""
+    found = [f for f in report.findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
     files = sorted({f.file for f in found})
     paired = unique_keys(
         files,
@@ -39,19 +52,44 @@ def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
 @click.argument("old", type=INPUT_PATHS)
 @click.argument("new", type=INPUT_PATHS)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@MAX_VERSION_OPTION
+@PROFILE_OPTION
+@IGNORE_OPTION
+@NO_LOADER_OPTION
+@CONFIG_OPTION
+@NO_CONFIG_OPTION
+@loader_options
 @no_cache_option
-def diff(old: str, new: str, fmt: str) -> int:
+def diff(
+    old: str,
+    new: str,
+    fmt: str,
+    max_versions: tuple[str, ...],
+    profile: str | None,
+    ignore: tuple[str, ...],
+    no_loader: bool,
+    config_path: str | None,
+    no_config: bool,
+    entries: tuple[str, ...],
+    **loader: Any,
+) -> int:
     """Compare two builds (two files, two directories or two packages): files added and removed; per binary,
     DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and
-    removed, the highest needed symbol version per prefix raised or lowered; and the
-    findings of the per-file rules new and gone (fingerprints as in --baseline).
+    removed, the highest needed symbol version per prefix raised or lowered; per shared
+    library, its SONAME changed and its exports added and removed; and the findings new and
+    gone (fingerprints as in --baseline), each build audited as `check` audits it: the loader
+    emulation (unless --no-loader) and the configuration file's severities, suppressions and
+    ignores (--config, --no-config, --ignore, --profile, --max-version as check's).
 
     \b
-    Exit status: 0 no regression; 1 a new error finding or a symbol version raised;
-    2 an input could not be read (named on standard error; the rest is compared) or a
-    usage error; 3 internal error.
+    Exit status: 0 no regression; 1 a regression: a new error finding that is not
+    suppressed (a library the new build no longer finds: library-not-found), a symbol
+    version raised, or an ABI break of a shared library the build ships (its SONAME
+    changed or an export removed: binaries linked against the old one no longer load;
+    an export added is none); 2 an input could not be read (named on standard error;
+    the rest is compared) or a usage error; 3 internal error.
     """
-    config = AuditConfig(target=None)
+    config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
     old_report, before = audit_binaries([old], config)
     new_report, after = audit_binaries([new], config)
     errors = [f for r in (old_report, new_report) for f in r.findings if f.rule == "unreadable-input"]
@@ -65,12 +103,34 @@ def diff(old: str, new: str, fmt: str) -> int:
         emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
     else:
         emit(_text(result, new_findings, gone, old, new))
-    regressed = any(f.severity is Severity.ERROR for f in new_findings) or any(
-        d.versions_raised for d in result.changed
-    )
+    regressed = any(f.severity is Severity.ERROR for f in new_findings) or any(d.regressed for d in result.changed)
     if errors:
         return 2
     return 1 if regressed else 0
+
+
+def _config(
+    config_path: str | None,
+    no_config: bool,
+    profile: str | None,
+    max_versions: tuple[str, ...],
+    ignore: tuple[str, ...],
+    no_loader: bool,
+    entries: tuple[str, ...],
+    loader: dict[str, Any],
+) -> AuditConfig:
+    """Both builds' ``AuditConfig``, as ``check`` makes it of the same options (``check.file_settings``,
+    ``filedefaults.loader_with_file``, ``check.audit_config``): the configuration file's severities,
+    suppressions and ignores, the profile, and the loader emulation unless ``--no-loader``.
+
+    Raises:
+        ConfigError: as ``check.audit_config`` and ``check.file_settings``.
+    """
+    settings = file_settings(config_path, no_config)
+    loader = loader_with_file(loader, settings)
+    return audit_config(
+        settings, loader, profile, max_versions, ignore, no_loader, entries, None, None, "link.exe", (), False, 1
+    )
 
 
 def _finding(f: Finding, root: str) -> dict[str, Any]:
@@ -101,6 +161,9 @@ def _to_dict(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: 
                 "undefined_removed": list(d.undefined_removed),
                 "versions_raised": [{"old": a, "new": b} for a, b in d.versions_raised],
                 "versions_lowered": [{"old": a, "new": b} for a, b in d.versions_lowered],
+                "soname": None if d.soname is None else {"old": d.soname[0], "new": d.soname[1]},
+                "exports_added": list(d.exports_added),
+                "exports_removed": list(d.exports_removed),
             }
             for d in result.changed
         ],
@@ -114,6 +177,15 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def _listed(label: str, names: tuple[str, ...], what: str) -> list[str]:
+    """One line ``  LABEL name`` per name, the first 12, then one saying how many more."""
+    shown = names[:12]
+    lines = [f"  {label} {n}" for n in shown]
+    if len(names) > len(shown):
+        lines.append(f"  {label[0]} … (+{len(names) - len(shown)} more {what}; --format json lists all)")
+    return lines
+
+
 def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> str:
     lines = [f"--- {old}", f"+++ {new}"]
     lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
@@ -125,16 +197,19 @@ def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str
                 lines.append(f"  ~ {label} {':'.join(change[0]) or '(none)'} -> {':'.join(change[1]) or '(none)'}")
         lines += [f"  ! version raised {a or '(none)'} -> {b}" for a, b in d.versions_raised]
         lines += [f"  ~ version lowered {a} -> {b or '(none)'}" for a, b in d.versions_lowered]
-        for sign, names in (("+", d.undefined_added), ("-", d.undefined_removed)):
-            shown = names[:12]
-            lines += [f"  {sign} undefined {n}" for n in shown]
-            if len(names) > len(shown):
-                lines.append(f"  {sign} … (+{len(names) - len(shown)} more undefined; --format json lists all)")
+        if d.soname is not None:
+            lines.append(f"  ! SONAME {d.soname[0] or '(none)'} -> {d.soname[1] or '(none)'}")
+        lines += _listed("! export removed", d.exports_removed, "exports removed")
+        lines += _listed("+ export", d.exports_added, "exports added")
+        lines += _listed("+ undefined", d.undefined_added, "undefined")
+        lines += _listed("- undefined", d.undefined_removed, "undefined")
     lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for f in new_f]
     lines += [f"- [{f.rule}] {f.file}: {f.subject}" for f in gone]
     raised = sum(len(d.versions_raised) for d in result.changed)
+    breaks = sum(1 for d in result.changed if d.soname or d.exports_removed)
     lines.append(
         f"{_n(len(result.added), 'file')} added, {len(result.removed)} removed, {len(result.changed)} changed; "
-        f"{_n(raised, 'version ceiling')} raised; {_n(len(new_f), 'finding')} new, {len(gone)} gone"
+        f"{_n(raised, 'version ceiling')} raised; {_n(breaks, 'ABI break')}; "
+        f"{_n(len(new_f), 'finding')} new, {len(gone)} gone"
     )
     return "\n".join(text_safe(line) for line in lines) + "\n"

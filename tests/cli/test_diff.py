@@ -42,7 +42,7 @@ def test_diff_reports_linkage_changes(run_cli, builds: Path) -> None:  # type: i
     assert ("rpath-leak", "libleak.so") in {(f["rule"], f["file"]) for f in doc["findings_gone"]}
     text = run_cli("diff", "old", "new").stdout
     assert "  + DT_NEEDED libcuda.so.1" in text and "- file libleak.so" in text
-    assert "1 removed, 1 changed; 0 version ceilings raised; 2 findings new" in text
+    assert "1 removed, 1 changed; 0 version ceilings raised; 0 ABI breaks; 2 findings new" in text
 
 
 def test_diff_same_build_is_clean(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
@@ -50,7 +50,7 @@ def test_diff_same_build_is_clean(run_cli, builds: Path) -> None:  # type: ignor
     assert r.exit_code == 0
     assert (
         r.stdout.splitlines()[-1]
-        == "0 files added, 0 removed, 0 changed; 0 version ceilings raised; 0 findings new, 0 gone"
+        == "0 files added, 0 removed, 0 changed; 0 version ceilings raised; 0 ABI breaks; 0 findings new, 0 gone"
     )
 
 
@@ -65,7 +65,10 @@ def test_diff_version_raised(run_cli, tmp_path: Path) -> None:  # type: ignore[n
     raised = {v["new"] for v in change["versions_raised"]}
     assert any(v.startswith("GLIBC_2.") for v in raised), change
     back = run_cli("diff", "--format", "json", str(tmp_path / "b/lib.so"), str(tmp_path / "a/lib.so"))
-    assert back.exit_code == 0 and json.loads(back.stdout)["changed"][0]["versions_lowered"]
+    (change,) = json.loads(back.stdout)["changed"]
+    assert change["versions_lowered"] and not change["versions_raised"]
+    # two different libraries under one name: the exit status is the ABI break's, not the lowered version's
+    assert back.exit_code == 1 and change["soname"] == {"old": "libnewglibc.so", "new": "libabs.so"}
 
 
 def test_diff_unreadable_input_named(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
