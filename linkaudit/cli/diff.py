@@ -97,13 +97,12 @@ def diff(
         click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
     old_f, new_f = _findings(old_report, old), _findings(new_report, new)
     result = diff_builds(before, [old], after, [new])
-    new_findings = list({id(f): f for f in (new_f[k] for k in sorted(set(new_f) - set(old_f)))}.values())
-    gone = list({id(f): f for f in (old_f[k] for k in sorted(set(old_f) - set(new_f)))}.values())
+    new_findings, gone = _only(new_f, old_f), _only(old_f, new_f)
     if fmt == "json":
         emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
     else:
         emit(_text(result, new_findings, gone, old, new))
-    regressed = any(f.severity is Severity.ERROR for f in new_findings) or any(d.regressed for d in result.changed)
+    regressed = any(f.severity is Severity.ERROR for _, f in new_findings) or any(d.regressed for d in result.changed)
     if errors:
         return 2
     return 1 if regressed else 0
@@ -133,17 +132,37 @@ def _config(
     )
 
 
-def _finding(f: Finding, root: str) -> dict[str, Any]:
+#: A finding of one build with its file's pairing key (``_findings``).
+Keyed = tuple[str, Finding]
+
+
+def _only(these: dict[baseline.Fingerprint, Finding], those: dict[baseline.Fingerprint, Finding]) -> list[Keyed]:
+    """The findings of ``these`` whose fingerprint ``those`` lacks, in fingerprint order, each once
+    (a finding that lists several symbols has a fingerprint each), with its file's pairing key."""
+    out: dict[int, Keyed] = {}
+    for key in sorted(set(these) - set(those)):
+        out.setdefault(id(these[key]), (key[1], these[key]))
+    return list(out.values())
+
+
+def _finding(keyed: Keyed, root: str) -> dict[str, Any]:
+    """A finding in ``--format json``: ``file`` relative to the input ``root``, ``key`` its file's
+    pairing key (as ``changed[].file`` writes it: a wheelhouse member under its wheel's tags) and
+    ``package`` the package that holds it, ``None`` for a file given or found in a directory."""
+    key, f = keyed
+    package, sep, _member = f.file.partition("!")
     return {
         "rule": f.rule,
         "severity": f.severity.value,
         "file": baseline.relative_file(f.file, [root]),
+        "key": key,
+        "package": package if sep else None,
         "subject": f.subject,
         "message": f.message,
     }
 
 
-def _to_dict(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> dict[str, Any]:
+def _to_dict(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, new: str) -> dict[str, Any]:
     return {
         "schema": "linkaudit-diff/1",
         "old": old,
@@ -186,7 +205,7 @@ def _listed(label: str, names: tuple[str, ...], what: str) -> list[str]:
     return lines
 
 
-def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str, new: str) -> str:
+def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, new: str) -> str:
     lines = [f"--- {old}", f"+++ {new}"]
     lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
     for d in result.changed:
@@ -203,8 +222,8 @@ def _text(result: BuildDiff, new_f: list[Finding], gone: list[Finding], old: str
         lines += _listed("+ export", d.exports_added, "exports added")
         lines += _listed("+ undefined", d.undefined_added, "undefined")
         lines += _listed("- undefined", d.undefined_removed, "undefined")
-    lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for f in new_f]
-    lines += [f"- [{f.rule}] {f.file}: {f.subject}" for f in gone]
+    lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for _, f in new_f]
+    lines += [f"- [{f.rule}] {f.file}: {f.subject}" for _, f in gone]
     raised = sum(len(d.versions_raised) for d in result.changed)
     breaks = sum(1 for d in result.changed if d.soname or d.exports_removed)
     lines.append(

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
 from ..tools import find_tool, needs
@@ -15,6 +18,14 @@ _GCC = find_tool("gcc").path or "gcc"  # the tests that run it are marked needs(
 
 FOO_BAR = "int foo(void){return 1;} int bar(void){return 2;}"
 FOO = "int foo(void){return 1;}"
+
+
+def _valid(stdout: str) -> dict[str, Any]:
+    """``diff --format json``'s document, validated against the diff.schema.json the package ships."""
+    doc = json.loads(stdout)
+    schema = resources.files("linkaudit.output").joinpath("schema/diff.schema.json").read_text("utf-8")
+    jsonschema.validate(doc, json.loads(schema))
+    return doc  # type: ignore[no-any-return]
 
 
 def _so(out: Path, source: str, *flags: str) -> Path:
@@ -36,7 +47,7 @@ def test_diff_reports_a_changed_soname_and_removed_exports(run_cli, tmp_path: Pa
     _so(tmp_path / "n/libfoo.so", FOO, "-Wl,-soname,libfoo.so.2")
     r = run_cli("diff", "--format", "json", "o", "n")
     assert r.exit_code == 1, r.stdout
-    (change,) = json.loads(r.stdout)["changed"]
+    (change,) = _valid(r.stdout)["changed"]
     assert change["file"] == "libfoo.so"
     assert change["soname"] == {"old": "libfoo.so.1", "new": "libfoo.so.2"}
     assert change["exports_removed"] == ["bar"] and change["exports_added"] == []
@@ -108,3 +119,32 @@ def test_diff_reads_the_configuration_as_check_does(run_cli, tmp_path: Path, mon
 @pytest.mark.parametrize("option", ["--config", "--no-config", "--ignore", "--profile", "--max-version", "--no-loader"])
 def test_diff_takes_checks_configuration_options(run_cli, option: str) -> None:  # type: ignore[no-untyped-def]
     assert option in run_cli("diff", "--help").stdout
+
+
+@needs("gcc")
+def test_diff_json_findings_name_their_wheel(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two wheelhouses, pkg/libfoo.so in a manylinux and a musllinux wheel, a build-tree RUNPATH new
+    in both: each new finding carries its file's pairing key, as changed[].file does, and its wheel;
+    the document is valid under diff.schema.json."""
+    from ..samplewheels import sample_write_wheel
+
+    monkeypatch.chdir(tmp_path)
+    write_wheel = sample_write_wheel()
+    libs = {"o": _so(tmp_path / "a/libfoo.so", FOO), "n": _so(tmp_path / "b/libfoo.so", FOO, "-Wl,-rpath,/home/ci/lib")}
+    for build, version in (("o", "1.0"), ("n", "1.1")):
+        (tmp_path / build).mkdir()
+        for platform in ("manylinux_2_17_x86_64", "musllinux_1_2_x86_64"):
+            tag = f"cp311-abi3-{platform}"
+            members = {"pkg/libfoo.so": libs[build].read_bytes()}
+            metadata = f"Metadata-Version: 2.1\nName: pkg\nVersion: {version}\n"
+            write_wheel(
+                tmp_path / build / f"pkg-{version}-{tag}.whl", members, f"pkg-{version}.dist-info", metadata, [tag]
+            )
+    doc = _valid(run_cli("diff", "--no-config", "--format", "json", "o", "n").stdout)
+    keys = sorted(c["file"] for c in doc["changed"])
+    assert keys == ["cp311-abi3-manylinux_x86_64:pkg/libfoo.so", "cp311-abi3-musllinux_x86_64:pkg/libfoo.so"]
+    leaks = sorted((f["key"], f["package"], f["file"]) for f in doc["findings_new"] if f["rule"] == "rpath-leak")
+    assert leaks == [
+        (keys[0], "n/pkg-1.1-cp311-abi3-manylinux_2_17_x86_64.whl", "pkg/libfoo.so"),
+        (keys[1], "n/pkg-1.1-cp311-abi3-musllinux_1_2_x86_64.whl", "pkg/libfoo.so"),
+    ]

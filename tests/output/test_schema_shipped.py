@@ -16,7 +16,7 @@ import pytest
 from linkaudit.cli import main
 
 BASE = "https://github.com/linkaudit/linkaudit/schema/"  # the README's project address
-SCHEMAS = ("report.schema.json", "show.schema.json", "tree.schema.json")
+SCHEMAS = ("report.schema.json", "show.schema.json", "tree.schema.json", "diff.schema.json")
 ROOT = Path(__file__).resolve().parents[2]
 
 
