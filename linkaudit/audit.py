@@ -270,23 +270,9 @@ def _per_symbol(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
 
 
 def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
-    from .config.baseline import BASELINED, fingerprints
-    from .rules.base import preview
-
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
-    out = []
-    for f in findings:
-        keys = fingerprints(f, inputs)
-        known = [k for k in keys if k in config.baseline] if f.rule != "unreadable-input" else []
-        seen.update(known)
-        if known and len(known) == len(keys):
-            if f.suppressed is None:
-                f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}")
-        elif known:  # some of its symbols are new: reported, saying which
-            new = [key[2] for key in keys if key not in config.baseline]
-            f = replace(f, message=f"{f.message} (not in the baseline: {preview(new)})")
-        out.append(f)
+    out = [_baselined(f, config, inputs, seen) for f in findings]
     if "baseline-fixed" not in config.ignore:
         for rule, file, subject in sorted(config.baseline - seen):
             out.append(
@@ -301,6 +287,27 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
                 )
             )
     return out
+
+
+def _baselined(f: Finding, config: AuditConfig, inputs: Sequence[str], seen: set[Fingerprint]) -> Finding:
+    """``f`` under the baseline (``config.baseline``, not ``None``): suppressed when the baseline
+    records each of its fingerprints, else reported, saying which symbols are new when some are
+    recorded; the fingerprints it matched are added to ``seen``. One finding at a time, so that
+    the streamed report (``--format jsonl``) marks its lines as the whole report does."""
+    from .config.baseline import BASELINED, fingerprints
+    from .rules.base import preview
+
+    assert config.baseline is not None
+    keys = fingerprints(f, inputs)
+    known = [k for k in keys if k in config.baseline] if f.rule != "unreadable-input" else []
+    seen.update(known)
+    if known and len(known) == len(keys):
+        if f.suppressed is None:
+            f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}")
+    elif known:  # some of its symbols are new: reported, saying which
+        new = [key[2] for key in keys if key not in config.baseline]
+        f = replace(f, message=f"{f.message} (not in the baseline: {preview(new)})")
+    return f
 
 
 def _audit_staged(
@@ -791,7 +798,7 @@ def audit_binaries(
     settings: dict[str, Any] | None = None
     formed = []
     for planned, (part, ran_settings) in zip(
-        plan, _run_installations(plan, config, progress, spread, keep_binaries), strict=True
+        plan, _run_installations(plan, config, progress, spread, keep_binaries, paths), strict=True
     ):
         merged.add(part)
         settings = settings if settings is not None else ran_settings
@@ -911,6 +918,7 @@ def _run_installations(
     progress: Progress | None,
     spread: Spread,
     keep_binaries: bool,
+    inputs: Sequence[str] = (),
 ) -> list[tuple[_Part, dict[str, Any] | None]]:
     """Audit every installation of ``plan`` where ``spread`` says (here, a process pool, a Dask
     cluster); each one's part and settings, in plan order.  A task that failed (it raised, its
@@ -937,6 +945,8 @@ def _run_installations(
             new = [
                 _configured(f, config, set()) for f in part.findings if f.rule not in config.ignore and _first(seen, f)
             ]
+            if config.baseline is not None:  # marked as the whole report marks them (inputs: the paths given)
+                new = [_baselined(f, config, inputs, set()) for f in new]
             spread.on_part(index, plan[index].installation.packages, sorted(new, key=_report_order(part.files)))
 
     (spread.runner or run_tasks)(_installation_task, common, plan, config.jobs, done)

@@ -274,3 +274,21 @@ def test_a_baseline_and_sarif_fingerprints_match_when_the_hash_sits_mid_name(run
         return {r["partialFingerprints"][FINGERPRINT_KEY] for r in sarif["runs"][0]["results"]}
 
     assert prints("old") == prints("new")
+
+
+def test_streamed_jsonl_lines_carry_the_baselines_suppression(run_cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--format jsonl --baseline``: the summary counted the baselined findings as suppressed,
+    but every finding line (written as its installation finished) looked like a live error, so a
+    consumer of the lines could not use a baseline. Each line is now marked as the JSON report
+    marks it; a symbol the baseline does not hold is named on its line."""
+    monkeypatch.chdir(tmp_path)
+    inputs = [str(SAMPLES / "wheels/dist"), str(SAMPLES / "broken")]
+    assert "wrote" in run_cli("check", "--no-config", "--write-baseline", "bl.json", *inputs).stderr
+    common = ("check", "--no-config", "--baseline", "bl.json", *inputs)
+    whole = json.loads(run_cli(*common, "--format", "json").stdout)
+    lines = [json.loads(ln) for ln in run_cli(*common, "--format", "jsonl").stdout.splitlines()]
+    streamed = sorted((d["order"], d["rule"], d["file"], d.get("suppressed")) for d in lines if d["type"] == "finding")
+    assert streamed and all(s is not None for *_x, s in streamed), streamed
+    keyed = sorted((f["rule"], f["file"], f.get("suppressed")) for f in whole["findings"])
+    assert sorted((r, f, s) for _o, r, f, s in streamed) == keyed
+    assert lines[-1]["summary"]["suppressed"] == len(streamed)
