@@ -44,6 +44,13 @@ EXPORT_KIND_MASK, EXPORT_WEAK_DEFINITION, EXPORT_REEXPORT, EXPORT_STUB_AND_RESOL
 MAX_ENTRIES = 5_000_000
 MAX_CHAINED_IMPORTS = 1_000_000
 MAX_TRIE_NAME_BYTES = 64 * 1024 * 1024
+#: An export trie's names may also spell at most ``TRIE_NAME_SLACK`` + ``TRIE_NAME_RATIO`` times the
+#: trie's own bytes: a node costs at least an edge label's end, a child offset and its terminal
+#: info (about 5 bytes), so a real trie spells a few times its size; a chain of terminal nodes
+#: (``a``, ``aa``, ``aaa``, ...) spells the square of its depth (a 99 KB trie: 60 MB of names,
+#: 266 MB of memory; 16 such files 1.2 GB).
+TRIE_NAME_SLACK = 4 * 1024 * 1024
+TRIE_NAME_RATIO = 32
 MAX_NAME = 64 * 1024
 #: Bytes of a file per ``nlist`` entry decoded (``EntryBudget``): the smallest entry (12 bytes),
 #: read at most twice.
@@ -300,7 +307,9 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int, end: int | 
     A terminal node gives flags then, by kind: a re-export (library ordinal and the name in that
     library, empty for the same name), a stub and resolver (two offsets; the stub is the address),
     or an address.  A node reached twice (a loop, or two edges to one node) or names spelling out
-    more than ``MAX_TRIE_NAME_BYTES`` raise ``MalformedLinkedit``.  ``end``: where the slice ends in
+    more than ``TRIE_NAME_SLACK`` + ``TRIE_NAME_RATIO`` times the trie's bytes (at most
+    ``MAX_TRIE_NAME_BYTES``) raise ``MalformedLinkedit`` (format: dyld's ``ExportTrie``,
+    ``mach-o/loader.h``).  ``end``: where the slice ends in
     ``buf`` (``None``: the end of the file).
     """
     if size == 0:
@@ -309,7 +318,7 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int, end: int | 
     trie = bytes(buf[first:last])
     out: list[Entry] = []
     seen: set[int] = set()
-    spelled = 0
+    spelled, budget = 0, min(MAX_TRIE_NAME_BYTES, TRIE_NAME_SLACK + TRIE_NAME_RATIO * len(trie))
     stack: list[tuple[int, bytes]] = [(0, b"")]
     find, limit, new = trie.find, len(trie), tuple.__new__
     while stack:
@@ -364,7 +373,10 @@ def read_export_trie(buf: Buffer, base: int, offset: int, size: int, end: int | 
                 raise MalformedLinkedit(f"export trie: edge to offset {child}, past the {limit}-byte trie")
             spelled += len(name)
             stack.append((child, name))
-        if spelled > MAX_TRIE_NAME_BYTES:
-            raise MalformedLinkedit(f"export trie: names spell out more than {MAX_TRIE_NAME_BYTES} bytes")
+        if spelled > budget:
+            raise MalformedLinkedit(
+                f"export trie: names spell out more than {budget} bytes ({TRIE_NAME_RATIO} times the "
+                f"{len(trie)}-byte trie, plus {TRIE_NAME_SLACK >> 20} MiB)"
+            )
         stack[at:] = stack[at:][::-1]  # depth first in edge order
     return out

@@ -100,6 +100,32 @@ def test_trie_past_the_end_of_the_file_and_name_budget(monkeypatch: pytest.Monke
         L.read_export_trie(trie, 0, 0, len(trie))
 
 
+def _terminal_chain(depth: int) -> bytes:
+    """A trie of one chain of ``depth`` terminal nodes: exports ``a``, ``aa``, ``aaa``, ... (9 bytes a
+    node, names spelling depth²/2 bytes): the hostile tester's 06."""
+    trie = bytearray(b"\x00\x01a\x00\x87\x80\x00")  # the root: one edge "a" to offset 7 (3-byte ULEB)
+    for k in range(depth):
+        nxt = len(trie) + 9
+        edge = (
+            b"\x01a\x00" + bytes([0x80 | nxt & 0x7F, 0x80 | nxt >> 7 & 0x7F, nxt >> 14]) if k < depth - 1 else b"\x00"
+        )
+        trie += b"\x02\x00\x00" + edge
+    return bytes(trie)
+
+
+def test_a_trie_spelling_more_than_its_size_allows_is_refused() -> None:
+    """A chain of terminal nodes spells the square of its depth: a 99 KB trie held 60 MB of names
+    (266 MB of memory; 16 such files 1.2 GB, and 1.9 GB written to the cache) under the flat
+    64 MiB cap. Names may now spell 4 MiB plus 32 times the trie's bytes."""
+    short = _terminal_chain(1000)  # 0.5 MB of names from 9 KB: within the slack
+    assert len(L.read_export_trie(short, 0, 0, len(short))) == 1000
+    deep = _terminal_chain(4000)  # 8 MB of names from 36 KB: past 4 MiB + 32 x 36 KB
+    with pytest.raises(
+        L.MalformedLinkedit, match=r"spell out more than \d+ bytes \(32 times the 36002-byte trie, plus 4 MiB\)"
+    ):
+        L.read_export_trie(deep, 0, 0, len(deep))
+
+
 def chained_blob(
     imports_format: int, imports: list[tuple[int, bool, int]], names: bytes, compressed: bool = False
 ) -> bytes:
