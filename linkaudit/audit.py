@@ -294,18 +294,25 @@ def _baselined(f: Finding, config: AuditConfig, inputs: Sequence[str], seen: set
     records each of its fingerprints, else reported, saying which symbols are new when some are
     recorded; the fingerprints it matched are added to ``seen``. One finding at a time, so that
     the streamed report (``--format jsonl``) marks its lines as the whole report does."""
-    from .config.baseline import BASELINED, fingerprints
+    from .config.baseline import BASELINED, UNTARGETED, fingerprints
     from .rules.base import preview
 
-    assert config.baseline is not None
+    baseline = config.baseline
+    assert baseline is not None
     keys = fingerprints(f, inputs)
-    known = [k for k in keys if k in config.baseline] if f.rule != "unreadable-input" else []
+    # A wheel member's entry without its wheel's target (an older baseline): accepted in any wheel.
+    untargeted = fingerprints(f, inputs, targeted=False)
+    entries = [
+        k if k in baseline else u if u != k and u in baseline else None for k, u in zip(keys, untargeted, strict=True)
+    ]
+    known = [e for e in entries if e is not None] if f.rule != "unreadable-input" else []
     seen.update(known)
     if known and len(known) == len(keys):
         if f.suppressed is None:
-            f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}")
+            mark = UNTARGETED if any(e not in keys for e in known) else ""
+            f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}{mark}")
     elif known:  # some of its symbols are new: reported, saying which
-        new = [key[2] for key in keys if key not in config.baseline]
+        new = [key[2] for key, e in zip(keys, entries, strict=True) if e is None]
         f = replace(f, message=f"{f.message} (not in the baseline: {preview(new)})")
     return f
 

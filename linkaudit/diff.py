@@ -13,14 +13,13 @@ the old one).  Files only in one build are listed.  Works on the model only.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import TypeVar
 
 from .config import parse_version_name
-from .config.baseline import relative_file, unhashed
+from .config.baseline import relative_file, targeted_file, unhashed
 from .model import Binary, Binding, Kind, Visibility
 from .records import dataclass
 
@@ -91,30 +90,13 @@ def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
     """How ``diff`` pairs a file of one build with the other's: its path relative to the input
     (``config.baseline.relative_file``), and for a member of a wheel found in a directory given (a
     wheelhouse: a ``dist/`` of one project's wheels for several Pythons and platforms) its wheel's
-    tag triple first, ``cp312-cp312-win_amd64:numpy/...``: a musllinux member is never compared
-    with a manylinux one of the same path.  Wheels given themselves pair by member path alone.
+    tag triple first, ``cp312-cp312-win_amd64:numpy/...`` (``config.baseline.targeted_file``, as
+    a baseline keys it): a musllinux member is never compared with a manylinux one of the same
+    path.  Wheels given themselves pair by member path alone.
     ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind."""
-    relative = relative_file(file, inputs)
-    package, sep, _member = file.partition("!")
-    if not sep or package in inputs or not package.endswith(".whl"):
-        return relative
-    parts = os.path.basename(package)[: -len(".whl")].split("-")
-    if len(parts) not in (5, 6):
-        return relative
-    return f"{parts[-3]}-{parts[-2]}-{parts[-1] if exact else _platform_kind(parts[-1])}:{relative}"
-
-
-def _platform_kind(platforms: str) -> str:
-    """A wheel's platform tag (the first of a compressed set) without its version:
-    ``manylinux_2_17_x86_64.manylinux2014_x86_64`` and ``manylinux_2_28_x86_64`` are both
-    ``manylinux_x86_64`` (the next release may raise its baseline: still the same platform),
-    ``macosx_14_0_arm64`` is ``macosx_arm64``; ``win_amd64`` stays."""
-    first = platforms.split(".")[0]
-    return re.sub(r"^(manylinux|musllinux|macosx|ios|android)(?:_\d+)+_|^manylinux(?:1|2010|2014)_", _family, first)
-
-
-def _family(match: re.Match[str]) -> str:
-    return f"{match.group(1) or 'manylinux'}_"
+    if file.partition("!")[0] in inputs:
+        return relative_file(file, inputs)
+    return targeted_file(file, inputs, exact)
 
 
 def _key(binary: Binary, inputs: Sequence[str]) -> str:

@@ -265,7 +265,7 @@ def _run_audit(
 ) -> Report:
     """Audit ``paths`` under ``config``, progress on stderr unless ``quiet``, spread as
     ``spread_options`` (``spreading``) says; a streamed report (``--format jsonl``) is finished here,
-    never over a ``protected`` path."""
+    never over a ``protected`` path; a note when the baseline predates per-target keys."""
     progress = stderr_progress(quiet)
     with spread_options as spread:
         try:
@@ -275,6 +275,7 @@ def _run_audit(
                 progress.close()
         if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
             spread.finish(report, protected)
+    _untargeted_note(report, config.baseline_file)
     return report
 
 
@@ -430,6 +431,22 @@ def file_settings(config_path: str | None, no_config: bool) -> FileSettings:
     from ..config.file import load_config  # its TOML parser: only when a file was found
 
     return load_config(path, frozenset(rule_ids()))
+
+
+def _untargeted_note(report: Report, path: str | None) -> None:
+    """Say once on stderr when ``--baseline`` ``path`` accepted a wheel member by an entry without
+    its wheel's target (``config.baseline.UNTARGETED``: written before wheel members were keyed per
+    target, it accepts the member in every platform's wheel, a new finding in another one too)."""
+    if path is None:
+        return
+    from ..config.baseline import UNTARGETED
+
+    if any(f.suppressed and f.suppressed.endswith(UNTARGETED) for f in report.findings):
+        click.echo(
+            f"linkaudit: note: --baseline {path} predates per-target keys: its entries accept a wheel "
+            "member in every platform's wheel; write it again with --write-baseline",
+            err=True,
+        )
 
 
 def _load_baseline(path: str | None) -> frozenset[Fingerprint] | None:

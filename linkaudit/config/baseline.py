@@ -6,12 +6,17 @@ A baseline file is JSON::
      "findings": [{"rule": "driver-link", "file": "lib/libtorch_cuda.so", "subject": "libcuda.so.1"}]}
 
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
-command line that holds it, subject — made relative too when it is such a path); a finding that
+command line that holds it — a wheel member's after its wheel's tag triple,
+``cp311-abi3-musllinux_x86_64:pkg/libfoo.so``, as ``linkaudit diff`` pairs it —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
 content hashes auditwheel and delvewheel put in vendored libraries' names (``unhashed``), so
 one written for a release matches the next.
+
+An entry whose file has no wheel target (a baseline written before wheel members were keyed per
+target) still accepts the wheel member of that path in every platform's wheel, marked
+``UNTARGETED`` (``check`` says once to write the baseline again).
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ BASELINED = "in the baseline "
 #: Findings never recorded: they are about the inputs or the configuration, not the build.
 NOT_RECORDED = frozenset({"unreadable-input", "baseline-fixed", "unused-suppression"})
 
+#: How a finding is marked (after ``BASELINED`` and the file) when the baseline entry accepting it
+#: has its file without the wheel's target (``targeted_file``): written before wheel members were
+#: keyed per target, it accepts the member in every platform's wheel.
+UNTARGETED = " (by an entry without the wheel's target: write the baseline again)"
+
 #: (rule id, relative file path, subject).
 Fingerprint = tuple[str, str, str]
 
@@ -60,6 +70,35 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
         if file.startswith(prefix):
             return file[len(prefix) :]
     return file
+
+
+def targeted_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
+    """``relative_file``, a member of a wheel (given, or found in a directory given) keyed by its
+    wheel's tag triple first, ``cp311-abi3-musllinux_x86_64:pkg/libfoo.so``: the same member in a
+    project's manylinux and musllinux wheels is two files (as ``linkaudit diff`` pairs them), the
+    wheel's version left out (the next release's wheel is the same file). ``exact``: the platform
+    tag as written (``manylinux_2_28_x86_64``), not its kind (``_platform_kind``)."""
+    relative = relative_file(file, inputs)
+    package, sep, _member = file.partition("!")
+    if not sep or not package.endswith(".whl"):
+        return relative
+    parts = os.path.basename(package)[: -len(".whl")].split("-")
+    if len(parts) not in (5, 6):
+        return relative
+    return f"{parts[-3]}-{parts[-2]}-{parts[-1] if exact else _platform_kind(parts[-1])}:{relative}"
+
+
+def _platform_kind(platforms: str) -> str:
+    """A wheel's platform tag (the first of a compressed set) without its version:
+    ``manylinux_2_17_x86_64.manylinux2014_x86_64`` and ``manylinux_2_28_x86_64`` are both
+    ``manylinux_x86_64`` (the next release may raise its baseline: still the same platform),
+    ``macosx_14_0_arm64`` is ``macosx_arm64``; ``win_amd64`` stays."""
+    first = platforms.split(".")[0]
+    return re.sub(r"^(manylinux|musllinux|macosx|ios|android)(?:_\d+)+_|^manylinux(?:1|2010|2014)_", _family, first)
+
+
+def _family(match: re.Match[str]) -> str:
+    return f"{match.group(1) or 'manylinux'}_"
 
 
 #: What ends a file name inside a path or a message: a directory separator, a space, a quote, the
@@ -135,15 +174,14 @@ def original_names(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
 
 
-def fingerprint(finding: Finding, inputs: Sequence[str]) -> Fingerprint:
-    """The stable key of ``finding``: ``(rule, relative file, subject)``; a subject that is
-    itself a path under an input (the other library of a ``duplicate-export``) is made
-    relative the same way; vendored libraries' content hashes are left out (``unhashed``)."""
-    return (
-        finding.rule,
-        unhashed(relative_file(finding.file, inputs)),
-        unhashed(relative_file(finding.subject, inputs)),
-    )
+def fingerprint(finding: Finding, inputs: Sequence[str], targeted: bool = True) -> Fingerprint:
+    """The stable key of ``finding``: ``(rule, relative file, subject)``, a wheel member's file
+    keyed by its wheel's target (``targeted_file``; ``targeted=False``: by its member path alone,
+    as baselines written before were); a subject that is itself a path under an input (the other
+    library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
+    left out (``unhashed``)."""
+    file = targeted_file(finding.file, inputs) if targeted else relative_file(finding.file, inputs)
+    return (finding.rule, unhashed(file), unhashed(relative_file(finding.subject, inputs)))
 
 
 #: Rules whose one finding per file lists failures that come and go one by one, a symbol each
@@ -164,12 +202,12 @@ def symbols_of(finding: Finding) -> list[str]:
     return sorted(names)
 
 
-def fingerprints(finding: Finding, inputs: Sequence[str]) -> tuple[Fingerprint, ...]:
+def fingerprints(finding: Finding, inputs: Sequence[str], targeted: bool = True) -> tuple[Fingerprint, ...]:
     """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
     ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
     findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
-    keeps its one fingerprint either way."""
-    key = fingerprint(finding, inputs)
+    keeps its one fingerprint either way; ``targeted``: as ``fingerprint``'s."""
+    key = fingerprint(finding, inputs, targeted)
     names = symbols_of(finding)
     if not names:
         return (key,)
