@@ -443,8 +443,9 @@ def _untargeted_note(report: Report, path: str | None) -> None:
 
     if any(f.suppressed and f.suppressed.endswith(UNTARGETED) for f in report.findings):
         click.echo(
-            f"linkaudit: note: --baseline {path} predates per-target keys: its entries accept a wheel "
-            "member in every platform's wheel; write it again with --write-baseline",
+            f"linkaudit: note: --baseline {path} predates per-target keys (or was written from an unpacked "
+            "tree): its entries accept a wheel member in every platform's wheel; write it again with "
+            "--write-baseline",
             err=True,
         )
 

@@ -87,3 +87,13 @@ def test_an_older_baseline_without_targets_still_accepts_and_says_to_write_it_ag
     assert not _live(j.stdout)
     fixed = [f for f in json.loads(j.stdout)["findings"] if f["rule"] == "baseline-fixed"]
     assert not [f for f in fixed if f["evidence"]["rule"] == "rpath-leak"], fixed
+
+
+def test_wheels_given_themselves_are_keyed_per_target_too(run_cli, releases: Path) -> None:  # type: ignore[no-untyped-def]
+    """``check dist/*.whl``: each wheel an input of its own, its members still under its target."""
+    old = [str(p.relative_to(releases)) for p in sorted((releases / "d1").glob("*.whl"))]
+    new = [str(p.relative_to(releases)) for p in sorted((releases / "d2").glob("*.whl"))]
+    assert run_cli("check", "--no-config", "--write-baseline", "bl.json", *old).exit_code == 0
+    r = run_cli("check", "--no-config", "--format", "json", "--baseline", "bl.json", *new)
+    assert r.exit_code == 1, r.stdout
+    assert _live(r.stdout) == {("rpath-leak", f"d2/pkg-1.0-{MUSL}.whl!pkg/libfoo.so")}
