@@ -116,14 +116,99 @@ def _terminal_chain(depth: int) -> bytes:
 def test_a_trie_spelling_more_than_its_size_allows_is_refused() -> None:
     """A chain of terminal nodes spells the square of its depth: a 99 KB trie held 60 MB of names
     (266 MB of memory; 16 such files 1.2 GB, and 1.9 GB written to the cache) under the flat
-    64 MiB cap. Names may now spell 4 MiB plus 32 times the trie's bytes."""
+    64 MiB cap. Names may now spell 1 MiB plus 8 times the trie's bytes."""
     short = _terminal_chain(1000)  # 0.5 MB of names from 9 KB: within the slack
     assert len(L.read_export_trie(short, 0, 0, len(short))) == 1000
-    deep = _terminal_chain(4000)  # 8 MB of names from 36 KB: past 4 MiB + 32 x 36 KB
+    deep = _terminal_chain(4000)  # 8 MB of names from 36 KB: past 1 MiB + 8 x 36 KB
     with pytest.raises(
-        L.MalformedLinkedit, match=r"spell out more than \d+ bytes \(32 times the 36002-byte trie, plus 4 MiB\)"
+        L.MalformedLinkedit,
+        match=r"export trie: names spell out more than 1336592 bytes \(8 times its 36002 bytes, plus 1 MiB, "
+        r"at most 64 MiB\)",
     ):
         L.read_export_trie(deep, 0, 0, len(deep))
+
+
+def _chain_dylib(path: Path, depth: int) -> None:
+    """An x86_64 dylib whose ``LC_DYLD_EXPORTS_TRIE`` is ``_terminal_chain(depth)`` (the hostile
+    tester's 06-trie.py)."""
+    trie = _terminal_chain(depth)
+    name = b"@rpath/libtrie.dylib\0"
+    name += b"\0" * (-len(name) % 8)
+    lc_id = struct.pack("<6I", 0xD, 24 + len(name), 24, 0, 0x10000, 0x10000) + name
+    dataoff = (32 + len(lc_id) + 16 + 7) & ~7
+    cmds = lc_id + struct.pack("<4I", 0x80000033, 16, dataoff, len(trie))
+    head = struct.pack("<IiiIIIII", 0xFEEDFACF, 0x01000007, 3, 6, 2, len(cmds), 0, 0) + cmds
+    path.write_bytes(head + b"\0" * (dataoff - len(head)) + trie)
+
+
+def test_a_chain_trie_of_a_few_dozen_kilobytes_is_refused_by_name(tmp_path: Path) -> None:
+    """The hostile tester's 06 at depth 3,000: a 27 KB dylib whose trie spells 4.5 MB of names
+    (``a``, ``aa``, ... 3,000 bytes long) was read under 4 MiB plus 32 times the trie (5.1 MB; 47 MB
+    of memory for one file, 7.6 MB of cache a record); its names may now spell 1 MiB plus 8 times
+    its 27,002-byte trie, so it is an input error naming the file, and a real file beside it reads."""
+    bad = tmp_path / "libtrie.dylib"
+    _chain_dylib(bad, 3000)
+    assert bad.stat().st_size < 28_000
+    with pytest.raises(InputError) as caught:
+        read(str(bad))
+    assert caught.value.path == str(bad)
+    assert "export trie: names spell out more than 1264592 bytes (8 times its 27002 bytes" in caught.value.reason
+    assert read(str(MACHO / "chained/libtorch_cuda.dylib"))
+    within = tmp_path / "libshort.dylib"  # 1,400 deep: 0.98 MB of names from 12.6 KB, within the budget
+    _chain_dylib(within, 1400)
+    (binary,) = read(str(within))
+    exports = [s for s in binary.symbols if s.defined]
+    assert len(exports) == 1400
+    assert sum(len(s.name) for s in exports) <= L.names_budget(12_602, L.TRIE_NAME_RATIO)
+
+
+def _real_macho_files() -> list[Path]:
+    """The Mach-O samples, and the real macOS wheels' libraries when cached (``wheels-mac``,
+    ``torch-mac-2.9.1``)."""
+    from realsite import cache_root
+
+    files = [p for p in MACHO.rglob("*") if p.suffix in (".dylib", ".so") and p.is_file()]
+    files += [p for p in (cache_root() / "torch-mac-2.9.1").rglob("*") if p.suffix in (".dylib", ".so")]
+    return [p for p in files if p.read_bytes()[:4] in (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")]
+
+
+def _exports_and_imports(paths: list[Path]) -> dict[str, list[tuple[str, bool]]]:
+    return {str(p): [(s.name, s.defined) for b in read(str(p)) for s in b.symbols] for p in paths}
+
+
+def test_real_mach_o_names_spell_a_quarter_of_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every real Mach-O file at hand reads with no slack and a quarter of each ratio (a trie's names
+    spell at most 1.57 times it, libc10.dylib; a string table's or chained pool's 0.95 times), and
+    reads the same symbols as with the budgets lifted."""
+    files = _real_macho_files()
+    assert len(files) >= 20
+    with monkeypatch.context() as mp:
+        mp.setattr(L, "NAME_SLACK", 1 << 40)
+        mp.setattr(L, "MAX_TRIE_NAME_BYTES", 1 << 40)
+        unbounded = _exports_and_imports(files)
+    monkeypatch.setattr(L, "NAME_SLACK", 0)
+    monkeypatch.setattr(L, "TRIE_NAME_RATIO", L.TRIE_NAME_RATIO // 4)
+    monkeypatch.setattr(L, "POOL_NAME_RATIO", L.POOL_NAME_RATIO // 4)
+    assert _exports_and_imports(files) == unbounded
+
+
+def test_real_macos_wheels_read_within_the_budget(tmp_path: Path) -> None:
+    """The cached cryptography and orjson macOS wheels' extension modules (universal2) read, every
+    slice with its exports, under the default budgets; skips when the wheels are not cached."""
+    import zipfile
+
+    from realsite import cache_root
+
+    wheels = sorted((cache_root() / "wheels-mac").glob("*macosx*universal2.whl"))
+    if not wheels:
+        pytest.skip("no universal2 macOS wheel cached in wheels-mac")
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for member in (m for m in z.namelist() if m.endswith(".so")):
+                z.extract(member, tmp_path / wheel.stem)
+                binaries = read(str(tmp_path / wheel.stem / member))
+                assert {b.machine for b in binaries} == {"x86_64", "arm64"}
+                assert all(any(s.defined and s.name.startswith("PyInit_") for s in b.symbols) for b in binaries)
 
 
 def chained_blob(
