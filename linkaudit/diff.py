@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from .config import parse_version_name
 from .config.baseline import relative_file, targeted_file, unhashed
-from .model import Binary, Binding, Kind, Visibility
+from .model import Binary, Binding, Kind, Symbol, Visibility
 from .records import dataclass
 
 
@@ -112,8 +112,13 @@ def _key(binary: Binary, inputs: Sequence[str]) -> str:
     return key
 
 
+def _versioned(symbol: Symbol) -> str:
+    """``name@VERSION``, or ``name`` for an unversioned symbol."""
+    return f"{symbol.name}@{symbol.version.name}" if symbol.version else symbol.name
+
+
 def _undefined(binary: Binary) -> set[str]:
-    return {f"{s.name}@{s.version.name}" if s.version else s.name for s in binary.symbols.undefined()}
+    return {_versioned(s) for s in binary.symbols.undefined()}
 
 
 #: Symbols the static linker defines in every shared object: never a library's interface.
@@ -131,7 +136,7 @@ def exported(binary: Binary) -> set[str]:
     if binary.kind is not Kind.SHARED_LIBRARY or unhashed(name) != name:
         return set()
     return {
-        f"{s.name}@{s.version.name}" if s.version else s.name
+        _versioned(s)
         for s in binary.symbols.iter_defined()
         if s.binding != Binding.LOCAL
         and s.visibility in (Visibility.DEFAULT, Visibility.PROTECTED)

@@ -128,8 +128,9 @@ def _config(
     settings = file_settings(config_path, no_config)
     loader = loader_with_file(loader, settings)
     return audit_config(
-        settings, loader, profile, max_versions, ignore, no_loader, entries, None, None, "link.exe", (), False, 1
-    )
+        settings, loader, profile, max_versions, ignore, no_loader, entries,
+        baseline_path=None, link_line=None, linker="link.exe", source_dirs=(), verify=False, jobs=1,
+    )  # fmt: skip
 
 
 #: A finding of one build with its file's pairing key (``_findings``).

@@ -192,7 +192,8 @@ def per_installation(
     """
     from ..packages import plan_inputs
 
-    plan = _worth_drawing(plan_inputs(package_members(paths)[0], together))
+    given, members = package_members(paths)
+    plan = _worth_drawing(plan_inputs(given, together))
     if len(plan) == 1:
         with read_inputs(paths) as inputs:
             return run(inputs)
@@ -204,11 +205,9 @@ def per_installation(
             "give one installation's packages, or --together to load them as one"
         )
     statuses: list[int] = []
-    members = package_members(paths)[1]
     for i, (planned, name) in enumerate(zip(plan, names, strict=True), 1):
-        mine = [
-            m for m, package in members if planned.packages is None or package in planned.packages
-        ]  # each package's members given
+        # the members given as PACKAGE!member of this installation's packages
+        mine = [m for m, package in members if planned.packages is None or package in planned.packages]
         with read_inputs([*planned.paths, *mine], planned.packages) as inputs:
             if statuses:
                 click.echo("")
