@@ -1012,7 +1012,9 @@ def _audit_installation(
     Raises:
         ConfigError: a ``dll_directories`` entry is no directory (here or in a package given).
     """
-    with staged_inputs(list(planned.paths), progress=progress, only=planned.packages, whole=config.verify) as staged:
+    hold = config.target is None  # no loader emulation: only the readers look at the staged tree
+    paths = list(planned.paths)
+    with staged_inputs(paths, progress=progress, only=planned.packages, whole=config.verify, hold=hold) as staged:
         sites = sites_among(staged)
         if config.target is not None:
             config = _installation_config(config, staged, sites)
@@ -1026,10 +1028,12 @@ def _audit_installation(
         outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
         findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)
         if staged.packages:
-            files = [replace(f, path=staged.label(f.path), error=f.error and staged.label(f.error)) for f in files]
+            label = staged.label_path
+            files = [FileResult(label(f.path), f.status, f.format, f.kind, f.machine, f.error and staged.label(f.error),
+                                f.reason) for f in files]  # fmt: skip
             findings = [_relabel(f, staged.label) for f in findings]
-            roots = tuple(replace(r, path=staged.label(r.path)) for r in roots)
-            binaries = [b.with_path(staged.label(b.path)) for b in binaries]
+            roots = tuple(replace(r, path=label(r.path)) for r in roots)
+            binaries = [b.with_path(label(b.path)) for b in binaries]
         site_notes = [_site_note(site, config) for site in sites]
         return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
 

@@ -26,12 +26,13 @@ unreadable input.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 
 from .errors import InputError
-from .formats import SNIFF_BYTES, SUPPORTED, Container, sniff
+from .formats import SNIFF_BYTES, SUPPORTED, Container, held, sniff
 from .formats.filebytes import os_reason
 from .formats.libnames import HEAD_BYTES, library_named, not_a_library
 from .records import dataclass
@@ -155,7 +156,7 @@ def _passed_over(path: str, name: str, kind: tuple[bool, bool], root: str, venv:
     return None
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
+def _is_dir(entry: Entry) -> bool:
     """``entry`` is a directory, or a symlink to one (False when it cannot be stat'ed)."""
     try:
         return entry.is_dir()
@@ -234,10 +235,42 @@ def _walk(
         entries = _read_dir(dirpath, seen_dirs, errors)
         if entries is None:
             continue
-        subdirs, count = _scan_dir(dirpath, entries, root, add, errors, skipped, passed_over, sniffed, venv)
+        listed: list[Entry] = list(entries)
+        names = held.names_in(dirpath)
+        if names:  # members of a package held in memory (``formats.held``): listed as its files
+            listed = sorted([*entries, *(_HeldEntry(dirpath, n) for n in names)], key=lambda e: e.name)
+        subdirs, count = _scan_dir(dirpath, listed, root, add, errors, skipped, passed_over, sniffed, venv)
         found += count
         stack.extend(reversed(subdirs))
     return found
+
+
+_HELD_INODES = itertools.count(1)
+
+
+class _HeldEntry:
+    """A package member held in memory (``formats.held``), listed in its directory's entries as
+    the walk lists a regular file: ``name``, ``path``, never a link or a directory, and
+    ``held_stat``, a stat of a regular file of its size on device -1 with an inode of its own
+    (``collect`` tells files apart by device and inode)."""
+
+    def __init__(self, directory: str, name: str) -> None:
+        self.name, self.path = name, os.path.join(directory, name)
+        size = len(held.held(self.path) or b"")
+        mode = stat.S_IFREG | 0o644
+        self.held_stat = os.stat_result((mode, next(_HELD_INODES), -1, 1, 0, 0, size, 0, 0, 0))
+
+    def is_symlink(self) -> bool:
+        """False: a held member is no link."""
+        return False
+
+    def is_dir(self) -> bool:
+        """False: a held member is no directory."""
+        return False
+
+
+#: What the walk lists of a directory: its entries, and members held in memory as if there.
+Entry = os.DirEntry[str] | _HeldEntry
 
 
 def _read_dir(dirpath: str, seen_dirs: set[tuple[int, int]], errors: list[InputError]) -> list[os.DirEntry[str]] | None:
@@ -263,7 +296,7 @@ def _read_dir(dirpath: str, seen_dirs: set[tuple[int, int]], errors: list[InputE
 
 def _scan_dir(
     dirpath: str,
-    entries: list[os.DirEntry[str]],
+    entries: Sequence[Entry],
     root: str,
     add: Callable[[str, os.stat_result, bool, bool], None],
     errors: list[InputError],
@@ -295,7 +328,7 @@ def _scan_dir(
             subdirs.append(path)
             continue
         try:
-            st = os.stat(path)
+            st = entry.held_stat if isinstance(entry, _HeldEntry) else os.stat(path)
         except OSError as exc:
             if is_link and exc.errno == errno.ENOENT:
                 broken.append((path, _link_target(path)))  # as ldconfig: passed over, not an error

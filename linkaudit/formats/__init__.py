@@ -18,7 +18,7 @@ from ..cache import Cache, Key, file_key, member_variant, narrowed
 from ..cache import active as active_cache
 from ..errors import InputError, UnsupportedFormat
 from ..model import Binary
-from . import copies
+from . import copies, held
 from .elf import read_elf
 from .filebytes import READER_FAULTS, Buffer, fault_reason, file_bytes, open_file
 from .ranges import Member, source_of
@@ -108,7 +108,8 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
     The file is opened read-only and read with ``pread`` (``filebytes``), never mapped: a file
     that shrinks while it is read is an ``InputError``, not a SIGBUS.  It is never executed or loaded.
     A file of at most ``copies.SMALL_FILE_BYTES`` is read whole, parsed once per content and
-    never cached on disk (``copies``); a larger one goes through the active cache, if any.
+    never cached on disk (``copies``); a larger one goes through the active cache, if any.  A
+    package member held in memory (``held``) is parsed from its bytes, as a small file is.
 
     Args:
         path: path to the file, reported as given.
@@ -124,6 +125,9 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
             loop, not a regular file), is empty, is not a binary, is malformed,
             or holds a table too large to read.
     """
+    data = held.held(path)
+    if data is not None:  # a package's small member held in memory, never written (``held``)
+        return copies.parse_small(path, data, soft_dependencies, read_bytes)
     fd, st = open_file(path)
     try:
         member = source_of(st)

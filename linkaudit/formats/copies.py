@@ -90,6 +90,18 @@ def read_small(
         return None
     if len(data) != size:
         return None
+    return parse_small(path, data, soft_dependencies, read)
+
+
+def parse_small(
+    path: str, data: bytes, soft_dependencies: bool, read: Callable[[str, bytes, bool], list[Binary]]
+) -> list[Binary]:
+    """The records of the small file ``path`` whose bytes are ``data``: ``read(path, data,
+    soft_dependencies)``'s for the first copy of its content, remembered ones for the others.
+
+    Raises:
+        InputError: as ``read`` (errors are never remembered: each copy is read again).
+    """
     key = (hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
     found = _PARSED.get(key)
     if found is not None:

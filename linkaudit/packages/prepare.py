@@ -289,6 +289,7 @@ def staged_inputs(
     progress: Progress | None = None,
     only: Collection[str] | None = None,
     whole: bool = False,
+    hold: bool = False,
 ) -> Iterator[Staged]:
     """Stage every package among ``paths`` for the audit; the temporary tree is removed on exit.
 
@@ -301,6 +302,7 @@ def staged_inputs(
             left out.  ``None``: every package found.
         whole: write every binary member out whole (``Stager.whole``), for readers that open
             the files themselves (``--verify``).
+        hold: hold a tarball's small binaries in memory (``Stager.hold``; no loader emulation).
 
     Yields:
         A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
@@ -316,13 +318,14 @@ def staged_inputs(
         return
     import tempfile
 
+    from ..formats.held import forget_under as forget_held
     from ..formats.ranges import forget_under
     from .staging import Budget, Stager
     from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
 
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
-        stager = Stager(Budget(progress), whole)
+        stager = Stager(Budget(progress), whole, hold)
         roots = _Roots(tmp)
         for p in ordered:
             kind = kinds.get(p)
@@ -338,4 +341,5 @@ def staged_inputs(
         )
     finally:
         forget_under(os.path.realpath(tmp))
+        forget_held(tmp)
         remove_tree(tmp)

@@ -43,6 +43,9 @@ class Staged:
     found: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
     sniffed: dict[str, Container] = field(default_factory=dict)
+    _roots: dict[str, StagingRoot] | None = None  # staging root -> its site (``label_path``)
+    _parent: str | None = None  # the directory every staging root is in, with a "/"
+    _stop: re.Pattern[str] | None = None  # a character ``label``'s pattern stops at
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
@@ -130,6 +133,32 @@ class Staged:
             return []
         site = next(s for s in self._sites if s.host == where[0])
         return list(site.dirs.get(where[1], ()))
+
+    def label_path(self, path: str) -> str:
+        """``label(path)`` for a text that is one host path (a file's or a binary's).  A path
+        spelled plainly (normalised, no character the pattern stops at) inside a staging root is
+        looked up by its root, not searched for with the pattern (400,000 labels for 200,000
+        members: issue 14 §1); any other text goes to ``label``."""
+        if self._roots is None:
+            from .staging import STOP_CHARS  # loaded already if a root was staged
+
+            self._stop = re.compile(f"[{STOP_CHARS}]")
+            self._roots = {s.host: s for s in self._sites}
+            parents = {os.path.dirname(h) for h in self._roots}
+            self._parent = parents.pop() + "/" if len(parents) == 1 else None
+        if self._parent is None or not path.startswith(self._parent):
+            return self.label(path)
+        cut = path.find("/", len(self._parent))
+        site = self._roots.get(path[:cut]) if cut > 0 else None
+        rel = path[cut + 1 :]
+        if (
+            site is None
+            or not rel
+            or (self._stop is not None and self._stop.search(rel) is not None)
+            or posixpath.normpath(rel) != rel
+        ):
+            return self.label(path)
+        return f"{site.owner_of(rel)}!{rel}"
 
     def label(self, text: str, quote: Callable[[str], str] | None = None) -> str:
         """``text`` with every staged host path written ``PACKAGE!member`` (the staging root

@@ -22,7 +22,8 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
-from ..formats import SNIFF_BYTES, Container, sniff
+from ..formats import SNIFF_BYTES, Container, held, sniff
+from ..formats.copies import SMALL_FILE_BYTES
 from ..formats.libnames import HEAD_BYTES, library_named, not_a_library
 from ..formats.ranges import Member, register
 from ..records import dataclass
@@ -318,6 +319,21 @@ def write_member(
     os.close(fd)
 
 
+def hold_member(src: Readable, head: bytes, dest: str, counter: Inflated, size: int) -> None:
+    """Read the rest of a member of ``size`` bytes (at most ``SMALL_FILE_BYTES``) from ``src``
+    after ``head``, counted by ``counter``, and hold it as ``dest`` (``formats.held``); written to
+    ``dest`` instead when the held bytes are at their limit.
+
+    Raises:
+        Refused: a cap was passed (nothing is held or written).
+        OSError: ``dest`` cannot be created or written.
+    """
+    data = head + src.read(max(size - len(head), 0)) if len(head) < size else head
+    counter.add(len(data))
+    if not held.hold(dest, data):
+        held.write_file(dest, data)
+
+
 class Inflated:
     """The bytes of one member inflated so far, against the member, package and total caps
     (``write_member``'s arguments); ``add`` raises ``Refused`` once one is passed."""
@@ -385,15 +401,19 @@ MAX_REFUSALS_NAMED = 1000
 class Stager:
     """Writes members into staging roots and collects what it refused (``errors``); ``whole``:
     every member written out whole (for readers that open files themselves: ``--verify``),
-    else a wheel's ELF members are kept as ranges in memory (``members``)."""
+    else a wheel's ELF members are kept as ranges in memory (``members``); ``hold``: a tar member
+    of at most ``copies.SMALL_FILE_BYTES`` is held in memory, never written (``formats.held``:
+    for runs where only the readers look at the tree, without the loader emulation)."""
 
-    def __init__(self, budget: Budget, whole: bool = False) -> None:
+    def __init__(self, budget: Budget, whole: bool = False, hold: bool = False) -> None:
         self.budget = budget
         self.whole = whole
+        self.hold = hold and not whole  # small tar members held in memory (``formats.held``)
         self.errors: list[InputError] = []
         self.clashes: list[Clash] = []
         self.refused: dict[str, int] = {}  # package -> members refused
         self.sniffed: dict[str, Container] = {}  # host path written -> what its first bytes are
+        self.held: dict[str, list[str]] = {}  # staging root -> the host paths held in it (``hold``)
         self._not_libraries: dict[tuple[str, str], int] = {}  # (package, member) -> its error's index
 
     def refuse(self, label: str, member: str, reason: str) -> bool:
@@ -463,12 +483,21 @@ class Stager:
         return dest, rel
 
     def file(
-        self, site: StagingRoot, label: str, kind: str, name: str, src: Readable, ratio: int | None, key: Key | None
+        self,
+        site: StagingRoot,
+        label: str,
+        kind: str,
+        name: str,
+        src: Readable,
+        ratio: int | None,
+        key: Key | None,
+        size: int | None = None,
     ) -> bool:
         """Plan and write one member read from the stream ``src`` (tar members, in order); True
-        when it was written.  ``key``: its cache key (``cache.tar_member_key``), tied to the file
-        written (``formats.ranges.register``) so that the reader looks it up by that key, not by
-        the new file's own; ``None``: no cache."""
+        when it was written (or held: ``hold``).  ``key``: its cache key (``cache.tar_member_key``),
+        tied to the file written (``formats.ranges.register``) so that the reader looks it up by
+        that key, not by the new file's own; ``None``: no cache.  ``size``: the member's size in
+        bytes when its header says it plainly (not a sparse file), else ``None`` (never held)."""
         head = src.read(SNIFF_BYTES)
         container = sniff(head)
         if container is None and library_named(name):
@@ -477,7 +506,11 @@ class Stager:
         if planned is None:
             return False
         try:
-            write_member(src, head, planned[0], self.budget, ratio)
+            if self.hold and size is not None and size <= SMALL_FILE_BYTES:
+                hold_member(src, head, planned[0], Inflated(self.budget, ratio), size)
+                self.held.setdefault(site.host, []).append(planned[0])
+            else:
+                write_member(src, head, planned[0], self.budget, ratio)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
         except OSError as exc:  # a name too long for this file system, and the like
@@ -497,6 +530,8 @@ class Stager:
         the link's directory, stays inside the package; once every link is made, each one's real
         path too; a link that resolves to nothing is dropped (its target is not a binary, so never
         written), a symlink loop refused."""
+        if links:  # a link checks and reads its target as a file: the members held are written first
+            held.write_out(self.held.pop(site.host, []))
         made: list[tuple[str, str, str, str]] = []
         refused: set[str] = set()  # links not made or taken away: a link through one dangles
         for name, target in links:

@@ -15,7 +15,7 @@ from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
 from ..errors import InputError
-from ..formats import copies
+from ..formats import copies, held
 from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
@@ -243,7 +243,9 @@ def _member(
         site.disown(rel)
         replaced = os.path.join(site.host, rel)
         forget(replaced)  # its inode may be reused by a file that is not this member
-        with contextlib.suppress(OSError):
-            os.unlink(replaced)
-    if stager.file(site, label, kind, name, src, limit, key) and rel is not None:
+        if held.release(replaced) is None:
+            with contextlib.suppress(OSError):
+                os.unlink(replaced)
+    size = None if member.sparse else member.real_size
+    if stager.file(site, label, kind, name, src, limit, key, size) and rel is not None:
         written.add(rel)
