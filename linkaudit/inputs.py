@@ -256,7 +256,8 @@ class _HeldEntry:
 
     def __init__(self, directory: str, name: str) -> None:
         self.name, self.path = name, os.path.join(directory, name)
-        size = len(held.held(self.path) or b"")
+        kept = held.held(self.path)
+        size = len(kept[1]) if kept is not None else 0
         mode = stat.S_IFREG | 0o644
         self.held_stat = os.stat_result((mode, next(_HELD_INODES), -1, 1, 0, 0, size, 0, 0, 0))
 

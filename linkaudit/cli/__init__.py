@@ -46,6 +46,12 @@ def run() -> None:
             sys.stderr.write(f"linkaudit: error: cannot write to standard output: {exc.strerror or exc}\n")
             sys.exit(2)
         sys.exit(0)
+    import gc
+
+    # A run builds one large graph of records that lives until it ends: collecting every 700
+    # allocations walked it again and again (200,000 tar members: 17.9 s, 1.7 s of it the
+    # collector).  Cycles of garbage are still collected, 14 times less often.
+    gc.set_threshold(10_000, 10, 100)
     from .app import run as app_run
 
     app_run()

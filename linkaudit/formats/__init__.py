@@ -125,9 +125,9 @@ def read_path(path: str, soft_dependencies: bool = True) -> list[Binary]:
             loop, not a regular file), is empty, is not a binary, is malformed,
             or holds a table too large to read.
     """
-    data = held.held(path)
-    if data is not None:  # a package's small member held in memory, never written (``held``)
-        return copies.parse_small(path, data, soft_dependencies, read_bytes)
+    kept = held.held(path)
+    if kept is not None:  # a package's small member held in memory, never written (``held``)
+        return copies.parse_small(path, kept[1], soft_dependencies, read_bytes, kept[0])
     fd, st = open_file(path)
     try:
         member = source_of(st)

@@ -94,15 +94,20 @@ def read_small(
 
 
 def parse_small(
-    path: str, data: bytes, soft_dependencies: bool, read: Callable[[str, bytes, bool], list[Binary]]
+    path: str,
+    data: bytes,
+    soft_dependencies: bool,
+    read: Callable[[str, bytes, bool], list[Binary]],
+    digest: bytes | None = None,
 ) -> list[Binary]:
-    """The records of the small file ``path`` whose bytes are ``data``: ``read(path, data,
-    soft_dependencies)``'s for the first copy of its content, remembered ones for the others.
+    """The records of the small file ``path`` whose bytes are ``data`` (``digest``: their SHA-256,
+    when known): ``read(path, data, soft_dependencies)``'s for the first copy of its content,
+    remembered ones for the others.
 
     Raises:
         InputError: as ``read`` (errors are never remembered: each copy is read again).
     """
-    key = (hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
+    key = (digest or hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
     found = _PARSED.get(key)
     if found is not None:
         return [b.with_path(path) for b in found]

@@ -25,7 +25,7 @@ import threading
 MAX_HELD_BYTES = 64 << 20
 
 _LOCK = threading.Lock()
-_BYTES: dict[str, bytes] = {}  # host path -> its bytes (shared by equal contents)
+_BYTES: dict[str, tuple[bytes, bytes]] = {}  # host path -> (SHA-256, bytes): shared by equal contents
 _NAMES: dict[str, list[str]] = {}  # host directory -> the names held in it, in the order held
 _CONTENTS: dict[bytes, bytes] = {}  # SHA-256 -> the one copy of those bytes
 _TOTAL = [0]  # distinct bytes held
@@ -44,13 +44,13 @@ def hold(path: str, data: bytes) -> bool:
                 return False
             kept = _CONTENTS[digest] = data
             _TOTAL[0] += len(data)
-        _BYTES[path] = kept
+        _BYTES[path] = (digest, kept)
         _NAMES.setdefault(directory, []).append(name)
     return True
 
 
-def held(path: str) -> bytes | None:
-    """The bytes held as ``path`` (spelled as ``hold`` was given it), or ``None``."""
+def held(path: str) -> tuple[bytes, bytes] | None:
+    """``(SHA-256, bytes)`` of what is held as ``path`` (spelled as ``hold`` was given it), or ``None``."""
     return _BYTES.get(path) if _BYTES else None
 
 
@@ -66,7 +66,8 @@ def names_in(directory: str) -> list[str]:
 def release(path: str) -> bytes | None:
     """Stop holding ``path`` (a second member of its name replaces it); its bytes, or ``None``."""
     with _LOCK:
-        return _BYTES.pop(path, None)
+        entry = _BYTES.pop(path, None)
+    return None if entry is None else entry[1]
 
 
 def write_out(paths: list[str]) -> None:
@@ -109,6 +110,6 @@ def forget_under(root: str) -> None:
             del _BYTES[path]
         for directory in [d for d in _NAMES if d == root or d.startswith(prefix)]:
             del _NAMES[directory]
-        live = {id(b) for b in _BYTES.values()}
-        for digest in [d for d, b in _CONTENTS.items() if id(b) not in live]:
+        live = {digest for digest, _ in _BYTES.values()}
+        for digest in [d for d in _CONTENTS if d not in live]:
             _TOTAL[0] -= len(_CONTENTS.pop(digest))

@@ -159,8 +159,11 @@ class StagingRoot:
             parent = posixpath.dirname(parent)
 
     def file_above(self, rel: str) -> str | None:
-        """The nearest directory above ``rel`` that is a file planned or written here, or ``None``."""
+        """The nearest directory above ``rel`` that is a file planned or written here, or ``None``
+        (at once for a directory made here: no file is planned where one was made, ``plan``)."""
         parent = posixpath.dirname(rel)
+        if parent in self.made:
+            return None
         while parent:
             if parent in self.files:
                 return parent
