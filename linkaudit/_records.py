@@ -10,7 +10,7 @@ classes is created; ``PRECOMPILED`` maps the text to its function.
 # fmt: off
 PYTHON = (3, 11)
 TEXTS = (
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.added,self.removed,self.changed,)==(other.added,other.removed,other.changed,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.added,self.removed,self.changed,self.ambiguous,)==(other.added,other.removed,other.changed,other.ambiguous,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.config,self.linkage,self.generated_sources,self.wheel_policies,self.packages,self.windows,self.dyld,self.disagreements,self.site_roots,self.installation,)==(other.binaries,other.config,other.linkage,other.generated_sources,other.wheel_policies,other.packages,other.windows,other.dyld,other.disagreements,other.site_roots,other.installation,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.errors,self.skipped,self.empty_dirs,self.staged,self.broken_links,self.members,self.partial,)==(other.binaries,other.errors,other.skipped,other.empty_dirs,other.staged,other.broken_links,other.members,other.partial,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.shortnames,self.identities,self.needed_by,self.origins,self.tried,self.open_end,)==(other.binaries,other.shortnames,other.identities,other.needed_by,other.origins,other.tried,other.open_end,)\n  return NotImplemented\n return __eq__',
@@ -20,6 +20,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.env,self.fs,self.cache,self.system_dirs,self.lib,self.is_driver,self.rtld,)==(other.env,other.fs,other.cache,other.system_dirs,other.lib,other.is_driver,other.rtld,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.env,self.fs,self.loader,self.loader_binary,self.system_dirs,self.system_source,)==(other.env,other.fs,other.loader,other.loader_binary,other.system_dirs,other.system_source,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.env,self.loads,self.roots,self.audited,self.bindings,self.version_failures,self.system_dirs,self.cache_path,self.skipped,self.search_context,self.problems,)==(other.env,other.loads,other.roots,other.audited,other.bindings,other.version_failures,other.system_dirs,other.cache_path,other.skipped,other.search_context,other.problems,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.key,self.paired,)==(other.file,other.key,other.paired,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.needed,self.reason,self.where,)==(other.file,other.needed,other.reason,other.where,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.needed_added,self.needed_removed,self.rpath,self.runpath,self.undefined_added,self.undefined_removed,self.versions_raised,self.versions_lowered,self.soname,self.exports_added,self.exports_removed,)==(other.file,other.needed_added,other.needed_removed,other.rpath,other.runpath,other.undefined_added,other.undefined_removed,other.versions_raised,other.versions_lowered,other.soname,other.exports_added,other.exports_removed,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.requester,self.res,self.roots,self.count,self.reached,)==(other.file,other.requester,other.res,other.roots,other.count,other.reached,)\n  return NotImplemented\n return __eq__',
@@ -37,6 +38,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,)==(other.index,other.name,other.value,other.section,other.storage_class,other.type,other.undecorated,other.alternate,other.search,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.reason,)==(other.index,other.reason,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.interpreter,self.abi,self.platform,)==(other.interpreter,other.abi,other.platform,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.key,self.old,self.new,)==(other.key,other.old,other.new,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.platform,self.distribution,)==(other.kind,other.platform,other.distribution,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.library,self.binary,self.names,)==(other.library,other.binary,other.names,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,)==(other.linker,other.objects,other.libraries,other.unknown,other.unresolved,other.provider,other.dll,other.pulled,other.duplicates,)\n  return NotImplemented\n return __eq__',
@@ -114,12 +116,13 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.providers,self.declared_by,self.extra,self.severity,self.installed,)==(other.text,other.providers,other.declared_by,other.extra,other.severity,other.installed,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.view,self.verbose,self.owners,self.lines,self.expanded,self.base,self.deferred,)==(other.view,other.verbose,other.owners,other.lines,other.expanded,other.base,other.deferred,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.written,self.content,self.binaries,self.heads,)==(other.written,other.content,other.binaries,other.heads,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __hash__(self):\n  return hash((self.added,self.removed,self.changed,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.added,self.removed,self.changed,self.ambiguous,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.binaries,self.config,self.linkage,self.generated_sources,self.wheel_policies,self.packages,self.windows,self.dyld,self.disagreements,self.site_roots,self.installation,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.binary,self.function,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.count,self.reached,self.first,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.env,self.fs,self.cache,self.system_dirs,self.lib,self.is_driver,self.rtld,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.env,self.fs,self.loader,self.loader_binary,self.system_dirs,self.system_source,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.file,self.key,self.paired,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.file,self.needed,self.reason,self.where,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.file,self.needed_added,self.needed_removed,self.rpath,self.runpath,self.undefined_added,self.undefined_removed,self.versions_raised,self.versions_lowered,self.soname,self.exports_added,self.exports_removed,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.file,self.versions,))\n return __hash__',
@@ -133,6 +136,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.name,self.value,self.section,self.storage_class,self.type,self.undecorated,self.alternate,self.search,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.reason,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.interpreter,self.abi,self.platform,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.key,self.old,self.new,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.platform,self.distribution,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.library,self.binary,self.names,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.linker,self.objects,self.libraries,self.unknown,self.unresolved,self.provider,self.dll,self.pulled,self.duplicates,))\n return __hash__',
@@ -200,7 +204,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.tag,self.system,self.format,self.machines,self.bits,self.endian,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.providers,self.declared_by,self.extra,self.severity,self.installed,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.written,self.content,self.binaries,self.heads,))\n return __hash__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, config={self.config!r}, linkage={self.linkage!r}, generated_sources={self.generated_sources!r}, wheel_policies={self.wheel_policies!r}, packages={self.packages!r}, windows={self.windows!r}, dyld={self.dyld!r}, disagreements={self.disagreements!r}, site_roots={self.site_roots!r}, installation={self.installation!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, errors={self.errors!r}, skipped={self.skipped!r}, empty_dirs={self.empty_dirs!r}, staged={self.staged!r}, broken_links={self.broken_links!r}, members={self.members!r}, partial={self.partial!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, shortnames={self.shortnames!r}, identities={self.identities!r}, needed_by={self.needed_by!r}, origins={self.origins!r}, tried={self.tried!r}, open_end={self.open_end!r})"\n return __repr__',
@@ -210,6 +214,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(env={self.env!r}, fs={self.fs!r}, cache={self.cache!r}, system_dirs={self.system_dirs!r}, lib={self.lib!r}, is_driver={self.is_driver!r}, rtld={self.rtld!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(env={self.env!r}, fs={self.fs!r}, loader={self.loader!r}, loader_binary={self.loader_binary!r}, system_dirs={self.system_dirs!r}, system_source={self.system_source!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(env={self.env!r}, loads={self.loads!r}, roots={self.roots!r}, audited={self.audited!r}, bindings={self.bindings!r}, version_failures={self.version_failures!r}, system_dirs={self.system_dirs!r}, cache_path={self.cache_path!r}, skipped={self.skipped!r}, search_context={self.search_context!r}, problems={self.problems!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, key={self.key!r}, paired={self.paired!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, needed={self.needed!r}, reason={self.reason!r}, where={self.where!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, needed_added={self.needed_added!r}, needed_removed={self.needed_removed!r}, rpath={self.rpath!r}, runpath={self.runpath!r}, undefined_added={self.undefined_added!r}, undefined_removed={self.undefined_removed!r}, versions_raised={self.versions_raised!r}, versions_lowered={self.versions_lowered!r}, soname={self.soname!r}, exports_added={self.exports_added!r}, exports_removed={self.exports_removed!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, requester={self.requester!r}, res={self.res!r}, roots={self.roots!r}, count={self.count!r}, reached={self.reached!r})"\n return __repr__',
@@ -228,6 +233,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, name={self.name!r}, value={self.value!r}, section={self.section!r}, storage_class={self.storage_class!r}, type={self.type!r}, undecorated={self.undecorated!r}, alternate={self.alternate!r}, search={self.search!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, reason={self.reason!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(interpreter={self.interpreter!r}, abi={self.abi!r}, platform={self.platform!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(key={self.key!r}, old={self.old!r}, new={self.new!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, platform={self.platform!r}, distribution={self.distribution!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(library={self.library!r}, binary={self.binary!r}, names={self.names!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(linker={self.linker!r}, objects={self.objects!r}, libraries={self.libraries!r}, unknown={self.unknown!r}, unresolved={self.unresolved!r}, provider={self.provider!r}, dll={self.dll!r}, pulled={self.pulled!r}, duplicates={self.duplicates!r})"\n return __repr__',
@@ -306,7 +312,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, providers={self.providers!r}, declared_by={self.declared_by!r}, extra={self.extra!r}, severity={self.severity!r}, installed={self.installed!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(view={self.view!r}, verbose={self.verbose!r}, owners={self.owners!r}, lines={self.lines!r}, expanded={self.expanded!r}, base={self.base!r}, deferred={self.deferred!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(written={self.written!r}, content={self.content!r}, binaries={self.binaries!r}, heads={self.heads!r})"\n return __repr__',
-    "def __create_fn__(_type_added, _type_removed, _type_changed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _return_type):\n def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'added',added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)\n return __init__",
+    "def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _return_type):\n def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'added',added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)\n  __dataclass_builtins_object__.__setattr__(self,'ambiguous',ambiguous)\n return __init__",
     "def __create_fn__(_type_binaries, _type_config, _type_linkage, _type_generated_sources, _type_wheel_policies, _type_packages, _type_windows, _type_dyld, _type_disagreements, _type_site_roots, _type_installation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_linkage, _dflt_generated_sources, _dflt_wheel_policies, _dflt_packages, _dflt_windows, _dflt_dyld, _dflt_disagreements, _dflt_site_roots, _dflt_installation, _return_type):\n def __init__(self,binaries:_type_binaries,config:_type_config,linkage:_type_linkage=_dflt_linkage,generated_sources:_type_generated_sources=_dflt_generated_sources,wheel_policies:_type_wheel_policies=_HAS_DEFAULT_FACTORY,packages:_type_packages=_dflt_packages,windows:_type_windows=_dflt_windows,dyld:_type_dyld=_dflt_dyld,disagreements:_type_disagreements=_dflt_disagreements,site_roots:_type_site_roots=_dflt_site_roots,installation:_type_installation=_dflt_installation)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'config',config)\n  __dataclass_builtins_object__.__setattr__(self,'linkage',linkage)\n  __dataclass_builtins_object__.__setattr__(self,'generated_sources',generated_sources)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_policies',_dflt_wheel_policies() if wheel_policies is _HAS_DEFAULT_FACTORY else wheel_policies)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'windows',windows)\n  __dataclass_builtins_object__.__setattr__(self,'dyld',dyld)\n  __dataclass_builtins_object__.__setattr__(self,'disagreements',disagreements)\n  __dataclass_builtins_object__.__setattr__(self,'site_roots',site_roots)\n  __dataclass_builtins_object__.__setattr__(self,'installation',installation)\n return __init__",
     'def __create_fn__(_type_binaries, _type_errors, _type_skipped, _type_empty_dirs, _type_staged, _type_broken_links, _type_members, _type_partial, _type__sites, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_broken_links, _dflt_members, _dflt_partial, _dflt__sites, _return_type):\n def __init__(self,binaries:_type_binaries,errors:_type_errors,skipped:_type_skipped,empty_dirs:_type_empty_dirs,staged:_type_staged,broken_links:_type_broken_links=_dflt_broken_links,members:_type_members=_dflt_members,partial:_type_partial=_dflt_partial,_sites:_type__sites=_dflt__sites)->_return_type:\n  self.binaries=binaries\n  self.errors=errors\n  self.skipped=skipped\n  self.empty_dirs=empty_dirs\n  self.staged=staged\n  self.broken_links=broken_links\n  self.members=members\n  self.partial=partial\n  self._sites=_sites\n return __init__',
     'def __create_fn__(_type_binaries, _type_shortnames, _type_identities, _type_needed_by, _type_origins, _type_tried, _type_open_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_binaries, _dflt_shortnames, _dflt_identities, _dflt_needed_by, _dflt_origins, _dflt_tried, _dflt_open_end, _return_type):\n def __init__(self,binaries:_type_binaries=_HAS_DEFAULT_FACTORY,shortnames:_type_shortnames=_HAS_DEFAULT_FACTORY,identities:_type_identities=_HAS_DEFAULT_FACTORY,needed_by:_type_needed_by=_HAS_DEFAULT_FACTORY,origins:_type_origins=_HAS_DEFAULT_FACTORY,tried:_type_tried=_dflt_tried,open_end:_type_open_end=_dflt_open_end)->_return_type:\n  self.binaries=_dflt_binaries() if binaries is _HAS_DEFAULT_FACTORY else binaries\n  self.shortnames=_dflt_shortnames() if shortnames is _HAS_DEFAULT_FACTORY else shortnames\n  self.identities=_dflt_identities() if identities is _HAS_DEFAULT_FACTORY else identities\n  self.needed_by=_dflt_needed_by() if needed_by is _HAS_DEFAULT_FACTORY else needed_by\n  self.origins=_dflt_origins() if origins is _HAS_DEFAULT_FACTORY else origins\n  self.tried=tried\n  self.open_end=open_end\n return __init__',
@@ -316,6 +322,7 @@ TEXTS = (
     "def __create_fn__(_type_env, _type_fs, _type_cache, _type_system_dirs, _type_lib, _type_is_driver, _type_rtld, _type_memo, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rtld, _dflt_memo, _return_type):\n def __init__(self,env:_type_env,fs:_type_fs,cache:_type_cache,system_dirs:_type_system_dirs,lib:_type_lib,is_driver:_type_is_driver,rtld:_type_rtld=_dflt_rtld,memo:_type_memo=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'fs',fs)\n  __dataclass_builtins_object__.__setattr__(self,'cache',cache)\n  __dataclass_builtins_object__.__setattr__(self,'system_dirs',system_dirs)\n  __dataclass_builtins_object__.__setattr__(self,'lib',lib)\n  __dataclass_builtins_object__.__setattr__(self,'is_driver',is_driver)\n  __dataclass_builtins_object__.__setattr__(self,'rtld',rtld)\n  __dataclass_builtins_object__.__setattr__(self,'memo',_dflt_memo() if memo is _HAS_DEFAULT_FACTORY else memo)\n return __init__",
     "def __create_fn__(_type_env, _type_fs, _type_loader, _type_loader_binary, _type_system_dirs, _type_system_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,env:_type_env,fs:_type_fs,loader:_type_loader,loader_binary:_type_loader_binary,system_dirs:_type_system_dirs,system_source:_type_system_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'fs',fs)\n  __dataclass_builtins_object__.__setattr__(self,'loader',loader)\n  __dataclass_builtins_object__.__setattr__(self,'loader_binary',loader_binary)\n  __dataclass_builtins_object__.__setattr__(self,'system_dirs',system_dirs)\n  __dataclass_builtins_object__.__setattr__(self,'system_source',system_source)\n return __init__",
     'def __create_fn__(_type_env, _type_loads, _type_roots, _type_audited, _type_bindings, _type_version_failures, _type_system_dirs, _type_cache_path, _type_skipped, _type_search_context, _type_problems, _type__dlopen_roots, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_loads, _dflt_roots, _dflt_audited, _dflt_bindings, _dflt_version_failures, _dflt_system_dirs, _dflt_cache_path, _dflt_skipped, _dflt_search_context, _dflt_problems, _dflt__dlopen_roots, _return_type):\n def __init__(self,env:_type_env,loads:_type_loads=_HAS_DEFAULT_FACTORY,roots:_type_roots=_HAS_DEFAULT_FACTORY,audited:_type_audited=_HAS_DEFAULT_FACTORY,bindings:_type_bindings=_HAS_DEFAULT_FACTORY,version_failures:_type_version_failures=_HAS_DEFAULT_FACTORY,system_dirs:_type_system_dirs=_dflt_system_dirs,cache_path:_type_cache_path=_dflt_cache_path,skipped:_type_skipped=_HAS_DEFAULT_FACTORY,search_context:_type_search_context=_dflt_search_context,problems:_type_problems=_HAS_DEFAULT_FACTORY,_dlopen_roots:_type__dlopen_roots=_dflt__dlopen_roots)->_return_type:\n  self.env=env\n  self.loads=_dflt_loads() if loads is _HAS_DEFAULT_FACTORY else loads\n  self.roots=_dflt_roots() if roots is _HAS_DEFAULT_FACTORY else roots\n  self.audited=_dflt_audited() if audited is _HAS_DEFAULT_FACTORY else audited\n  self.bindings=_dflt_bindings() if bindings is _HAS_DEFAULT_FACTORY else bindings\n  self.version_failures=_dflt_version_failures() if version_failures is _HAS_DEFAULT_FACTORY else version_failures\n  self.system_dirs=system_dirs\n  self.cache_path=cache_path\n  self.skipped=_dflt_skipped() if skipped is _HAS_DEFAULT_FACTORY else skipped\n  self.search_context=search_context\n  self.problems=_dflt_problems() if problems is _HAS_DEFAULT_FACTORY else problems\n  self._dlopen_roots=_dlopen_roots\n return __init__',
+    "def __create_fn__(_type_file, _type_key, _type_paired, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,file:_type_file,key:_type_key,paired:_type_paired)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'paired',paired)\n return __init__",
     "def __create_fn__(_type_file, _type_needed, _type_reason, _type_where, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,file:_type_file,needed:_type_needed,reason:_type_reason,where:_type_where)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'needed',needed)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n return __init__",
     "def __create_fn__(_type_file, _type_needed_added, _type_needed_removed, _type_rpath, _type_runpath, _type_undefined_added, _type_undefined_removed, _type_versions_raised, _type_versions_lowered, _type_soname, _type_exports_added, _type_exports_removed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_needed_added, _dflt_needed_removed, _dflt_rpath, _dflt_runpath, _dflt_undefined_added, _dflt_undefined_removed, _dflt_versions_raised, _dflt_versions_lowered, _dflt_soname, _dflt_exports_added, _dflt_exports_removed, _return_type):\n def __init__(self,file:_type_file,needed_added:_type_needed_added=_dflt_needed_added,needed_removed:_type_needed_removed=_dflt_needed_removed,rpath:_type_rpath=_dflt_rpath,runpath:_type_runpath=_dflt_runpath,undefined_added:_type_undefined_added=_dflt_undefined_added,undefined_removed:_type_undefined_removed=_dflt_undefined_removed,versions_raised:_type_versions_raised=_dflt_versions_raised,versions_lowered:_type_versions_lowered=_dflt_versions_lowered,soname:_type_soname=_dflt_soname,exports_added:_type_exports_added=_dflt_exports_added,exports_removed:_type_exports_removed=_dflt_exports_removed)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'needed_added',needed_added)\n  __dataclass_builtins_object__.__setattr__(self,'needed_removed',needed_removed)\n  __dataclass_builtins_object__.__setattr__(self,'rpath',rpath)\n  __dataclass_builtins_object__.__setattr__(self,'runpath',runpath)\n  __dataclass_builtins_object__.__setattr__(self,'undefined_added',undefined_added)\n  __dataclass_builtins_object__.__setattr__(self,'undefined_removed',undefined_removed)\n  __dataclass_builtins_object__.__setattr__(self,'versions_raised',versions_raised)\n  __dataclass_builtins_object__.__setattr__(self,'versions_lowered',versions_lowered)\n  __dataclass_builtins_object__.__setattr__(self,'soname',soname)\n  __dataclass_builtins_object__.__setattr__(self,'exports_added',exports_added)\n  __dataclass_builtins_object__.__setattr__(self,'exports_removed',exports_removed)\n return __init__",
     'def __create_fn__(_type_file, _type_requester, _type_res, _type_roots, _type_count, _type_reached, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_roots, _dflt_count, _dflt_reached, _return_type):\n def __init__(self,file:_type_file,requester:_type_requester,res:_type_res,roots:_type_roots=_HAS_DEFAULT_FACTORY,count:_type_count=_dflt_count,reached:_type_reached=_dflt_reached)->_return_type:\n  self.file=file\n  self.requester=requester\n  self.res=res\n  self.roots=_dflt_roots() if roots is _HAS_DEFAULT_FACTORY else roots\n  self.count=count\n  self.reached=reached\n return __init__',
@@ -334,6 +341,7 @@ TEXTS = (
     "def __create_fn__(_type_index, _type_name, _type_value, _type_section, _type_storage_class, _type_type, _type_undecorated, _type_alternate, _type_search, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_alternate, _dflt_search, _return_type):\n def __init__(self,index:_type_index,name:_type_name,value:_type_value,section:_type_section,storage_class:_type_storage_class,type:_type_type,undecorated:_type_undecorated,alternate:_type_alternate=_dflt_alternate,search:_type_search=_dflt_search)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'section',section)\n  __dataclass_builtins_object__.__setattr__(self,'storage_class',storage_class)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'undecorated',undecorated)\n  __dataclass_builtins_object__.__setattr__(self,'alternate',alternate)\n  __dataclass_builtins_object__.__setattr__(self,'search',search)\n return __init__",
     "def __create_fn__(_type_index, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,index:_type_index,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
     "def __create_fn__(_type_interpreter, _type_abi, _type_platform, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,interpreter:_type_interpreter,abi:_type_abi,platform:_type_platform)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'interpreter',interpreter)\n  __dataclass_builtins_object__.__setattr__(self,'abi',abi)\n  __dataclass_builtins_object__.__setattr__(self,'platform',platform)\n return __init__",
+    "def __create_fn__(_type_key, _type_old, _type_new, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_old, _dflt_new, _return_type):\n def __init__(self,key:_type_key,old:_type_old=_dflt_old,new:_type_new=_dflt_new)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'old',old)\n  __dataclass_builtins_object__.__setattr__(self,'new',new)\n return __init__",
     "def __create_fn__(_type_kind, _type_platform, _type_distribution, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,kind:_type_kind,platform:_type_platform,distribution:_type_distribution)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'platform',platform)\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n return __init__",
     "def __create_fn__(_type_library, _type_binary, _type_names, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,library:_type_library,binary:_type_binary,names:_type_names)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'binary',binary)\n  __dataclass_builtins_object__.__setattr__(self,'names',names)\n return __init__",
     "def __create_fn__(_type_linker, _type_objects, _type_libraries, _type_unknown, _type_unresolved, _type_provider, _type_dll, _type_pulled, _type_duplicates, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unresolved, _dflt_provider, _dflt_dll, _dflt_pulled, _dflt_duplicates, _return_type):\n def __init__(self,linker:_type_linker,objects:_type_objects,libraries:_type_libraries,unknown:_type_unknown,unresolved:_type_unresolved=_HAS_DEFAULT_FACTORY,provider:_type_provider=_HAS_DEFAULT_FACTORY,dll:_type_dll=_HAS_DEFAULT_FACTORY,pulled:_type_pulled=_dflt_pulled,duplicates:_type_duplicates=_dflt_duplicates)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'linker',linker)\n  __dataclass_builtins_object__.__setattr__(self,'objects',objects)\n  __dataclass_builtins_object__.__setattr__(self,'libraries',libraries)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n  __dataclass_builtins_object__.__setattr__(self,'unresolved',_dflt_unresolved() if unresolved is _HAS_DEFAULT_FACTORY else unresolved)\n  __dataclass_builtins_object__.__setattr__(self,'provider',_dflt_provider() if provider is _HAS_DEFAULT_FACTORY else provider)\n  __dataclass_builtins_object__.__setattr__(self,'dll',_dflt_dll() if dll is _HAS_DEFAULT_FACTORY else dll)\n  __dataclass_builtins_object__.__setattr__(self,'pulled',pulled)\n  __dataclass_builtins_object__.__setattr__(self,'duplicates',duplicates)\n return __init__",
@@ -413,12 +421,13 @@ TEXTS = (
     "def __create_fn__(_type_text, _type_providers, _type_declared_by, _type_extra, _type_severity, _type_installed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_severity, _dflt_installed, _return_type):\n def __init__(self,text:_type_text,providers:_type_providers,declared_by:_type_declared_by,extra:_type_extra,severity:_type_severity=_dflt_severity,installed:_type_installed=_dflt_installed)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'providers',providers)\n  __dataclass_builtins_object__.__setattr__(self,'declared_by',declared_by)\n  __dataclass_builtins_object__.__setattr__(self,'extra',extra)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'installed',installed)\n return __init__",
     'def __create_fn__(_type_view, _type_verbose, _type_owners, _type_lines, _type_expanded, _type_base, _type_deferred, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_expanded, _dflt_base, _dflt_deferred, _return_type):\n def __init__(self,view:_type_view,verbose:_type_verbose,owners:_type_owners,lines:_type_lines,expanded:_type_expanded=_HAS_DEFAULT_FACTORY,base:_type_base=_dflt_base,deferred:_type_deferred=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.view=view\n  self.verbose=verbose\n  self.owners=owners\n  self.lines=lines\n  self.expanded=_dflt_expanded() if expanded is _HAS_DEFAULT_FACTORY else expanded\n  self.base=base\n  self.deferred=_dflt_deferred() if deferred is _HAS_DEFAULT_FACTORY else deferred\n return __init__',
     "def __create_fn__(_type_written, _type_content, _type_binaries, _type_heads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_heads, _return_type):\n def __init__(self,written:_type_written,content:_type_content,binaries:_type_binaries,heads:_type_heads=_dflt_heads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n  __dataclass_builtins_object__.__setattr__(self,'content',content)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'heads',heads)\n return __init__",
-    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'binaries\',\'config\',\'linkage\',\'generated_sources\',\'wheel_policies\',\'packages\',\'windows\',\'dyld\',\'disagreements\',\'site_roots\',\'installation\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'binary\',\'function\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'count\',\'reached\',\'first\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'env\',\'fs\',\'cache\',\'system_dirs\',\'lib\',\'is_driver\',\'rtld\',\'memo\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'env\',\'fs\',\'loader\',\'loader_binary\',\'system_dirs\',\'system_source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'file\',\'key\',\'paired\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'file\',\'needed\',\'reason\',\'where\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'file\',\'needed_added\',\'needed_removed\',\'rpath\',\'runpath\',\'undefined_added\',\'undefined_removed\',\'versions_raised\',\'versions_lowered\',\'soname\',\'exports_added\',\'exports_removed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'file\',\'versions\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -433,6 +442,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'key\',\'old\',\'new\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'platform\',\'distribution\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -501,12 +511,13 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'tag\',\'system\',\'format\',\'machines\',\'bits\',\'endian\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'providers\',\'declared_by\',\'extra\',\'severity\',\'installed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'written\',\'content\',\'binaries\',\'heads\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'binaries\',\'config\',\'linkage\',\'generated_sources\',\'wheel_policies\',\'packages\',\'windows\',\'dyld\',\'disagreements\',\'site_roots\',\'installation\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'binary\',\'function\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'count\',\'reached\',\'first\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'env\',\'fs\',\'cache\',\'system_dirs\',\'lib\',\'is_driver\',\'rtld\',\'memo\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'env\',\'fs\',\'loader\',\'loader_binary\',\'system_dirs\',\'system_source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'file\',\'key\',\'paired\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'file\',\'needed\',\'reason\',\'where\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'file\',\'needed_added\',\'needed_removed\',\'rpath\',\'runpath\',\'undefined_added\',\'undefined_removed\',\'versions_raised\',\'versions_lowered\',\'soname\',\'exports_added\',\'exports_removed\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'file\',\'versions\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -521,6 +532,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'name\',\'value\',\'section\',\'storage_class\',\'type\',\'undecorated\',\'alternate\',\'search\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'interpreter\',\'abi\',\'platform\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'key\',\'old\',\'new\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'platform\',\'distribution\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'library\',\'binary\',\'names\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'linker\',\'objects\',\'libraries\',\'unknown\',\'unresolved\',\'provider\',\'dll\',\'pulled\',\'duplicates\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -595,7 +607,7 @@ FUNCTIONS = []
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.added,self.removed,self.changed,)==(other.added,other.removed,other.changed,)
+   return (self.added,self.removed,self.changed,self.ambiguous,)==(other.added,other.removed,other.changed,other.ambiguous,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -668,6 +680,14 @@ def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.env,self.loads,self.roots,self.audited,self.bindings,self.version_failures,self.system_dirs,self.cache_path,self.skipped,self.search_context,self.problems,)==(other.env,other.loads,other.roots,other.audited,other.bindings,other.version_failures,other.system_dirs,other.cache_path,other.skipped,other.search_context,other.problems,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.file,self.key,self.paired,)==(other.file,other.key,other.paired,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -804,6 +824,14 @@ def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.interpreter,self.abi,self.platform,)==(other.interpreter,other.abi,other.platform,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.key,self.old,self.new,)==(other.key,other.old,other.new,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1426,7 +1454,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.added,self.removed,self.changed,))
+  return hash((self.added,self.removed,self.changed,self.ambiguous,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1457,6 +1485,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __hash__(self):
   return hash((self.env,self.fs,self.loader,self.loader_binary,self.system_dirs,self.system_source,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.file,self.key,self.paired,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1535,6 +1569,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __hash__(self):
   return hash((self.interpreter,self.abi,self.platform,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.key,self.old,self.new,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1942,7 +1982,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r})"
+  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -1997,6 +2037,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(env={self.env!r}, loads={self.loads!r}, roots={self.roots!r}, audited={self.audited!r}, bindings={self.bindings!r}, version_failures={self.version_failures!r}, system_dirs={self.system_dirs!r}, cache_path={self.cache_path!r}, skipped={self.skipped!r}, search_context={self.search_context!r}, problems={self.problems!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(file={self.file!r}, key={self.key!r}, paired={self.paired!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2105,6 +2151,12 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(interpreter={self.interpreter!r}, abi={self.abi!r}, platform={self.platform!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(key={self.key!r}, old={self.old!r}, new={self.new!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2576,11 +2628,12 @@ def __create_fn__():
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_added, _type_removed, _type_changed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _return_type):
- def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _return_type):
+ def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'added',added)
   __dataclass_builtins_object__.__setattr__(self,'removed',removed)
   __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)
+  __dataclass_builtins_object__.__setattr__(self,'ambiguous',ambiguous)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -2693,6 +2746,14 @@ def __create_fn__(_type_env, _type_loads, _type_roots, _type_audited, _type_bind
   self.search_context=search_context
   self.problems=_dflt_problems() if problems is _HAS_DEFAULT_FACTORY else problems
   self._dlopen_roots=_dlopen_roots
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(_type_file, _type_key, _type_paired, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,file:_type_file,key:_type_key,paired:_type_paired)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'file',file)
+  __dataclass_builtins_object__.__setattr__(self,'key',key)
+  __dataclass_builtins_object__.__setattr__(self,'paired',paired)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -2900,6 +2961,14 @@ def __create_fn__(_type_interpreter, _type_abi, _type_platform, MISSING, _HAS_DE
   __dataclass_builtins_object__.__setattr__(self,'interpreter',interpreter)
   __dataclass_builtins_object__.__setattr__(self,'abi',abi)
   __dataclass_builtins_object__.__setattr__(self,'platform',platform)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(_type_key, _type_old, _type_new, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_old, _dflt_new, _return_type):
+ def __init__(self,key:_type_key,old:_type_old=_dflt_old,new:_type_new=_dflt_new)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'key',key)
+  __dataclass_builtins_object__.__setattr__(self,'old',old)
+  __dataclass_builtins_object__.__setattr__(self,'new',new)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3770,7 +3839,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('added','removed','changed',):
+  if type(self) is cls or name in ('added','removed','changed','ambiguous',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -3811,6 +3880,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
   if type(self) is cls or name in ('env','fs','loader','loader_binary','system_dirs','system_source',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('file','key','paired',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -3923,6 +4000,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
   if type(self) is cls or name in ('interpreter','abi','platform',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('key','old','new',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4474,7 +4559,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('added','removed','changed',):
+  if type(self) is cls or name in ('added','removed','changed','ambiguous',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
@@ -4515,6 +4600,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('env','fs','loader','loader_binary','system_dirs','system_source',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('file','key','paired',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
@@ -4627,6 +4720,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('interpreter','abi','platform',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('key','old','new',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

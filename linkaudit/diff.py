@@ -84,6 +84,38 @@ class BuildDiff:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed: tuple[BinaryDiff, ...] = field(default_factory=tuple)
+    ambiguous: tuple[Ambiguity, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AmbiguousFile:
+    """One file of a build whose first pairing key another file of a build shares.
+
+    Attributes:
+        file: its path relative to the input, a package member's after its package's file name
+            (``named_file``).
+        key: the key it was paired by (``pairing_keys``).
+        paired: whether the other build has a file of that key (else it is added or removed).
+    """
+
+    file: str
+    key: str
+    paired: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """A pairing key two files of one build shared — two wheels of one project and target (two
+    versions), two vendored copies differing in their hash — and how its files were keyed apart.
+
+    Attributes:
+        key: the key they shared (``cp311-cp311-manylinux_x86_64:pkg/libp.so``).
+        old / new: the files of that key in the old and the new build.
+    """
+
+    key: str
+    old: tuple[AmbiguousFile, ...] = ()
+    new: tuple[AmbiguousFile, ...] = ()
 
 
 def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
@@ -210,37 +242,147 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
     )
 
 
-def _keyed(binaries: Sequence[Binary], inputs: Sequence[str]) -> dict[str, Binary]:
-    """The binaries of one build by pairing key (``_key``); two that share a key — two wheels of one
-    platform differing in its version, two vendored copies differing in their hash — are kept
-    under their exact relative paths instead (``unique_keys``), each compared only with its exact
-    namesake, never one dropped for the other without a word."""
-    keys = unique_keys(binaries, lambda b: _key(b, inputs), lambda b: paired_file(b.display_path, inputs, exact=True))
-    out: dict[str, Binary] = {}
-    for b, key in zip(binaries, keys, strict=True):
-        out.setdefault(key, b)
+_T = TypeVar("_T")
+
+#: One way of keying an item of a build (a binary, or the file of a finding), coarsest first.
+Level = Callable[[_T], str]
+
+
+def pairing_keys(
+    old: Sequence[_T], new: Sequence[_T], old_levels: Sequence[Level[_T]], new_levels: Sequence[Level[_T]]
+) -> tuple[list[str], list[str]]:
+    """Each item's pairing key in the old and the new build: its first level's key; where two items
+    of either build share one, every item of that key in both builds takes its next level's key
+    (the builds stay keyed alike: an unchanged file beside a second wheel of its target still
+    pairs), and so on; two items still sharing the last level's key are told apart by ``#2``,
+    ``#3``... in input order, so no item is ever dropped for another.  Linear in the items per level."""
+    old_keys = [old_levels[0](i) for i in old]
+    new_keys = [new_levels[0](i) for i in new]
+    for level in range(1, len(old_levels)):
+        crowded = _crowded(old_keys) | _crowded(new_keys)
+        if not crowded:
+            break
+        old_keys = [old_levels[level](i) if k in crowded else k for i, k in zip(old, old_keys, strict=True)]
+        new_keys = [new_levels[level](i) if k in crowded else k for i, k in zip(new, new_keys, strict=True)]
+    return _numbered(old_keys), _numbered(new_keys)
+
+
+def _crowded(keys: Sequence[str]) -> set[str]:
+    return {k for k, n in Counter(keys).items() if n > 1}
+
+
+def _numbered(keys: Sequence[str]) -> list[str]:
+    """``keys`` with the second, third... of one written ``KEY #2``, ``KEY #3``..."""
+    seen: Counter[str] = Counter()
+    out = []
+    for k in keys:
+        seen[k] += 1
+        out.append(k if seen[k] == 1 else f"{k} #{seen[k]}")
     return out
 
 
-_T = TypeVar("_T")
+def named_file(file: str, inputs: Sequence[str]) -> str:
+    """A file's path relative to the input that holds it (``config.baseline.relative_file``), a
+    package member's after its package's file name relative to it, not its member path alone
+    (``pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl!pkg/libp.so``): the key of a file whose
+    other keys are ambiguous, pairing only with the same package file's (same version) member."""
+    package, sep, member = file.partition("!")
+    if not sep:
+        return relative_file(file, inputs)
+    return f"{relative_file(package, inputs)}!{member}"
 
 
-def unique_keys(items: Sequence[_T], key: Callable[[_T], str], exact: Callable[[_T], str]) -> list[str]:
-    """Each item's pairing ``key``, replaced by its ``exact`` one where two or more items share it."""
-    keys = [key(i) for i in items]
-    taken = Counter(keys)
-    return [k if taken[k] == 1 else exact(i) for i, k in zip(items, keys, strict=True)]
+#: An item ``diff`` pairs: a binary, or the file of a finding (its ``Finding.file``).
+Item = Binary | str
+
+
+def _path(item: Item) -> str:
+    return item if isinstance(item, str) else item.display_path
+
+
+def binary_levels(inputs: Sequence[str]) -> list[Level[Item]]:
+    """How ``diff`` keys a binary or the file of a finding of a build given as ``inputs``, coarsest
+    first (``pairing_keys``): by ``_key`` (its wheel's platform kind, a vendored library's hash
+    left out); by ``paired_file`` exact (the platform tag as written, the hash kept); by
+    ``named_file`` (its package's file name: the wheel's version)."""
+
+    def coarse(item: Item) -> str:
+        return unhashed(paired_file(item, inputs)) if isinstance(item, str) else _key(item, inputs)
+
+    return [coarse, lambda i: paired_file(_path(i), inputs, exact=True), lambda i: named_file(_path(i), inputs)]
+
+
+def pair_builds(
+    old: Sequence[Item], old_inputs: Sequence[str], new: Sequence[Item], new_inputs: Sequence[str]
+) -> tuple[list[str], list[str], tuple[Ambiguity, ...]]:
+    """The pairing keys of two builds' binaries and files of findings (``pairing_keys`` by
+    ``binary_levels``: the one place ``diff`` pairs), and each first key two items of one build
+    shared with how its items were keyed apart (``Ambiguity``)."""
+    old_levels, new_levels = binary_levels(old_inputs), binary_levels(new_inputs)
+    old_keys, new_keys = pairing_keys(old, new, old_levels, new_levels)
+    old_first, new_first = [old_levels[0](i) for i in old], [new_levels[0](i) for i in new]
+    crowded = _crowded(old_first) | _crowded(new_first)
+    if not crowded:
+        return old_keys, new_keys, ()
+    paired = set(old_keys) & set(new_keys)
+    told_old = _told(old, old_first, old_keys, old_inputs, paired, crowded)
+    told_new = _told(new, new_first, new_keys, new_inputs, paired, crowded)
+    ambiguous = tuple(Ambiguity(k, tuple(told_old.get(k, ())), tuple(told_new.get(k, ()))) for k in sorted(crowded))
+    return old_keys, new_keys, ambiguous
+
+
+def _told(
+    items: Sequence[Item],
+    first: Sequence[str],
+    keys: Sequence[str],
+    inputs: Sequence[str],
+    paired: set[str],
+    crowded: set[str],
+) -> dict[str, list[AmbiguousFile]]:
+    """The items of the ``crowded`` first keys, by first key, as ``AmbiguousFile``."""
+    out: dict[str, list[AmbiguousFile]] = {}
+    for item, f, k in zip(items, first, keys, strict=True):
+        if f in crowded:
+            out.setdefault(f, []).append(AmbiguousFile(named_file(_path(item), inputs), k, k in paired))
+    return out
 
 
 def diff_builds(
-    old: Sequence[Binary], old_inputs: Sequence[str], new: Sequence[Binary], new_inputs: Sequence[str]
-) -> BuildDiff:
-    """Pair the binaries of two builds by relative path and compare each pair."""
-    before = _keyed(old, old_inputs)
-    after = _keyed(new, new_inputs)
+    old: Sequence[Binary],
+    old_inputs: Sequence[str],
+    new: Sequence[Binary],
+    new_inputs: Sequence[str],
+    old_files: Sequence[str] = (),
+    new_files: Sequence[str] = (),
+) -> tuple[BuildDiff, dict[str, str], dict[str, str]]:
+    """Pair the binaries of two builds (``pair_builds``) and compare each pair; no binary is left
+    out: one whose key was ambiguous is paired under a finer one, or listed added or removed.
+    ``old_files`` / ``new_files``: the files of findings, paired with the binaries (a finding's
+    key is its binary's); handed back as file -> key."""
+    old_items: list[Item] = [*old, *_others(old, old_files)]
+    new_items: list[Item] = [*new, *_others(new, new_files)]
+    old_keys, new_keys, ambiguous = pair_builds(old_items, old_inputs, new_items, new_inputs)
+    before = dict(zip(old_keys[: len(old)], old, strict=True))
+    after = dict(zip(new_keys[: len(new)], new, strict=True))
     changed = [diff_binary(k, before[k], after[k]) for k in sorted(set(before) & set(after))]
-    return BuildDiff(
+    result = BuildDiff(
         added=tuple(sorted(set(after) - set(before))),
         removed=tuple(sorted(set(before) - set(after))),
         changed=tuple(d for d in changed if d.changed),
+        ambiguous=ambiguous,
     )
+    return result, _by_file(old_items, old_keys), _by_file(new_items, new_keys)
+
+
+def _others(binaries: Sequence[Binary], files: Sequence[str]) -> list[str]:
+    """``files`` that are no binary's ``display_path``, each once."""
+    known = {b.display_path for b in binaries}
+    return [f for f in dict.fromkeys(files) if f not in known]
+
+
+def _by_file(items: Sequence[Item], keys: Sequence[str]) -> dict[str, str]:
+    """Each item's path -> its key (the first item of a path, for two of one path)."""
+    out: dict[str, str] = {}
+    for item, key in zip(items, keys, strict=True):
+        out.setdefault(_path(item), key)
+    return out

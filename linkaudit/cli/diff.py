@@ -9,7 +9,7 @@ import click
 
 from ..audit import audit_binaries
 from ..config import AuditConfig, baseline
-from ..diff import BuildDiff, diff_builds, paired_file, unique_keys
+from ..diff import Ambiguity, BuildDiff, diff_builds
 from ..output import text_safe, utf8_tree
 from ..report import Finding, Report, Severity
 from .cacheflag import no_cache_option
@@ -29,18 +29,15 @@ from .filedefaults import loader_with_file
 from .options import loader_options
 
 
-def _findings(report: Report, path: str) -> dict[baseline.Fingerprint, Finding]:
-    """The findings of one build by fingerprint (``--baseline``'s), each file paired as the
-    binaries are (``diff.paired_file``: a wheelhouse's members under their wheel's tags); a
-    finding the configuration suppresses is left out, as ``check`` does not count it."""
-    found = [f for f in report.findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
-    files = sorted({f.file for f in found})
-    paired = unique_keys(
-        files,
-        lambda file: baseline.unhashed(paired_file(file, [path])),
-        lambda file: paired_file(file, [path], exact=True),
-    )
-    keys = dict(zip(files, paired, strict=True))
+def _found(report: Report) -> list[Finding]:
+    """The findings of one build a diff compares: a finding the configuration suppresses is left
+    out, as ``check`` does not count it."""
+    return [f for f in report.findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
+
+
+def _findings(found: list[Finding], keys: dict[str, str], path: str) -> dict[baseline.Fingerprint, Finding]:
+    """The findings of one build by fingerprint (``--baseline``'s), each file under its pairing
+    key (``keys``: ``diff.diff_builds``'s, as its binary pairs)."""
     out = {}
     for f in found:
         for rule, _file, subject in baseline.fingerprints(f, [path]):  # a symbol each, where a finding lists them
@@ -95,8 +92,11 @@ def diff(
     errors = [f for r in (old_report, new_report) for f in r.findings if f.rule == "unreadable-input"]
     for error in errors:
         click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
-    old_f, new_f = _findings(old_report, old), _findings(new_report, new)
-    result = diff_builds(before, [old], after, [new])
+    old_found, new_found = _found(old_report), _found(new_report)
+    result, old_keys, new_keys = diff_builds(
+        before, [old], after, [new], [f.file for f in old_found], [f.file for f in new_found]
+    )
+    old_f, new_f = _findings(old_found, old_keys, old), _findings(new_found, new_keys, new)
     new_findings, gone = _only(new_f, old_f), _only(old_f, new_f)
     if fmt == "json":
         emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
@@ -187,6 +187,14 @@ def _to_dict(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str,
             }
             for d in result.changed
         ],
+        "ambiguous": [
+            {
+                "key": a.key,
+                "old": [{"file": f.file, "key": f.key, "paired": f.paired} for f in a.old],
+                "new": [{"file": f.file, "key": f.key, "paired": f.paired} for f in a.new],
+            }
+            for a in result.ambiguous
+        ],
         "findings_new": [_finding(f, new) for f in new_f],
         "findings_gone": [_finding(f, old) for f in gone],
     }
@@ -206,9 +214,26 @@ def _listed(label: str, names: tuple[str, ...], what: str) -> list[str]:
     return lines
 
 
+def _ambiguity(a: Ambiguity) -> list[str]:
+    """``? ambiguous KEY …`` and how its files were paired: ``= OLD with NEW`` for a pair, ``- OLD``
+    and ``+ NEW`` for a file kept apart (removed, added)."""
+    new_of = {f.key: f.file for f in a.new if f.paired}
+    lines = [
+        f"? ambiguous {a.key}: {_n(len(a.old), 'file')} in the old build, {len(a.new)} in the new share it; "
+        "paired by platform tag as written, then by package file name (version)"
+    ]
+    lines += [f"  = {f.file} with {new_of[f.key]}" for f in a.old if f.paired]
+    lines += [f"  - {f.file}" for f in a.old if not f.paired] + [f"  + {f.file}" for f in a.new if not f.paired]
+    return lines
+
+
 def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, new: str) -> str:
     lines = [f"--- {old}", f"+++ {new}"]
     lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
+    for a in result.ambiguous[:12]:
+        lines += _ambiguity(a)
+    if len(result.ambiguous) > 12:
+        lines.append(f"? … (+{len(result.ambiguous) - 12} more keys ambiguous; --format json lists all)")
     for d in result.changed:
         lines.append(d.file)
         lines += [f"  + DT_NEEDED {n}" for n in d.needed_added] + [f"  - DT_NEEDED {n}" for n in d.needed_removed]
@@ -231,5 +256,6 @@ def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, ne
         f"{_n(len(result.added), 'file')} added, {len(result.removed)} removed, {len(result.changed)} changed; "
         f"{_n(raised, 'version ceiling')} raised; {_n(breaks, 'ABI break')}; "
         f"{_n(len(new_f), 'finding')} new, {len(gone)} gone"
+        + (f"; {_n(len(result.ambiguous), 'key')} ambiguous" if result.ambiguous else "")
     )
     return "\n".join(text_safe(line) for line in lines) + "\n"
