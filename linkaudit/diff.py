@@ -124,9 +124,14 @@ def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
     wheelhouse: a ``dist/`` of one project's wheels for several Pythons and platforms) its wheel's
     tag triple first, ``cp312-cp312-win_amd64:numpy/...`` (``config.baseline.targeted_file``, as
     a baseline keys it): a musllinux member is never compared with a manylinux one of the same
-    path.  Wheels given themselves pair by member path alone.
+    path.  Wheels given themselves pair by member path alone; a member given itself
+    (``PACKAGE!member``) by its base name, as a file given itself (``libp.so``).
     ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind."""
-    if file.partition("!")[0] in inputs:
+    package, sep, _member = file.partition("!")
+    for given in inputs:
+        if sep and (file == given or file.startswith(f"{given}(")):  # a member given itself
+            return os.path.basename(given.partition("!")[2]) + file[len(given) :]
+    if package in inputs:
         return relative_file(file, inputs)
     return targeted_file(file, inputs, exact)
 

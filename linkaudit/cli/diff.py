@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -10,8 +11,9 @@ import click
 from ..audit import audit_binaries
 from ..config import AuditConfig, baseline
 from ..diff import Ambiguity, BuildDiff, diff_builds
+from ..model import Binary
 from ..output import text_safe, utf8_tree
-from ..report import Finding, Report, Severity
+from ..report import Finding, Severity
 from .cacheflag import no_cache_option
 from .check import (
     CONFIG_OPTION,
@@ -27,12 +29,44 @@ from .check import (
 from .emit import emit
 from .filedefaults import loader_with_file
 from .options import loader_options
+from .reading import package_members
 
 
-def _found(report: Report) -> list[Finding]:
+def _found(findings: Sequence[Finding]) -> list[Finding]:
     """The findings of one build a diff compares: a finding the configuration suppresses is left
     out, as ``check`` does not count it."""
-    return [f for f in report.findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
+    return [f for f in findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
+
+
+#: What a member given that its package lacks is told (as ``show`` tells it).
+NO_MEMBER = "no such binary member in the package (give the package itself to see its members)"
+
+
+def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...]]:
+    """One build's findings and binaries, ``audit_binaries`` of ``path``.  A member given as
+    ``PACKAGE!member`` (``reading.package_members``, as ``show``, ``tree`` and ``why`` take it) is
+    audited within its package (the loader finds its siblings), then the findings and binaries cut
+    down to it (an archive member's: ``member(object.o)``) and the package's own unreadable-input;
+    a member the package lacks is an unreadable-input finding (``NO_MEMBER``).
+
+    Raises:
+        ConfigError: as ``audit_binaries``.
+    """
+    _given, members = package_members([path])
+    if not members:
+        report, binaries = audit_binaries([path], config)
+        return list(report.findings), binaries
+    package = members[0][1]
+    report, binaries = audit_binaries([package], config)
+    mine = tuple(b for b in binaries if b.path == path)
+
+    def kept(f: Finding) -> bool:
+        return f.file == path or f.file.startswith(f"{path}(") or (f.rule == "unreadable-input" and f.file == package)
+
+    findings = [f for f in report.findings if kept(f)]
+    if not mine and not any(f.rule == "unreadable-input" for f in findings):
+        findings.append(Finding("unreadable-input", Severity.ERROR, path, path, NO_MEMBER))
+    return findings, mine
 
 
 def _findings(found: list[Finding], keys: dict[str, str], path: str) -> dict[baseline.Fingerprint, Finding]:
@@ -70,7 +104,8 @@ def diff(
     entries: tuple[str, ...],
     **loader: Any,
 ) -> int:
-    """Compare two builds (two files, two directories or two packages): files added and removed; per binary,
+    """Compare two builds (two files, two directories, two packages, or two package members written
+    PACKAGE!member, as show takes them): files added and removed; per binary,
     DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and
     removed, the highest needed symbol version per prefix raised or lowered; per shared
     library, its SONAME changed and its exports added and removed; and the findings new and
@@ -87,9 +122,9 @@ def diff(
     the rest is compared) or a usage error; 3 internal error.
     """
     config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
-    old_report, before = audit_binaries([old], config)
-    new_report, after = audit_binaries([new], config)
-    errors = [f for r in (old_report, new_report) for f in r.findings if f.rule == "unreadable-input"]
+    old_report, before = _read_build(old, config)
+    new_report, after = _read_build(new, config)
+    errors = [f for r in (old_report, new_report) for f in r if f.rule == "unreadable-input"]
     for error in errors:
         click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
     old_found, new_found = _found(old_report), _found(new_report)

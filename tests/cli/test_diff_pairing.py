@@ -109,3 +109,26 @@ def test_no_version_in_common_keeps_every_file_apart(run_cli, tmp_path: Path) ->
     assert len(_accounted(doc)) == 3
     [entry] = doc["ambiguous"]
     assert not any(f["paired"] for f in entry["old"] + entry["new"])
+
+
+def test_members_given_as_package_bang_member_are_diffed(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``diff A.whl!pkg/libp.so B.whl!pkg/libp.so`` said "no such file or directory" for members
+    that exist and printed an empty diff: now those two members are compared (of wheels of other
+    platforms, as two files given are, by base name), their packages' other members left out; a
+    member the package lacks is named on standard error, exit 2."""
+    a = _wheel(tmp_path / f"pkg-1.0-{TAG}.whl", GOOD)
+    b = tmp_path / "pkg-1.1-cp311-cp311-musllinux_1_2_x86_64.whl"
+    with zipfile.ZipFile(b, "w") as zf:
+        zf.writestr("pkg/libp.so", elf_bytes(BAD))
+        zf.writestr("pkg/other.so", elf_bytes(Lib("other.so", soname="other.so", needed=("libgone.so.3",))))
+    r = run_cli("diff", "--no-config", "--format", "json", f"{a}!pkg/libp.so", f"{b}!pkg/libp.so")
+    assert r.exit_code == 1, r.stderr
+    doc = _valid(r.stdout)
+    [changed] = doc["changed"]
+    assert changed["file"] == "libp.so" and changed["soname"] == {"old": "libp.so.1", "new": "libp.so.2"}
+    assert doc["files_added"] == [] and doc["files_removed"] == []
+    assert all(f["file"] == "pkg/libp.so" for f in doc["findings_new"] + doc["findings_gone"])
+    r = run_cli("diff", "--no-config", f"{a}!pkg/libp.so", f"{b}!pkg/none.so")
+    assert r.exit_code == 2
+    assert f"{b}!pkg/none.so: no such binary member" in r.stderr
+    assert "no such file or directory" not in r.stderr
