@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -204,15 +204,18 @@ def _sysroot_escape_check(config: AuditConfig) -> Callable[[str], None]:
     return check
 
 
-def _configure(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
+def _configure(
+    findings: list[Finding], config: AuditConfig, inputs: Sequence[str], packages: Set[str]
+) -> list[Finding]:
     """Apply the configuration file: severity overrides, then suppressions (each with its reason);
     a suppression that covers nothing becomes an ``unused-suppression`` warning.  Then the
     baseline: a finding it records is suppressed, and each entry no finding matches any more
-    becomes a ``baseline-fixed`` note."""
+    becomes a ``baseline-fixed`` note (fingerprints relative to ``inputs``, ``packages`` the
+    packages staged: ``baseline.fingerprint``)."""
     used: set[int] = set()
     out = [_configured(f, config, used) for f in findings]
     if config.baseline is not None:
-        out = _apply_baseline(out, config, inputs)
+        out = _apply_baseline(out, config, inputs, packages)
     for i, s in enumerate(config.suppressions):
         if i not in used and "unused-suppression" not in config.ignore:
             out.append(
@@ -269,10 +272,12 @@ def _per_symbol(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
     return replace(f, message=f"{f.message} (suppressed: {preview(list(covered))}; not suppressed: {preview(rest)})")
 
 
-def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequence[str]) -> list[Finding]:
+def _apply_baseline(
+    findings: list[Finding], config: AuditConfig, inputs: Sequence[str], packages: Set[str]
+) -> list[Finding]:
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
-    out = [_baselined(f, config, inputs, seen) for f in findings]
+    out = [_baselined(f, config, (inputs, packages), seen) for f in findings]
     if "baseline-fixed" not in config.ignore:
         for rule, file, subject in sorted(config.baseline - seen):
             out.append(
@@ -289,8 +294,11 @@ def _apply_baseline(findings: list[Finding], config: AuditConfig, inputs: Sequen
     return out
 
 
-def _baselined(f: Finding, config: AuditConfig, inputs: Sequence[str], seen: set[Fingerprint]) -> Finding:
-    """``f`` under the baseline (``config.baseline``, not ``None``): suppressed when the baseline
+def _baselined(
+    f: Finding, config: AuditConfig, given: tuple[Sequence[str], Set[str]], seen: set[Fingerprint]
+) -> Finding:
+    """``f`` under the baseline (``config.baseline``, not ``None``), ``given``: the inputs and the
+    packages staged (``baseline.fingerprint``'s): suppressed when the baseline
     records each of its fingerprints, else reported, saying which symbols are new when some are
     recorded; the fingerprints it matched are added to ``seen``. One finding at a time, so that
     the streamed report (``--format jsonl``) marks its lines as the whole report does."""
@@ -299,9 +307,9 @@ def _baselined(f: Finding, config: AuditConfig, inputs: Sequence[str], seen: set
 
     baseline = config.baseline
     assert baseline is not None
-    keys = fingerprints(f, inputs)
+    keys = fingerprints(f, *given)
     # A wheel member's entry without its wheel's target (an older baseline): accepted in any wheel.
-    untargeted = fingerprints(f, inputs, targeted=False)
+    untargeted = fingerprints(f, *given, targeted=False)
     entries = [
         k if k in baseline else u if u != k and u in baseline else None for k, u in zip(keys, untargeted, strict=True)
     ]
@@ -814,7 +822,9 @@ def audit_binaries(
     settings = settings if settings is not None else dict[str, Any](config.settings())
     files, findings = (
         merged.files,
-        _configure([f for f in merged.findings if f.rule not in config.ignore], config, paths),
+        _configure(
+            [f for f in merged.findings if f.rule not in config.ignore], config, paths, frozenset(merged.packages)
+        ),
     )
     findings.sort(key=_report_order(files))
     _note_settings(settings, merged, formed, together)
@@ -953,7 +963,7 @@ def _run_installations(
                 _configured(f, config, set()) for f in part.findings if f.rule not in config.ignore and _first(seen, f)
             ]
             if config.baseline is not None:  # marked as the whole report marks them (inputs: the paths given)
-                new = [_baselined(f, config, inputs, set()) for f in new]
+                new = [_baselined(f, config, (inputs, frozenset(part.packages)), set()) for f in new]
             spread.on_part(index, plan[index].installation.packages, sorted(new, key=_report_order(part.files)))
 
     (spread.runner or run_tasks)(_installation_task, common, plan, config.jobs, done)

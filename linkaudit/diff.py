@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import field
 from typing import TypeVar
 
@@ -22,6 +22,7 @@ from .config import parse_version_name
 from .config.baseline import relative_file, targeted_file, unhashed
 from .model import Binary, Binding, Kind, Symbol, Visibility
 from .records import dataclass
+from .report import split_member
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +119,7 @@ class Ambiguity:
     new: tuple[AmbiguousFile, ...] = ()
 
 
-def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
+def paired_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False) -> str:
     """How ``diff`` pairs a file of one build with the other's: its path relative to the input
     (``config.baseline.relative_file``), and for a member of a wheel found in a directory given (a
     wheelhouse: a ``dist/`` of one project's wheels for several Pythons and platforms) its wheel's
@@ -126,22 +127,25 @@ def paired_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
     a baseline keys it): a musllinux member is never compared with a manylinux one of the same
     path.  Wheels given themselves pair by member path alone; a member given itself
     (``PACKAGE!member``) by its base name, as a file given itself (``libp.so``).
-    ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind."""
-    package, sep, _member = file.partition("!")
-    for given in inputs:
-        if sep and (file == given or file.startswith(f"{given}(")):  # a member given itself
-            return os.path.basename(given.partition("!")[2]) + file[len(given) :]
-    if package in inputs:
-        return relative_file(file, inputs)
-    return targeted_file(file, inputs, exact)
+    ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind.
+    ``packages``: the packages the build's run staged (``Report.packages``; ``report.split_member``)."""
+    split = split_member(file, packages)
+    if split is not None:
+        for given in inputs:
+            if file == given or file.startswith(f"{given}("):  # a member given itself
+                member = split_member(given, packages)
+                return os.path.basename(member[1] if member else given) + file[len(given) :]
+        if split[0] in inputs:
+            return relative_file(file, inputs, packages)
+    return targeted_file(file, inputs, packages, exact)
 
 
-def _key(binary: Binary, inputs: Sequence[str]) -> str:
+def _key(binary: Binary, inputs: Sequence[str], packages: Set[str]) -> str:
     """A binary's pairing key: ``paired_file``, a vendored library's content hash left out
     (``libscipy_openblas64_-*.so``: a new release's copy pairs with the old one), and a member of a
     GNU import library (``x.dll.a``, dlltool's numbered ``d000077.o``, renumbered by every build)
     named by what it defines (``x.dll.a(PyInit__dop)``)."""
-    key = unhashed(paired_file(binary.display_path, inputs))
+    key = unhashed(paired_file(binary.display_path, inputs, packages))
     if binary.member is not None and key.endswith(f".dll.a({binary.member})"):
         defined = sorted(s.name for s in binary.symbols if s.defined and not s.name.startswith("__imp_"))
         if defined:
@@ -286,15 +290,15 @@ def _numbered(keys: Sequence[str]) -> list[str]:
     return out
 
 
-def named_file(file: str, inputs: Sequence[str]) -> str:
+def named_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
     """A file's path relative to the input that holds it (``config.baseline.relative_file``), a
     package member's after its package's file name relative to it, not its member path alone
     (``pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl!pkg/libp.so``): the key of a file whose
     other keys are ambiguous, pairing only with the same package file's (same version) member."""
-    package, sep, member = file.partition("!")
-    if not sep:
-        return relative_file(file, inputs)
-    return f"{relative_file(package, inputs)}!{member}"
+    split = split_member(file, packages)
+    if split is None:
+        return relative_file(file, inputs, packages)
+    return f"{relative_file(split[0], inputs, packages)}!{split[1]}"
 
 
 #: An item ``diff`` pairs: a binary, or the file of a finding (its ``Finding.file``).
@@ -305,33 +309,42 @@ def _path(item: Item) -> str:
     return item if isinstance(item, str) else item.display_path
 
 
-def binary_levels(inputs: Sequence[str]) -> list[Level[Item]]:
+def binary_levels(inputs: Sequence[str], packages: Set[str]) -> list[Level[Item]]:
     """How ``diff`` keys a binary or the file of a finding of a build given as ``inputs``, coarsest
     first (``pairing_keys``): by ``_key`` (its wheel's platform kind, a vendored library's hash
     left out); by ``paired_file`` exact (the platform tag as written, the hash kept); by
     ``named_file`` (its package's file name: the wheel's version)."""
 
     def coarse(item: Item) -> str:
-        return unhashed(paired_file(item, inputs)) if isinstance(item, str) else _key(item, inputs)
+        return unhashed(paired_file(item, inputs, packages)) if isinstance(item, str) else _key(item, inputs, packages)
 
-    return [coarse, lambda i: paired_file(_path(i), inputs, exact=True), lambda i: named_file(_path(i), inputs)]
+    return [
+        coarse,
+        lambda i: paired_file(_path(i), inputs, packages, exact=True),
+        lambda i: named_file(_path(i), inputs, packages),
+    ]
 
 
 def pair_builds(
-    old: Sequence[Item], old_inputs: Sequence[str], new: Sequence[Item], new_inputs: Sequence[str]
+    old: Sequence[Item],
+    old_inputs: Sequence[str],
+    new: Sequence[Item],
+    new_inputs: Sequence[str],
+    packages: tuple[Set[str], Set[str]],
 ) -> tuple[list[str], list[str], tuple[Ambiguity, ...]]:
     """The pairing keys of two builds' binaries and files of findings (``pairing_keys`` by
     ``binary_levels``: the one place ``diff`` pairs), and each first key two items of one build
-    shared with how its items were keyed apart (``Ambiguity``)."""
-    old_levels, new_levels = binary_levels(old_inputs), binary_levels(new_inputs)
+    shared with how its items were keyed apart (``Ambiguity``).  ``packages``: the packages each
+    build's run staged (old, new)."""
+    old_levels, new_levels = binary_levels(old_inputs, packages[0]), binary_levels(new_inputs, packages[1])
     old_keys, new_keys = pairing_keys(old, new, old_levels, new_levels)
     old_first, new_first = [old_levels[0](i) for i in old], [new_levels[0](i) for i in new]
     crowded = _crowded(old_first) | _crowded(new_first)
     if not crowded:
         return old_keys, new_keys, ()
     paired = set(old_keys) & set(new_keys)
-    told_old = _told(old, old_first, old_keys, old_inputs, paired, crowded)
-    told_new = _told(new, new_first, new_keys, new_inputs, paired, crowded)
+    told_old = _told(old, old_first, old_keys, (old_inputs, packages[0]), paired, crowded)
+    told_new = _told(new, new_first, new_keys, (new_inputs, packages[1]), paired, crowded)
     ambiguous = tuple(Ambiguity(k, tuple(told_old.get(k, ())), tuple(told_new.get(k, ()))) for k in sorted(crowded))
     return old_keys, new_keys, ambiguous
 
@@ -340,15 +353,16 @@ def _told(
     items: Sequence[Item],
     first: Sequence[str],
     keys: Sequence[str],
-    inputs: Sequence[str],
+    given: tuple[Sequence[str], Set[str]],
     paired: set[str],
     crowded: set[str],
 ) -> dict[str, list[AmbiguousFile]]:
-    """The items of the ``crowded`` first keys, by first key, as ``AmbiguousFile``."""
+    """The items of the ``crowded`` first keys, by first key, as ``AmbiguousFile`` (``given``: the
+    build's inputs and the packages its run staged)."""
     out: dict[str, list[AmbiguousFile]] = {}
     for item, f, k in zip(items, first, keys, strict=True):
         if f in crowded:
-            out.setdefault(f, []).append(AmbiguousFile(named_file(_path(item), inputs), k, k in paired))
+            out.setdefault(f, []).append(AmbiguousFile(named_file(_path(item), *given), k, k in paired))
     return out
 
 
@@ -359,14 +373,20 @@ def diff_builds(
     new_inputs: Sequence[str],
     old_files: Sequence[str] = (),
     new_files: Sequence[str] = (),
+    *,
+    old_packages: Set[str],
+    new_packages: Set[str],
 ) -> tuple[BuildDiff, dict[str, str], dict[str, str]]:
     """Pair the binaries of two builds (``pair_builds``) and compare each pair; no binary is left
     out: one whose key was ambiguous is paired under a finer one, or listed added or removed.
     ``old_files`` / ``new_files``: the files of findings, paired with the binaries (a finding's
-    key is its binary's); handed back as file -> key."""
+    key is its binary's); handed back as file -> key.  ``*_packages``: the packages each build's
+    run staged (``Report.packages``), whose members are ``PACKAGE!member``."""
     old_items: list[Item] = [*old, *_others(old, old_files)]
     new_items: list[Item] = [*new, *_others(new, new_files)]
-    old_keys, new_keys, ambiguous = pair_builds(old_items, old_inputs, new_items, new_inputs)
+    old_keys, new_keys, ambiguous = pair_builds(
+        old_items, old_inputs, new_items, new_inputs, (old_packages, new_packages)
+    )
     before = dict(zip(old_keys[: len(old)], old, strict=True))
     after = dict(zip(new_keys[: len(new)], new, strict=True))
     changed = [diff_binary(k, before[k], after[k]) for k in sorted(set(before) & set(after))]

@@ -8,7 +8,7 @@ is every file audited and every finding, with timings.  Presentation modules
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import field
 from types import MappingProxyType
 from typing import Any
@@ -248,3 +248,17 @@ def _more(path: str, rest: list[Finding], limit: int) -> Finding:
         "(--max-findings-per-file N shows more; 0: all)",
         {"count": len(rest), **counts, "suppressed": suppressed, "limit": limit, "rules": rules},
     )
+
+
+def split_member(file: str, packages: Set[str]) -> tuple[str, str] | None:
+    """``(package, member)`` when ``file`` (as reported) names a member of a package the run
+    staged, ``PACKAGE!member`` with ``PACKAGE`` among ``packages`` (as given or found:
+    ``Report.packages``, as a set), else ``None``: a ``!`` in a plain file's name (``d/x!y.so``) is part of
+    its name, never a package's.  A package whose own name holds ``!`` is found at the ``!`` after
+    its name (each ``!`` is tried from the left)."""
+    at = file.find("!")
+    while at >= 0:
+        if file[:at] in packages:
+            return file[:at], file[at + 1 :]
+        at = file.find("!", at + 1)
+    return None

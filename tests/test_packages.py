@@ -59,7 +59,7 @@ def _symlink(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.T
 
 
 def _keys(report, inputs: list[str]) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
-    return json.loads(dumps(report.findings, inputs))["findings"]  # type: ignore[no-any-return]
+    return json.loads(dumps(report.findings, inputs, frozenset(report.packages)))["findings"]  # type: ignore[no-any-return]
 
 
 def test_wheel_members_are_labelled_and_match_the_unpacked_tree(tmp_path: Path) -> None:

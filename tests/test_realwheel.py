@@ -102,10 +102,10 @@ def test_the_wheel_file_gives_the_findings_of_its_unpacked_tree(torch_wheel_file
     assert any(f.subject == "$ORIGIN/../../nvidia/cu13/lib" for f in package_only)
     same = [f for f in from_wheel.findings if f.rule != "rpath-outside-package"]
     # a member is keyed under the wheel's target (cp3xx-cp3xx-manylinux_x86_64:torch/...), a tree's file by its path
-    keyed = json.loads(dumps(same, [str(torch_wheel_file)]))["findings"]
+    keyed = json.loads(dumps(same, [str(torch_wheel_file)], frozenset(from_wheel.packages)))["findings"]
     assert all(":torch/" in k["file"] for k in keyed)
     untargeted = sorted((k["rule"], k["file"].partition(":")[2], k["subject"]) for k in keyed)
-    tree_keys = json.loads(dumps(from_tree.findings, [str(tree)]))["findings"]
+    tree_keys = json.loads(dumps(from_tree.findings, [str(tree)], frozenset(from_tree.packages)))["findings"]
     assert untargeted == sorted((k["rule"], k["file"], k["subject"]) for k in tree_keys)
     assert any(
         f.rule == "driver-link" and f.file.endswith("!torch/lib/libcaffe2_nvrtc.so") for f in from_wheel.findings

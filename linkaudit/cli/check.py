@@ -375,7 +375,7 @@ def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected
     never over a ``protected`` path or an audited file, and say how many on stderr."""
     from ..config import baseline
 
-    document = baseline.dumps(report.findings, paths)
+    document = baseline.dumps(report.findings, paths, frozenset(report.packages))
     if path == STDOUT:  # the report goes to --output FILE (_check_output_paths)
         emit(document)
     else:

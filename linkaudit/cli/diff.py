@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 import click
@@ -13,7 +13,7 @@ from ..config import AuditConfig, baseline
 from ..diff import Ambiguity, BuildDiff, diff_builds
 from ..model import Binary
 from ..output import text_safe, utf8_tree
-from ..report import Finding, Severity
+from ..report import Finding, Severity, split_member
 from .cacheflag import no_cache_option
 from .check import (
     CONFIG_OPTION,
@@ -42,8 +42,9 @@ def _found(findings: Sequence[Finding]) -> list[Finding]:
 NO_MEMBER = "no such binary member in the package (give the package itself to see its members)"
 
 
-def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...]]:
-    """One build's findings and binaries, ``audit_binaries`` of ``path``.  A member given as
+def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...], frozenset[str]]:
+    """One build's findings, binaries and the packages its run staged (``Report.packages``),
+    ``audit_binaries`` of ``path``.  A member given as
     ``PACKAGE!member`` (``reading.package_members``, as ``show``, ``tree`` and ``why`` take it) is
     audited within its package (the loader finds its siblings), then the findings and binaries cut
     down to it (an archive member's: ``member(object.o)``) and the package's own unreadable-input;
@@ -55,7 +56,7 @@ def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Bi
     _given, members = package_members([path])
     if not members:
         report, binaries = audit_binaries([path], config)
-        return list(report.findings), binaries
+        return list(report.findings), binaries, frozenset(report.packages)
     package = members[0][1]
     report, binaries = audit_binaries([package], config)
     mine = tuple(b for b in binaries if b.path == path)
@@ -66,15 +67,17 @@ def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Bi
     findings = [f for f in report.findings if kept(f)]
     if not mine and not any(f.rule == "unreadable-input" for f in findings):
         findings.append(Finding("unreadable-input", Severity.ERROR, path, path, NO_MEMBER))
-    return findings, mine
+    return findings, mine, frozenset(report.packages)
 
 
-def _findings(found: list[Finding], keys: dict[str, str], path: str) -> dict[baseline.Fingerprint, Finding]:
+def _findings(
+    found: list[Finding], keys: dict[str, str], path: str, packages: Set[str]
+) -> dict[baseline.Fingerprint, Finding]:
     """The findings of one build by fingerprint (``--baseline``'s), each file under its pairing
-    key (``keys``: ``diff.diff_builds``'s, as its binary pairs)."""
+    key (``keys``: ``diff.diff_builds``'s, as its binary pairs); ``packages``: those the build staged."""
     out = {}
     for f in found:
-        for rule, _file, subject in baseline.fingerprints(f, [path]):  # a symbol each, where a finding lists them
+        for rule, _file, subject in baseline.fingerprints(f, [path], packages):  # a symbol each, where listed
             out[(rule, keys[f.file], subject)] = f
     return out
 
@@ -122,19 +125,27 @@ def diff(
     the rest is compared) or a usage error; 3 internal error.
     """
     config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
-    old_report, before = _read_build(old, config)
-    new_report, after = _read_build(new, config)
+    old_report, before, old_staged = _read_build(old, config)
+    new_report, after, new_staged = _read_build(new, config)
     errors = [f for r in (old_report, new_report) for f in r if f.rule == "unreadable-input"]
     for error in errors:
         click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
     old_found, new_found = _found(old_report), _found(new_report)
     result, old_keys, new_keys = diff_builds(
-        before, [old], after, [new], [f.file for f in old_found], [f.file for f in new_found]
+        before,
+        [old],
+        after,
+        [new],
+        [f.file for f in old_found],
+        [f.file for f in new_found],
+        old_packages=old_staged,
+        new_packages=new_staged,
     )
-    old_f, new_f = _findings(old_found, old_keys, old), _findings(new_found, new_keys, new)
+    old_f, new_f = _findings(old_found, old_keys, old, old_staged), _findings(new_found, new_keys, new, new_staged)
     new_findings, gone = _only(new_f, old_f), _only(old_f, new_f)
     if fmt == "json":
-        emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, old, new)), indent=2) + "\n")
+        staged = (old_staged, new_staged)
+        emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, (old, new), staged)), indent=2) + "\n")
     else:
         emit(_text(result, new_findings, gone, old, new))
     regressed = any(f.severity is Severity.ERROR for _, f in new_findings) or any(d.regressed for d in result.changed)
@@ -181,24 +192,30 @@ def _only(these: dict[baseline.Fingerprint, Finding], those: dict[baseline.Finge
     return list(out.values())
 
 
-def _finding(keyed: Keyed, root: str) -> dict[str, Any]:
+def _finding(keyed: Keyed, root: str, packages: Set[str]) -> dict[str, Any]:
     """A finding in ``--format json``: ``file`` relative to the input ``root``, ``key`` its file's
     pairing key (as ``changed[].file`` writes it: a wheelhouse member under its wheel's tags) and
-    ``package`` the package that holds it, ``None`` for a file given or found in a directory."""
+    ``package`` the package of ``packages`` (those the build staged) that holds it, ``None`` for a
+    file given or found in a directory (a ``!`` in its name is its name's: ``report.split_member``)."""
     key, f = keyed
-    package, sep, _member = f.file.partition("!")
+    split = split_member(f.file, packages)
     return {
         "rule": f.rule,
         "severity": f.severity.value,
-        "file": baseline.relative_file(f.file, [root]),
+        "file": baseline.relative_file(f.file, [root], packages),
         "key": key,
-        "package": package if sep else None,
+        "package": split[0] if split is not None else None,
         "subject": f.subject,
         "message": f.message,
     }
 
 
-def _to_dict(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, new: str) -> dict[str, Any]:
+def _to_dict(
+    result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], given: tuple[str, str], staged: tuple[Set[str], Set[str]]
+) -> dict[str, Any]:
+    """The diff in ``--format json``; ``given``: the old and the new input, ``staged``: the packages
+    each build staged."""
+    old, new = given
     return {
         "schema": "linkaudit-diff/1",
         "old": old,
@@ -230,8 +247,8 @@ def _to_dict(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str,
             }
             for a in result.ambiguous
         ],
-        "findings_new": [_finding(f, new) for f in new_f],
-        "findings_gone": [_finding(f, old) for f in gone],
+        "findings_new": [_finding(f, new, staged[1]) for f in new_f],
+        "findings_gone": [_finding(f, old, staged[0]) for f in gone],
     }
 
 

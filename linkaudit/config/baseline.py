@@ -24,11 +24,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 
 from ..errors import ConfigError
-from ..packages import PACKAGE_SUFFIXES
-from ..report import Finding
+from ..report import Finding, split_member
 from .file import read_settings_file
 
 SCHEMA = "linkaudit-baseline/1"
@@ -51,17 +50,18 @@ UNTARGETED = " (by an entry without the wheel's target: write the baseline again
 Fingerprint = tuple[str, str, str]
 
 
-def relative_file(file: str, inputs: Sequence[str]) -> str:
+def relative_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
     """``file`` relative to the input that holds it: a file given itself is its base name,
     a file found under a directory given is its path below that directory
     (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``), a member of a package given is
     its member path (``dist/x.whl!torch/lib/libc10.so`` → ``torch/lib/libc10.so``, as the same
     file found under the unpacked tree), also for a package found in a directory given (a
     wheelhouse: the wheel's name changes with each version, its members do not); anything else
-    unchanged."""
-    package, sep, member = file.partition("!")
-    if sep and (package in inputs or package.endswith(PACKAGE_SUFFIXES)):
-        return member
+    unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
+    are ``PACKAGE!member`` (``report.split_member``), a ``!`` in a plain file's name is its name's."""
+    split = split_member(file, packages)
+    if split is not None:
+        return split[1]
     for given in inputs:
         base = given.rstrip("/") or "/"
         if file in (given, base):
@@ -72,15 +72,15 @@ def relative_file(file: str, inputs: Sequence[str]) -> str:
     return file
 
 
-def targeted_file(file: str, inputs: Sequence[str], exact: bool = False) -> str:
+def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False) -> str:
     """``relative_file``, a member of a wheel (given, or found in a directory given) keyed by its
     wheel's tag triple first, ``cp311-abi3-musllinux_x86_64:pkg/libfoo.so``: the same member in a
     project's manylinux and musllinux wheels is two files (as ``linkaudit diff`` pairs them), the
     wheel's version left out (the next release's wheel is the same file). ``exact``: the platform
     tag as written (``manylinux_2_28_x86_64``), not its kind (``_platform_kind``)."""
-    relative = relative_file(file, inputs)
-    package, sep, _member = file.partition("!")
-    if not sep or not package.endswith(".whl"):
+    relative = relative_file(file, inputs, packages)
+    package = (split_member(file, packages) or ("", ""))[0]
+    if not package.endswith(".whl"):
         return relative
     parts = os.path.basename(package)[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
@@ -174,14 +174,14 @@ def original_names(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
 
 
-def fingerprint(finding: Finding, inputs: Sequence[str], targeted: bool = True) -> Fingerprint:
+def fingerprint(finding: Finding, inputs: Sequence[str], packages: Set[str], targeted: bool = True) -> Fingerprint:
     """The stable key of ``finding``: ``(rule, relative file, subject)``, a wheel member's file
     keyed by its wheel's target (``targeted_file``; ``targeted=False``: by its member path alone,
     as baselines written before were); a subject that is itself a path under an input (the other
     library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
-    left out (``unhashed``)."""
-    file = targeted_file(finding.file, inputs) if targeted else relative_file(finding.file, inputs)
-    return (finding.rule, unhashed(file), unhashed(relative_file(finding.subject, inputs)))
+    left out (``unhashed``); ``packages``: the packages the run staged (``relative_file``'s)."""
+    file = targeted_file(finding.file, inputs, packages) if targeted else relative_file(finding.file, inputs, packages)
+    return (finding.rule, unhashed(file), unhashed(relative_file(finding.subject, inputs, packages)))
 
 
 #: Rules whose one finding per file lists failures that come and go one by one, a symbol each
@@ -202,29 +202,32 @@ def symbols_of(finding: Finding) -> list[str]:
     return sorted(names)
 
 
-def fingerprints(finding: Finding, inputs: Sequence[str], targeted: bool = True) -> tuple[Fingerprint, ...]:
+def fingerprints(
+    finding: Finding, inputs: Sequence[str], packages: Set[str], targeted: bool = True
+) -> tuple[Fingerprint, ...]:
     """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
     ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
     findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
-    keeps its one fingerprint either way; ``targeted``: as ``fingerprint``'s."""
-    key = fingerprint(finding, inputs, targeted)
+    keeps its one fingerprint either way; ``packages``, ``targeted``: as ``fingerprint``'s."""
+    key = fingerprint(finding, inputs, packages, targeted)
     names = symbols_of(finding)
     if not names:
         return (key,)
     return tuple((key[0], key[1], unhashed(name)) for name in names)
 
 
-def dumps(findings: Iterable[Finding], inputs: Sequence[str]) -> str:
+def dumps(findings: Iterable[Finding], inputs: Sequence[str], packages: Set[str]) -> str:
     """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
 
     Findings a configured suppression covers are left out (the configuration keeps them),
-    and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept."""
+    and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept.
+    ``packages``: the packages the run staged (``fingerprint``'s)."""
     keys = sorted(
         {
             key
             for f in findings
             if f.rule not in NOT_RECORDED and (f.suppressed is None or f.suppressed.startswith(BASELINED))
-            for key in fingerprints(f, inputs)
+            for key in fingerprints(f, inputs, packages)
         }
     )
     doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}

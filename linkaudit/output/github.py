@@ -7,7 +7,7 @@ workflow-command syntax requires (``%``, CR, LF; and ``:``/``,`` inside properti
 
 from __future__ import annotations
 
-from ..report import Report, Severity
+from ..report import Report, Severity, split_member
 from .shared import text_safe
 from .text import summary_line
 
@@ -25,14 +25,15 @@ def _property(value: str) -> str:
 def render(report: Report, color: bool = False) -> str:
     """The findings that are not suppressed as workflow commands, then the summary as a plain line."""
     lines = []
+    packages = frozenset(report.packages)
     for f in report.findings:
         if f.suppressed is not None:
             continue
         # A package member is annotated on its package (the file in the checkout), the member in the title.
-        package, sep, member = f.file.partition("!")
-        title = f"{f.rule}: {member + ': ' if sep else ''}{f.subject}"
+        package, member = split_member(f.file, packages) or (f.file, None)
+        title = f"{f.rule}: {member + ': ' if member is not None else ''}{f.subject}"
         lines.append(
-            f"::{_LEVEL[f.severity]} file={_property(text_safe(package if sep else f.file))},"
+            f"::{_LEVEL[f.severity]} file={_property(text_safe(package))},"
             f"title={_property(text_safe(title))}::{_data(text_safe(f.message))}"
         )
     lines.append(summary_line(report))

@@ -29,14 +29,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
 from ..config.baseline import fingerprints
-from ..report import Finding, Report, Severity
+from ..report import Finding, Report, Severity, split_member
 from ..rules import get_rule
 from .shared import name_bytes, utf8_safe, utf8_tree
 
@@ -76,20 +76,17 @@ def _descriptor(rule_id: str) -> dict[str, Any]:
     }
 
 
-def _artifact(file: str) -> str:
-    """The file a finding's location names: a package member (``dist/x.whl!torch/lib/x.so``)
-    is located at its package, the file that exists in the checkout; the member is kept in
-    ``properties.file`` and the logical location."""
-    package, sep, _member = file.partition("!")
-    return package if sep and os.path.isfile(package) else file
-
-
-def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str) -> dict[str, Any]:
-    uri, relative = _uri(_artifact(f.file), root)
+def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str, packages: Set[str]) -> dict[str, Any]:
+    """One SARIF result: a package member (``dist/x.whl!torch/lib/x.so``, of a package among
+    ``packages``, those the run staged: ``report.split_member``) is located at its package, the
+    file that exists in the checkout, the member kept in ``properties.file`` and as a logical
+    location of kind ``module``; any other file (a ``!`` in its name included) at itself."""
+    split = split_member(f.file, packages)
+    uri, relative = _uri(split[0] if split is not None else f.file, root)
     location: dict[str, Any] = {"uri": uri}
     if relative:
         location["uriBaseId"] = SRCROOT
-    keys = fingerprints(f, inputs)  # a finding of several symbols: all of them (one: as before)
+    keys = fingerprints(f, inputs, packages)  # a finding of several symbols: all of them (one: as before)
     key = name_bytes(json.dumps(keys[0] if len(keys) == 1 else keys, ensure_ascii=False))
     result: dict[str, Any] = {
         "ruleId": f.rule,
@@ -100,7 +97,7 @@ def _result(f: Finding, index: dict[str, int], inputs: Sequence[str], root: str)
             {
                 "physicalLocation": {"artifactLocation": location},
                 "logicalLocations": [{"name": utf8_safe(f.subject)}]
-                + ([{"name": utf8_safe(f.file.partition("!")[2]), "kind": "module"}] if "!" in f.file else []),
+                + ([{"name": utf8_safe(split[1]), "kind": "module"}] if split is not None else []),
             }
         ],
         "partialFingerprints": {FINGERPRINT_KEY: hashlib.sha256(key).hexdigest()},
@@ -125,6 +122,7 @@ def report_to_sarif(report: Report, inputs: Sequence[str] = (), root: str | None
     root = os.path.abspath(root if root is not None else os.getcwd())
     rule_ids = list(dict.fromkeys([*report.rules, *(f.rule for f in report.findings)]))
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    packages = frozenset(report.packages)
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -136,7 +134,7 @@ def report_to_sarif(report: Report, inputs: Sequence[str] = (), root: str | None
         },
         "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
         "invocations": [{"executionSuccessful": not report.has_unreadable}],
-        "results": [_result(f, index, inputs, root) for f in report.findings],
+        "results": [_result(f, index, inputs, root, packages) for f in report.findings],
         "columnKind": "unicodeCodePoints",
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}

@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..report import FileResult, FileStatus, Finding, Report, Severity
+from ..report import FileResult, FileStatus, Finding, Report, Severity, split_member
 from .shared import text_safe
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTE: "\x1b[36m"}
@@ -191,7 +191,8 @@ def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
     index = {str(p): i for i, inst in enumerate(planned) for p in inst["packages"]}
     counts = [[0, 0, 0] for _ in planned]
     for f in report.findings:
-        at = index.get(f.file.split("!", 1)[0])
+        split = split_member(f.file, index.keys())
+        at = index[split[0]] if split is not None else None
         if at is None:
             continue
         if f.suppressed is not None:

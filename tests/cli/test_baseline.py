@@ -92,11 +92,14 @@ def test_write_baseline_never_over_an_input(run_cli, builds: Path) -> None:  # t
 
 
 def test_relative_file() -> None:
-    assert relative_file("torch/lib/libc10.so", ["torch"]) == "lib/libc10.so"
-    assert relative_file("torch/lib/libc10.so", ["torch/"]) == "lib/libc10.so"
-    assert relative_file("/abs/x/libc10.so", ["/abs/x/libc10.so"]) == "libc10.so"
-    assert relative_file("torchvision/x.so", ["torch"]) == "torchvision/x.so"
-    assert relative_file("libcuda.so.1", ["torch"]) == "libcuda.so.1"
+    assert relative_file("torch/lib/libc10.so", ["torch"], frozenset()) == "lib/libc10.so"
+    assert relative_file("torch/lib/libc10.so", ["torch/"], frozenset()) == "lib/libc10.so"
+    assert relative_file("/abs/x/libc10.so", ["/abs/x/libc10.so"], frozenset()) == "libc10.so"
+    assert relative_file("torchvision/x.so", ["torch"], frozenset()) == "torchvision/x.so"
+    assert relative_file("libcuda.so.1", ["torch"], frozenset()) == "libcuda.so.1"
+    # only a staged package's member is PACKAGE!member; a "!" in a plain file's name is its name's
+    assert relative_file("d/x.whl!pkg/a.so", ["d"], frozenset({"d/x.whl"})) == "pkg/a.so"
+    assert relative_file("d/x.whl!pkg/a.so", ["d"], frozenset()) == "x.whl!pkg/a.so"
 
 
 @pytest.mark.parametrize(

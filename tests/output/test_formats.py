@@ -234,6 +234,7 @@ def test_github_annotates_a_package_member_on_its_package() -> None:
     report = Report(
         (FileResult(member, FileStatus.AUDITED),),
         (Finding("driver-link", Severity.ERROR, member, "libcuda.so.1", "m"),),
+        packages=("dist/p-1.0-py3-none-any.whl",),
     )
     first = render(report).splitlines()[0]
     assert first == "::error file=dist/p-1.0-py3-none-any.whl,title=driver-link%3A p/lib/x.so%3A libcuda.so.1::m"
