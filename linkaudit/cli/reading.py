@@ -54,13 +54,15 @@ class Inputs:
 
     def only_members(self) -> Inputs:
         """These inputs with the packages given only as ``PACKAGE!member`` paths cut down to those
-        members (``show``: the member asked for, not the whole package)."""
+        members (``show``: the member asked for, not the whole package); a member that is a
+        directory of the package keeps every binary below it, as ``show DIR`` walks a directory."""
         if not self.partial:
             return self
         wanted = {host for _name, host in self.members}
+        below = tuple(host + "/" for host in wanted if os.path.isdir(host))
 
         def kept(path: str) -> bool:
-            return self.staged.package_of(path) not in self.partial or path in wanted
+            return self.staged.package_of(path) not in self.partial or path in wanted or path.startswith(below)
 
         binaries = [b for b in self.binaries if kept(b.path)]
         skipped = [(p, reason) for p, reason in self.skipped if kept(p)]
@@ -108,6 +110,8 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
         partial = frozenset(package for _name, package in members) - set(paths)
         errors: list[InputError] = [*staged.errors, *collected.errors]
         missing = [(name, package) for name, package, host in found if host is None]
+        bare = [name for name, _package in missing if staged.member_directory(name)]  # no binary below it
+        missing = [(name, package) for name, package in missing if name not in bare]
         errors.extend(
             InputError(name, "no such binary member in the package (give the package itself to see its members)")
             for name, _package in missing
@@ -127,7 +131,7 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
                 skipped.append((path, exc.reason))
             except InputError as exc:
                 errors.append(exc)
-        empty = tuple(d for d in collected.empty_dirs if not staged.holds_packages(d))
+        empty = (*(d for d in collected.empty_dirs if not staged.holds_packages(d)), *bare)
         chosen = tuple((name, host) for name, _package, host in found if host is not None)
         yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links, chosen, partial)
 

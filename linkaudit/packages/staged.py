@@ -62,6 +62,13 @@ class Staged:
                 return os.path.join(site.host, rel)
         return None
 
+    def member_directory(self, entry: str) -> bool:
+        """True when ``entry`` (``PACKAGE!dir``, a package given) names a directory the package
+        installs files into — binaries or not (``StagingRoot.dirs``)."""
+        package, sep, member = entry.partition("!")
+        rel = posixpath.normpath(member)
+        return bool(sep) and any(package in site.dirs.get(rel, ()) for site in self._sites)
+
     def distributions(self) -> dict[str, Distribution]:
         """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
         Requires-Dist), and each conda package -> what its ``info/index.json`` says (name, subdir,

@@ -17,6 +17,9 @@ from .staging import Stager
 #: Size of a local file header before its name and extra field, bytes.
 _LOCAL_HEADER = 30
 
+#: Why a member whose name holds a NUL is refused (the name Python's zipfile gives it follows).
+_NUL_NAME = "a member name holding a NUL byte: no file can be named so, not audited (Python's zipfile, as pip uses it, cuts it to"
+
 
 def _name_bytes(info: zipfile.ZipInfo) -> int:
     """The length of the member's name as stored (UTF-8 when flag bit 11 says so, else cp437)."""
@@ -41,8 +44,8 @@ def overlapping(infos: list[zipfile.ZipInfo]) -> dict[int, str]:
 
 
 def listed_members(stager: Stager, label: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
-    """The members the zip's central directory lists, those whose data overlap another's and those
-    with an empty name refused; none (with an error for ``label``) when it lists more than
+    """The members the zip's central directory lists, those whose data overlap another's, those
+    with an empty name and those whose name holds a NUL (no file can be named so) refused; none (with an error for ``label``) when it lists more than
     ``MAX_MEMBERS``."""
     infos = zf.infolist()
     if len(infos) > limits.MAX_MEMBERS:
@@ -56,7 +59,12 @@ def listed_members(stager: Stager, label: str, zf: zipfile.ZipFile) -> list[zipf
             f"its data overlaps member {holder!r} (a zip bomb of overlapping entries?): never inflated",
         )
     for i, info in enumerate(infos):
-        if not info.filename and i not in bad:
+        if i in bad:
+            continue
+        if "\0" in info.orig_filename:  # zipfile cut the name at the NUL: refused by its whole name
+            stager.refuse(label, info.orig_filename, f"{_NUL_NAME} {info.filename!r})")
+            bad[i] = ""
+        elif not info.filename:
             # zipfile's own is_dir() fails on it (IndexError: exit 3 before): no installer writes it
             stager.refuse(label, "(empty name)", "a member with an empty name: never written")
             bad[i] = ""
