@@ -213,7 +213,7 @@ def _configure(
     becomes a ``baseline-fixed`` note (fingerprints relative to ``inputs``, ``packages`` the
     packages staged: ``baseline.fingerprint``)."""
     used: set[int] = set()
-    out = [_configured(f, config, used) for f in findings]
+    out = [_configured(f, config, used, packages) for f in findings]
     if config.baseline is not None:
         out = _apply_baseline(out, config, inputs, packages)
     for i, s in enumerate(config.suppressions):
@@ -231,21 +231,21 @@ def _configure(
     return out
 
 
-def _configured(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
+def _configured(f: Finding, config: AuditConfig, used: set[int], packages: Set[str]) -> Finding:
     """``f`` with its configured severity and the first suppression covering it (its index
-    added to ``used``). A severity override sets the rule's errors and warnings; its notes (what
+    added to ``used``; ``packages``: those the run staged, ``Suppression.matches``). A severity override sets the rule's errors and warnings; its notes (what
     the rule says is allowed: a weak symbol bound nowhere, a host program's API) stay notes."""
     overrides = dict(config.severities)
     if f.rule in overrides and f.severity is not Severity.NOTE:
         f = replace(f, severity=overrides[f.rule])
     for i, s in enumerate(config.suppressions):
-        if s.matches(f.rule, f.file, f.subject):
+        if s.matches(f.rule, f.file, f.subject, packages):
             used.add(i)
             return replace(f, suppressed=s.reason)
-    return _per_symbol(f, config, used) if config.suppressions else f
+    return _per_symbol(f, config, used, packages) if config.suppressions else f
 
 
-def _per_symbol(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
+def _per_symbol(f: Finding, config: AuditConfig, used: set[int], packages: Set[str]) -> Finding:
     """``f``, a finding of several symbols (subject "2 symbols": ``unresolved-symbol``,
     ``abi3-symbol``), under the suppressions whose ``subject`` names symbols one by one, as the
     baseline keys them: suppressed when each of its symbols is covered (each suppression used),
@@ -259,7 +259,7 @@ def _per_symbol(f: Finding, config: AuditConfig, used: set[int]) -> Finding:
         return f
     covered: dict[str, int] = {}
     for name in names:
-        i = next((i for i, s in enumerate(config.suppressions) if s.matches(f.rule, f.file, name)), None)
+        i = next((i for i, s in enumerate(config.suppressions) if s.matches(f.rule, f.file, name, packages)), None)
         if i is not None:
             covered[name] = i
     if not covered:
@@ -959,11 +959,14 @@ def _run_installations(
         part, ran = (_failed_part(plan[index], result), None) if isinstance(result, Failed) else cast(_Done, result)
         out[index] = (part, ran)
         if spread.on_part is not None:
+            staged = frozenset(part.packages)
             new = [
-                _configured(f, config, set()) for f in part.findings if f.rule not in config.ignore and _first(seen, f)
+                _configured(f, config, set(), staged)
+                for f in part.findings
+                if f.rule not in config.ignore and _first(seen, f)
             ]
             if config.baseline is not None:  # marked as the whole report marks them (inputs: the paths given)
-                new = [_baselined(f, config, (inputs, frozenset(part.packages)), set()) for f in new]
+                new = [_baselined(f, config, (inputs, staged), set()) for f in new]
             spread.on_part(index, plan[index].installation.packages, sorted(new, key=_report_order(part.files)))
 
     (spread.runner or run_tasks)(_installation_task, common, plan, config.jobs, done)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Set
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from ..errors import ConfigError
 from ..lazyre import LazyPattern
 from ..loader.target import TargetEnvironment
 from ..records import dataclass
-from ..report import Severity
+from ..report import Severity, split_member
 
 if TYPE_CHECKING:
     from ..link.line import LinkInput  # annotations only: the static-link room is imported when a link line is read
@@ -127,21 +128,24 @@ class Suppression:
     reason: str
     where: str
 
-    def matches(self, rule: str, file: str, subject: str) -> bool:
-        """True when the finding (rule, file, subject) is covered."""
-        if rule != self.rule or not file_matches(file, self.file):
+    def matches(self, rule: str, file: str, subject: str, packages: Set[str]) -> bool:
+        """True when the finding (rule, file, subject) is covered; ``packages``: those the run
+        staged (``file_matches``)."""
+        if rule != self.rule or not file_matches(file, self.file, packages):
             return False
         return self.subject is None or fnmatch.fnmatchcase(subject, self.subject)
 
 
-def file_matches(path: str, glob: str) -> bool:
+def file_matches(path: str, glob: str, packages: Set[str]) -> bool:
     """True when ``path`` (as reported) matches the fnmatch ``glob``, whole or as a trailing
-    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``; a package member
-    (``dist/x.whl!torch/lib/libtorch.so``) matches by its member path too."""
+    part: ``lib/libtorch.so`` matches ``torch/lib/libtorch.so``; a member of a package among
+    ``packages`` (those the run staged: ``dist/x.whl!torch/lib/libtorch.so``) matches by its member
+    path too, a plain file with a ``!`` in its name never by what follows it
+    (``report.split_member``)."""
     if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, "*/" + glob):
         return True
-    member = path.rpartition("!")[2]
-    return member != path and (fnmatch.fnmatchcase(member, glob) or fnmatch.fnmatchcase(member, "*/" + glob))
+    split = split_member(path, packages)
+    return split is not None and (fnmatch.fnmatchcase(split[1], glob) or fnmatch.fnmatchcase(split[1], "*/" + glob))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +165,10 @@ class NeededPolicy:
     reason: str
     where: str
 
-    def applies_to(self, path: str) -> bool:
-        """True when the entry covers the file ``path``."""
-        return file_matches(path, self.file)
+    def applies_to(self, path: str, packages: Set[str]) -> bool:
+        """True when the entry covers the file ``path``; ``packages``: those the run staged
+        (``file_matches``)."""
+        return file_matches(path, self.file, packages)
 
     def matching(self, needed: tuple[str, ...], fold_case: bool = False) -> list[str]:
         """The entries of ``needed`` the ``needed`` glob matches; with ``fold_case`` (PE: Windows

@@ -43,9 +43,10 @@ Fix the link line (or the CMake target) that names the library.
         policies = context.config.forbidden_needed
         if not policies:
             return
+        staged = frozenset(context.packages.packages) if context.packages is not None else frozenset()
         for binary in context.binaries:
             for policy in policies:
-                if not policy.applies_to(binary.display_path):
+                if not policy.applies_to(binary.display_path, staged):
                     continue
                 for needed in policy.matching(binary.needed_names, fold_case=binary.format is Format.PE):
                     yield self.finding(
@@ -90,12 +91,15 @@ it with -Wl,--no-as-needed around it (or -Wl,--push-state,--no-as-needed); PE,
         policies = context.config.required_needed
         if not policies:
             return
+        staged = frozenset(context.packages.packages) if context.packages is not None else frozenset()
         for binary in context.binaries:
             if binary.kind in (Kind.RELOCATABLE, Kind.CORE, Kind.OTHER):
                 continue  # no dependencies to have
             for policy in policies:
                 pe = binary.format is Format.PE
-                if policy.applies_to(binary.display_path) and not policy.matching(binary.needed_names, fold_case=pe):
+                if policy.applies_to(binary.display_path, staged) and not policy.matching(
+                    binary.needed_names, fold_case=pe
+                ):
                     yield self.finding(
                         binary,
                         policy.needed,

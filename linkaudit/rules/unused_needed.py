@@ -76,11 +76,12 @@ load, and listing each root would make a chain of n libraries name n²/2 roots.
                 count[0] += held.count
                 first.update(held.first)
         required = context.config.required_needed
+        staged = frozenset(context.packages.packages) if context.packages is not None else frozenset()
         loads = linkage.loads
         for (file, needed), (paths, count, first) in candidates.items():
             if any(used.get((file, path)) for path in paths):
                 continue
-            if any(p.applies_to(file) and p.matching((needed,)) for p in required):
+            if any(p.applies_to(file, staged) and p.matching((needed,)) for p in required):
                 continue  # [[required-needed]]: kept on purpose (static initialisers)
             resolved = sorted(paths)
             yield self.finding(

@@ -108,3 +108,18 @@ def test_diff_names_no_package_for_a_plain_file(run_cli, tree: Path) -> None:  #
         f["file"]: f["package"] for f in json.loads(result.stdout)["findings_new"] if f["rule"] == "executable-stack"
     }
     assert new == {**{name: None for name in PLAIN}, "pkg/libexecstack.so": f"d/{WHEEL}"}
+
+
+def test_a_suppression_of_a_member_path_covers_members_only(run_cli, tree: Path) -> None:  # type: ignore[no-untyped-def]
+    """``file = "y.so"`` covered ``d/x!y.so`` (split as if ``d/x`` were a package); a member path
+    (``pkg/libexecstack.so``) still covers the wheel's member."""
+    (tree / "linkaudit.toml").write_text(
+        "".join(
+            f'[[suppress]]\nrule = "executable-stack"\nfile = "{glob}"\nreason = "r"\n'
+            for glob in ("y.so", "z.so", "s.so", "pkg/libexecstack.so")
+        )
+    )
+    doc = json.loads(run_cli("check", "--no-loader", "--format", "json", "d").stdout)
+    shown = {f["file"] for f in doc["findings"] if f["rule"] == "executable-stack" and f.get("suppressed") is None}
+    assert shown == {f"d/{name}" for name in PLAIN if name != "q!r/s.so"}  # */s.so: a path below q!r
+    assert any(f["rule"] == "unused-suppression" and "z.so" in f["subject"] for f in doc["findings"])
