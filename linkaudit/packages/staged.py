@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..records import dataclass
+from ..report import split_member
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
 from .site import conda_index_glibc, read_conda_index
@@ -50,24 +51,25 @@ class Staged:
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
         with a package given, or a member path as installed (``torch/_C.cpython-311-x86_64-linux-gnu.so``)
-        that some package staged — else ``None``."""
-        package, sep, member = entry.partition("!")
+        that some package staged — else ``None``.  The package is the one whose name the ``!`` follows
+        (``report.split_member``: a directory ``a!b/`` of the path is no package)."""
         for site in self._sites:
-            if sep and package not in site.labels:
-                continue
-            rel = posixpath.normpath(member if sep else entry)
+            package, member = split_member(entry, frozenset(site.labels)) or (None, entry)
+            rel = posixpath.normpath(member)
             if rel.startswith(("/", "../")) or rel == "..":
                 continue
-            if rel in site.owner and (not sep or site.owner[rel] == package):
+            if rel in site.owner and (package is None or site.owner[rel] == package):
                 return os.path.join(site.host, rel)
         return None
 
     def member_directory(self, entry: str) -> bool:
         """True when ``entry`` (``PACKAGE!dir``, a package given) names a directory the package
         installs files into — binaries or not (``StagingRoot.dirs``)."""
-        package, sep, member = entry.partition("!")
-        rel = posixpath.normpath(member)
-        return bool(sep) and any(package in site.dirs.get(rel, ()) for site in self._sites)
+        for site in self._sites:
+            split = split_member(entry, frozenset(site.labels))
+            if split is not None and split[0] in site.dirs.get(posixpath.normpath(split[1]), ()):
+                return True
+        return False
 
     def distributions(self) -> dict[str, Distribution]:
         """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,

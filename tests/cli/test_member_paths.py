@@ -69,3 +69,11 @@ def test_a_member_name_holding_nul_is_refused_by_its_whole_name(run_cli, tmp_pat
     unreadable = [f["file"] for f in doc["findings"] if f["rule"] == "unreadable-input"]
     assert unreadable == [f"{WHEEL}!pkg/nul\0.so"]
     assert not any(f["path"].endswith("!pkg/nul") for f in doc["files"])
+
+
+def test_a_member_of_a_package_whose_path_holds_a_bang(run_cli, wheel: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "a!b").mkdir()
+    (tmp_path / wheel).rename(tmp_path / "a!b" / wheel)
+    r = run_cli("show", f"a!b/{wheel}!pkg/sub/a.so")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"a!b/{wheel}!pkg/sub/a.so\n") and "other.so" not in r.stdout
