@@ -548,9 +548,11 @@ def _one_rule(rule_cls: type[Rule], context: AuditContext) -> list[Finding]:
 def _root_infos(linkage: LinkageAnalysis | None, image_loads: Sequence[ImageLoad]) -> tuple[RootInfo, ...]:
     """The report's roots: ELF's from the loader emulation, then PE's and Mach-O's loads."""
     roots = [RootInfo(r.path, r.kind.value, r.reached) for r in linkage.roots] if linkage is not None else []
+    seen = set(roots)  # a set: ``in`` a list of 4,000 roots was quadratic
     for ld in image_loads:
         info = RootInfo(ld.root, ld.kind, ld.reached)
-        if info not in roots:  # each slice of a universal root is a load of its own
+        if info not in seen:  # each slice of a universal root is a load of its own
+            seen.add(info)
             roots.append(info)
     return tuple(roots)
 

@@ -35,9 +35,10 @@ from ..records import dataclass
 from .dyld import SHARED_CACHE_PREFIXES
 from .images import ImageLoad, ImageLoader
 
-#: Forwarders and re-exports followed at most this deep: each (library, name) is searched once per
-#: outermost lookup (``_Exports.searched``), so the depth bounds the recursion only; deep enough that
-#: a ring of dozens of DLLs forwarding to one another is found to be the loop it is.
+#: Forwarders and re-exports followed at most this deep by recursion: each (library, name) is searched
+#: once per outermost lookup (``_Exports.searched``), so the depth bounds the recursion only.  A PE
+#: forwarder chain goes on past it in a loop (``_Exports._beyond``: a ring of any length is the loop it
+#: is); Mach-O re-exports deeper than this are not judged (``UnboundImports.reason`` ``"deep"``).
 MAX_DEPTH = 64
 
 
@@ -52,8 +53,9 @@ class UnboundImports:
         symbols: the import names, sorted (Mach-O names without the leading underscore).
         weak: delay-load (PE) or weak (Mach-O) imports: they fail at the first call, or bind to NULL.
         reason: ``"absent"`` (not exported), ``"loop"`` (forwarders or re-exports lead back to where
-            they started), or ``"forward-missing"`` (a PE forwarder to a DLL that is neither among
-            the inputs nor the system's: ``via`` names it).
+            they started), ``"forward-missing"`` (a PE forwarder to a DLL that is neither among
+            the inputs nor the system's: ``via`` names it), or ``"deep"`` (Mach-O re-exports nested
+            deeper than ``MAX_DEPTH``: not followed further, not judged).
         via: for ``"forward-missing"``, the DLL the forwarder names; else ``""``.
     """
 
@@ -248,6 +250,8 @@ class _Exports:
         # the outermost lookups that met a loop or the depth, each made once (1,000 imports of a
         # name forwarded around a ring of 20 DLLs walked the ring 1,000 times)
         self.outer: dict[tuple[int, str, int], _Lookup] = {}
+        # PE: where each forwarder chain past ``MAX_DEPTH`` ends (``_beyond``), per (DLL, name, load)
+        self.beyond: dict[tuple[int, str, int], _Lookup] = {}
 
     def _table(self, lib: Binary) -> tuple[frozenset[str], dict[str, str]]:
         table = self.tables.get(id(lib))
@@ -307,7 +311,7 @@ class _Exports:
     def _lookup(self, lib: Binary, name: str, depth: int, load: ImageLoad | None) -> _Lookup:
         here = ((lib, name),)
         if depth > MAX_DEPTH:
-            return _Lookup("deep", here)
+            return self._beyond(lib, name, load) if self.libraries.fmt is Format.PE else _Lookup("deep", here)
         defined, forwarders = self._table(lib)
         if self.libraries.fmt is Format.PE:
             if name not in defined:
@@ -332,6 +336,44 @@ class _Exports:
                 elif sub.state != "absent":
                     return sub  # a re-exported dylib that is not judged may provide it
         return _Lookup("loop" if looped else "absent", here)
+
+    def _beyond(self, lib: Binary, name: str, load: ImageLoad | None) -> _Lookup:
+        """PE: the forwarder chain from ``(lib, name)`` past ``MAX_DEPTH``, followed in a loop (an
+        export forwards to one place: a chain, not a tree) keeping the (DLL, name) pairs it visits,
+        until it comes back to one — a ring, however long: ``"loop"`` — or ends (found, not
+        exported, a DLL missing or the system's).  ``via``: the pair it starts at and the one it
+        ends at.  Each pair visited keeps that answer (``self.beyond``): the pairs past the depth
+        are walked once per load in all, linear in the forwarders.  Microsoft's PE format
+        specification, "Export Address Table": a forwarder names ``DLL.function`` or ``DLL.#N``."""
+        first = (lib, name)
+        seen: list[tuple[int, str, int]] = []
+        visited: set[tuple[int, str, int]] = set()
+        while True:
+            key = (id(lib), name, id(load))
+            end = self.beyond.get(key)
+            if end is not None:
+                break
+            if key in visited:
+                end = _Lookup("loop", ((lib, name),))
+                break
+            visited.add(key)
+            seen.append(key)
+            defined, forwarders = self._table(lib)
+            forwarded = forwarders.get(name) if name in defined else None
+            if forwarded is None:
+                end = _Lookup("found" if name in defined else "absent", ((lib, name),))
+                break
+            dll, _, target = forwarded.rpartition(".")
+            state, other = self.libraries.locate(dll + ".dll", lib, load)
+            if other is None:
+                end = _Lookup(state, ((lib, name),), dll + ".dll")
+                break
+            lib, name = other, target
+        for key in seen:
+            self.beyond[key] = end
+        last = end.via[-1]
+        via = (first,) if last[0] is first[0] and last[1] == first[1] else (first, last)
+        return _Lookup(end.state, via, end.library)
 
     def _follow(
         self,
@@ -530,15 +572,20 @@ def bind_import(load: ImageLoad, importer: str, symbol: Symbol, binaries: Sequen
     return ImageBinder(binaries, [load]).bind(load, importer, symbol)
 
 
-def _beside(found: _Lookup) -> bool:
+def _beside(found: _Lookup, listings: dict[str, frozenset[str]]) -> bool:
     """True when the DLL a forwarder names (``found.library``) is a file beside the DLL that forwards
-    to it — found there by the search the Windows loader runs for it, though not among the inputs."""
-    holder = found.via[-1][0].path
-    directory = posixpath.dirname(holder)
-    try:
-        return any(n.lower() == found.library.lower() for n in os.listdir(directory or "."))
-    except OSError:
-        return False
+    to it — found there by the search the Windows loader runs for it, though not among the inputs.
+    ``listings``: each directory's names, lower-cased, listed once (a listing per import of 4,000
+    DLLs forwarding along a chain to a missing one was quadratic: 14 s)."""
+    directory = posixpath.dirname(found.via[-1][0].path) or "."
+    names = listings.get(directory)
+    if names is None:
+        try:
+            names = frozenset(n.lower() for n in os.listdir(directory))
+        except OSError:
+            names = frozenset()
+        listings[directory] = names
+    return found.library.lower() in names
 
 
 def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt: Format) -> list[UnboundImports]:
@@ -555,6 +602,7 @@ def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt:
     libraries = _Libraries(binaries, loads, fmt)
     exports = _Exports(libraries)
     out: list[UnboundImports] = []
+    listings: dict[str, frozenset[str]] = {}
     for binary in binaries:
         if binary.format is not fmt:
             continue
@@ -570,9 +618,9 @@ def unbound_imports(binaries: Sequence[Binary], loads: Iterable[ImageLoad], fmt:
             if provider is None or exports.found_here(provider, sym.name):
                 continue
             found = exports.lookup(provider, sym.name)
-            if found.state in ("absent", "loop"):
+            if found.state in ("absent", "loop", "deep"):
                 reason, via = found.state, ""
-            elif fmt is Format.PE and found.state == _UNKNOWN and found.library and not _beside(found):
+            elif fmt is Format.PE and found.state == _UNKNOWN and found.library and not _beside(found, listings):
                 reason, via = "forward-missing", found.library  # Windows loads a forwarder's DLL to bind it
             else:
                 continue

@@ -257,7 +257,7 @@ missing-provider covers those of a known family.
         """PE and Mach-O imports that the library they name does not export (see ``explain``)."""
         if not context.windows and not context.dyld:
             return  # no PE or Mach-O load: the image binder is never imported on an ELF-only run
-        from ..loader.image_binding import unbound_imports
+        from ..loader.image_binding import MAX_DEPTH, unbound_imports
 
         for fmt, loads in ((Format.PE, context.windows), (Format.MACHO, context.dyld)):
             for unbound in unbound_imports(context.binaries, loads, fmt):
@@ -293,10 +293,16 @@ missing-provider covers those of a known family.
                         f"the inputs nor Windows' own: the load fails — \"The specified module could not be "
                         f'found" ({unbound.via})'
                     )
+                elif unbound.reason == "deep":
+                    message = (
+                        f"{count} ({unbound.provider}) not judged ({preview(names)}): its re-exports "
+                        f"(LC_REEXPORT_DYLIB) nest deeper than {MAX_DEPTH} and were not followed further"
+                    )
+                severity = Severity.WARNING if unbound.reason == "deep" else None
                 yield self.finding(
                     unbound.importer,
                     names[0] if len(names) == 1 else f"{len(names)} symbols",
                     message,
                     {"symbols": names, "count": len(names), "roots": [], "missing_libraries": [], "weak": unbound.weak},
-                    Severity.NOTE if unbound.weak else None,
+                    Severity.NOTE if unbound.weak else severity,
                 )

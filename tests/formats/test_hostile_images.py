@@ -89,6 +89,20 @@ def test_reexport_fan_out_and_loops_end_with_the_finding(tmp_path: Path) -> None
     assert "(LC_REEXPORT_DYLIB loop)" in f.message
 
 
+def test_reexports_deeper_than_the_limit_are_a_warning_not_silence(tmp_path: Path) -> None:
+    """libL0 re-exports libL1, ... libL69 libL70, which exports nothing: the lookup of ``_nope``
+    stops past the depth of 64, not judged — a warning naming the importer, the symbol and the
+    limit; before, no finding at all (hostile round 40)."""
+    for i in range(70):
+        cmds = [_dylib_cmd(ID, f"@rpath/libL{i}.dylib"), _rpath_cmd("@loader_path")]
+        _macho(tmp_path / f"libL{i}.dylib", [*cmds, _dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")])
+    _macho(tmp_path / "libL70.dylib", [_dylib_cmd(ID, "@rpath/libL70.dylib")])
+    _importer(tmp_path / "libuser.dylib", "@rpath/libL0.dylib")
+    (f,) = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    assert (f.subject, os.path.basename(f.file), f.severity.value) == ("nope", "libuser.dylib", "warning")
+    assert "deeper than 64" in f.message and "not judged" in f.message, f.message
+
+
 def _count_lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names ``image_binding._Exports`` searches (one entry per lookup made, not memoised)."""
     from linkaudit.loader import image_binding
@@ -291,6 +305,30 @@ def test_a_ring_of_forwarding_dlls_is_the_loop_it_is_walked_once(tmp_path: Path,
     assert len(walked) <= 21 * 5 * 21, len(walked)  # per load (21 roots) and name: the ring once
 
 
+@pytest.mark.parametrize(("n", "ring"), [(3, True), (70, True), (300, True), (70, False), (300, False)])
+def test_forwarder_rings_and_chains_of_any_length_are_judged(tmp_path: Path, n: int, ring: bool) -> None:
+    """D{i}.dll forwards f to D{i+1}.dll (a ring: D{n-1} to D0; a chain: D{n} missing), and every
+    DLL imports f from D0.dll: a ring of any length is the loop the Windows loader cannot resolve,
+    a chain ending at a missing DLL fails to load, however long.  Before, past the depth of 64 the
+    lookup was "not judged" and gave no finding at all (hostile round 40)."""
+    for i in range(n):
+        nxt = b"D%d" % ((i + 1) % n if ring else i + 1)
+
+        def build(add, i=i, nxt=nxt):  # type: ignore[no-untyped-def]
+            exports = _forwarding_exports(add, b"D%d.dll" % i, [b"f"], [nxt + b".f"])
+            table = add(struct.pack("<Q", add(b"\0\0f\0")) + b"\0" * 8)
+            dll = add(b"D0.dll\0")
+            return {**exports, 1: (add(struct.pack("<5I", table, 0, 0, dll, table) + b"\0" * 20), 40)}
+
+        _pe(tmp_path / f"D{i}.dll", build, "pe/imports/helper.dll")
+    findings = [f for f in audit([str(tmp_path)]).findings if f.rule == "unresolved-symbol"]
+    assert sorted(os.path.basename(f.file) for f in findings) == sorted(f"D{i}.dll" for i in range(n))
+    if ring:
+        assert all("lead back where they started" in f.message for f in findings), findings[0].message
+    else:
+        assert all(f"forwards to D{n}.dll (f)" in f.message for f in findings), findings[0].message
+
+
 def test_copies_of_forwarding_dlls_in_many_directories_are_found_by_index(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """N directories each holding app.dll (importing from A.dll), A.dll forwarding to B.dll and B.dll
     back: a forwarder's DLL outside the load is found by an index of the copies (its own
@@ -352,7 +390,7 @@ def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(
     """A re-exports B and C, B re-exports A, C defines x: x imported from A and from B binds (through
     B -> A -> C) — a lookup of B begun inside A's is not remembered as a loop.  A chain of
     MAX_DEPTH + 2 re-exports: an import from its middle link still gets its finding when one from
-    the 1st (too deep to judge) is audited with it."""
+    the 1st (too deep to judge: a warning saying so) is audited with it."""
     from linkaudit.loader.image_binding import MAX_DEPTH
 
     one = tmp_path / "one"
@@ -375,10 +413,11 @@ def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(
         more = [_dylib_cmd(REEXPORT, f"@rpath/libL{i + 1}.dylib")] if i < links - 1 else []
         _definer(deep / f"libL{i}.dylib", f"@rpath/libL{i}.dylib", more, None)
     _importer(deep / "libv.dylib", f"@rpath/libL{links // 2}.dylib")
-    alone = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
+    alone = [(f.file, f.severity.value) for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
     _importer(deep / "libu.dylib", "@rpath/libL0.dylib")
-    both = [f.file for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
-    assert alone == both == [str(deep / "libv.dylib")]
+    both = [(f.file, f.severity.value) for f in audit([str(deep)]).findings if f.rule == "unresolved-symbol"]
+    assert alone == [(str(deep / "libv.dylib"), "error")]
+    assert sorted(both) == [(str(deep / "libu.dylib"), "warning"), *alone]  # too deep: not judged, said
 
 
 def test_all_loads_together_share_one_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
