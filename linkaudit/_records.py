@@ -91,7 +91,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.prefix,self.version,)==(other.prefix,other.version,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.published,self.glibc_loaders,self.musl_arch,self.machines,self.source,)==(other.published,other.glibc_loaders,other.musl_arch,other.machines,other.source,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.read,self.words,self.files,)==(other.read,other.words,other.files,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.distributions,)==(other.root,other.distributions,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.distributions,self.problems,)==(other.root,other.distributions,other.problems,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.entries,self.size,self.limit,)==(other.root,other.entries,other.size,other.limit,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.kind,self.loader,self.nodes,self.edges,)==(other.root,other.kind,other.loader,other.nodes,other.edges,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.kind,self.objects,self.resolutions,self.parents,self.images,self.machine,self.loader,self.reached,)==(other.root,other.kind,other.objects,other.resolutions,other.parents,other.images,other.machine,other.loader,other.reached,)\n  return NotImplemented\n return __eq__',
@@ -184,7 +184,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.pattern,self.component,self.api,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.prefix,self.version,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.published,self.glibc_loaders,self.musl_arch,self.machines,self.source,))\n return __hash__',
-    'def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.distributions,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.distributions,self.problems,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.entries,self.size,self.limit,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.kind,self.loader,self.nodes,self.edges,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.kind,self.reached,self.chain,))\n return __hash__',
@@ -286,7 +286,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, version={self.version!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(published={self.published!r}, glibc_loaders={self.glibc_loaders!r}, musl_arch={self.musl_arch!r}, machines={self.machines!r}, source={self.source!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(read={self.read!r}, words={self.words!r}, files={self.files!r})"\n return __repr__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, distributions={self.distributions!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, distributions={self.distributions!r}, problems={self.problems!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, entries={self.entries!r}, size={self.size!r}, limit={self.limit!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, kind={self.kind!r}, loader={self.loader!r}, nodes={self.nodes!r}, edges={self.edges!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, kind={self.kind!r}, objects={self.objects!r}, resolutions={self.resolutions!r}, parents={self.parents!r}, images={self.images!r}, machine={self.machine!r}, loader={self.loader!r}, reached={self.reached!r})"\n return __repr__',
@@ -395,7 +395,7 @@ TEXTS = (
     "def __create_fn__(_type_prefix, _type_version, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,prefix:_type_prefix,version:_type_version)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'prefix',prefix)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n return __init__",
     "def __create_fn__(_type_published, _type_glibc_loaders, _type_musl_arch, _type_machines, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,published:_type_published,glibc_loaders:_type_glibc_loaders,musl_arch:_type_musl_arch,machines:_type_machines,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'published',published)\n  __dataclass_builtins_object__.__setattr__(self,'glibc_loaders',glibc_loaders)\n  __dataclass_builtins_object__.__setattr__(self,'musl_arch',musl_arch)\n  __dataclass_builtins_object__.__setattr__(self,'machines',machines)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__",
     'def __create_fn__(_type_read, _type_words, _type_files, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_read, _dflt_words, _dflt_files, _return_type):\n def __init__(self,read:_type_read=_dflt_read,words:_type_words=_dflt_words,files:_type_files=_dflt_files)->_return_type:\n  self.read=read\n  self.words=words\n  self.files=files\n return __init__',
-    "def __create_fn__(_type_root, _type_distributions, _type__owner, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__owner, _return_type):\n def __init__(self,root:_type_root,distributions:_type_distributions,_owner:_type__owner=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'distributions',distributions)\n  __dataclass_builtins_object__.__setattr__(self,'_owner',_dflt__owner() if _owner is _HAS_DEFAULT_FACTORY else _owner)\n  self.__post_init__()\n return __init__",
+    "def __create_fn__(_type_root, _type_distributions, _type_problems, _type__owner, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_problems, _dflt__owner, _return_type):\n def __init__(self,root:_type_root,distributions:_type_distributions,problems:_type_problems=_dflt_problems,_owner:_type__owner=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'distributions',distributions)\n  __dataclass_builtins_object__.__setattr__(self,'problems',problems)\n  __dataclass_builtins_object__.__setattr__(self,'_owner',_dflt__owner() if _owner is _HAS_DEFAULT_FACTORY else _owner)\n  self.__post_init__()\n return __init__",
     "def __create_fn__(_type_root, _type_entries, _type_size, _type_limit, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,root:_type_root,entries:_type_entries,size:_type_size,limit:_type_limit)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'entries',entries)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'limit',limit)\n return __init__",
     "def __create_fn__(_type_root, _type_kind, _type_loader, _type_nodes, _type_edges, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,root:_type_root,kind:_type_kind,loader:_type_loader,nodes:_type_nodes,edges:_type_edges)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'loader',loader)\n  __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)\n  __dataclass_builtins_object__.__setattr__(self,'edges',edges)\n return __init__",
     'def __create_fn__(_type_root, _type_kind, _type_objects, _type_resolutions, _type_parents, _type_images, _type_machine, _type_loader, _type_reached, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_objects, _dflt_resolutions, _dflt_parents, _dflt_images, _dflt_machine, _dflt_loader, _dflt_reached, _return_type):\n def __init__(self,root:_type_root,kind:_type_kind,objects:_type_objects=_HAS_DEFAULT_FACTORY,resolutions:_type_resolutions=_HAS_DEFAULT_FACTORY,parents:_type_parents=_HAS_DEFAULT_FACTORY,images:_type_images=_HAS_DEFAULT_FACTORY,machine:_type_machine=_dflt_machine,loader:_type_loader=_dflt_loader,reached:_type_reached=_dflt_reached)->_return_type:\n  self.root=root\n  self.kind=kind\n  self.objects=_dflt_objects() if objects is _HAS_DEFAULT_FACTORY else objects\n  self.resolutions=_dflt_resolutions() if resolutions is _HAS_DEFAULT_FACTORY else resolutions\n  self.parents=_dflt_parents() if parents is _HAS_DEFAULT_FACTORY else parents\n  self.images=_dflt_images() if images is _HAS_DEFAULT_FACTORY else images\n  self.machine=machine\n  self.loader=loader\n  self.reached=reached\n return __init__',
@@ -490,7 +490,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pattern\',\'component\',\'api\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'prefix\',\'version\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'published\',\'glibc_loaders\',\'musl_arch\',\'machines\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'distributions\',\'_owner\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'distributions\',\'problems\',\'_owner\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'entries\',\'size\',\'limit\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'kind\',\'loader\',\'nodes\',\'edges\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'kind\',\'reached\',\'chain\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -580,7 +580,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pattern\',\'component\',\'api\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'prefix\',\'version\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'published\',\'glibc_loaders\',\'musl_arch\',\'machines\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'distributions\',\'_owner\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'distributions\',\'problems\',\'_owner\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'entries\',\'size\',\'limit\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'kind\',\'loader\',\'nodes\',\'edges\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'kind\',\'reached\',\'chain\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -1255,7 +1255,7 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.root,self.distributions,)==(other.root,other.distributions,)
+   return (self.root,self.distributions,self.problems,)==(other.root,other.distributions,other.problems,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1862,7 +1862,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.root,self.distributions,))
+  return hash((self.root,self.distributions,self.problems,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -2474,7 +2474,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(root={self.root!r}, distributions={self.distributions!r})"
+  return self.__class__.__qualname__ + f"(root={self.root!r}, distributions={self.distributions!r}, problems={self.problems!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -3547,10 +3547,11 @@ def __create_fn__(_type_read, _type_words, _type_files, MISSING, _HAS_DEFAULT_FA
  return __init__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_root, _type_distributions, _type__owner, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__owner, _return_type):
- def __init__(self,root:_type_root,distributions:_type_distributions,_owner:_type__owner=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_root, _type_distributions, _type_problems, _type__owner, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_problems, _dflt__owner, _return_type):
+ def __init__(self,root:_type_root,distributions:_type_distributions,problems:_type_problems=_dflt_problems,_owner:_type__owner=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'root',root)
   __dataclass_builtins_object__.__setattr__(self,'distributions',distributions)
+  __dataclass_builtins_object__.__setattr__(self,'problems',problems)
   __dataclass_builtins_object__.__setattr__(self,'_owner',_dflt__owner() if _owner is _HAS_DEFAULT_FACTORY else _owner)
   self.__post_init__()
  return __init__
@@ -4391,7 +4392,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('root','distributions','_owner',):
+  if type(self) is cls or name in ('root','distributions','problems','_owner',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -5111,7 +5112,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('root','distributions','_owner',):
+  if type(self) is cls or name in ('root','distributions','problems','_owner',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

@@ -1039,6 +1039,9 @@ def _audit_installation(
                     f"--dll-directory (dll-directories) {directory}: not a directory (here or in a package given)"
                 )
         files, findings, ran, roots, binaries, linkage = _audit_staged(staged, config, sites)
+        for path, reason in (p for site in sites for p in site.problems):  # metadata not read: said
+            files.append(FileResult(path, FileStatus.UNREADABLE, error=reason))
+            findings.append(_unreadable(InputError(path, reason)))
         host = config.target is not None and config.target.system_libraries is None
         outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
         findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)

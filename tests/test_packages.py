@@ -116,14 +116,16 @@ def test_wheel_data_purelib_installs_at_the_root(tmp_path: Path) -> None:
 
 
 def test_conda_packages_both_formats(tmp_path: Path) -> None:
-    pkg_tar = _tar([("lib/libnvrtc.so.12", NVRTC), ("info/index.json", b"{}")], mode="w")
+    pkg_tar = _tar([("lib/libnvrtc.so.12", NVRTC), ("info/index.json", b'{"name": "nvrtc"}')], mode="w")
     conda = tmp_path / "nvrtc-12.0-0.conda"
     with zipfile.ZipFile(conda, "w", zipfile.ZIP_STORED) as zf:
         zf.writestr("metadata.json", b'{"conda_pkg_format_version": 2}')
         zf.writestr("pkg-nvrtc-12.0-0.tar.zst", zstandard.ZstdCompressor().compress(pkg_tar))
         zf.writestr("info-nvrtc-12.0-0.tar.zst", zstandard.ZstdCompressor().compress(_tar([], mode="w")))
     bz2 = tmp_path / "torch-cuda-1.0-0.tar.bz2"
-    bz2.write_bytes(_tar([("lib/libtorch_cuda.so", BROKEN), ("info/index.json", b"{}")], mode="w:bz2"))
+    bz2.write_bytes(
+        _tar([("lib/libtorch_cuda.so", BROKEN), ("info/index.json", b'{"name": "torch-cuda"}')], mode="w:bz2")
+    )
     assert package_kind(str(conda)) == "zip" and package_kind(str(bz2)) == "tarball"
     report = audit([str(conda)])
     assert [f.path for f in report.files] == [f"{conda}!lib/libnvrtc.so.12"]

@@ -1,5 +1,5 @@
 """Hostile metadata in installed sites and conda prefixes: each is passed over or named, never an
-internal error (exit 3) and never a hang (found by a tester: a FIFO named METADATA or
+internal error (exit 3) and never a hang — one that cannot be read is named (exit 2) (found by a tester: a FIFO named METADATA or
 conda-meta/x.json hung the run; 200,000 '[' in a conda-meta record, a RECORD field over csv's
 128 KiB limit and the marker '"a" in "b"' each ended the whole run with exit 3)."""
 
@@ -48,7 +48,11 @@ def test_a_fifo_among_the_metadata_is_never_waited_on(tmp_path: Path, where: str
     target.parent.mkdir(exist_ok=True)
     target.unlink(missing_ok=True)
     os.mkfifo(target)
-    assert _check(root).returncode in (0, 1)
+    proc = _check(root)
+    if where.endswith("METADATA"):  # named, not passed over in silence (exit 2: an input unreadable)
+        assert proc.returncode == 2 and f"{target}: cannot be read: not a regular file" in proc.stdout, proc.stdout
+    else:  # the directory is a site by its .dist-info: its conda-meta is never read
+        assert proc.returncode in (0, 1)
 
 
 def test_a_conda_record_nested_past_the_json_parser_is_passed_over(tmp_path: Path) -> None:
@@ -57,7 +61,8 @@ def test_a_conda_record_nested_past_the_json_parser_is_passed_over(tmp_path: Pat
     (prefix / "conda-meta/p1.json").write_text("[" * 200_000)
     (prefix / "lib").mkdir()
     shutil.copy(LIB, prefix / "lib/libabs.so")
-    assert _check(prefix).returncode in (0, 1)
+    proc = _check(prefix)
+    assert proc.returncode == 2 and "p1.json: not JSON: nested past the parser's depth" in proc.stdout, proc.stdout
 
 
 def test_a_record_field_past_csvs_limit_is_passed_over(tmp_path: Path) -> None:

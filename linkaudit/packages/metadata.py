@@ -53,6 +53,31 @@ def wheel_name(path: str) -> WheelName | None:
 MAX_METADATA = 4 << 20
 #: Largest RECORD read, bytes (torch's lists ~20,000 files in ~2.5 MB).
 MAX_RECORD = 64 << 20
+#: What a conda record must be (``conda-meta/*.json``, ``info/index.json``) to be read.
+NOT_A_CONDA_RECORD = 'not a conda package record: a JSON object with a "name" string'
+
+
+def past_limit(size: int, limit: int, what: str) -> str:
+    """Why a metadata file of ``size`` bytes (``what``: ``".dist-info/WHEEL"``, ``"conda-meta
+    record"``) is not read: it is larger than ``limit``, the most read of it."""
+    return f"{size:,} bytes, past the limit of {limit:,} bytes a {what} is read to: not read"
+
+
+def conda_record(text: str) -> tuple[dict[str, object] | None, str]:
+    """A conda package's record (``conda-meta/*.json``, ``info/index.json``: a JSON object naming its
+    package, conda's ``PackageRecord``) from ``text``: ``(the object, "")``, or ``(None, why not)`` —
+    the JSON error with its line and column, or ``NOT_A_CONDA_RECORD``."""
+    import json
+
+    try:
+        record = json.loads(text)
+    except RecursionError:
+        return None, "not JSON: nested past the parser's depth"
+    except ValueError as exc:
+        return None, f"not JSON: {exc}"
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+        return None, NOT_A_CONDA_RECORD
+    return record, ""
 
 
 @dataclass(frozen=True, slots=True)

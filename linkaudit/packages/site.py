@@ -19,7 +19,15 @@ from dataclasses import field
 
 from ..records import dataclass
 from .delvewheel import libs_directories
-from .metadata import MAX_METADATA, MAX_RECORD, Distribution, distribution, installed_path
+from .metadata import (
+    MAX_METADATA,
+    MAX_RECORD,
+    Distribution,
+    conda_record,
+    distribution,
+    installed_path,
+    past_limit,
+)
 from .planner import glibc_of
 
 #: The ``.dist-info`` files read, with the most bytes read of each.
@@ -33,10 +41,14 @@ class Site:
     Attributes:
         root: the directory (absolute, normalised).
         distributions: every ``*.dist-info`` in it, sorted by name.
+        problems: ``(host path, reason)`` of each metadata file that could not be read (larger than
+            its limit, not JSON, not a regular file): its distribution is judged without it, or
+            left out (a conda record), and the file is named as unreadable.
     """
 
     root: str
     distributions: tuple[Distribution, ...]
+    problems: tuple[tuple[str, str], ...] = ()
     _owner: dict[str, Distribution] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -191,14 +203,23 @@ class SiteLayout:
         return [] if where is None else list(_dir_owners(self._dirs[where[0]], where[1]))
 
 
-def _read(path: str, limit: int) -> str:
-    """The text of ``path``, at most ``limit`` bytes, undecodable bytes replaced; ``""`` when
-    unreadable or not a regular file (a FIFO named ``METADATA`` is never waited on)."""
+def _read(path: str, limit: int, what: str, problems: list[tuple[str, str]]) -> str:
+    """The text of ``path`` (``what``: ``".dist-info/WHEEL"``, ``"conda-meta record"``), undecodable
+    bytes replaced; ``""`` when absent, and when larger than ``limit`` bytes or unreadable (not a
+    regular file: a FIFO named ``METADATA`` is never waited on) — then ``(path, why)`` is added to
+    ``problems``."""
     from ..formats.hostfile import read_regular_file
 
     try:
+        size = os.stat(path).st_size
+        if size > limit and os.path.isfile(path):
+            problems.append((path, past_limit(size, limit, what)))
+            return ""
         return read_regular_file(path, limit).decode("utf-8", errors="replace")
-    except OSError:
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        problems.append((path, f"cannot be read: {exc.strerror or exc}"))
         return ""
 
 
@@ -217,11 +238,12 @@ def read_site(root: str) -> Site | None:
     if not infos:
         return None
     dists = []
+    problems: list[tuple[str, str]] = []
     for name in infos:
         where = os.path.join(root, name)
-        files = {f: _read(os.path.join(where, f), limit) for f, limit in _READ.items()}
+        files = {f: _read(os.path.join(where, f), limit, f".dist-info/{f}", problems) for f, limit in _READ.items()}
         dists.append(distribution(where, files))
-    return Site(root, tuple(sorted(dists, key=lambda d: d.name)))
+    return Site(root, tuple(sorted(dists, key=lambda d: d.name)), tuple(problems))
 
 
 def find_site(path: str) -> Site | None:
@@ -393,19 +415,26 @@ def _strings(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _conda_records(meta: str) -> list[dict[str, object]]:
+def _conda_records(meta: str, problems: list[tuple[str, str]]) -> list[dict[str, object]]:
+    """The package records of the ``conda-meta`` directory ``meta`` (each ``*.json``); one that
+    cannot be read — larger than ``MAX_RECORD``, not JSON (the parser's line and column), not a
+    record — is added to ``problems`` with why, the others read."""
     records = []
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError:
         return []
     for name in names:
-        try:
-            data = json.loads(_read(os.path.join(meta, name), MAX_RECORD))
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        path = os.path.join(meta, name)
+        before = len(problems)
+        text = _read(path, MAX_RECORD, "conda-meta record", problems)
+        if len(problems) > before:
             continue
-        if isinstance(data, dict) and isinstance(data.get("name"), str):
-            records.append(data)
+        record, why = conda_record(text)
+        if record is None:
+            problems.append((path, why))
+        else:
+            records.append(record)
     return records
 
 
@@ -477,11 +506,13 @@ def read_conda_index(text: str, where: str, files: list[str]) -> Distribution | 
 def read_prefix(root: str) -> Site | None:
     """The conda prefix at ``root`` (``conda-meta/*.json``: one record per installed package, its
     ``files`` owned by it, its ``depends`` by name) as a site whose every package carries the
-    prefix's glibc baseline as its tag (``conda_glibc``); ``None`` when it has no record."""
+    prefix's glibc baseline as its tag (``conda_glibc``); ``None`` when it has no record (and
+    none that cannot be read: ``Site.problems``)."""
     root = os.path.normpath(os.path.abspath(root))
-    records = _conda_records(os.path.join(root, "conda-meta"))
-    if not records:
-        return None
+    problems: list[tuple[str, str]] = []
+    records = _conda_records(os.path.join(root, "conda-meta"), problems)
+    if not records:  # a prefix whose every record is unreadable: a site of none, its records named
+        return Site(root, (), tuple(problems)) if problems else None
     glibc = conda_glibc(records)
     dists = []
     for record in records:
@@ -489,4 +520,4 @@ def read_prefix(root: str) -> Site | None:
         build = f"-{record['build']}" if isinstance(record.get("build"), str) and record["build"] else ""
         where = os.path.join(root, "conda-meta", f"{record['name']}-{record.get('version', '')}{build}")
         dists.append(conda_distribution(record, glibc, where, files))
-    return Site(root, tuple(sorted(dists, key=lambda d: d.name)))
+    return Site(root, tuple(sorted(dists, key=lambda d: d.name)), tuple(problems))

@@ -19,7 +19,7 @@ from ..formats import copies, held
 from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
-from .metadata import MAX_METADATA
+from .metadata import MAX_METADATA, conda_record, past_limit
 from .staging import (
     CORRUPT,
     SECOND_COPY,
@@ -235,7 +235,15 @@ def _member(
         stager.refuse(label, name, member.sparse_error)
         return
     if name == "info/index.json" and (kind == "conda" or label.endswith(".tar.bz2")):  # its depends, its subdir
-        site.conda_index[label] = src.read(MAX_METADATA).decode("utf-8", errors="replace")
+        if member.real_size > MAX_METADATA:
+            stager.refuse(label, name, past_limit(member.real_size, MAX_METADATA, "conda info/index.json"))
+            return
+        text = src.read(MAX_METADATA).decode("utf-8", errors="replace")
+        record, why = conda_record(text)
+        if record is None:
+            stager.refuse(label, name, why)  # its name, subdir and depends unknown: said
+            return
+        site.conda_index[label] = text
         return
     rel = install_path(kind, name)
     if rel is not None and rel in written and site.owner.get(rel) == label:

@@ -12,7 +12,7 @@ from ..formats import SNIFF_BYTES, sniff
 from ..formats.libnames import HEAD_BYTES, library_named
 from . import limits
 from .members import Members
-from .metadata import MAX_METADATA, MAX_RECORD
+from .metadata import MAX_METADATA, MAX_RECORD, past_limit
 from .staging import (
     CORRUPT,
     SECOND_COPY,
@@ -54,7 +54,8 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         site.claim_dirs(rel, label)
         if rel is not None:
             _list(stager, site, label, info, name, rel)
-            _keep_metadata(site, label, zf, info, name)
+            if _keep_metadata(stager, site, label, zf, info, name):
+                continue  # refused: said once
         # A zip member whose mode says symlink is written by pip as a regular file holding the
         # target text: it is sniffed like any other member, never made a link.
         try:
@@ -99,22 +100,28 @@ def _head(zf: zipfile.ZipFile, info: zipfile.ZipInfo, known: tuple[int, int, byt
         return src.read(SNIFF_BYTES)
 
 
-def _keep_metadata(site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
-    """Keep the text of the wheel's own ``X.dist-info/METADATA``, ``WHEEL`` and ``RECORD`` (each
-    within its size limit) for what the wheel declares and owns."""
+def _keep_metadata(
+    stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str
+) -> bool:
+    """Keep the text of the wheel's own ``X.dist-info/METADATA``, ``WHEEL`` and ``RECORD`` for what
+    the wheel declares and owns.  One larger than its limit, or that cannot be inflated, is refused
+    (``stager.refuse``: its tags, requirements or files unknown, said): True then."""
     directory, _, base = name.partition("/")
     if not directory.endswith(".dist-info") or base not in _METADATA_LIMITS or "/" in base:
-        return
+        return False
     if info.file_size > _METADATA_LIMITS[base]:
-        return
+        stager.refuse(label, name, past_limit(info.file_size, _METADATA_LIMITS[base], f".dist-info/{base}"))
+        return True
     try:
         text = zf.read(info).decode("utf-8", errors="replace")
-    except (*CORRUPT, NotImplementedError):
-        return
+    except (*CORRUPT, NotImplementedError) as exc:
+        stager.refuse(label, name, f"cannot be decompressed: {exc}")
+        return True
     files = site.dist_files.setdefault(label, {})
     files.setdefault("where", directory)
     if files["where"] == directory:
         files[base] = text
+    return False
 
 
 def _list(stager: Stager, site: StagingRoot, label: str, info: zipfile.ZipInfo, name: str, rel: str) -> None:
