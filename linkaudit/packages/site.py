@@ -11,7 +11,6 @@ PEP 427 (``WHEEL``), core metadata.
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import re
@@ -452,12 +451,9 @@ def declared_glibc(records: list[dict[str, object]]) -> tuple[int, int] | None:
 
 def conda_index_glibc(text: str) -> tuple[int, int] | None:
     """``declared_glibc`` of a lone conda package's ``info/index.json`` text (``None`` when it is not
-    a JSON object)."""
-    try:
-        record = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return declared_glibc([record]) if isinstance(record, dict) else None
+    a record: staging refused it then, by name — ``tar.py``)."""
+    record, _why = conda_record(text)
+    return declared_glibc([record]) if record is not None else None
 
 
 def conda_glibc(records: list[dict[str, object]]) -> tuple[int, int]:
@@ -493,12 +489,9 @@ def conda_distribution(
 
 def read_conda_index(text: str, where: str, files: list[str]) -> Distribution | None:
     """The ``Distribution`` a lone conda package's ``info/index.json`` (``text``) describes, owning
-    ``files``; ``None`` when it is not JSON or names no package."""
-    try:
-        record = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+    ``files``; ``None`` when it is not a record (staging refused it then, by name — ``tar.py``)."""
+    record, _why = conda_record(text)
+    if record is None:
         return None
     return conda_distribution(record, conda_glibc([record]), where, files, "conda-package")
 
