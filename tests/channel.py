@@ -9,6 +9,7 @@ leaked RUNPATH, a too-new glibc symbol), so reports compare findings, not only f
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 import zipfile
 from pathlib import Path
@@ -36,10 +37,11 @@ def _wheel(path: Path, name: str, members: dict[str, bytes]) -> None:
         zf.writestr(f"{name}-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n")
 
 
-def _tar(members: dict[str, bytes]) -> bytes:
+def _tar(members: dict[str, bytes], name: str) -> bytes:
     out = io.BytesIO()
+    index = json.dumps({"name": name, "version": "1.0", "build": "0", "build_number": 0}).encode()
     with tarfile.open(fileobj=out, mode="w") as tf:
-        for member, data in {**members, "info/index.json": b"{}"}.items():
+        for member, data in {**members, "info/index.json": index}.items():
             info = tarfile.TarInfo(member)
             info.size, info.mtime = len(data), 0
             tf.addfile(info, io.BytesIO(data))
@@ -52,8 +54,8 @@ def _conda(path: Path, name: str, members: dict[str, bytes]) -> None:
     compress = zstandard.ZstdCompressor().compress
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         zf.writestr("metadata.json", b'{"conda_pkg_format_version": 2}')
-        zf.writestr(f"pkg-{name}-1.0-0.tar.zst", compress(_tar(members)))
-        zf.writestr(f"info-{name}-1.0-0.tar.zst", compress(_tar({})))
+        zf.writestr(f"pkg-{name}-1.0-0.tar.zst", compress(_tar(members, name)))
+        zf.writestr(f"info-{name}-1.0-0.tar.zst", compress(_tar({}, name)))
 
 
 def make_channel(directory: Path, count: int) -> list[Path]:
