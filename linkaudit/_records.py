@@ -66,7 +66,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.stamp,)==(other.name,other.stamp,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,)==(other.name,other.summary,other.date,other.source,other.max_versions,other.allowed_libraries,other.policy,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.freethreaded,self.debug,)==(other.name,other.version,other.freethreaded,other.debug,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,self.inits,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,other.inits,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,)==(other.number,other.name,other.characteristics,other.size,other.offset,other.comdat,other.associated,other.relocations,other.checksum,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.object,self.file,self.provider,self.version,self.symbols,)==(other.object,other.file,other.provider,other.version,other.symbols,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,)==(other.objects,other.index,other.resolutions,other.cut,other.cut_object,other.shown_in,)\n  return NotImplemented\n return __eq__',
@@ -162,7 +162,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.stamp,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.summary,self.date,self.source,self.max_versions,self.allowed_libraries,self.policy,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.freethreaded,self.debug,))\n return __hash__',
-    'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,self.inits,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.number,self.name,self.characteristics,self.size,self.offset,self.comdat,self.associated,self.relocations,self.checksum,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.object,self.file,self.provider,self.version,self.symbols,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.objects,self.index,self.resolutions,self.cut,self.cut_object,self.shown_in,))\n return __hash__',
@@ -261,7 +261,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, stamp={self.stamp!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, summary={self.summary!r}, date={self.date!r}, source={self.source!r}, max_versions={self.max_versions!r}, allowed_libraries={self.allowed_libraries!r}, policy={self.policy!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, freethreaded={self.freethreaded!r}, debug={self.debug!r})"\n return __repr__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r}, inits={self.inits!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, characteristics={self.characteristics!r}, size={self.size!r}, offset={self.offset!r}, comdat={self.comdat!r}, associated={self.associated!r}, relocations={self.relocations!r}, checksum={self.checksum!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(object={self.object!r}, file={self.file!r}, provider={self.provider!r}, version={self.version!r}, symbols={self.symbols!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(objects={self.objects!r}, index={self.index!r}, resolutions={self.resolutions!r}, cut={self.cut!r}, cut_object={self.cut_object!r}, shown_in={self.shown_in!r})"\n return __repr__',
@@ -369,7 +369,7 @@ TEXTS = (
     "def __create_fn__(_type_name, _type_stamp, _type_content, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,stamp:_type_stamp,content:_type_content)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'stamp',stamp)\n  __dataclass_builtins_object__.__setattr__(self,'content',content)\n return __init__",
     "def __create_fn__(_type_name, _type_summary, _type_date, _type_source, _type_max_versions, _type_allowed_libraries, _type_policy, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_allowed_libraries, _dflt_policy, _return_type):\n def __init__(self,name:_type_name,summary:_type_summary,date:_type_date,source:_type_source,max_versions:_type_max_versions,allowed_libraries:_type_allowed_libraries=_dflt_allowed_libraries,policy:_type_policy=_dflt_policy)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'date',date)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'max_versions',max_versions)\n  __dataclass_builtins_object__.__setattr__(self,'allowed_libraries',allowed_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'policy',policy)\n return __init__",
     "def __create_fn__(_type_name, _type_version, _type_freethreaded, _type_debug, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,version:_type_version,freethreaded:_type_freethreaded,debug:_type_debug)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'freethreaded',freethreaded)\n  __dataclass_builtins_object__.__setattr__(self,'debug',debug)\n return __init__",
-    "def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _return_type):\n def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'extras',extras)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n return __init__",
+    "def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, _type_inits, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _dflt_inits, _return_type):\n def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind,inits:_type_inits=_dflt_inits)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'extras',extras)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'inits',inits)\n return __init__",
     "def __create_fn__(_type_number, _type_name, _type_characteristics, _type_size, _type_offset, _type_comdat, _type_associated, _type_relocations, _type_checksum, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_comdat, _dflt_associated, _dflt_relocations, _dflt_checksum, _return_type):\n def __init__(self,number:_type_number,name:_type_name,characteristics:_type_characteristics,size:_type_size,offset:_type_offset,comdat:_type_comdat=_dflt_comdat,associated:_type_associated=_dflt_associated,relocations:_type_relocations=_dflt_relocations,checksum:_type_checksum=_dflt_checksum)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'number',number)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'characteristics',characteristics)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'offset',offset)\n  __dataclass_builtins_object__.__setattr__(self,'comdat',comdat)\n  __dataclass_builtins_object__.__setattr__(self,'associated',associated)\n  __dataclass_builtins_object__.__setattr__(self,'relocations',relocations)\n  __dataclass_builtins_object__.__setattr__(self,'checksum',checksum)\n return __init__",
     "def __create_fn__(_type_object, _type_file, _type_provider, _type_version, _type_symbols, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,object:_type_object,file:_type_file,provider:_type_provider,version:_type_version,symbols:_type_symbols)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'object',object)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'symbols',symbols)\n return __init__",
     "def __create_fn__(_type_objects, _type_index, _type_resolutions, _type_cut, _type_cut_object, _type_shown_in, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cut, _dflt_cut_object, _dflt_shown_in, _return_type):\n def __init__(self,objects:_type_objects,index:_type_index,resolutions:_type_resolutions,cut:_type_cut=_dflt_cut,cut_object:_type_cut_object=_dflt_cut_object,shown_in:_type_shown_in=_dflt_shown_in)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'objects',objects)\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'resolutions',resolutions)\n  __dataclass_builtins_object__.__setattr__(self,'cut',cut)\n  __dataclass_builtins_object__.__setattr__(self,'cut_object',cut_object)\n  __dataclass_builtins_object__.__setattr__(self,'shown_in',shown_in)\n return __init__",
@@ -468,7 +468,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'stamp\',\'content\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'summary\',\'date\',\'source\',\'max_versions\',\'allowed_libraries\',\'policy\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'freethreaded\',\'debug\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',\'inits\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'objects\',\'index\',\'resolutions\',\'cut\',\'cut_object\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -558,7 +558,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'stamp\',\'content\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'summary\',\'date\',\'source\',\'max_versions\',\'allowed_libraries\',\'policy\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'freethreaded\',\'debug\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'where\',\'tags\',\'files\',\'requires\',\'extras\',\'kind\',\'inits\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'number\',\'name\',\'characteristics\',\'size\',\'offset\',\'comdat\',\'associated\',\'relocations\',\'checksum\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'object\',\'file\',\'provider\',\'version\',\'symbols\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'objects\',\'index\',\'resolutions\',\'cut\',\'cut_object\',\'shown_in\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -1055,7 +1055,7 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,)
+   return (self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,self.inits,)==(other.name,other.version,other.where,other.tags,other.files,other.requires,other.extras,other.kind,other.inits,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1730,7 +1730,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,))
+  return hash((self.name,self.version,self.where,self.tags,self.files,self.requires,self.extras,self.kind,self.inits,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -2324,7 +2324,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r})"
+  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, where={self.where!r}, tags={self.tags!r}, files={self.files!r}, requires={self.requires!r}, extras={self.extras!r}, kind={self.kind!r}, inits={self.inits!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -3260,8 +3260,8 @@ def __create_fn__(_type_name, _type_version, _type_freethreaded, _type_debug, MI
  return __init__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _return_type):
- def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind)->_return_type:
+def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_files, _type_requires, _type_extras, _type_kind, _type_inits, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_files, _dflt_requires, _dflt_extras, _dflt_kind, _dflt_inits, _return_type):
+ def __init__(self,name:_type_name,version:_type_version,where:_type_where,tags:_type_tags=_dflt_tags,files:_type_files=_dflt_files,requires:_type_requires=_dflt_requires,extras:_type_extras=_dflt_extras,kind:_type_kind=_dflt_kind,inits:_type_inits=_dflt_inits)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'name',name)
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'where',where)
@@ -3270,6 +3270,7 @@ def __create_fn__(_type_name, _type_version, _type_where, _type_tags, _type_file
   __dataclass_builtins_object__.__setattr__(self,'requires',requires)
   __dataclass_builtins_object__.__setattr__(self,'extras',extras)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
+  __dataclass_builtins_object__.__setattr__(self,'inits',inits)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -4216,7 +4217,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('name','version','where','tags','files','requires','extras','kind',):
+  if type(self) is cls or name in ('name','version','where','tags','files','requires','extras','kind','inits',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4936,7 +4937,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('name','version','where','tags','files','requires','extras','kind',):
+  if type(self) is cls or name in ('name','version','where','tags','files','requires','extras','kind','inits',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

@@ -298,3 +298,48 @@ def test_markers_are_judged_for_the_python_a_distribution_names(tmp_path: Path, 
     _dist_info(site, "helper", ["pkg/lib/libhelper.so"], tag="py3-none-manylinux_2_28_x86_64")
     found = [f for f in audit([str(site / "pkg")]).findings if f.rule == "undeclared-dependency"]
     assert bool(found) is undeclared, [f.message for f in found]
+
+
+@pytest.mark.parametrize(
+    ("record", "on_disk"),
+    [
+        ("ctbind/__init__.py,sha256=x,58\n", False),  # pip's RECORD: the size says it has code
+        ("ctbind/__init__.py,,\n", True),  # no size recorded: the installed file says it
+        ("ctbind/__init__.py,,\nctbind/_impl.py,,\n", False),  # a module beside the package's
+    ],
+)
+def test_a_dependency_with_a_python_module_of_its_own_is_never_unused(
+    tmp_path: Path, record: str, on_disk: bool
+) -> None:
+    """ctbind's library is loaded by ctypes from its own ``__init__.py``, which app imports: only
+    a distribution with nothing but shared libraries (and empty namespace ``__init__.py`` files) can
+    be judged unused; one with a Python module of its own (a package ``__init__.py`` with code) cannot."""
+    site = _site(tmp_path, ["helper", "ctbind"])
+    (site / "ctbind").mkdir()
+    shutil.copy(PYEXT / "lib/libhelper.so", site / "ctbind/libctbind.so.1")
+    if on_disk:
+        (site / "ctbind/__init__.py").write_text("import ctypes\n_lib = ctypes.CDLL('lib' 'ctbind.so.1')\n")
+    _dist_info(site, "ctbind", ["ctbind/libctbind.so.1"])
+    (site / "ctbind-1.0.dist-info/RECORD").write_text("ctbind/libctbind.so.1,,\n" + record)
+    assert "unused-dependency" not in {f.rule for f in audit([str(site / "pkg")]).findings}
+    # the same distribution whose __init__.py is an empty namespace placeholder (NVIDIA's): a note
+    (site / "ctbind/__init__.py").write_text("")
+    (site / "ctbind-1.0.dist-info/RECORD").write_text(
+        "ctbind/libctbind.so.1,,\nctbind/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+    )
+    (note,) = [f for f in audit([str(site / "pkg")]).findings if f.rule == "unused-dependency"]
+    assert note.subject == "ctbind"
+
+
+def test_record_sizes_name_the_package_init_files_with_code() -> None:
+    from linkaudit.packages.metadata import distribution
+
+    record = (
+        "a/__init__.py,sha256=x,0\n"
+        "b/__init__.py,sha256=y,12\n"
+        '"c,d/__init__.py",sha256=z,3\n'
+        "e/__init__.py,,\n"
+        "f/mod.py,sha256=w,9\n"
+    )
+    dist = distribution("x-1.0.dist-info", {"RECORD": record})
+    assert dist.inits == frozenset({"b/__init__.py", "c,d/__init__.py"})

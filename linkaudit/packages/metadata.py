@@ -95,6 +95,8 @@ class Distribution:
         kind: ``"wheel"`` (a ``.dist-info``), ``"conda"`` (a prefix's ``conda-meta`` record) or
             ``"conda-package"`` (a lone conda package's ``info/index.json``); for both conda kinds
             ``requires`` are its ``depends``, by package name.
+        inits: the package ``__init__.py`` files its ``RECORD`` lists with a size above 0 (code of
+            its own, not an empty namespace placeholder as NVIDIA's wheels ship).
     """
 
     name: str
@@ -105,6 +107,7 @@ class Distribution:
     requires: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
     kind: str = "wheel"
+    inits: frozenset[str] = frozenset()
 
     def wheel_name(self) -> str:
         """A wheel file name with this distribution's compressed tag set, for what reads tags
@@ -171,6 +174,30 @@ def record_paths(text: str) -> tuple[str, ...]:
         firsts = [line.partition(",")[0] for line in lines]
     paths = map(_normpath, [f.replace("\\", "/") for f in firsts if f and len(f) <= limits.MAX_NAME_BYTES])
     return tuple(filter(installed_path, paths))
+
+
+def record_inits(text: str) -> frozenset[str]:
+    """The ``__init__.py`` paths a ``RECORD`` lists with a size (its third CSV column) above 0,
+    normalised as ``record_paths`` normalises; a line without a size is left out (nothing says)."""
+    found: set[str] = set()
+    for line in text.splitlines():
+        if "__init__.py" not in line:
+            continue
+        if '"' in line or "\0" in line or len(line) > _PLAIN_LINE:
+            import csv
+
+            try:
+                row = next(csv.reader([line]), [])
+            except csv.Error:
+                continue
+        else:
+            row = line.split(",")
+        if len(row) < 3 or not row[2].strip().isdigit() or int(row[2]) == 0:
+            continue
+        path = _normpath(row[0].replace("\\", "/"))
+        if posixpath.basename(path) == "__init__.py" and installed_path(path):
+            found.add(path)
+    return frozenset(found)
 
 
 def installed_path(path: str) -> bool:
@@ -299,4 +326,5 @@ def distribution(where: str, files: dict[str, str]) -> Distribution:
         record_paths(files.get("RECORD", "")),
         requires,
         extras,
+        inits=record_inits(files.get("RECORD", "")),
     )

@@ -27,7 +27,8 @@ class UnusedDependency(Rule):
     explain = """\
 Distribution P declares Q (Requires-Dist, for the installation's target), Q
 is installed, ships shared libraries and no importable Python module of its
-own (NVIDIA's wheels: only namespace __init__.py files), and yet no binary of
+own (NVIDIA's wheels: only empty namespace __init__.py files; a package
+__init__.py with code is a module), and yet no binary of
 P loads any of Q's libraries, no loaded library names one of them as a string
 (a dlopen'ed plugin: cuDNN opens its sub-libraries by name), and P's Python
 sources do not name them either (torch's __init__.py preloads the NVIDIA
@@ -76,7 +77,7 @@ run time). Only distributions given (their binaries among the inputs) are judged
             for item in declared(dist.requires, model.env):
                 other = model.distributions.get(item.name)
                 if other is not None:
-                    libraries = _libraries_only(other)
+                    libraries = _libraries_only(other, context.site_roots)
                 elif dist.kind == "conda-package":  # a lone conda package: what the conda index says item ships
                     libraries = _conda_libraries(item.name)
                 else:
@@ -107,12 +108,29 @@ def _conda_libraries(name: str) -> list[str]:
     return sorted(soname for soname, names in conda_providers().items() if name in names)
 
 
-def _libraries_only(dist: Distribution) -> list[str]:
+def _libraries_only(dist: Distribution, roots: tuple[str, ...]) -> list[str]:
     """The shared libraries ``dist`` installs (base names), or ``[]`` when it also ships a Python
-    module of its own (a ``.py`` file other than ``__init__.py``) or no library."""
-    if any(f.endswith(".py") and not f.endswith("__init__.py") for f in dist.files):
+    module of its own or no library.  A module of its own: a ``.py`` file other than
+    ``__init__.py``, or a package ``__init__.py`` with code (its ``RECORD`` size above 0, or, when
+    the ``RECORD`` gives none, the installed file in one of the sites ``roots`` not empty); only an
+    empty ``__init__.py`` (a namespace placeholder: NVIDIA's wheels) is no module.  conda-build's
+    overdepending check judges only packages of shared libraries the same way."""
+    if any(f.endswith(".py") and posixpath.basename(f) != "__init__.py" for f in dist.files):
+        return []
+    if dist.inits or any(_filled(f, roots) for f in dist.files if posixpath.basename(f) == "__init__.py"):
         return []
     return sorted({posixpath.basename(f) for f in dist.files if _LIBRARY.search(posixpath.basename(f))})
+
+
+def _filled(rel: str, roots: tuple[str, ...]) -> bool:
+    """True when the file ``rel`` is installed, not empty, in one of the sites ``roots``."""
+    for root in roots:
+        try:
+            if os.stat(os.path.join(root, rel)).st_size > 0:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def _stem(name: str) -> str:
