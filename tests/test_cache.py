@@ -484,3 +484,35 @@ def test_a_warm_read_gives_the_path_without_copying_each_binary(
     assert not [b for b in replaced if isinstance(b, Binary)]
     assert warm and [b.path for b in warm] == [str(archive)] * len(warm)
     assert [encode_binary(b) for b in warm] == [encode_binary(b) for b in cold]
+
+
+@pytest.mark.parametrize("where", ["file", "file/below", "read-only", "/proc/self/cache"])
+def test_an_unusable_cache_directory_is_said(run_cli, tmp_path: Path, monkeypatch, where: str) -> None:  # type: ignore[no-untyped-def]
+    """``$LINKAUDIT_CACHE_DIR`` where no cache can live (a regular file, a path below one, a
+    directory not writable): ``check`` warns once on stderr, naming the path and the OS's reason,
+    and runs uncached with its exit status unchanged; ``cache info`` and ``cache clear`` say the
+    directory is unusable and exit 2 (they said "entries: 0" and "removed 0", exit 0)."""
+    (tmp_path / "file").write_text("not a directory\n")
+    if where == "read-only":
+        if os.geteuid() == 0:
+            pytest.skip("root writes into any directory")
+        (tmp_path / "read-only").mkdir(mode=0o500)
+    if where.startswith("/proc") and not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    root = tmp_path / where
+    monkeypatch.setenv("LINKAUDIT_CACHE_DIR", str(root))
+    reasons = {"read-only": "Permission denied", "/proc/self/cache": "No such file or directory"}
+    reason = reasons.get(where, "Not a directory")
+    uncached = run_cli("--no-cache", "check", "--no-config", str(SAMPLES / "broken"))
+    assert "cache" not in uncached.stderr  # --no-cache: nothing to say
+    ran = run_cli("check", "--no-config", str(SAMPLES / "broken"))
+    assert ran.exit_code == uncached.exit_code
+    assert ran.stdout.splitlines()[:-1] == uncached.stdout.splitlines()[:-1]  # the last: the time taken
+    warnings = [line for line in ran.stderr.splitlines() if "cache" in line]
+    assert len(warnings) == 1 and "warning" in warnings[0] and reason in warnings[0], ran.stderr
+    assert str(root) in warnings[0] and "uncached" in warnings[0]
+    for command in ("info", "clear"):
+        said = run_cli("cache", command)
+        assert said.exit_code == 2 and "unusable" in said.stderr and reason in said.stderr, said
+        assert "entries" not in said.stdout
+    assert (tmp_path / "file").read_text() == "not a directory\n"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import hashlib
 import os
@@ -55,6 +56,7 @@ __all__ = [
     "member_key",
     "narrowed",
     "tar_member_key",
+    "unusable",
 ]
 
 #: Timestamp granularity assumed for every file system (FAT's is 2 s; ext4, XFS, tmpfs: 1 ns).
@@ -516,16 +518,57 @@ def _xdg_cache_dir(env: Mapping[str, str]) -> str | None:
     return posixpath.join(home.rstrip("/") + "/.cache", "linkaudit")
 
 
+def unusable(root: str) -> str | None:
+    """Why no cache can live at the directory ``root`` — ``"PATH: the OS's reason"`` (a regular
+    file there or above it, a directory not writable, a file system refusing) — or ``None``.
+    Found by doing what a write does: the directory made (with its parents), then a file created
+    in it and removed; raises nothing."""
+    try:
+        if os.path.lexists(root) and not os.path.isdir(root):
+            return f"{root}: {os.strerror(errno.ENOTDIR)}"
+        os.makedirs(root, exist_ok=True)
+        probe = os.path.join(root, f".probe-{os.getpid()}-{threading.get_ident()}")
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644))
+        os.unlink(probe)
+    except OSError as exc:
+        return f"{exc.filename or root}: {exc.strerror or exc}"
+    except ValueError as exc:  # a NUL in the variable
+        return f"{root!r}: {exc}"
+    return None
+
+
 _ACTIVE: Cache | None = None
+#: A cache turned on but not yet looked at: its directory and what to tell when it is unusable.
+_PENDING: tuple[str, Callable[[str], None]] | None = None
+_PENDING_LOCK = threading.Lock()
 
 
-def configure(enabled: bool, root: str | None = None) -> Cache | None:
-    """Turn the cache on (at ``root``, by default ``default_root()``) or off; the active cache."""
-    global _ACTIVE
-    _ACTIVE = Cache(root or default_root()) if enabled else None
-    return _ACTIVE
+def configure(enabled: bool, root: str | None = None, warn: Callable[[str], None] | None = None) -> Cache | None:
+    """Turn the cache on (at ``root``, by default ``default_root()``) or off; the active cache.
+
+    With ``warn``, the directory is checked (``unusable``) when the cache is first used, not now
+    (a command's own ``--no-cache`` is read after this): an unusable one is told to ``warn``
+    (``"PATH: reason"``), once, and the run goes uncached; ``None`` is returned until then."""
+    global _ACTIVE, _PENDING
+    with _PENDING_LOCK:
+        _PENDING = None
+        if enabled and warn is not None:
+            _ACTIVE, _PENDING = None, (root or default_root(), warn)
+        else:
+            _ACTIVE = Cache(root or default_root()) if enabled else None
+        return _ACTIVE
 
 
 def active() -> Cache | None:
-    """The cache reads go through, or ``None`` (off)."""
+    """The cache reads go through, or ``None`` (off, or its directory unusable)."""
+    global _ACTIVE, _PENDING
+    if _PENDING is not None:
+        with _PENDING_LOCK:
+            if _PENDING is not None:
+                (root, warn), _PENDING = _PENDING, None
+                reason = unusable(root)
+                if reason is None:
+                    _ACTIVE = Cache(root)
+                else:
+                    warn(reason)
     return _ACTIVE

@@ -70,7 +70,13 @@ def cli(ctx: click.Context) -> None:
     """
     from ..cache import configure
 
-    configure(cache_wanted(ctx))
+    configure(cache_wanted(ctx), warn=_unusable_cache)
+
+
+def _unusable_cache(reason: str) -> None:
+    """Say, once, on stderr that the cache cannot be used (``reason``: the path and the OS's
+    word) and the run goes on uncached: a mistyped ``$LINKAUDIT_CACHE_DIR`` was silent."""
+    click.echo(f"linkaudit: warning: the cache is not usable ({text_safe(reason)}); running uncached", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
