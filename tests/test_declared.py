@@ -343,3 +343,22 @@ def test_record_sizes_name_the_package_init_files_with_code() -> None:
     )
     dist = distribution("x-1.0.dist-info", {"RECORD": record})
     assert dist.inits == frozenset({"b/__init__.py", "c,d/__init__.py"})
+
+
+@pytest.mark.parametrize("bad", ["helper >=", "helper ; extra ==", "helper (>=1.0", "!!helper"])
+def test_a_requires_dist_line_that_cannot_be_parsed_is_said(tmp_path: Path, bad: str) -> None:
+    """A malformed ``Requires-Dist`` was passed over in silence, and the library of the distribution
+    it meant then reported as "does not declare": the line and packaging's error are said (the
+    rule's own finding, naming the METADATA), the undeclared finding points at it, and the other
+    lines still count (``other`` declared on the next line is declared)."""
+    site = _site(tmp_path, [bad, "other"])
+    _dist_info(site, "other", [])
+    findings = [f for f in audit([str(site / "pkg")]).findings if f.rule == "undeclared-dependency"]
+    (line,) = [f for f in findings if f.subject == bad]
+    assert line.evidence["requirement"] == bad and line.evidence["error"].startswith("Expected")
+    assert line.evidence["metadata"].endswith("app-1.0.dist-info/METADATA")
+    assert f"Requires-Dist: {bad}" in line.message and line.evidence["error"] in line.message
+    assert "\n" not in line.message
+    (needed,) = [f for f in findings if f.subject == "libhelper.so"]
+    assert bad in needed.message and "cannot be parsed" in needed.message
+    assert declared([bad, "other"], {}) and [d.name for d in declared([bad, "other"], {})] == ["other"]

@@ -84,7 +84,7 @@ class Declared:
 def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[str] = ()) -> list[Declared]:
     """The requirements that hold for ``env``: unconditional ones, and for each extra in ``extras``
     those under it (each line under the first extra, in ``extras``' order, it holds for).
-    Unparsable lines are passed over.
+    Unparsable lines are passed over (``unparsable`` lists them, for a rule to say).
 
     Linear in lines + extras: a line's marker is evaluated without an extra, then only for the
     extras its marker names (``extra == "gpu"``; every extra only for an ``in`` test on ``extra``),
@@ -109,6 +109,22 @@ def declared(requires: Iterable[str], env: Mapping[str, str], extras: Iterable[s
                 name = str(canonicalize_name(req.name))
                 out.append(Declared(name, names, under, maybe, line, str(req.specifier)))
                 break
+    return out
+
+
+def unparsable(requires: Iterable[str]) -> list[tuple[str, str]]:
+    """``(line, error)`` of each ``Requires-Dist`` line of ``requires`` that PEP 508 does not parse
+    (``barlib >=``), ``error`` the first line of ``packaging``'s ``InvalidRequirement`` message
+    (``Expected semicolon (after name with no version specifier) or end``); ``declared`` passes
+    these lines over, the others still count."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for line in requires:
+        try:
+            Requirement(line)
+        except InvalidRequirement as exc:
+            out.append((line.strip(), (str(exc).strip().splitlines() or ["invalid"])[0]))
     return out
 
 

@@ -56,6 +56,12 @@ In a conda prefix (and among conda packages given together) the terms are
 conda's: P's run requirements (requirements/run in its recipe, the depends of
 its record; no markers), and conda-build's name for it, overlinking.
 
+A Requires-Dist line of P that PEP 508 does not parse (barlib >=) declares
+nothing: installers refuse or skip it. Each such line of a distribution whose
+binaries are audited is a finding of its own, naming the METADATA, the line
+and packaging's error; P's other lines still count, and an undeclared
+dependency of P names the unparsable lines too.
+
 Fix: add the distribution (the evidence names it) to P's Requires-Dist (a
 conda package: to its requirements/run), or fix the marker that excludes it.
 """
@@ -65,6 +71,9 @@ conda package: to its requirements/run), or fix the marker that excludes it.
         "owner": "the distribution that installs that file (Q)",
         "distribution": "the distribution of the binary that needs it (P)",
         "add": "the requirement to add to P's Requires-Dist (a conda package: its requirements/run)",
+        "requirement": "a Requires-Dist line of P that cannot be parsed",
+        "error": "why it cannot be parsed (packaging's InvalidRequirement)",
+        "metadata": "the METADATA file that holds that line",
     }
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
@@ -93,6 +102,31 @@ conda package: to its requirements/run), or fix the marker that excludes it.
                     f"{needed} loads from {res.path}, {_undeclared(model, mine, theirs)}",
                     {"needed": needed, "library": res.path, "owner": theirs, "distribution": mine, "add": theirs},
                 )
+        yield from self._unparsable(context, model)
+
+    def _unparsable(self, context: AuditContext, model: InstallationModel) -> Iterator[Finding]:
+        """One finding per ``Requires-Dist`` line that cannot be parsed, of each wheel distribution
+        owning an audited binary (at its first binary)."""
+        from ..packages.requirements import unparsable
+
+        first: dict[str, Binary] = {}
+        for b in context.binaries:
+            owner = model.owner(b.path)
+            if owner is not None:
+                first.setdefault(owner, b)
+        for mine, binary in first.items():
+            dist = model.distributions[mine]
+            if dist.kind != "wheel":
+                continue
+            metadata = f"{dist.where.rstrip('/')}/METADATA"
+            for line, error in unparsable(dist.requires):
+                yield self.finding(
+                    binary,
+                    line,
+                    f"{metadata} has 'Requires-Dist: {line}', which cannot be parsed ({error}): it declares nothing "
+                    f"(installers refuse or skip it) — write it as PEP 508 says",
+                    {"distribution": mine, "requirement": line, "error": error, "metadata": metadata},
+                )
 
 
 def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
@@ -120,7 +154,19 @@ def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
     return (
         f"installed by {theirs}, which {mine} does not declare (not in its Requires-Dist for {tag}, nor in what "
         f"those declare): it works here only because {theirs} is installed — add '{theirs}' to {mine}'s Requires-Dist"
+        f"{_unparsable_note(dist.requires)}"
     )
+
+
+def _unparsable_note(requires: tuple[str, ...]) -> str:
+    """``" (its Requires-Dist 'barlib >=' cannot be parsed: ...)"``, or ``""`` when every line parses."""
+    from ..packages.requirements import unparsable
+
+    bad = unparsable(requires)
+    if not bad:
+        return ""
+    lines = ", ".join(f"'{line}'" for line, _error in bad[:2]) + (f" and {len(bad) - 2} more" if len(bad) > 2 else "")
+    return f" (or fix its Requires-Dist {lines}, which cannot be parsed: {bad[0][1]})"
 
 
 def _own_target(model: InstallationModel, mine: str) -> str:
