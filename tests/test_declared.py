@@ -362,3 +362,24 @@ def test_a_requires_dist_line_that_cannot_be_parsed_is_said(tmp_path: Path, bad:
     (needed,) = [f for f in findings if f.subject == "libhelper.so"]
     assert bad in needed.message and "cannot be parsed" in needed.message
     assert declared([bad, "other"], {}) and [d.name for d in declared([bad, "other"], {})] == ["other"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["helper ; extra == 'gpu'", 'helper ; extra == "gpu"', "helper ; extra == 'gpu' and python_version >= '3'"],
+)
+def test_a_requirement_only_under_an_extra_says_the_extra(tmp_path: Path, line: str) -> None:
+    """``helper ; extra == "gpu"`` in a METADATA that lists no ``Provides-Extra: gpu``: the advice was
+    ``fix the marker (extra == "gpu")`` and the line was quoted in single quotes around its own
+    (``'helper ; extra == 'gpu''``). The message says helper is declared only for the extra `gpu`
+    (declare it unconditionally if the library loads without it), and quotes the line with a
+    character it does not hold."""
+    site = _site(tmp_path, [line])
+    (finding,) = [f for f in audit([str(site / "pkg")]).findings if f.rule == "undeclared-dependency"]
+    message = finding.message
+    assert "only for the extra `gpu`" in message and "declare it unconditionally" in message
+    assert "fix the marker" not in message
+    quote = next(q for q in "'\"`" if q not in line)
+    assert f"{quote}{line}{quote}" in message, message
+    # every quoted span balances: no quote character of the line reused around it
+    assert f"'{line}'" not in message if "'" in line else True

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..context import AuditContext
+from ..lazyre import LazyPattern
 from ..loader.ldso import Source
 from ..loader.target import expand_dst
 from ..model import Binary
@@ -50,7 +51,11 @@ The message names P's own target (the first of P's tags whose marker
 environment is the installation's; else the installation's target). When P's
 Requires-Dist does name Q but under a marker that excludes that target
 (nvidia-foo ; python_version < "3.11" in a cp311 wheel), it quotes the line
-and the marker: the fix is the marker, not another requirement.
+and the marker: the fix is the marker, not another requirement. A line
+declared only for an extra (nvidia-foo ; extra == "gpu", in a METADATA that
+does not provide the extra gpu) says so: declare it unconditionally if the
+library loads without the extra. The line is quoted with a quote it does not
+hold.
 
 In a conda prefix (and among conda packages given together) the terms are
 conda's: P's run requirements (requirements/run in its recipe, the depends of
@@ -146,9 +151,17 @@ def _undeclared(model: InstallationModel, mine: str, theirs: str) -> str:
     excluded = _excluded_by_marker(dist.requires, theirs)
     if excluded is not None:
         line, marker = excluded
+        test = _EXTRA_TEST.search(marker)
+        if test is not None:  # only for an extra (one its METADATA may not even provide)
+            extra = test.group(1) or test.group(2) or ""
+            return (
+                f"installed by {theirs}, which {mine} declares only for the extra `{extra}`: its Requires-Dist has "
+                f"{_quoted(line)} — it works here only because {theirs} is installed; declare it unconditionally "
+                f"in {mine}'s Requires-Dist if the library loads without the extra `{extra}`"
+            )
         return (
             f"installed by {theirs}, which {mine} declares only under a marker that excludes its target {tag}: "
-            f"its Requires-Dist has '{line}', and {marker} does not hold for {tag} — it works here only because "
+            f"its Requires-Dist has {_quoted(line)}, and {marker} does not hold for {tag} — it works here only because "
             f"{theirs} is installed; fix the marker ({marker}) in {mine}'s Requires-Dist so that it holds for {tag}"
         )
     return (
@@ -165,8 +178,19 @@ def _unparsable_note(requires: tuple[str, ...]) -> str:
     bad = unparsable(requires)
     if not bad:
         return ""
-    lines = ", ".join(f"'{line}'" for line, _error in bad[:2]) + (f" and {len(bad) - 2} more" if len(bad) > 2 else "")
+    lines = ", ".join(_quoted(line) for line, _error in bad[:2]) + (f" and {len(bad) - 2} more" if len(bad) > 2 else "")
     return f" (or fix its Requires-Dist {lines}, which cannot be parsed: {bad[0][1]})"
+
+
+#: ``extra == "gpu"`` (or ``"gpu" == extra``) in a marker as ``packaging`` writes it (double quotes).
+_EXTRA_TEST = LazyPattern(r'\bextra\s*==\s*"([^"]*)"|"([^"]*)"\s*==\s*extra\b')
+
+
+def _quoted(text: str) -> str:
+    """``text`` between quotes it does not hold (``'`` , else ``"``, else backticks): a
+    ``Requires-Dist`` line with single-quoted markers is never quoted in single quotes."""
+    quote = next((q for q in "'\"`" if q not in text), "`")
+    return f"{quote}{text}{quote}"
 
 
 def _own_target(model: InstallationModel, mine: str) -> str:
