@@ -235,8 +235,8 @@ def check(
     protected = [*paths, *(p for p in (settings.path, baseline_path) if p)]
     spread = spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file)
     report = _run_audit(paths, config, quiet, together, spread, protected)
-    if write_baseline is not None:
-        _write_baseline(write_baseline, report, paths, protected)
+    if write_baseline is not None:  # the baseline read may be updated in place: it was read before
+        _write_baseline(write_baseline, report, paths, [*paths, *(p for p in (settings.path,) if p)])
     report = capped(report, max_per_file)  # after the baseline written: it records every finding
     if fmt != OutputFormat.JSONL.value:
         loader["together"] = together  # the HTML report draws each installation's loads as check planned them
@@ -372,7 +372,8 @@ def _check_output_paths(output: str | None, write_baseline: str | None) -> str |
 
 def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected: list[str]) -> None:
     """Write every finding of ``report`` to ``--write-baseline`` ``path`` (``config.baseline.dumps``),
-    never over a ``protected`` path or an audited file, and say how many on stderr."""
+    never over a ``protected`` path (the inputs, the configuration file: not the ``--baseline``
+    read, which is updated in place) or an audited file, and say how many on stderr."""
     from ..config import baseline
 
     document = baseline.dumps(report.findings, paths, frozenset(report.packages))

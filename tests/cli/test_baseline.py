@@ -295,3 +295,24 @@ def test_streamed_jsonl_lines_carry_the_baselines_suppression(run_cli, tmp_path:
     keyed = sorted((f["rule"], f["file"], f.get("suppressed")) for f in whole["findings"])
     assert sorted((r, f, s) for _o, r, f, s in streamed) == keyed
     assert lines[-1]["summary"]["suppressed"] == len(streamed)
+
+
+@pytest.mark.parametrize("same", ["bl.json", "./bl.json", "link.json"])
+def test_a_baseline_is_updated_in_place(run_cli, builds: Path, same: str) -> None:  # type: ignore[no-untyped-def]
+    """``--baseline bl.json --write-baseline bl.json`` (by another name or a symlink too) was refused as
+    "refusing to overwrite an input": updating a baseline in place is the normal workflow (it is
+    read before the new one is written). Every other input stays protected."""
+    assert run_cli("check", "--no-loader", "old", "--write-baseline", "bl.json").exit_code == 0
+    (builds / "link.json").symlink_to("bl.json")
+    r = run_cli("check", "--no-loader", "new", "--baseline", "bl.json", "--write-baseline", same)
+    assert r.exit_code == 0 and "refusing" not in r.stderr, r.stderr
+    doc = json.loads((builds / "bl.json").read_text())
+    keys = {(f["rule"], f["file"]) for f in doc["findings"]}
+    assert ("driver-link", "libtorch_cuda.so") in keys and ("rpath-leak", "libleak.so") not in keys
+    assert run_cli("check", "--no-loader", "new", "--baseline", "bl.json").exit_code == 0
+    before = (builds / "bl.json").read_bytes()
+    report = run_cli("check", "--no-loader", "new", "--baseline", "bl.json", "--output", same)
+    assert report.exit_code == 2 and "refusing to overwrite an input" in report.stderr  # the report: never
+    over_input = run_cli("check", "--no-loader", "new", "--baseline", "bl.json", "--write-baseline", "new/libabs.so")
+    assert over_input.exit_code == 2 and "refusing to overwrite an input" in over_input.stderr
+    assert (builds / "bl.json").read_bytes() == before
