@@ -46,6 +46,7 @@ from .rules.file_clash import clash_finding
 
 if TYPE_CHECKING:
     from .config.baseline import Fingerprint
+    from .config.policies import Policy
     from .link.sources import GeneratedSource
     from .loader.analysis import Root
     from .loader.images import ImageLoad
@@ -678,7 +679,8 @@ def policy_target(
     only the libraries the policy lists (``TargetEnvironment.system_libraries`` for glibc's loader,
     ``musl_system_libraries`` for musl's) and its loader — ``profile``'s when it is a platform
     policy or has a list (the configuration wins, as for ceilings), else the wheels' tags among
-    ``packages`` (the libraries every one of them allows, per libc); ``"auto"`` applies a policy
+    ``packages`` (per libc family and architecture the most demanding one, ``_most_demanding``:
+    the system the whole installation needs); ``"auto"`` applies a policy
     when a manylinux or musllinux wheel is among the inputs and otherwise keeps the host;
     ``"host"`` keeps it.
 
@@ -702,6 +704,7 @@ def policy_target(
             continue
         if not policies:
             continue
+        policies = _most_demanding(policies)
         allowed = frozenset.intersection(*(frozenset((*p.system_libraries, p.loader_name)) for p in policies))
         name = ", ".join(dict.fromkeys(p.tag for p in policies))
         if family == "manylinux":
@@ -716,6 +719,20 @@ def policy_target(
             "`linkaudit profiles`)"
         )
     return target
+
+
+def _most_demanding(policies: Sequence[Policy]) -> list[Policy]:
+    """Of one libc family's policies, per architecture the one of highest version, in the order
+    met: an installation of wheels given together runs only where every wheel's tag is accepted,
+    so its C library is at least the highest floor among them, and the system libraries are that
+    policy's (``libmvec.so.1`` on a manylinux_2_28 system beside a manylinux_2_17 wheel).  Each
+    wheel is still held to its own tag (``external-library``, ``symbol-version``)."""
+    highest: dict[str, Policy] = {}
+    for policy in policies:
+        held = highest.get(policy.arch)
+        if held is None or policy.version > held.version:
+            highest[policy.arch] = policy
+    return list(highest.values())
 
 
 def _relabel(finding: Finding, label: Callable[[str], str]) -> Finding:
