@@ -150,6 +150,21 @@ def tag_machines(tag: str) -> TagMachines | None:
     return None
 
 
+#: Each format's name, and the system that loads it, in messages.
+_FORMAT_NAMES = {Format.ELF: "ELF", Format.MACHO: "Mach-O", Format.PE: "PE"}
+_SYSTEMS = {Format.ELF: "Linux", Format.MACHO: "macOS", Format.PE: "Windows"}
+
+
+def _name(fmt: Format) -> str:
+    return _FORMAT_NAMES.get(fmt, fmt.value)
+
+
+def _formats(package: str) -> set[Format]:
+    """The formats the systems of ``package``'s platform tags load; empty for no wheel, a pure
+    wheel or tags naming no known machine."""
+    return {n.format for n in map(tag_machines, wheel_platform_tags(package)) if n is not None}
+
+
 def _spell(fmt: Format, machine: str) -> str:
     if fmt is Format.PE:
         return _PE_NAMES.get(machine, machine)
@@ -230,10 +245,18 @@ A wheel with several platform tags (a compressed tag set, "macosx_10_9_x86_64.ma
 is installed wherever any of them matches, so every file must fit every tag of its format (there:
 both slices). Judged are the files a loader
 opens — shared libraries, extension modules, executables; object files and static archives
-(.o, .a) are skipped: they are only read by a linker, which checks their machine itself. A
-file of another platform's format (a .dll in a manylinux wheel, a test fixture) and an ELF
-file of a machine that is no CPU (a CUDA cubin, an AMD GPU code object, eBPF) are not
-judged either. An executable that the tag's system still runs by translation — x86_64 under
+(.o, .a) are skipped: they are only read by a linker, which checks their machine itself. An
+ELF file of a machine that is no CPU (a CUDA cubin, an AMD GPU code object, eBPF) is not
+judged either.
+
+A file of a format no system the tags name loads (ELF in a macosx or win wheel, Mach-O in a
+manylinux or win one, PE in a manylinux or macosx one), and any binary in a pure wheel
+(py3-none-any: pip installs it on every platform, the binary loads on one): an extension
+module is an error (the import system loads it by name, and there it cannot); a library or
+executable is an error when the wheel holds no file its tags' systems load (the whole wheel
+is another platform's: built on the wrong runner, or renamed), else a note (data, a test
+fixture, or a file the package picks per platform at run time, as setuptools' and distlib's
+cli-64.exe launchers in their py3-none-any wheels). An executable that the tag's system still runs by translation — x86_64 under
 Rosetta 2 on Apple silicon, x86 under WOW64 on 64-bit Windows, x86/x64 on Windows on ARM —
 is a warning, not an error. Conda packages are not judged: their subdir (info/index.json)
 is not read when the package is staged. Mach-O's arm64e is read as arm64, so an arm64e-only
@@ -250,7 +273,8 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
 """
     evidence = {
         "package": "the wheel the file comes from",
-        "tag": "the wheel's platform tag the finding judges by (of several, the one the file comes closest to)",
+        "tag": "the wheel's platform tag the finding judges by (of several, the one the file comes closest to); "
+        "any for a pure wheel",
         "tags": "every platform tag of the wheel's file name (a compressed tag set has several)",
         "format": "the file's format: elf, macho or pe",
         "machines": "the file's machines, each format's spelling (Mach-O as Apple: x86_64, arm64e; ELF: x86-64, aarch64; PE: x86-64, i386); "
@@ -269,11 +293,14 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
         for binary in context.binaries:
             if binary.kind in _LOADED:
                 by_path.setdefault(binary.path, []).append(binary)
+        packages = {path: staged.package_of(path) or "" for path in by_path}
+        native = {packages[p] for p, s in by_path.items() if s[0].format in _formats(packages[p])}
         for path, slices in by_path.items():
-            package = staged.package_of(path)
-            tags = wheel_platform_tags(package) if package is not None else ()
+            package = packages[path]
+            tags = wheel_platform_tags(package) if package else ()
             fmt = slices[0].format
-            needs = [n for n in map(tag_machines, tags) if n is not None and n.format is fmt]
+            known = [n for n in map(tag_machines, tags) if n is not None]
+            needs = [n for n in known if n.format is fmt]
             # a slice's subtype does not change what the tag asks (x86_64h is an x86_64 slice)
             if fmt is Format.MACHO:
                 from ..formats.macho import cpu_family  # the Mach-O reader, only for Mach-O slices
@@ -281,13 +308,64 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
                 machines = {cpu_family(b.machine) for b in slices}
             else:
                 machines = {b.machine for b in slices}
-            if not needs or any(m.startswith("unknown(") or m == "bpf" for m in machines - {_PPC, _PPC64}):
-                continue  # no tag of this format, or no CPU (a GPU or eBPF object)
+            if any(m.startswith("unknown(") or m == "bpf" for m in machines - {_PPC, _PPC64}):
+                continue  # no CPU (a GPU or eBPF object)
+            if not needs:
+                if known or tags == ("any",):  # loaded by no system the tags name, or a pure wheel
+                    yield self._foreign(known, tags, package, path, slices, package in native)
+                continue
             unfit = [n for n in needs if not self._fits(n, slices, machines)]
             if not unfit:
                 continue  # pip installs the wheel wherever any of its tags matches: each must hold
             need = min(unfit, key=lambda n: len(n.machines - machines))
             yield self._report(need, tags, package or "", path, slices, machines)
+
+    def _foreign(
+        self,
+        known: list[TagMachines],
+        tags: tuple[str, ...],
+        package: str,
+        path: str,
+        slices: list[Binary],
+        native: bool,
+    ) -> Finding:
+        """A file of a format no system the wheel's tags name loads (ELF in a macOS or Windows
+        wheel), or any binary in a pure (``any``) wheel: an extension module is an error (the
+        import system loads it by name, and can only on one platform); another file an error when
+        the wheel holds no file its tags' systems load (the whole wheel is another platform's),
+        else a note (data, a fixture, or a launcher picked per platform at run time, as
+        setuptools' ``cli-64.exe``)."""
+        first = slices[0]
+        have = f"{_name(first.format)} {'+'.join(_spell(first.format, b.machine) for b in slices)}"
+        module = first.kind is Kind.PYTHON_EXTENSION
+        what = "extension module" if module else "executable" if first.kind in _EXECUTABLES else "library"
+        if not known:  # a pure wheel: pip installs it on every platform
+            subject, tag, needs = f"have {have}, need none (pure wheel)", "any", []
+            system = f"{_SYSTEMS.get(first.format, first.format.value)} {_spell(first.format, first.machine)}"
+            consequence = f"pip installs a pure wheel (any) on every platform and this {what} loads on {system} alone"
+            error = module
+        else:
+            need = known[0]
+            wanted = " or ".join(dict.fromkeys(_name(n.format) for n in known))
+            subject, tag, needs = (
+                f"have {have}, need {wanted} {'+'.join(_spell(need.format, m) for m in sorted(need.machines))}",
+                need.tag,
+                sorted(need.machines),
+            )
+            consequence = f"the wheel's tag {need.tag} names {need.system}, which loads no {_name(first.format)} file"
+            error = module or not native
+        if error:
+            tail = (
+                "the import fails there"
+                if module
+                else "the wheel holds no file its tags' systems load: it is another platform's, or mis-tagged"
+            )
+        else:
+            tail = "fine only if it is data, or the package picks it per platform at run time"
+        message = f"{have} {what}: {consequence}; {tail}"
+        evidence = {"package": package, "tag": tag, "tags": list(tags), "format": first.format.value,
+                    "machines": [b.machine for b in slices], "needs": needs, "missing": needs, "emulated_by": None}  # fmt: skip
+        return self.finding(path, subject, message, evidence, Severity.ERROR if error else Severity.NOTE)
 
     @staticmethod
     def _fits(need: TagMachines, slices: list[Binary], machines: set[str]) -> bool:

@@ -250,14 +250,95 @@ def test_static_archives_and_objects_are_skipped(tmp_path: Path) -> None:
     assert _findings(wheel) == {}
 
 
-def test_files_of_another_platform_are_not_judged(tmp_path: Path) -> None:
-    """A DLL or a dylib in a manylinux wheel is data there (a fixture): no loader of the tag opens it."""
+def test_libraries_of_another_platform_beside_native_ones_are_a_note(tmp_path: Path) -> None:
+    """A DLL or a dylib in a manylinux wheel that has files of its own platform too may be data (a
+    fixture) or chosen at run time: no loader of the tag opens it — a note."""
     wheel = _wheel(
         tmp_path,
-        "manylinux_2_17_aarch64",
-        {"pkg/data/helper.dll": "pe/machine/helper.dll", "pkg/data/x.dylib": "macho/fixed/libnvrtc.12.dylib"},
+        "manylinux_2_17_x86_64",
+        {
+            "pkg/data/helper.dll": "pe/machine/helper.dll",
+            "pkg/data/x.dylib": "macho/fixed/libnvrtc.12.dylib",
+            "pkg/libnvrtc.so.12": "fixed/libnvrtc.so.12",
+        },
     )
-    assert _findings(wheel) == {}
+    found = _findings(wheel)
+    assert sorted(found) == ["pkg/data/helper.dll", "pkg/data/x.dylib"]
+    assert {f.severity for f in found.values()} == {Severity.NOTE}
+    assert found["pkg/data/x.dylib"].subject == "have Mach-O x86_64, need ELF x86-64"
+
+
+# --- binaries no system of the tag loads ------------------------------------------------------
+
+_ELF_EXT = "pkg/_m.cpython-311-x86_64-linux-gnu.so"
+#: one sample per format: an extension module, and a shared library.
+_FOREIGN: dict[Format, dict[str, str]] = {
+    Format.ELF: {_ELF_EXT: "ext/_C.cpython-311-x86_64-linux-gnu.so", "pkg/libnvrtc.so.12": "fixed/libnvrtc.so.12"},
+    Format.MACHO: {"pkg/_C.cpython-311-darwin.so": "macho/misc/chain/torch/_C.so", "pkg/x.dylib": "macho/fixed/libnvrtc.12.dylib"},
+    Format.PE: {"pkg/_ext.pyd": "pe/pyext/python312/_ext.pyd", "pkg/helper.dll": "pe/fixed/torch_cuda.dll"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fmt", "platform"),
+    [
+        (Format.ELF, "macosx_11_0_arm64"),
+        (Format.ELF, "win_amd64"),
+        (Format.MACHO, "manylinux_2_17_x86_64"),
+        (Format.MACHO, "win_amd64"),
+        (Format.PE, "manylinux_2_28_x86_64"),
+        (Format.PE, "macosx_11_0_universal2"),
+    ],
+)
+def test_a_wheel_whose_binaries_are_all_of_another_format_is_an_error(
+    tmp_path: Path, fmt: Format, platform: str
+) -> None:
+    """The user's report: an ELF-only wheel tagged macOS or Windows gave no finding, while the same
+    files in an aarch64 wheel were errors.  pip installs the wheel where every import of it fails."""
+    found = _findings(_wheel(tmp_path, platform, dict(_FOREIGN[fmt])))
+    assert sorted(found) == sorted(_FOREIGN[fmt])
+    for f in found.values():
+        assert f.severity is Severity.ERROR, f
+        assert f.evidence["format"] == fmt.value and f.evidence["tag"] == platform
+        assert "loads no" in f.message and platform in f.message
+
+
+@pytest.mark.parametrize("fmt", list(_FOREIGN))
+def test_an_extension_module_of_another_format_is_an_error_beside_native_files(tmp_path: Path, fmt: Format) -> None:
+    """The import system loads an extension module by name: on the tag's system it never can."""
+    native = (
+        {"pkg/native.so": "fixed/libnvrtc.so.12"} if fmt is not Format.ELF else {"pkg/n.dll": "pe/fixed/torch_cuda.dll"}
+    )
+    platform = "manylinux_2_17_x86_64" if fmt is not Format.ELF else "win_amd64"
+    found = _findings(_wheel(tmp_path, platform, {**_FOREIGN[fmt], **native}))
+    ext = next(m for m in _FOREIGN[fmt] if m.endswith((".so", ".pyd")) and "lib" not in m)
+    assert found[ext].severity is Severity.ERROR
+    assert {f.severity for m, f in found.items() if m != ext} == {Severity.NOTE}
+
+
+def _pure(tmp_path: Path, members: dict[str, str]) -> Path:
+    path = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, src in members.items():
+            zf.write(SAMPLES / src, name)
+    return path
+
+
+@pytest.mark.parametrize("fmt", list(_FOREIGN))
+def test_an_extension_module_in_a_pure_wheel_is_an_error(tmp_path: Path, fmt: Format) -> None:
+    """A none-any wheel installs on every platform; its extension module loads on one."""
+    found = _findings(_pure(tmp_path, _FOREIGN[fmt]))
+    assert sorted(found) == sorted(_FOREIGN[fmt])
+    severities = sorted(f.severity.value for f in found.values())
+    assert severities == sorted([Severity.ERROR.value, Severity.NOTE.value])
+    error = next(f for f in found.values() if f.severity is Severity.ERROR)
+    assert "pure wheel" in error.message and error.evidence["tag"] == "any"
+
+
+def test_launchers_in_a_pure_wheel_are_notes(tmp_path: Path) -> None:
+    """setuptools' and distlib's cli-64.exe launchers (py3-none-any): picked on Windows at run time."""
+    found = _findings(_pure(tmp_path, {"pkg/cli-64.exe": "pe/machine/app.exe"}))
+    assert [f.severity for f in found.values()] == [Severity.NOTE]
 
 
 def test_an_elf_file_of_no_cpu_is_not_judged(tmp_path: Path) -> None:
@@ -306,10 +387,10 @@ def test_an_x86_executable_wow64_runs_is_a_warning(tmp_path: Path) -> None:
 def test_plain_files_and_untagged_wheels_are_not_judged(tmp_path: Path) -> None:
     report = audit([str(SAMPLES / "macho/fixed"), str(SAMPLES / "pe/machine")], AuditConfig())
     assert [f for f in report.findings if f.rule == RULE] == []
-    pure = tmp_path / "pkg-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(pure, "w") as zf:
+    untagged = tmp_path / "pkg-1.0-py3-none-linux_mips.whl"
+    with zipfile.ZipFile(untagged, "w") as zf:
         zf.write(SAMPLES / "arch/lib32le.so", "pkg/lib32le.so")
-    assert _findings(pure) == {}
+    assert _findings(untagged) == {}
 
 
 def test_json_report_validates(tmp_path: Path) -> None:
@@ -318,3 +399,10 @@ def test_json_report_validates(tmp_path: Path) -> None:
     validate_report(doc)
     (f,) = [f for f in doc["findings"] if f["rule"] == RULE]
     assert f["evidence"]["tag"] == "macosx_11_0_universal2" and f["evidence"]["format"] == Format.MACHO.value
+
+
+def test_json_report_of_a_foreign_and_a_pure_wheel_validates(tmp_path: Path) -> None:
+    for wheel in (_pure(tmp_path, _FOREIGN[Format.PE]), _wheel(tmp_path, "win_amd64", dict(_FOREIGN[Format.ELF]))):
+        doc = json.loads(renderer(OutputFormat.JSON)(audit([str(wheel)], AuditConfig())))
+        validate_report(doc)
+        assert {f["rule"] for f in doc["findings"]} >= {RULE}
