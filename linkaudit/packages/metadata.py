@@ -15,6 +15,8 @@ from ..records import dataclass
 from . import limits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from packaging.tags import Tag
 
 
@@ -63,14 +65,21 @@ def past_limit(size: int, limit: int, what: str) -> str:
     return f"{size:,} bytes, past the limit of {limit:,} bytes a {what} is read to: not read"
 
 
-def conda_record(text: str) -> tuple[dict[str, object] | None, str]:
+def conda_record(
+    text: str, hook: Callable[[list[tuple[str, object]]], object] | None = None
+) -> tuple[dict[str, object] | None, str]:
     """A conda package's record (``conda-meta/*.json``, ``info/index.json``: a JSON object naming its
     package, conda's ``PackageRecord``) from ``text``: ``(the object, "")``, or ``(None, why not)`` —
-    the JSON error with its line and column, or ``NOT_A_CONDA_RECORD``."""
+    the JSON error with its line and column, or ``NOT_A_CONDA_RECORD``.  ``hook``: ``json``'s
+    ``object_pairs_hook`` (what of each object is kept).
+
+    Raises:
+        MemoryError: parsing ran out of memory (the caller names the record).
+    """
     import json
 
     try:
-        record = json.loads(text)
+        record = json.loads(text, object_pairs_hook=hook)
     except RecursionError:
         return None, "not JSON: nested past the parser's depth"
     except ValueError as exc:

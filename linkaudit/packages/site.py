@@ -414,25 +414,68 @@ def _strings(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
+#: The fewest bytes of a conda-meta record per JSON array or object in it: a real record has a
+#: few at its top and one object per file in ``paths_data.paths`` (~150-250 bytes each, beside the
+#: file's ~30-80 byte line in ``files``); parsed, each container takes 60-200 bytes, so a record
+#: of 20 MiB of ``[],`` took 1.5 GB (75x) and four ran out of memory (exit 3).
+RECORD_BYTES_PER_CONTAINER = 64
+#: The keys of a conda-meta record that are read (``conda_distribution``, ``read_prefix``); the
+#: others (``paths_data``, ``link``, ...) are dropped while the record is parsed.
+_RECORD_KEYS = frozenset({"name", "version", "build", "subdir", "depends", "files"})
+
+
+def _record_object(pairs: list[tuple[str, object]]) -> dict[str, object] | None:
+    """One JSON object of a conda-meta record, as ``json``'s ``object_pairs_hook``: only the keys
+    read (``_RECORD_KEYS``; the last of a key written twice, as ``json`` keeps), ``None`` for an
+    object holding none of them (a ``paths_data`` entry: kept, it only costs memory)."""
+    kept = {k: v for k, v in pairs if k in _RECORD_KEYS}
+    return kept or None
+
+
+def read_conda_record(path: str, problems: list[tuple[str, str]]) -> dict[str, object] | None:
+    """The conda-meta record at ``path`` (a JSON object naming its package), only the keys read
+    (``_RECORD_KEYS``); ``None`` when it cannot be read, with ``(path, why)`` added to
+    ``problems``: larger than ``MAX_RECORD``, more JSON arrays and objects than a record holds (one
+    per ``RECORD_BYTES_PER_CONTAINER`` bytes: refused before parsing), not JSON (the parser's line
+    and column), not a record, ``files`` or ``depends`` no list of strings, or out of memory."""
+    before = len(problems)
+    text = _read(path, MAX_RECORD, "conda-meta record", problems)
+    if len(problems) > before:
+        return None
+    containers = text.count("[") + text.count("{")
+    why = ""
+    if containers > 16 + len(text) // RECORD_BYTES_PER_CONTAINER:
+        why = (
+            f"conda-meta record not read: {containers} JSON arrays and objects in {len(text)} bytes, "
+            f"more than a record holds (one per {RECORD_BYTES_PER_CONTAINER} bytes)"
+        )
+    else:
+        try:
+            record, why = conda_record(text, _record_object)
+        except MemoryError:
+            record, why = None, "conda-meta record not read: out of memory parsing its JSON"
+        for key in ("files", "depends"):
+            value = record.get(key, []) if record is not None else []
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                record, why = None, f'conda-meta record not read: its "{key}" is not a list of strings'
+        if record is not None:
+            return record
+    problems.append((path, why))
+    return None
+
+
 def _conda_records(meta: str, problems: list[tuple[str, str]]) -> list[dict[str, object]]:
-    """The package records of the ``conda-meta`` directory ``meta`` (each ``*.json``); one that
-    cannot be read — larger than ``MAX_RECORD``, not JSON (the parser's line and column), not a
-    record — is added to ``problems`` with why, the others read."""
+    """The package records of the ``conda-meta`` directory ``meta`` (each ``*.json``,
+    ``read_conda_record``); one that cannot be read is added to ``problems`` with why, the others
+    read."""
     records = []
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError:
         return []
     for name in names:
-        path = os.path.join(meta, name)
-        before = len(problems)
-        text = _read(path, MAX_RECORD, "conda-meta record", problems)
-        if len(problems) > before:
-            continue
-        record, why = conda_record(text)
-        if record is None:
-            problems.append((path, why))
-        else:
+        record = read_conda_record(os.path.join(meta, name), problems)
+        if record is not None:
             records.append(record)
     return records
 
