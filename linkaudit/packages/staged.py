@@ -47,6 +47,7 @@ class Staged:
     _roots: dict[str, StagingRoot] | None = None  # staging root -> its site (``label_path``)
     _parent: str | None = None  # the directory every staging root is in, with a "/"
     _stop: re.Pattern[str] | None = None  # a character ``label``'s pattern stops at
+    _distributions: dict[str, Distribution] | None = None  # ``distributions``, read once
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
@@ -74,8 +75,11 @@ class Staged:
     def distributions(self) -> dict[str, Distribution]:
         """Each wheel staged (as given) -> what its ``.dist-info`` says (its name, tags, RECORD,
         Requires-Dist), and each conda package -> what its ``info/index.json`` says (name, subdir,
-        depends); a package without either is left out."""
-        out = {}
+        depends); a package without either is left out.  Read once (each RECORD parsed once: the
+        installation model and a rule each asked, and a 16 MiB RECORD's paths were held twice)."""
+        if self._distributions is not None:
+            return self._distributions
+        out: dict[str, Distribution] = {}
         for site in self._sites:
             for label, files in site.dist_files.items():
                 out[label] = distribution(f"{label}!{files['where']}", files)
@@ -84,6 +88,7 @@ class Staged:
                 dist = read_conda_index(text, f"{label}!info/index.json", owned)
                 if dist is not None:
                     out[label] = dist
+        self._distributions = out
         return out
 
     def conda_glibc(self, label: str) -> tuple[int, int] | None:
