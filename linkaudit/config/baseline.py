@@ -34,6 +34,10 @@ SCHEMA = "linkaudit-baseline/1"
 
 #: Largest baseline read, bytes (torch's whole lib/ makes about 100 KiB).
 MAX_BASELINE_BYTES = 64 << 20
+#: The fewest bytes of a baseline per JSON array or object in it: an entry is one object of three
+#: strings (``{"rule":"a","file":"b","subject":"c"}``, 37 bytes at its shortest; ~100 as ``dumps``
+#: writes it).  Parsed, an empty array takes ~60 bytes: 63 MiB of ``[],`` padding took 1.72 GB.
+BASELINE_BYTES_PER_CONTAINER = 32
 
 #: How a finding accepted by the baseline is marked (``Finding.suppressed`` starts with it).
 BASELINED = "in the baseline "
@@ -242,8 +246,10 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
         known_rules: rule ids that may appear (``None``: any).
 
     Raises:
-        ConfigError: unreadable, not a regular file, larger than ``MAX_BASELINE_BYTES``, not
-            JSON (or nested too deeply), another schema, an entry that is not
+        ConfigError: unreadable, not a regular file, larger than ``MAX_BASELINE_BYTES``, more
+            JSON arrays and objects than entries could make (one per
+            ``BASELINE_BYTES_PER_CONTAINER`` bytes; counted before parsing), not JSON (or nested
+            too deeply, or out of memory parsing it), another schema, an entry that is not
             ``{"rule": str, "file": str, "subject": str}`` or names no rule (the message
             names the file and the entry).
 
@@ -252,12 +258,20 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
     baseline is written again.
     """
     raw = read_settings_file(path, MAX_BASELINE_BYTES, f"--baseline {path}", "baseline")
+    containers = raw.count(b"[") + raw.count(b"{")
+    if containers > 16 + len(raw) // BASELINE_BYTES_PER_CONTAINER:
+        raise ConfigError(
+            f"--baseline {path}: not a linkaudit baseline: {containers} JSON arrays and objects in "
+            f"{len(raw)} bytes, more than its entries make (one per {BASELINE_BYTES_PER_CONTAINER} bytes)"
+        )
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--baseline {path}: not a JSON document: {exc}") from exc
     except RecursionError:
         raise ConfigError(f"--baseline {path}: not a linkaudit baseline: nested too deeply") from None
+    except MemoryError:
+        raise ConfigError(f"--baseline {path}: not read: out of memory parsing its JSON") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("findings"), list):
         raise ConfigError(f"--baseline {path}: not a linkaudit baseline (expected schema {SCHEMA!r})")
     keys = set()

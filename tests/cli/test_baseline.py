@@ -114,7 +114,14 @@ def test_write_baseline_errors_name_the_option(run_cli, builds: Path, target: st
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"a":' * 100000 + "1" + "}" * 100000, "nested too deeply"),
+        (('{"a":' + " " * 40) * 5000 + "1" + "}" * 5000, "nested too deeply"),
+        # padding parsed at ~60 bytes an array: 63 MiB took 1.72 GB; refused before parsing
+        (
+            '{"schema": "linkaudit-baseline/1", "findings": [], "pad": [' + "[]," * 50_000 + "[]]}",
+            "more than its entries make",
+        ),
+        ('{"schema": "linkaudit-baseline/1", "findings": [' + "{}," * 50_000 + "{}]}", "more than its entries make"),
+        ("[" * 100_000, "more than its entries make"),
         (
             '{"schema": "linkaudit-baseline/1", "findings": [{"rule": "nosuch", "file": "a", "subject": "b"}]}',
             "is no rule",
