@@ -206,7 +206,7 @@ def record_paths(text: str) -> tuple[str, ...]:
             firsts = [line.partition(",")[0] for line in lines]
         del lines
         kept = [f.replace("\\", "/") for f in firsts if f and len(f) <= limits.MAX_NAME_BYTES]
-        out.extend(filter(installed_path, map(_normpath, kept)))
+        out.extend(filter(installed_path, map(record_normpath, kept)))
     return tuple(out)
 
 
@@ -228,7 +228,7 @@ def record_inits(text: str) -> frozenset[str]:
             row = line.split(",")
         if len(row) < 3 or not row[2].strip().isdigit() or int(row[2]) == 0:
             continue
-        path = _normpath(row[0].replace("\\", "/"))
+        path = record_normpath(row[0].replace("\\", "/"))
         if posixpath.basename(path) == "__init__.py" and installed_path(path):
             found.add(path)
     return frozenset(found)
@@ -244,11 +244,12 @@ def installed_path(path: str) -> bool:
     )
 
 
-def _normpath(path: str) -> str:
+def record_normpath(path: str) -> str:
     """``posixpath.normpath(path)``, asked only of a path it could change: one with an empty, ``.``
-    or ``..`` component (``//``, ``/.``, a leading ``.``) or a trailing ``/``; the others (nearly
-    every ``RECORD`` line) are their own normal form."""
-    if "//" in path or "/." in path or path.startswith(".") or path.endswith("/"):
+    or ``..`` component (``//``, ``/.``, a leading ``.``), a trailing ``/``, or empty (``.``); the
+    others (nearly every ``RECORD`` line or conda-meta ``files`` entry) are their own normal form,
+    the same string kept (not a copy of each)."""
+    if not path or "//" in path or "/." in path or path.startswith(".") or path.endswith("/"):
         return posixpath.normpath(path)
     return path
 

@@ -26,6 +26,7 @@ from .metadata import (
     distribution,
     installed_path,
     past_limit,
+    record_normpath,
 )
 from .planner import glibc_of
 
@@ -552,7 +553,7 @@ def read_prefix(root: str) -> Site | None:
     glibc = conda_glibc(records)
     dists = []
     for record in records:
-        files = [f for f in map(posixpath.normpath, _strings(record.get("files"))) if installed_path(f)]
+        files = [f for f in map(record_normpath, _strings(record.get("files"))) if installed_path(f)]
         build = f"-{record['build']}" if isinstance(record.get("build"), str) and record["build"] else ""
         where = os.path.join(root, "conda-meta", f"{record['name']}-{record.get('version', '')}{build}")
         dists.append(conda_distribution(record, glibc, where, files))
