@@ -7,7 +7,7 @@ A baseline file is JSON::
 
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
 command line that holds it — a wheel member's after its wheel's tag triple,
-``cp311-abi3-musllinux_x86_64:pkg/libfoo.so``, as ``linkaudit diff`` pairs it —, subject — made relative too when it is such a path); a finding that
+``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``, as ``linkaudit diff`` pairs it —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
@@ -60,12 +60,12 @@ def relative_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
     (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``), a member of a package given is
     its member path (``dist/x.whl!torch/lib/libc10.so`` → ``torch/lib/libc10.so``, as the same
     file found under the unpacked tree), also for a package found in a directory given (a
-    wheelhouse: the wheel's name changes with each version, its members do not); anything else
-    unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
+    wheelhouse: the wheel's name changes with each version, its members do not), a release
+    tarball's versioned top directory left out (``_top_out``); anything else unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
     are ``PACKAGE!member`` (``report.split_member``), a ``!`` in a plain file's name is its name's."""
     split = split_member(file, packages)
     if split is not None:
-        return split[1]
+        return _top_out(*split)
     for given in inputs:
         base = given.rstrip("/") or "/"
         if file in (given, base):
@@ -76,12 +76,36 @@ def relative_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
     return file
 
 
+#: A tarball's suffix (tar's own and its compressors').
+_TARBALL = re.compile(r"\.(?:tar(?:\.(?:gz|bz2|xz|zst|lz4|lzma|Z))?|tgz|tbz2?|txz|tzst)$")
+
+
+def _top_out(package: str, member: str) -> str:
+    """``member`` of the tarball ``package`` without its top directory when that directory is named
+    for the tarball, as a release tarball holds its tree (``libfoo-1.0-linux-x86_64.tar.gz!libfoo-1.0/lib/libfoo.so``
+    -> ``lib/libfoo.so``; NVIDIA's ``cuda_nvrtc-linux-x86_64-12.4.127-archive.tar.xz!cuda_nvrtc-...-archive/lib/...``),
+    as ``tar --strip-components=1`` unpacks it: the next release's tarball, its directory renamed,
+    holds the same files, and so does the tree unpacked. Named for it: the tarball's name without
+    its suffix starts with the directory's, followed by ``-``, ``_``, ``.`` or nothing, and the
+    directory's name holds a digit (a version: a conda package's ``lib/`` stays)."""
+    suffix = _TARBALL.search(package)
+    top, sep, rest = member.partition("/")
+    if suffix is None or not sep or not rest or not any(c.isdigit() for c in top):
+        return member
+    stem = os.path.basename(package[: suffix.start()])
+    if stem.startswith(top) and stem[len(top) : len(top) + 1] in ("", "-", "_", "."):
+        return rest
+    return member
+
+
 def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False) -> str:
     """``relative_file``, a member of a wheel (given, or found in a directory given) keyed by its
-    wheel's tag triple first, ``cp311-abi3-musllinux_x86_64:pkg/libfoo.so``: the same member in a
+    wheel's tag triple first, ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``: the same member in a
     project's manylinux and musllinux wheels is two files (as ``linkaudit diff`` pairs them), the
-    wheel's version left out (the next release's wheel is the same file). ``exact``: the platform
-    tag as written (``manylinux_2_28_x86_64``), not its kind (``_platform_kind``)."""
+    wheel's version left out (the next release's wheel is the same file), and so its raised floors:
+    the platform's kind (``_platform_kind``), a stable-ABI wheel's ``abi3`` without its Python floor
+    (``_abi_kind``: ``abi3-manylinux_x86_64:pkg/_m.abi3.so``). ``exact``: the tags as written
+    (``cp38-abi3-manylinux_2_28_x86_64``)."""
     relative = relative_file(file, inputs, packages)
     package = (split_member(file, packages) or ("", ""))[0]
     if not package.endswith(".whl"):
@@ -89,7 +113,23 @@ def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: b
     parts = os.path.basename(package)[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
         return relative
-    return f"{parts[-3]}-{parts[-2]}-{parts[-1] if exact else _platform_kind(parts[-1])}:{relative}"
+    if exact:
+        return f"{parts[-3]}-{parts[-2]}-{parts[-1]}:{relative}"
+    return f"{_abi_kind(parts[-3], parts[-2])}-{_platform_kind(parts[-1])}:{relative}"
+
+
+#: A stable-ABI wheel's Python floor (``cp38-abi3``): raised by a release (``cp39-abi3``), still the
+#: same target; keys written before the floor was left out start with it (``load`` reads them).
+_ABI3_FLOOR = re.compile(r"^cp3\d+(?:\.cp3\d+)*-abi3-(?=[^:]*:)")
+
+
+def _abi_kind(python: str, abi: str) -> str:
+    """A wheel's Python and ABI tags as a key writes them: ``cp311-cp311`` as written, a stable-ABI
+    wheel's ``cp38-abi3`` as ``abi3`` (PEP 384: built for CPython 3.8 and later; the next release
+    may raise the floor, as a manylinux one: still the same target)."""
+    if abi == "abi3" and re.fullmatch(r"cp3\d+(?:\.cp3\d+)*", python):
+        return abi
+    return f"{python}-{abi}"
 
 
 def _platform_kind(platforms: str) -> str:
@@ -114,6 +154,9 @@ _DOTTED_NAME = re.compile(rf"(?<![^{_NAME_END}])(?P<base>[^.{_NAME_END}]+)(?P<re
 
 #: auditwheel's hash: 8 lowercase hex digits (the first of the library's SHA-256).
 _HEX8 = re.compile(r"[0-9a-f]{8}")
+
+#: auditwheel's hash written after the first dot (older releases): ``.<8 hex>`` before ``.so``.
+_DOT_HASH = re.compile(r"\.[0-9a-f]{8}(?=\.so(?:\.|$))")
 
 #: delvewheel's hash (its name mangling): ``<name up to the extension>-<32 hex digits>.dll``
 #: (``msvcp140-263139962577ecda4cd9469ca360a746.dll``), without case as Windows compares DLL names.
@@ -142,10 +185,14 @@ def _hashes_out(text: str, mark: str) -> str:
     ``libopenblasp-r0-<hash>.3.x.so``); a library grafted twice carries two. So a name's part before
     its first dot ending in ``-`` and 8 lowercase hex digits, in a name having ``so`` as a dotted part
     (not ``libfoo-1.2.3.so``, ``libz.so.1``, ``libfoo-DEADBEEF.so``). delvewheel: ``_DELVEWHEEL_HASH``.
-    delocate keeps the names it vendors (``.dylibs/libomp.dylib``): nothing to take out."""
+    Older auditwheel releases wrote the hash after the first dot instead, ``<base>.<8 hex>.so.<rest>``
+    (``libjpeg.185109e6.so.8``, in torchvision's wheels): 8 lowercase hex digits as the dotted part
+    right before ``so``.  delocate keeps the names it vendors (``.dylibs/libomp.dylib``): nothing to take out."""
 
     def name(m: re.Match[str]) -> str:
         base, rest = m.group("base"), m.group("rest")
+        if _DOT_HASH.match(rest):  # libjpeg.185109e6.so.8
+            return base + mark + rest[9:]
         kept = _auditwheel_base(base)
         if kept == base or "so" not in rest.split("."):
             return m.group(0)
@@ -156,12 +203,13 @@ def _hashes_out(text: str, mark: str) -> str:
 
 def unhashed(text: str) -> str:
     """``text`` with each repair tool's content hash in a vendored library's name written ``-*``
-    (``_hashes_out``: auditwheel's ``<base up to the first dot>-<8 hex>.<rest>``, delvewheel's
+    (``_hashes_out``: auditwheel's ``<base up to the first dot>-<8 hex>.<rest>``, or its older
+    ``<base>.<8 hex>.so.<rest>``, ``libjpeg.185109e6.so.8`` -> ``libjpeg-*.so.8``; delvewheel's
     ``<name>-<32 hex>.dll``) and its version cut to the major number (``libavif-01e67780.so.16.4.1``
     -> ``libavif-*.so.16``; the major number is its SONAME's, its ABI; a version mid-name,
     ``libopenblas64_p-r0-*.3.23.dev.so``, is the SONAME itself and stays): a baseline written for one
     release matches the next, whose vendored libraries carry new hashes and minor versions."""
-    if "-" not in text:
+    if "-" not in text and ".so" not in text:
         return text
     text = _hashes_out(text, "-*")
     return _VENDORED_VERSION.sub(r"\1", text) if "-*.so." in text else text
@@ -172,7 +220,7 @@ def original_names(name: str) -> tuple[str, ...]:
     auditwheel's and delvewheel's naming), the hash taken out: as it was
     (``libjpeg-25f93ad1.so.62.4.0`` -> ``libjpeg.so.62.4.0``) and as ``unhashed`` cuts its version
     (``libjpeg.so.62``, its SONAME); empty when ``name`` carries no such hash."""
-    whole = _hashes_out(name, "") if "-" in name else name
+    whole = _hashes_out(name, "") if "-" in name or ".so" in name else name
     if whole == name:
         return ()
     return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
@@ -285,5 +333,6 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule} findings cannot be baselined")
         if rule in PER_SYMBOL and _COUNTED_SUBJECT.fullmatch(entry["subject"]):
             continue  # "2 symbols": which two is not recorded (an older linkaudit); its findings show again
-        keys.add((rule, unhashed(entry["file"]), unhashed(entry["subject"])))  # written before hashes were left out
+        file = _ABI3_FLOOR.sub("abi3-", unhashed(entry["file"]))  # written before hashes, abi3 floors were left out
+        keys.add((rule, file, unhashed(entry["subject"])))
     return frozenset(keys)
