@@ -13,6 +13,7 @@ the old one).  Files only in one build are listed.  Works on the model only.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence, Set
 from dataclasses import field
@@ -119,15 +120,19 @@ class Ambiguity:
     new: tuple[AmbiguousFile, ...] = ()
 
 
-def paired_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False) -> str:
+def paired_file(
+    file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False, lone_targeted: bool = False
+) -> str:
     """How ``diff`` pairs a file of one build with the other's: its path relative to the input
     (``config.baseline.relative_file``), and for a member of a wheel found in a directory given (a
     wheelhouse: a ``dist/`` of one project's wheels for several Pythons and platforms) its wheel's
     tag triple first, ``cp312-cp312-win_amd64:numpy/...`` (``config.baseline.targeted_file``, as
     a baseline keys it): a musllinux member is never compared with a manylinux one of the same
-    path.  Wheels given themselves pair by member path alone; a member given itself
+    path.  Wheels given themselves pair by member path alone (a wheel with the unpacked tree of
+    another platform's), unless ``lone_targeted`` (the other build is a wheelhouse: ``pair_builds``),
+    then with their tag triple, as a baseline keys them; a member given itself
     (``PACKAGE!member``) by its base name, as a file given itself (``libp.so``).
-    ``exact``: the platform tag as written (``manylinux_2_28_x86_64``), not its kind.
+    ``exact``: the tags as written (``cp38-abi3-manylinux_2_28_x86_64``), not their kind.
     ``packages``: the packages the build's run staged (``Report.packages``; ``report.split_member``)."""
     split = split_member(file, packages)
     if split is not None:
@@ -135,17 +140,17 @@ def paired_file(file: str, inputs: Sequence[str], packages: Set[str], exact: boo
             if file == given or file.startswith(f"{given}("):  # a member given itself
                 member = split_member(given, packages)
                 return os.path.basename(member[1] if member else given) + file[len(given) :]
-        if split[0] in inputs:
+        if split[0] in inputs and not lone_targeted:
             return relative_file(file, inputs, packages)
     return targeted_file(file, inputs, packages, exact)
 
 
-def _key(binary: Binary, inputs: Sequence[str], packages: Set[str]) -> str:
+def _key(binary: Binary, inputs: Sequence[str], packages: Set[str], lone_targeted: bool = False) -> str:
     """A binary's pairing key: ``paired_file``, a vendored library's content hash left out
     (``libscipy_openblas64_-*.so``: a new release's copy pairs with the old one), and a member of a
     GNU import library (``x.dll.a``, dlltool's numbered ``d000077.o``, renumbered by every build)
     named by what it defines (``x.dll.a(PyInit__dop)``)."""
-    key = unhashed(paired_file(binary.display_path, inputs, packages))
+    key = unhashed(paired_file(binary.display_path, inputs, packages, lone_targeted=lone_targeted))
     if binary.member is not None and key.endswith(f".dll.a({binary.member})"):
         defined = sorted(s.name for s in binary.symbols if s.defined and not s.name.startswith("__imp_"))
         if defined:
@@ -309,20 +314,38 @@ def _path(item: Item) -> str:
     return item if isinstance(item, str) else item.display_path
 
 
-def binary_levels(inputs: Sequence[str], packages: Set[str]) -> list[Level[Item]]:
+def binary_levels(inputs: Sequence[str], packages: Set[str], lone_targeted: bool = False) -> list[Level[Item]]:
     """How ``diff`` keys a binary or the file of a finding of a build given as ``inputs``, coarsest
     first (``pairing_keys``): by ``_key`` (its wheel's platform kind, a vendored library's hash
     left out); by ``paired_file`` exact (the platform tag as written, the hash kept); by
-    ``named_file`` (its package's file name: the wheel's version)."""
+    ``named_file`` (its package's file name: the wheel's version). ``lone_targeted``: a wheel
+    given itself keyed with its tag triple (``paired_file``)."""
 
     def coarse(item: Item) -> str:
-        return unhashed(paired_file(item, inputs, packages)) if isinstance(item, str) else _key(item, inputs, packages)
+        if isinstance(item, str):
+            return unhashed(paired_file(item, inputs, packages, lone_targeted=lone_targeted))
+        return _key(item, inputs, packages, lone_targeted)
 
     return [
         coarse,
-        lambda i: paired_file(_path(i), inputs, packages, exact=True),
+        lambda i: paired_file(_path(i), inputs, packages, exact=True, lone_targeted=lone_targeted),
         lambda i: named_file(_path(i), inputs, packages),
     ]
+
+
+def in_wheelhouse(items: Sequence[Item], inputs: Sequence[str], packages: Set[str]) -> bool:
+    """Whether a build holds a member of a wheel found in a directory given (a wheelhouse, whose
+    members ``paired_file`` keys with their wheel's tag triple), not a wheel given itself."""
+    for item in items:
+        split = split_member(_path(item), packages)
+        if (
+            split is not None
+            and split[0].endswith(".whl")
+            and split[0] not in inputs
+            and not any(given.startswith(f"{split[0]}!") for given in inputs)
+        ):
+            return True
+    return False
 
 
 def pair_builds(
@@ -333,11 +356,16 @@ def pair_builds(
     packages: tuple[Set[str], Set[str]],
 ) -> tuple[list[str], list[str], tuple[Ambiguity, ...]]:
     """The pairing keys of two builds' binaries and files of findings (``pairing_keys`` by
-    ``binary_levels``: the one place ``diff`` pairs), and each first key two items of one build
+    ``binary_levels``: the one place ``diff`` pairs; a wheel given itself keyed with its tag triple
+    when either build is a wheelhouse, ``in_wheelhouse``; a shared library left unpaired paired by
+    its stem, ``by_stem``), and each first key two items of one build
     shared with how its items were keyed apart (``Ambiguity``).  ``packages``: the packages each
     build's run staged (old, new)."""
-    old_levels, new_levels = binary_levels(old_inputs, packages[0]), binary_levels(new_inputs, packages[1])
+    lone = in_wheelhouse(old, old_inputs, packages[0]) or in_wheelhouse(new, new_inputs, packages[1])
+    old_levels = binary_levels(old_inputs, packages[0], lone)
+    new_levels = binary_levels(new_inputs, packages[1], lone)
     old_keys, new_keys = pairing_keys(old, new, old_levels, new_levels)
+    by_stem(old, old_keys, new, new_keys)
     old_first, new_first = [old_levels[0](i) for i in old], [new_levels[0](i) for i in new]
     crowded = _crowded(old_first) | _crowded(new_first)
     if not crowded:
@@ -347,6 +375,49 @@ def pair_builds(
     told_new = _told(new, new_first, new_keys, (new_inputs, packages[1]), paired, crowded)
     ambiguous = tuple(Ambiguity(k, tuple(told_old.get(k, ())), tuple(told_new.get(k, ()))) for k in sorted(crowded))
     return old_keys, new_keys, ambiguous
+
+
+#: A shared library's version suffix past ``.so`` (``libfoo.so.1.2.3``: ``.1.2.3``).
+_SO_VERSION = re.compile(r"(?<=\.so)(?:\.\d+)+$")
+
+
+def library_stem(binary: Binary, key: str) -> str | None:
+    """A shared library's directory (of its pairing ``key``) and stem, its file name without the
+    version suffix past ``.so`` (``lib/libfoo.so.1.2.3`` -> ``lib/libfoo.so``), or its SONAME's
+    (``libfoo.so.1`` -> ``libfoo.so``) when its file name has no ``.so``; ``None`` for any other
+    kind of binary, or a name without ``.so``."""
+    if binary.kind is not Kind.SHARED_LIBRARY:
+        return None
+    directory, name = key.rpartition("/")[0], key.rpartition("/")[2]
+    if ".so" not in name.split("."):
+        name = binary.soname or ""
+    stem = _SO_VERSION.sub("", name)
+    return f"{directory}/{stem}" if stem.endswith(".so") else None
+
+
+def by_stem(old: Sequence[Item], old_keys: list[str], new: Sequence[Item], new_keys: list[str]) -> None:
+    """Pair the shared libraries ``pairing_keys`` left unpaired by their stem (``library_stem``): a
+    library whose file name carries its version (``libfoo.so.1.2.3`` -> ``libfoo.so.1.2.4``, a SONAME
+    bump ``libfoo.so.1`` -> ``libfoo.so.2``) pairs with the other build's library of the same
+    directory and stem when each build has exactly one left unpaired, as libabigail's
+    ``abipkgdiff`` pairs them; both are keyed ``OLD -> NEW`` (``lib/libfoo.so.1.2.3 -> libfoo.so.1.2.4``),
+    in place in ``old_keys`` / ``new_keys``. Linear in the items."""
+    paired = set(old_keys) & set(new_keys)
+
+    def stems(items: Sequence[Item], keys: list[str]) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for i, (item, key) in enumerate(zip(items, keys, strict=True)):
+            stem = None if isinstance(item, str) or key in paired else library_stem(item, key)
+            if stem is not None:
+                out.setdefault(stem, []).append(i)
+        return out
+
+    before, after = stems(old, old_keys), stems(new, new_keys)
+    for stem, olds in before.items():
+        news = after.get(stem, [])
+        if len(olds) == 1 and len(news) == 1:
+            o, n = olds[0], news[0]
+            old_keys[o] = new_keys[n] = f"{old_keys[o]} -> {new_keys[n].rpartition('/')[2]}"
 
 
 def _told(
