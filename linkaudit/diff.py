@@ -2,7 +2,8 @@
 
 Binaries are paired by their path relative to the input given (``lib/libtorch_cuda.so`` under
 ``old/`` and under ``new/``; a file given itself is keyed by its base name), so two builds in
-different directories compare file by file.  For each pair: DT_NEEDED entries added and
+different directories compare file by file; a shared library left unpaired whose file name carries
+its version (``libfoo.so.1.2.3`` -> ``libfoo.so.1.2.4``) pairs by its stem (``by_stem``).  For each pair: DT_NEEDED entries added and
 removed, RPATH and RUNPATH changes, undefined symbols added and removed, and the highest
 needed symbol version per prefix raised or lowered (``GLIBC_2.17`` -> ``GLIBC_2.34``: the build
 no longer runs where it did), and for a shared library its SONAME changed and the symbols it
