@@ -14,6 +14,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .config import AuditConfig
+from .config.model import file_matches
 from .config.profiles import WheelPolicy, get_profile, implied_by_wheel, wheel_platform_tags
 from .context import AuditContext
 from .errors import ConfigError, InputError, UnsupportedFormat, did_you_mean
@@ -25,6 +26,7 @@ from .loader.analysis import LinkageAnalysis
 from .loader.target import TargetEnvironment
 from .model import Binary, Format, Libc
 from .packages import (
+    PACKAGE_SUFFIXES,
     Installation,
     PlannedInputs,
     Site,
@@ -206,29 +208,63 @@ def _sysroot_escape_check(config: AuditConfig) -> Callable[[str], None]:
 
 
 def _configure(
-    findings: list[Finding], config: AuditConfig, inputs: Sequence[str], packages: Set[str]
+    findings: list[Finding],
+    config: AuditConfig,
+    inputs: Sequence[str],
+    packages: Set[str],
+    elsewhere: Sequence[str] = (),
 ) -> list[Finding]:
     """Apply the configuration file: severity overrides, then suppressions (each with its reason);
-    a suppression that covers nothing becomes an ``unused-suppression`` warning.  Then the
-    baseline: a finding it records is suppressed, and each entry no finding matches any more
-    becomes a ``baseline-fixed`` note (fingerprints relative to ``inputs``, ``packages`` the
-    packages staged: ``baseline.fingerprint``)."""
+    a suppression that covers nothing becomes an ``unused-suppression`` warning — unless its
+    ``file`` names none of the inputs or packages of the run but one of ``elsewhere``, the packages
+    lying beside the packages given that the run did not audit (``_unaudited_packages``: a per-wheel
+    CI job's other wheels): not judged here.  Then the baseline: a finding it records is
+    suppressed, and each entry no finding matches any more becomes a ``baseline-fixed`` note
+    (``_apply_baseline``; fingerprints relative to ``inputs``, ``packages`` the packages staged:
+    ``baseline.fingerprint``)."""
     used: set[int] = set()
     out = [_configured(f, config, used, packages) for f in findings]
     if config.baseline is not None:
         out = _apply_baseline(out, config, inputs, packages)
     for i, s in enumerate(config.suppressions):
-        if i not in used and "unused-suppression" not in config.ignore:
-            out.append(
-                Finding(
-                    "unused-suppression",
-                    Severity.WARNING,
-                    config.config_file or "linkaudit.toml",
-                    f"{s.rule} {s.file}" + (f" {s.subject}" if s.subject else ""),
-                    f"{s.where} matches no finding: the exception it documents is gone — remove it",
-                    {"rule": s.rule, "file": s.file, "subject": s.subject, "reason": s.reason},
-                )
+        if i in used or "unused-suppression" in config.ignore or _aimed_elsewhere(s.file, elsewhere, inputs, packages):
+            continue
+        out.append(
+            Finding(
+                "unused-suppression",
+                Severity.WARNING,
+                config.config_file or "linkaudit.toml",
+                f"{s.rule} {s.file}" + (f" {s.subject}" if s.subject else ""),
+                f"{s.where} matches no finding: the exception it documents is gone — remove it",
+                {"rule": s.rule, "file": s.file, "subject": s.subject, "reason": s.reason},
             )
+        )
+    return out
+
+
+def _aimed_elsewhere(glob: str, elsewhere: Sequence[str], inputs: Sequence[str], packages: Set[str]) -> bool:
+    """True when the suppression ``file`` ``glob`` names one of the packages ``elsewhere`` (not
+    audited in this run) and none of the run's ``inputs`` or ``packages`` (``file_matches``)."""
+    if not any(file_matches(p, glob, packages) for p in elsewhere):
+        return False
+    return not any(file_matches(p, glob, packages) for p in (*inputs, *packages))
+
+
+def _unaudited_packages(paths: Sequence[str], packages: Set[str]) -> list[str]:
+    """The packages (``PACKAGE_SUFFIXES``) in the directories of the packages given among
+    ``paths`` that the run did not stage (``packages``): the other wheels of a ``dist/`` a per-wheel
+    CI job checks one of; an unreadable directory has none."""
+    out: list[str] = []
+    for directory in dict.fromkeys(os.path.dirname(p) for p in paths if p in packages):
+        try:
+            names = sorted(os.listdir(directory or "."))
+        except OSError:
+            continue
+        out.extend(
+            path
+            for path in (os.path.join(directory, n) for n in names if n.endswith(PACKAGE_SUFFIXES))
+            if path not in packages
+        )
     return out
 
 
@@ -276,11 +312,18 @@ def _per_symbol(f: Finding, config: AuditConfig, used: set[int], packages: Set[s
 def _apply_baseline(
     findings: list[Finding], config: AuditConfig, inputs: Sequence[str], packages: Set[str]
 ) -> list[Finding]:
+    """``findings`` under the baseline (``_baselined``), and a ``baseline-fixed`` note for each
+    entry no finding matched whose file the run audited: an entry keyed to a wheel's target or a
+    conda build's variant (``baseline.keyed_file``) none of the packages staged has is about a
+    package this run did not audit (a per-wheel CI job's), not fixed: left alone."""
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
     out = [_baselined(f, config, (inputs, packages), seen) for f in findings]
     if "baseline-fixed" not in config.ignore:
+        scopes = _audited_scopes(inputs, packages)
         for rule, file, subject in sorted(config.baseline - seen):
+            if ":" in file and not file.startswith(scopes):
+                continue  # a target or variant not audited in this run
             out.append(
                 Finding(
                     "baseline-fixed",
@@ -293,6 +336,20 @@ def _apply_baseline(
                 )
             )
     return out
+
+
+def _audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]:
+    """The key prefixes (``label/target:``, ``target:``; ``baseline.keyed_file``) of the packages
+    staged: a baseline entry's file starting with none of them names a package not audited."""
+    from .config.baseline import keyed_file
+
+    scopes = set()
+    for package in packages:
+        for form in ("keyed", "targeted"):
+            key = keyed_file(f"{package}!x", inputs, packages, form)
+            if key.endswith(":x"):
+                scopes.add(key[:-1])
+    return tuple(sorted(scopes))
 
 
 def _baselined(
@@ -309,10 +366,11 @@ def _baselined(
     baseline = config.baseline
     assert baseline is not None
     keys = fingerprints(f, *given)
-    # A wheel member's entry without its wheel's target (an older baseline): accepted in any wheel.
-    untargeted = fingerprints(f, *given, targeted=False)
+    # An entry without the input's name or the wheel's target (an older baseline): accepted anyway.
+    older = zip(fingerprints(f, *given, form="targeted"), fingerprints(f, *given, form="plain"), strict=True)
     entries = [
-        k if k in baseline else u if u != k and u in baseline else None for k, u in zip(keys, untargeted, strict=True)
+        k if k in baseline else next((o for o in olds if o in baseline), None)
+        for k, olds in zip(keys, older, strict=True)
     ]
     known = [e for e in entries if e is not None] if f.rule != "unreadable-input" else []
     seen.update(known)
@@ -839,12 +897,9 @@ def audit_binaries(
         if planned.installation.packages or part.files:  # a wheelhouse's own directory: nothing of its own
             formed.append(planned.installation)
     settings = settings if settings is not None else dict[str, Any](config.settings())
-    files, findings = (
-        merged.files,
-        _configure(
-            [f for f in merged.findings if f.rule not in config.ignore], config, paths, frozenset(merged.packages)
-        ),
-    )
+    staged = frozenset(merged.packages)
+    kept = [f for f in merged.findings if f.rule not in config.ignore]
+    files, findings = merged.files, _configure(kept, config, paths, staged, _unaudited_packages(paths, staged))
     findings.sort(key=_report_order(files))
     _note_settings(settings, merged, formed, together)
     report = Report(

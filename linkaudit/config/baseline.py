@@ -7,24 +7,31 @@ A baseline file is JSON::
 
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
 command line that holds it — a wheel member's after its wheel's tag triple,
-``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``, as ``linkaudit diff`` pairs it —, subject — made relative too when it is such a path); a finding that
+``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``,
+as ``linkaudit diff`` pairs it, a conda package member's after its build's variant,
+``linux-64/py312:lib/libfoo.so``; when several inputs are given, after the name of the input that
+holds it, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
 content hashes auditwheel and delvewheel put in vendored libraries' names (``unhashed``), so
 one written for a release matches the next.
 
-An entry whose file has no wheel target (a baseline written before wheel members were keyed per
-target) still accepts the wheel member of that path in every platform's wheel, marked
-``UNTARGETED`` (``check`` says once to write the baseline again).
+An entry whose file has no wheel target or conda variant (a baseline written before members were
+keyed per target) still accepts the member of that path in every platform's wheel and every
+build variant, and one without the input's name (written before several inputs were told apart)
+the file of that path in every input, marked ``UNTARGETED`` (``check`` says once to write the
+baseline again).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from collections.abc import Iterable, Sequence, Set
+from typing import Literal
 
 from ..errors import ConfigError
 from ..report import Finding, split_member
@@ -46,9 +53,10 @@ BASELINED = "in the baseline "
 NOT_RECORDED = frozenset({"unreadable-input", "baseline-fixed", "unused-suppression"})
 
 #: How a finding is marked (after ``BASELINED`` and the file) when the baseline entry accepting it
-#: has its file without the wheel's target (``targeted_file``): written before wheel members were
-#: keyed per target, it accepts the member in every platform's wheel.
-UNTARGETED = " (by an entry without the wheel's target: write the baseline again)"
+#: has its file without the wheel's target, the conda build's variant or the input's name
+#: (``keyed_file``): written before these were keyed, it accepts the file in every platform's
+#: wheel, build variant or input.
+UNTARGETED = " (by an entry without the wheel's target, build variant or input: write the baseline again)"
 
 #: (rule id, relative file path, subject).
 Fingerprint = tuple[str, str, str]
@@ -105,11 +113,13 @@ def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: b
     wheel's version left out (the next release's wheel is the same file), and so its raised floors:
     the platform's kind (``_platform_kind``), a stable-ABI wheel's ``abi3`` without its Python floor
     (``_abi_kind``: ``abi3-manylinux_x86_64:pkg/_m.abi3.so``). ``exact``: the tags as written
-    (``cp38-abi3-manylinux_2_28_x86_64``)."""
+    (``cp38-abi3-manylinux_2_28_x86_64``). A member of a conda package by its build's variant
+    (``conda_variant``): ``linux-64/py312:lib/libfoo.so``."""
     relative = relative_file(file, inputs, packages)
     package = (split_member(file, packages) or ("", ""))[0]
     if not package.endswith(".whl"):
-        return relative
+        variant = conda_variant(package) if package else None
+        return f"{variant}:{relative}" if variant else relative
     parts = os.path.basename(package)[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
         return relative
@@ -130,6 +140,90 @@ def _abi_kind(python: str, abi: str) -> str:
     if abi == "abi3" and re.fullmatch(r"cp3\d+(?:\.cp3\d+)*", python):
         return abi
     return f"{python}-{abi}"
+
+
+#: A conda subdir (a channel's directory of one platform's packages: ``linux-64``, ``noarch``).
+_CONDA_SUBDIR = re.compile(r"noarch|(?:linux|osx|win|freebsd|emscripten|wasi|zos)-[a-z0-9_]+")
+
+
+def conda_variant(package: str) -> str | None:
+    """The variant of the conda package file ``package`` (``NAME-VERSION-BUILD.conda`` or
+    ``.tar.bz2``, conda's file naming): its build string without the build number
+    (``py312h1234abc_0`` -> ``py312h1234abc``: a rebuild is the same variant), after its subdir when
+    the package lies in a directory named as one (``linux-64/py312``, conda-build's output and a
+    channel's layout); ``None`` for another file, a ``.tar.bz2`` whose build string does not end in
+    ``_`` and a number (a source tarball), or a build string of the build number alone."""
+    name = os.path.basename(package)
+    if name.endswith(".conda"):
+        stem, numbered = name[: -len(".conda")], False
+    elif name.endswith(".tar.bz2"):
+        stem, numbered = name[: -len(".tar.bz2")], True
+    else:
+        return None
+    parts = stem.rsplit("-", 2)
+    if len(parts) != 3 or not parts[0] or (numbered and not re.search(r"_\d+$", parts[2])):
+        return None
+    variant = re.sub(r"_?\d+$", "", parts[2])
+    if not variant:
+        return None
+    subdir = os.path.basename(os.path.dirname(package))
+    return f"{subdir}/{variant}" if _CONDA_SUBDIR.fullmatch(subdir) else variant
+
+
+#: How a file is keyed (``keyed_file``): by the input holding it (when several are given) and its
+#: package's target or variant; by its target or variant alone (baselines written before inputs
+#: were told apart); by its path alone (written before package targets were keyed).
+KeyForm = Literal["keyed", "targeted", "plain"]
+
+
+def _holder(file: str, inputs: Sequence[str], packages: Set[str]) -> str | None:
+    """The input given that holds ``file`` (a file given itself, a file or a package found under a
+    directory given), ``None`` for a package given itself, a member of one, or no input's file."""
+    split = split_member(file, packages)
+    if split is not None and (split[0] in inputs or file in inputs):
+        return None
+    path = split[0] if split is not None else file
+    for given in inputs:
+        base = given.rstrip("/") or "/"
+        if path in (given, base) or path.startswith(base if base.endswith("/") else base + "/"):
+            return given
+    return None
+
+
+def input_label(given: str, inputs: Sequence[str]) -> str:
+    """How ``given``, one of several ``inputs``, is named in keys: its path below the common parent
+    of the inputs' parent directories (``build/cpu`` of ``build/cpu build/gpu`` -> ``cpu``;
+    ``a/x`` of ``a/x b/x`` -> ``a/x``); ``""`` when a single input is given (today's keys)."""
+    common = _common_parent(tuple(inputs), os.getcwd())
+    return "" if common is None else os.path.relpath(os.path.abspath(given), common).replace(os.sep, "/")
+
+
+@functools.lru_cache(maxsize=8)
+def _common_parent(inputs: tuple[str, ...], cwd: str) -> str | None:
+    """The common parent of the parent directories of ``inputs`` (absolute, relative ones below
+    ``cwd``), ``None`` for fewer than two distinct inputs; once per run (a key is made for every finding)."""
+    distinct = {os.path.join(cwd, g) for g in inputs}
+    distinct = {os.path.normpath(g) for g in distinct}
+    return os.path.commonpath([os.path.dirname(g) for g in distinct]) if len(distinct) > 1 else None
+
+
+def keyed_file(file: str, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> str:
+    """``file``'s key in baselines and SARIF fingerprints: ``targeted_file`` (``form="plain"``:
+    ``relative_file``), and with ``form="keyed"``, when several inputs are given, after the label
+    of the input holding it (``input_label``): ``cpu/lib/libx.so`` and ``gpu/lib/libx.so`` for
+    ``check build/cpu build/gpu``, a file given itself its label alone. A package given itself,
+    or a member of one, carries no label (its target or variant tells it apart, and
+    ``check dist/*.whl`` keys as ``check dist``)."""
+    if form == "plain":
+        return relative_file(file, inputs, packages)
+    key = targeted_file(file, inputs, packages)
+    holder = _holder(file, inputs, packages) if form == "keyed" and len(inputs) > 1 else None
+    label = input_label(holder, inputs) if holder is not None else ""
+    if not label:
+        return key
+    if holder is not None and split_member(file, packages) is None and file.rstrip("/") == holder.rstrip("/"):
+        return label
+    return f"{label}/{key}"
 
 
 def _platform_kind(platforms: str) -> str:
@@ -226,13 +320,13 @@ def original_names(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
 
 
-def fingerprint(finding: Finding, inputs: Sequence[str], packages: Set[str], targeted: bool = True) -> Fingerprint:
-    """The stable key of ``finding``: ``(rule, relative file, subject)``, a wheel member's file
-    keyed by its wheel's target (``targeted_file``; ``targeted=False``: by its member path alone,
-    as baselines written before were); a subject that is itself a path under an input (the other
+def fingerprint(finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> Fingerprint:
+    """The stable key of ``finding``: ``(rule, file key, subject)``, its file keyed by the input
+    holding it and its package's target or variant (``keyed_file``; another ``form``: as baselines
+    written before were); a subject that is itself a path under an input (the other
     library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
     left out (``unhashed``); ``packages``: the packages the run staged (``relative_file``'s)."""
-    file = targeted_file(finding.file, inputs, packages) if targeted else relative_file(finding.file, inputs, packages)
+    file = keyed_file(finding.file, inputs, packages, form)
     return (finding.rule, unhashed(file), unhashed(relative_file(finding.subject, inputs, packages)))
 
 
@@ -255,13 +349,13 @@ def symbols_of(finding: Finding) -> list[str]:
 
 
 def fingerprints(
-    finding: Finding, inputs: Sequence[str], packages: Set[str], targeted: bool = True
+    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed"
 ) -> tuple[Fingerprint, ...]:
     """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
     ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
     findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
-    keeps its one fingerprint either way; ``packages``, ``targeted``: as ``fingerprint``'s."""
-    key = fingerprint(finding, inputs, packages, targeted)
+    keeps its one fingerprint either way; ``packages``, ``form``: as ``fingerprint``'s."""
+    key = fingerprint(finding, inputs, packages, form)
     names = symbols_of(finding)
     if not names:
         return (key,)
