@@ -339,16 +339,17 @@ def _apply_baseline(
 
 
 def _audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]:
-    """The key prefixes (``label/target:``, ``target:``; ``baseline.keyed_file``) of the packages
-    staged: a baseline entry's file starting with none of them names a package not audited."""
+    """The key prefixes (``label:``, ``target:``, ``label:target:``; ``baseline.keyed_file``) of
+    the inputs given and the packages staged: a baseline entry's file with a colon that starts with
+    none of them names an input or a package this run did not audit."""
     from .config.baseline import keyed_file
 
     scopes = set()
-    for package in packages:
-        for form in ("keyed", "targeted"):
-            key = keyed_file(f"{package}!x", inputs, packages, form)
-            if key.endswith(":x"):
-                scopes.add(key[:-1])
+    for path in (*(f"{p}!x" for p in packages), *(f"{g.rstrip('/') or '/'}/x" for g in inputs), *inputs):
+        for form in ("keyed", "named", "targeted"):
+            key = keyed_file(path, inputs, packages, form)
+            if ":" in key:
+                scopes.add(key[: key.rindex(":") + 1])
     return tuple(sorted(scopes))
 
 
@@ -366,17 +367,18 @@ def _baselined(
     baseline = config.baseline
     assert baseline is not None
     keys = fingerprints(f, *given)
+    named = fingerprints(f, *given, form="named")  # a baseline of several inputs, read by a run of one
     # An entry without the input's name or the wheel's target (an older baseline): accepted anyway.
     older = zip(fingerprints(f, *given, form="targeted"), fingerprints(f, *given, form="plain"), strict=True)
     entries = [
-        k if k in baseline else next((o for o in olds if o in baseline), None)
-        for k, olds in zip(keys, older, strict=True)
+        k if k in baseline else n if n in baseline else next((o for o in olds if o in baseline), None)
+        for k, n, olds in zip(keys, named, older, strict=True)
     ]
     known = [e for e in entries if e is not None] if f.rule != "unreadable-input" else []
     seen.update(known)
     if known and len(known) == len(keys):
         if f.suppressed is None:
-            mark = UNTARGETED if any(e not in keys for e in known) else ""
+            mark = UNTARGETED if any(e not in keys and e not in named for e in known) else ""
             f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}{mark}")
     elif known:  # some of its symbols are new: reported, saying which
         new = [key[2] for key, e in zip(keys, entries, strict=True) if e is None]

@@ -10,7 +10,7 @@ command line that holds it — a wheel member's after its wheel's tag triple,
 ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``,
 as ``linkaudit diff`` pairs it, a conda package member's after its build's variant,
 ``linux-64/py312:lib/libfoo.so``; when several inputs are given, after the name of the input that
-holds it, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
+holds it and a colon, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Sequence, Set
 from typing import Literal
@@ -171,9 +172,10 @@ def conda_variant(package: str) -> str | None:
 
 
 #: How a file is keyed (``keyed_file``): by the input holding it (when several are given) and its
-#: package's target or variant; by its target or variant alone (baselines written before inputs
-#: were told apart); by its path alone (written before package targets were keyed).
-KeyForm = Literal["keyed", "targeted", "plain"]
+#: package's target or variant; by the input holding it even when it is the only one (a baseline of
+#: several inputs read by a run of one); by its target or variant alone (baselines written before
+#: inputs were told apart); by its path alone (written before package targets were keyed).
+KeyForm = Literal["keyed", "named", "targeted", "plain"]
 
 
 def _holder(file: str, inputs: Sequence[str], packages: Set[str]) -> str | None:
@@ -190,40 +192,47 @@ def _holder(file: str, inputs: Sequence[str], packages: Set[str]) -> str | None:
     return None
 
 
-def input_label(given: str, inputs: Sequence[str]) -> str:
-    """How ``given``, one of several ``inputs``, is named in keys: its path below the common parent
-    of the inputs' parent directories (``build/cpu`` of ``build/cpu build/gpu`` -> ``cpu``;
-    ``a/x`` of ``a/x b/x`` -> ``a/x``); ``""`` when a single input is given (today's keys)."""
+def input_label(given: str, inputs: Sequence[str], named: bool = False) -> str:
+    """How ``given``, one of ``inputs``, is named in keys: its path below the common parent of the
+    inputs' parent directories (``build/cpu`` of ``build/cpu build/gpu`` -> ``cpu``; ``a/x`` of
+    ``a/x b/x`` -> ``a/x``); ``""`` when a single input is given (today's keys) — ``named``: its base
+    name then (``cpu`` of ``check build/cpu``, as it is named among its siblings)."""
     common = _common_parent(tuple(inputs), os.getcwd())
-    return "" if common is None else os.path.relpath(os.path.abspath(given), common).replace(os.sep, "/")
+    path = os.path.normpath(os.path.join(os.getcwd(), given))
+    if common is None:
+        return os.path.basename(path) if named else ""
+    return os.path.relpath(path, common).replace(os.sep, "/")
 
 
 @functools.lru_cache(maxsize=8)
 def _common_parent(inputs: tuple[str, ...], cwd: str) -> str | None:
     """The common parent of the parent directories of ``inputs`` (absolute, relative ones below
     ``cwd``), ``None`` for fewer than two distinct inputs; once per run (a key is made for every finding)."""
-    distinct = {os.path.join(cwd, g) for g in inputs}
-    distinct = {os.path.normpath(g) for g in distinct}
+    distinct = {os.path.normpath(os.path.join(cwd, g)) for g in inputs}
     return os.path.commonpath([os.path.dirname(g) for g in distinct]) if len(distinct) > 1 else None
 
 
 def keyed_file(file: str, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> str:
     """``file``'s key in baselines and SARIF fingerprints: ``targeted_file`` (``form="plain"``:
     ``relative_file``), and with ``form="keyed"``, when several inputs are given, after the label
-    of the input holding it (``input_label``): ``cpu/lib/libx.so`` and ``gpu/lib/libx.so`` for
-    ``check build/cpu build/gpu``, a file given itself its label alone. A package given itself,
-    or a member of one, carries no label (its target or variant tells it apart, and
+    of the input holding it (``input_label``) and a colon: ``cpu:lib/libx.so`` and
+    ``gpu:lib/libx.so`` for ``check build/cpu build/gpu``, ``cpu/lib:libx.so`` for files given
+    themselves; ``form="named"``: a single input's label too (``cpu:lib/libx.so`` for
+    ``check build/cpu``, so that a per-input job matches the baseline of all of them). A package
+    given itself, or a member of one, carries no label (its target or variant tells it apart, and
     ``check dist/*.whl`` keys as ``check dist``)."""
     if form == "plain":
         return relative_file(file, inputs, packages)
     key = targeted_file(file, inputs, packages)
-    holder = _holder(file, inputs, packages) if form == "keyed" and len(inputs) > 1 else None
-    label = input_label(holder, inputs) if holder is not None else ""
-    if not label:
+    if form == "targeted" or (form == "keyed" and len(inputs) < 2):
         return key
-    if holder is not None and split_member(file, packages) is None and file.rstrip("/") == holder.rstrip("/"):
-        return label
-    return f"{label}/{key}"
+    holder = _holder(file, inputs, packages)
+    if holder is None:
+        return key
+    label = input_label(holder, inputs, form == "named")
+    if split_member(file, packages) is None and file.rstrip("/") == holder.rstrip("/"):  # a file given itself
+        label = posixpath.dirname(label) if len(inputs) > 1 else ""  # its directory's: cpu/lib:libx.so
+    return f"{label}:{key}" if label else key
 
 
 def _platform_kind(platforms: str) -> str:

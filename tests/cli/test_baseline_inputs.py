@@ -34,7 +34,7 @@ def builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_several_directories_key_their_files_apart(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
     assert run_cli("check", "--no-config", "--write-baseline", "bl.json", "old/cpu", "old/gpu").exit_code == 0
     entries = json.loads((builds / "bl.json").read_text())["findings"]
-    assert {e["file"] for e in entries if e["rule"] == "rpath-leak"} == {"cpu/lib/libx.so"}
+    assert {e["file"] for e in entries if e["rule"] == "rpath-leak"} == {"cpu:lib/libx.so"}
     r = run_cli("check", "--no-config", "--format", "json", "--baseline", "bl.json", "new/cpu", "new/gpu")
     assert r.exit_code == 1, r.stdout
     assert _live(r.stdout) == {("rpath-leak", "new/gpu/lib/libx.so")}
@@ -43,8 +43,22 @@ def test_several_directories_key_their_files_apart(run_cli, builds: Path) -> Non
 
 def test_files_given_themselves_key_apart_too(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
     run_cli("check", "--no-config", "--write-baseline", "bl.json", "old/cpu/lib/libx.so", "old/gpu/lib/libx.so")
+    entries = json.loads((builds / "bl.json").read_text())["findings"]
+    assert {e["file"] for e in entries if e["rule"] == "rpath-leak"} == {"cpu/lib:libx.so"}
     r = run_cli("check", "--no-config", "--format", "json", "--baseline", "bl.json", "new/cpu/lib/libx.so", "new/gpu/lib/libx.so")  # fmt: skip
     assert _live(r.stdout) == {("rpath-leak", "new/gpu/lib/libx.so")}, r.stdout
+
+
+def test_a_job_of_one_input_reads_the_baseline_of_several(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
+    """``check build/cpu`` against the baseline of ``check build/cpu build/gpu``: cpu's entries
+    accept its findings, gpu's (not audited) are not called fixed; cpu's gone ones are."""
+    assert run_cli("check", "--no-config", "--write-baseline", "bl.json", "new/cpu", "new/gpu").exit_code == 0
+    r = run_cli("check", "--no-config", "--format", "json", "--baseline", "bl.json", "new/cpu")
+    assert r.exit_code == 0 and not _live(r.stdout), r.stdout
+    assert not _fixed(r.stdout) and "predates" not in r.stderr
+    shutil.copy(CLEAN, builds / "new/cpu/lib/libx.so")
+    g = run_cli("check", "--no-config", "--format", "json", "--baseline", "bl.json", "new/cpu")
+    assert {e["file"] for e in _fixed(g.stdout) if e["rule"] == "rpath-leak"} == {"cpu:lib/libx.so"}, g.stdout
 
 
 def test_one_input_keeps_its_keys(run_cli, builds: Path) -> None:  # type: ignore[no-untyped-def]
