@@ -1,6 +1,6 @@
 """Which packages are staged where: the packages among the inputs recognised, each kind staged
-into its root (the wheels given together into one ``site-packages``, conda packages into one
-prefix, each tarball into its own), and the temporary tree removed afterwards."""
+into its root (the wheels given together into one ``site-packages``, conda packages — ``.conda``
+and ``.tar.bz2`` — into one prefix, each other tarball into its own), and the temporary tree removed afterwards."""
 
 from __future__ import annotations
 
@@ -201,6 +201,21 @@ def _stage_zip(stager: Stager, roots: _Roots, path: str) -> None:
             stage_wheel(stager, roots.get("wheel", path), path, zf, packed)
 
 
+def _stage(stager: Stager, roots: _Roots, path: str, kind: str | None) -> None:
+    """Stage the input ``path`` of ``kind`` (``package_kind``; ``None``: no package, audited as
+    it is): a ``.tar.bz2`` into the conda prefix, any other tarball into a root of its own."""
+    from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
+
+    if kind is None:
+        roots.paths.append(path)
+    elif kind == "tarball" and path.endswith(".tar.bz2"):  # a conda package: into the one prefix
+        stage_tarball(stager, roots.get("conda", path), path, path, "conda")
+    elif kind == "tarball":
+        stage_tarball(stager, roots.get(f"tarball{len(roots.sites)}", path), path, path)
+    else:
+        _stage_zip(stager, roots, path)
+
+
 @dataclass(frozen=True, slots=True)
 class PlannedInputs:
     """The inputs of one installation's audit.
@@ -321,20 +336,13 @@ def staged_inputs(
     from ..formats.held import forget_under as forget_held
     from ..formats.ranges import forget_under
     from .staging import Budget, Stager
-    from .tar import stage_tarball  # the archive readers: only once a package is among the inputs
 
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
         stager = Stager(Budget(progress), whole, hold)
         roots = _Roots(tmp)
         for p in ordered:
-            kind = kinds.get(p)
-            if kind is None:
-                roots.paths.append(p)
-            elif kind == "tarball":
-                stage_tarball(stager, roots.get(f"tarball{len(roots.sites)}", p), p, p)
-            else:
-                _stage_zip(stager, roots, p)
+            _stage(stager, roots, p, kinds.get(p))
         sites, errors = list(roots.sites.values()), stager.all_errors()
         yield Staged(
             roots.paths, errors, list(kinds), sites, found=found, clashes=stager.clashes, sniffed=stager.sniffed

@@ -109,6 +109,8 @@ class StagingRoot:
         owner: member path (or a directory above one) -> the package that installs it.
         dirs: every directory packages install into -> those packages, in input order (an ordered
             set: the keys of a dict).
+        listed: every path a wheel or conda package installs here (not only binaries) -> (that
+            package, CRC-32, size; ``-1, -1``: not known): the first to install it, for clashes.
     """
 
     host: str
@@ -200,8 +202,9 @@ class Clash:
         first: the package that installs it first (kept in the staged tree), as given.
         second: the other package, as given.
         member: the member's name in ``second``.
-        identical: True when both copies hold the same bytes (zip CRC-32 and size), False when
-            they differ, ``None`` when not compared.
+        identical: True when both copies hold the same bytes (CRC-32 and size: a wheel's zip
+            directory's, a conda package's member's as read), False when they differ, ``None``
+            when not compared.
     """
 
     path: str

@@ -11,6 +11,7 @@ import gzip
 import lzma
 import os
 import posixpath
+import zlib
 from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
@@ -23,6 +24,7 @@ from .metadata import MAX_METADATA, conda_record, past_limit
 from .staging import (
     CORRUPT,
     SECOND_COPY,
+    Clash,
     Readable,
     Refused,
     Stager,
@@ -119,15 +121,17 @@ def origin(path: str, st: os.stat_result, inner: str = "") -> Origin | None:
     return Origin(path, st, inner) if active() is not None else None
 
 
-def stage_tarball(stager: Stager, site: StagingRoot, label: str, path: str) -> None:
-    """Stage the tarball at ``path`` (given as ``label``) into ``site``; problems go to ``stager.errors``."""
+def stage_tarball(stager: Stager, site: StagingRoot, label: str, path: str, kind: str = "tarball") -> None:
+    """Stage the tarball at ``path`` (given as ``label``) into ``site``, its members installed as
+    ``kind`` says (``"conda"``: a ``.tar.bz2`` into the prefix it shares with other conda packages,
+    each member listed for clashes: ``stage_stream``); problems go to ``stager.errors``."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
             fh.seek(0)
             st = os.fstat(fh.fileno())
             stream = decompressed(fh, head, st.st_size)
-            stage_stream(stager, site, label, "tarball", stream, path, st.st_size, origin(path, st))
+            stage_stream(stager, site, label, kind, stream, path, st.st_size, origin(path, st))
     except OSError as exc:
         stager.errors.append(InputError(path, exc.strerror or str(exc)))
 
@@ -246,6 +250,11 @@ def _member(
         site.conda_index[label] = text
         return
     rel = install_path(kind, name)
+    listed = kind == "conda" and rel is not None and not rel.startswith("info/")  # info/: not in the prefix
+    if listed and not member.sparse:  # a sparse file's holes are never read through: not compared
+        src = summed = Summed(src)
+    else:
+        summed = None
     if rel is not None and rel in written and site.owner.get(rel) == label:
         stager.refuse(label, name, SECOND_COPY)
         site.disown(rel)
@@ -257,3 +266,43 @@ def _member(
     size = None if member.sparse else member.real_size
     if stager.file(site, label, kind, name, src, limit, key, size) and rel is not None:
         written.add(rel)
+    if listed and rel is not None:
+        _list(stager, site, label, name, rel, summed.finish() if summed is not None else None)
+
+
+class Summed:
+    """A member's data read through (``read`` as its source's): the CRC-32 and length of what was
+    read, to compare two packages' copies of one path without either being on disk (a member may be
+    held in memory, ``formats.held``, or not a binary and never written)."""
+
+    __slots__ = ("crc", "size", "src")
+
+    def __init__(self, src: Readable) -> None:
+        self.src, self.crc, self.size = src, 0, 0
+
+    def read(self, n: int = -1, /) -> bytes:
+        """At most ``n`` bytes of the member (``src.read``), counted."""
+        data = self.src.read(n)
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        return data
+
+    def finish(self) -> tuple[int, int]:
+        """``(CRC-32, size in bytes)`` of the whole member: the rest of it read in chunks, as the
+        tar reader would skip it (the stream's caps count it either way)."""
+        while self.read(limits.CHUNK):
+            pass
+        return self.crc, self.size
+
+
+def _list(stager: Stager, site: StagingRoot, label: str, name: str, rel: str, sums: tuple[int, int] | None) -> None:
+    """Record the member ``rel`` of the conda package ``label`` as installed into the shared
+    prefix (``sums``: its CRC-32 and size; ``None``: not compared); a path another package
+    installs too is a clash, identical when both sums agree (as a wheel's ``_list``)."""
+    mine = (label, *(sums or (-1, -1)))
+    held = site.listed.setdefault(rel, mine)
+    if held[0] == label:
+        site.listed[rel] = mine  # a second copy of the package's own replaces the first (tar -x)
+    else:
+        same = None if sums is None or held[1:] == (-1, -1) else held[1:] == mine[1:]
+        stager.clashes.append(Clash(rel, held[0], label, name, same))

@@ -18,9 +18,10 @@ on the order of installation. With different contents that is an error: one
 package runs against the other's file. Identical copies (the namespace
 nvidia/__init__.py every NVIDIA wheel ships) are harmless, and a note.
 
-Wheels are compared by the CRC-32 and size their zip directory records; a
-path installed by two conda packages or tarballs is reported without a
-comparison. Wheels of one project for different Pythons are never installed
+Wheels are compared by the CRC-32 and size their zip directory records,
+conda packages (.conda and .tar.bz2, one prefix) by the CRC-32 and size of
+each member as it is read; a path a symlink of one package installs is
+reported without a comparison. Wheels of one project for different Pythons are never installed
 together (see the installations the report lists); --together puts every
 input in one installation, and then a second wheel of one project clashes
 with the first on its .dist-info files at least.
