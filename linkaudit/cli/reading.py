@@ -107,7 +107,7 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
     with staged_inputs(given, only=only) as staged:
         collected = collect(staged.paths, staged.sniffed)
         found = [(name, p, staged.member_path(name)) for name, p in members if p in staged.packages]
-        partial = frozenset(package for _name, package in members) - set(paths)
+        partial = member_only(paths, members)
         errors: list[InputError] = [*staged.errors, *collected.errors]
         missing = [(name, package) for name, package, host in found if host is None]
         bare = [name for name, _package in missing if staged.member_directory(name)]  # no binary below it
@@ -153,6 +153,39 @@ def package_members(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, st
         if package not in given:
             given.append(package)
     return given, members
+
+
+def member_only(paths: Sequence[str], members: Sequence[tuple[str, str]]) -> frozenset[str]:
+    """The packages of ``members`` (``package_members``) given only as ``PACKAGE!member``: neither
+    among ``paths`` nor below a directory of ``paths`` (``show dist/ dist/x.whl!a.so`` shows all
+    of ``dist/``)."""
+    packages = {package for _name, package in members} - set(paths)
+    if not packages:
+        return frozenset()
+    tops = [p.rstrip("/") + "/" for p in paths if "!" not in p or os.path.lexists(p)]
+    tops = [t for t in tops if os.path.isdir(t)]
+    return frozenset(p for p in packages if not any(p.startswith(t) for t in tops))
+
+
+def each_package(paths: Sequence[str]) -> list[tuple[list[str], frozenset[str] | None]]:
+    """How ``show`` reads ``paths`` (``read_inputs``'s arguments, in order): each package among
+    them and in the directories given on its own (``packages.plan_each``), so a path two packages
+    both hold (two wheels of one project, two conda packages) is read from each; the inputs that
+    are no package once more, last (left out when they are only the directories the packages
+    were found in).  One read of every input when at most one package is among them."""
+    from ..packages import plan_each
+
+    given, members = package_members(paths)
+    plan = _worth_drawing(plan_each(given))
+    if len(plan) < 2:
+        return [(list(paths), None)]
+    only = member_only(paths, members)
+    out: list[tuple[list[str], frozenset[str] | None]] = []
+    for planned in plan:
+        packages = planned.packages or frozenset()
+        mine = [name for name, package in members if package in packages]
+        out.append(([*(p for p in planned.paths if p not in only), *mine], planned.packages))
+    return out
 
 
 def _package_part(path: str, kind: Callable[[str], str | None]) -> str | None:

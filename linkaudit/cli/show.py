@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from .cacheflag import no_cache_option
 from .check import INPUT_PATHS
 from .emit import emit
-from .reading import read_inputs
+from .reading import Inputs, each_package, read_inputs
 
 
 @click.command()
@@ -29,13 +31,39 @@ def show(paths: tuple[str, ...], symbols: bool, fmt: str) -> int:
     2 an input could not be read (the others are still shown) or a usage error,
     3 internal error.
     """
+    documents: list[str] = []
+    failed = False
+    for given, only in each_package(paths):
+        with read_inputs(given, only) as read:
+            inputs = read.only_members()  # PACKAGE!member: that member of the package
+            inputs.report_problems()
+            documents.append(_render(inputs, symbols, fmt))
+            failed = failed or bool(inputs.errors)
+    emit(_merged(documents, fmt))
+    return 2 if failed else 0
+
+
+def _render(inputs: Inputs, symbols: bool, fmt: str) -> str:
+    """The ``text`` or ``json`` document of what one read holds, staged paths written
+    ``PACKAGE!member`` (the staging tree is gone once the read ends); ``""`` for a text of no binary."""
     from ..output.linkage import render_json, render_text
 
-    with read_inputs(paths) as read:
-        inputs = read.only_members()  # PACKAGE!member: that member of the package
-        inputs.report_problems()
-        if fmt == "json":
-            emit(inputs.relabel(render_json(inputs.binaries, symbols, inputs.errors, inputs.skipped), fmt))
-        elif inputs.binaries:
-            emit(inputs.relabel(render_text(inputs.binaries, symbols), fmt))
-        return 2 if inputs.errors else 0
+    if fmt == "json":
+        return inputs.relabel(render_json(inputs.binaries, symbols, inputs.errors, inputs.skipped), fmt)
+    return inputs.relabel(render_text(inputs.binaries, symbols), fmt) if inputs.binaries else ""
+
+
+def _merged(documents: list[str], fmt: str) -> str:
+    """One document of the reads' ``documents``: texts one after another, a blank line between;
+    JSON documents' ``binaries``, ``errors`` and ``skipped`` joined in order."""
+    if fmt != "json":
+        return "\n".join(d for d in documents if d)
+    if len(documents) == 1:
+        return documents[0]
+    docs = [json.loads(d) for d in documents]
+    merged = {**docs[0], "binaries": [b for d in docs for b in d["binaries"]]}
+    merged["errors"] = [e for d in docs for e in d["errors"]]
+    skipped = [s for d in docs for s in d.get("skipped", ())]
+    if skipped:
+        merged["skipped"] = skipped
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
