@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from ..rules import rule_ids
 from .cacheflag import no_cache_option
 from .emit import STDOUT, check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
+from .members import cut_to_members, member_filter, member_operands
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
 from .spread import Spreading, spreading
@@ -256,7 +258,7 @@ def _exit_status(report: Report, wrote_baseline: bool) -> int:
 
 
 def _run_audit(
-    paths: tuple[str, ...],
+    paths: Sequence[str],
     config: AuditConfig,
     quiet: bool,
     together: bool,
@@ -264,15 +266,21 @@ def _run_audit(
     protected: list[str],
 ) -> Report:
     """Audit ``paths`` under ``config``, progress on stderr unless ``quiet``, spread as
-    ``spread_options`` (``spreading``) says; a streamed report (``--format jsonl``) is finished here,
-    never over a ``protected`` path; a note when the baseline predates per-target keys."""
+    ``spread_options`` (``spreading``) says; a ``PACKAGE!member`` given has its package audited
+    whole and the report cut down to it (``members.member_operands``, ``cut_to_members``); a
+    streamed report (``--format jsonl``) is finished here, never over a ``protected`` path; a note
+    when the baseline predates per-target keys."""
+    given, wanted = member_operands(paths)
     progress = stderr_progress(quiet)
     with spread_options as spread:
+        if wanted:
+            spread.keep = member_filter(wanted)
         try:
-            report = audit(list(paths), config, progress, together=together, spread=spread.spread)
+            report = audit(given, config, progress, together=together, spread=spread.spread)
         finally:
             if progress is not None:
                 progress.close()
+        report = cut_to_members(report, wanted)[0]
         if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
             spread.finish(report, protected)
     _untargeted_note(report, config.baseline_file)

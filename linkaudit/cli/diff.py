@@ -28,8 +28,8 @@ from .check import (
 )
 from .emit import emit
 from .filedefaults import loader_with_file
+from .members import cut_to_members, member_operands
 from .options import loader_options
-from .reading import package_members
 
 
 def _found(findings: Sequence[Finding]) -> list[Finding]:
@@ -38,36 +38,20 @@ def _found(findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
 
 
-#: What a member given that its package lacks is told (as ``show`` tells it).
-NO_MEMBER = "no such binary member in the package (give the package itself to see its members)"
-
-
 def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...], frozenset[str]]:
     """One build's findings, binaries and the packages its run staged (``Report.packages``),
-    ``audit_binaries`` of ``path``.  A member given as
-    ``PACKAGE!member`` (``reading.package_members``, as ``show``, ``tree`` and ``why`` take it) is
-    audited within its package (the loader finds its siblings), then the findings and binaries cut
-    down to it (an archive member's: ``member(object.o)``) and the package's own unreadable-input;
-    a member the package lacks is an unreadable-input finding (``NO_MEMBER``).
+    ``audit_binaries`` of ``path``.  A member given as ``PACKAGE!member`` is audited within its
+    package (the loader finds its siblings), then the findings and binaries cut down to it, as
+    ``check`` cuts them (``members.cut_to_members``: a member the package lacks is an
+    unreadable-input finding, ``members.NO_MEMBER``).
 
     Raises:
         ConfigError: as ``audit_binaries``.
     """
-    _given, members = package_members([path])
-    if not members:
-        report, binaries = audit_binaries([path], config)
-        return list(report.findings), binaries, frozenset(report.packages)
-    package = members[0][1]
-    report, binaries = audit_binaries([package], config)
-    mine = tuple(b for b in binaries if b.path == path)
-
-    def kept(f: Finding) -> bool:
-        return f.file == path or f.file.startswith(f"{path}(") or (f.rule == "unreadable-input" and f.file == package)
-
-    findings = [f for f in report.findings if kept(f)]
-    if not mine and not any(f.rule == "unreadable-input" for f in findings):
-        findings.append(Finding("unreadable-input", Severity.ERROR, path, path, NO_MEMBER))
-    return findings, mine, frozenset(report.packages)
+    given, wanted = member_operands([path])
+    whole, read = audit_binaries(given, config)
+    report, binaries = cut_to_members(whole, wanted, read)
+    return list(report.findings), binaries, frozenset(report.packages)
 
 
 def _findings(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from ..errors import ConfigError, OutputError
@@ -56,9 +56,14 @@ class Spreading:
     _file: IO[str] | None = None
     _temp: str | None = None
     _output: str | None = None
+    keep: Callable[[str, str | None], bool] | None = None  # a finding's file and rule -> streamed
 
     def on_part(self, index: int, packages: tuple[str, ...], findings: list[Finding]) -> None:
-        """``Spread.on_part``: the lines of one installation, and the progress line."""
+        """``Spread.on_part``: the lines of one installation (those ``keep`` keeps: the members of a
+        package given as ``PACKAGE!member``, ``members.member_filter``), and the progress line."""
+        if self.keep is not None:
+            keep = self.keep
+            findings = [f for f in findings if keep(f.file, f.rule)]
         if self.stream is not None:
             self.stream.part(index, packages, findings)
         if self.progress is not None:
