@@ -22,7 +22,6 @@ from ..rules import rule_ids
 from .cacheflag import no_cache_option
 from .emit import STDOUT, check_output_path, emit, use_color, write_output
 from .filedefaults import loader_with_file, relative_to_file
-from .members import cut_to_members, member_filter, member_operands
 from .options import loader_options, target_from_options
 from .progress import stderr_progress
 from .spread import Spreading, spreading
@@ -270,21 +269,36 @@ def _run_audit(
     whole and the report cut down to it (``members.member_operands``, ``cut_to_members``); a
     streamed report (``--format jsonl``) is finished here, never over a ``protected`` path; a note
     when the baseline predates per-target keys."""
-    given, wanted = member_operands(paths)
+    given, wanted = _member_operands(paths)
     progress = stderr_progress(quiet)
     with spread_options as spread:
         if wanted:
+            from .members import member_filter
+
             spread.keep = member_filter(wanted)
         try:
             report = audit(given, config, progress, together=together, spread=spread.spread)
         finally:
             if progress is not None:
                 progress.close()
-        report = cut_to_members(report, wanted)[0]
+        if wanted:
+            from .members import cut_to_members
+
+            report = cut_to_members(report, wanted)[0]
         if spread.stream is not None:  # --format jsonl: the lines went out as packages finished
             spread.finish(report, protected)
     _untargeted_note(report, config.baseline_file)
     return report
+
+
+def _member_operands(paths: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """``members.member_operands`` of ``paths``; the member machinery (the package readers) is
+    imported only when a path holds a ``!`` (a plain ELF check imports the ELF path alone)."""
+    if not any("!" in p for p in paths):
+        return list(paths), {}
+    from .members import member_operands
+
+    return member_operands(paths)
 
 
 def _render(
