@@ -108,3 +108,37 @@ def test_a_build_tree_beside_a_conda_package_is_judged_against_the_host(tmp_path
         assert not mine, [f.message for f in mine]
         libz = [f for f in report.findings if f.subject == "libz.so.1" and f.file.startswith(str(tmp_path / name))]
         assert len(libz) == 1 and "add libzlib to requirements/run" in libz[0].message
+
+
+def _variant(path: Path, name: str, build: str, lib: bytes) -> str:
+    """A conda ``.tar.bz2`` of ``name`` and ``build`` installing ``lib/libfoo.so``."""
+    import io
+
+    index = json.dumps({"name": name, "version": "1.0", "build": build, "build_number": 0}).encode()
+    with tarfile.open(path, "w:bz2") as tf:
+        for member, data in (("info/index.json", index), ("lib/libfoo.so", lib)):
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("hold", [True, False], ids=["no-loader", "loader"])
+def test_builds_of_one_package_name_are_installations_apart(tmp_path: Path, hold: bool) -> None:
+    """conda-build's variants (foo-1.0-py311_0, foo-1.0-py312_0) are never installed in one prefix:
+    each is audited as it alone is (both files, no file-clash); two packages of different names
+    writing one path are one prefix and clash."""
+    lib = (CONDA.parents[0] / "loader/pyext/lib/libhelper.so").read_bytes()
+    other = (CONDA.parents[0] / "misc/libleak.so").read_bytes()
+    py311 = _variant(tmp_path / "foo-1.0-py311_0.tar.bz2", "foo", "py311_0", lib)
+    py312 = _variant(tmp_path / "foo-1.0-py312_0.tar.bz2", "foo", "py312_0", other)
+    config = AuditConfig(target=None) if hold else AuditConfig()
+    report = audit([py311, py312], config)
+    assert {f.path for f in report.files} == {f"{py311}!lib/libfoo.so", f"{py312}!lib/libfoo.so"}
+    assert not [f for f in report.findings if f.rule == "file-clash"]
+    planned = report.config["installations"]
+    assert [p["packages"] for p in planned] == [[py311], [py312]]
+    assert all("one build of a package name" in p["reason"] for p in planned)
+    bar = _variant(tmp_path / "bar-1.0-0.tar.bz2", "bar", "0", other)
+    clash = audit([py311, bar], config)
+    assert [f.severity.value for f in clash.findings if f.rule == "file-clash"] == ["error"]

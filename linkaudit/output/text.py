@@ -210,7 +210,7 @@ def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
 def _apart(planned: list[dict[str, object]]) -> str:
     """Why the inputs were audited as several installations, from the plan's own reasons: ``--each``;
     a project's wheels for several targets (one wheel per project in each, as pip picks); the two
-    formats of one conda package (conda installs one)."""
+    formats of one conda package, or several builds of one name (conda installs one)."""
     reasons = [str(i["reason"]) for i in planned]
     why = []
     if any(r.endswith("(--each)") for r in reasons):
@@ -219,6 +219,8 @@ def _apart(planned: list[dict[str, object]]) -> str:
         why.append("a project's wheels for several targets are never installed together")
     if any(r.startswith("one format of") for r in reasons):
         why.append("the two formats of one conda package are never installed together")
+    if any(r.startswith("one build of") for r in reasons):
+        why.append("two builds of one conda package name are never installed in one prefix")
     return "; ".join(why) or "installed apart"
 
 

@@ -316,27 +316,45 @@ CONDA_FORMATS = (".conda", ".tar.bz2")
 
 
 def conda_format_sets(packages: Sequence[str]) -> list[Installation]:
-    """The installations the conda packages among ``packages`` make when one package is given in
-    both formats (``NAME-VERSION-BUILD.conda`` and ``.tar.bz2``: a channel serves both, conda
-    installs one): the k-th format given of each such package goes to the k-th installation, with
-    every other package of ``packages`` in each.  Returns ``[]`` when no package is given twice
-    (the packages then stay one installation).  Keyed by file name: the same name in two
-    subdirectories of a channel (``linux-64/``, ``osx-64/``) is never installed together either.
+    """The installations the conda packages among ``packages`` make when one package name is given
+    more than once: a package in both formats (``NAME-VERSION-BUILD.conda`` and ``.tar.bz2``: a
+    channel serves both, conda installs one), or several builds of one name (conda-build's variants
+    ``foo-1.0-py311_0`` and ``foo-1.0-py312_0``, two versions: a prefix holds one package of a name).
+    The k-th copy given of each such name goes to the k-th installation, with every other package
+    of ``packages`` in each.  Returns ``[]`` when no name is given twice (the packages then stay one
+    installation).  Keyed by file name: the same name in two subdirectories of a channel
+    (``linux-64/``, ``osx-64/``) is never installed together either.
     """
     copies: dict[str, list[str]] = {}
     for path in packages:
         base = os.path.basename(path)
         stem = next((base[: -len(s)] for s in CONDA_FORMATS if base.endswith(s)), None)
         if stem is not None:
-            copies.setdefault(stem, []).append(path)
-    twice = {stem: paths for stem, paths in copies.items() if len(paths) > 1}
+            copies.setdefault(stem.rsplit("-", 2)[0], []).append(path)
+    twice = {name: paths for name, paths in copies.items() if len(paths) > 1}
     if not twice:
         return []
     apart = {p for paths in twice.values() for p in paths}
     out = []
     for k in range(max(map(len, twice.values()))):
         chosen = {paths[k] for paths in twice.values() if k < len(paths)}
-        stems = ", ".join(sorted(stem for stem, paths in twice.items() if k < len(paths)))
-        reason = f"one format of {stems} (a channel serves each package as .conda and .tar.bz2; conda installs one)"
-        out.append(Installation(tuple(p for p in packages if p in chosen or p not in apart), (), reason))
+        out.append(
+            Installation(tuple(p for p in packages if p in chosen or p not in apart), (), _copy_reason(twice, k))
+        )
     return out
+
+
+def _copy_reason(twice: dict[str, list[str]], k: int) -> str:
+    """Why the k-th copies of the names given twice (``conda_format_sets``) are an installation of
+    their own: one format of a package given in both, or one build of a name given in several."""
+    stems = {name: {_conda_stem(p) for p in paths} for name, paths in twice.items() if k < len(paths)}
+    if all(len(s) == 1 for s in stems.values()):
+        listed = ", ".join(sorted(next(iter(s)) for s in stems.values()))
+        return f"one format of {listed} (a channel serves each package as .conda and .tar.bz2; conda installs one)"
+    listed = ", ".join(sorted(os.path.basename(twice[name][k]) for name in stems))
+    return f"one build of a package name given in several: {listed} (a conda prefix holds one package of a name)"
+
+
+def _conda_stem(path: str) -> str:
+    base = os.path.basename(path)
+    return next((base[: -len(s)] for s in CONDA_FORMATS if base.endswith(s)), base)
