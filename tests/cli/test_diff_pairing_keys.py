@@ -6,13 +6,13 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from linkaudit.config.baseline import original_names, relative_file, targeted_file, unhashed
+from tests.cli.pairwheel import pairing_wheel
 from tests.loader.dagbuild import Lib, elf_bytes
 
 V1 = ("foo", "bar")
@@ -88,20 +88,6 @@ def test_top_directory_kept_unless_named_for_the_tarball() -> None:
 
 # --- wheels ---------------------------------------------------------------------------------
 
-TAG = "cp311-cp311-manylinux_2_17_x86_64"
-
-
-def _wheel(path: Path, exports: tuple[str, ...], tag: str = TAG) -> Path:
-    version = path.name.split("-")[1]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lib = Lib("libp.so", soname="libp.so", exports=exports, needed=("libmissing.so.7",))
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("pkg/libp.so", elf_bytes(lib))
-        zf.writestr(f"pkg-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: pkg\nVersion: {version}\n")
-        zf.writestr(f"pkg-{version}.dist-info/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n")
-        zf.writestr(f"pkg-{version}.dist-info/RECORD", "")
-    return path
-
 
 # --- a raised abi3 floor --------------------------------------------------------------------
 
@@ -111,9 +97,9 @@ def test_abi3_floor_raised_still_pairs(run_cli, tmp_path: Path) -> None:  # type
     baseline's entries matched nothing; now the floor is left out of the key (abi3-manylinux_x86_64:),
     and a baseline written with the floor in its keys still matches."""
     old = tmp_path / "d1.0"
-    _wheel(old / "pkg-1.0-cp38-abi3-manylinux_2_17_x86_64.whl", V1, "cp38-abi3-manylinux_2_17_x86_64")
+    pairing_wheel(old / "pkg-1.0-cp38-abi3-manylinux_2_17_x86_64.whl", V1, "cp38-abi3-manylinux_2_17_x86_64")
     new = tmp_path / "d1.1"
-    _wheel(new / "pkg-1.1-cp39-abi3-manylinux_2_17_x86_64.whl", V2, "cp39-abi3-manylinux_2_17_x86_64")
+    pairing_wheel(new / "pkg-1.1-cp39-abi3-manylinux_2_17_x86_64.whl", V2, "cp39-abi3-manylinux_2_17_x86_64")
     code, doc = _diff(run_cli, old, new)
     assert code == 1, doc
     assert [c["file"] for c in doc["changed"]] == ["abi3-manylinux_x86_64:pkg/libp.so"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli.pairwheel import TAG, pairing_wheel
 from tests.loader.dagbuild import Lib, elf_bytes
 
 V1 = ("foo", "bar")
@@ -84,28 +84,14 @@ def test_stem_pairing_needs_one_candidate_each_and_same_directory(run_cli, tmp_p
 
 # --- a wheel given alone against a wheelhouse ----------------------------------------------
 
-TAG = "cp311-cp311-manylinux_2_17_x86_64"
-
-
-def _wheel(path: Path, exports: tuple[str, ...], tag: str = TAG) -> Path:
-    version = path.name.split("-")[1]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lib = Lib("libp.so", soname="libp.so", exports=exports, needed=("libmissing.so.7",))
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("pkg/libp.so", elf_bytes(lib))
-        zf.writestr(f"pkg-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: pkg\nVersion: {version}\n")
-        zf.writestr(f"pkg-{version}.dist-info/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n")
-        zf.writestr(f"pkg-{version}.dist-info/RECORD", "")
-    return path
-
 
 def test_wheel_given_alone_pairs_with_a_wheelhouse(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``diff OLD.whl dist/``: the lone wheel keyed pkg/libp.so, the wheelhouse's member
     cp311-cp311-manylinux_x86_64:pkg/libp.so, so nothing paired (findings "new", the removed
     export missed); now the lone wheel takes its tag triple, either way round."""
-    old = _wheel(tmp_path / f"pkg-1.0-{TAG}.whl", V1)
+    old = pairing_wheel(tmp_path / f"pkg-1.0-{TAG}.whl", V1)
     house = tmp_path / "dist"
-    _wheel(house / f"pkg-1.1-{TAG}.whl", V2)
+    pairing_wheel(house / f"pkg-1.1-{TAG}.whl", V2)
     for a, b in ((old, house), (house, old)):
         code, doc = _diff(run_cli, a, b)
         assert code == 1 if a == old else code == 0, doc
@@ -117,7 +103,9 @@ def test_wheel_given_alone_pairs_with_a_wheelhouse(run_cli, tmp_path: Path) -> N
 
 def test_two_wheels_given_still_pair_by_member_path(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Two wheels given themselves (of two platforms) still pair by member path alone."""
-    old = _wheel(tmp_path / f"pkg-1.0-{TAG}.whl", V1)
-    new = _wheel(tmp_path / "pkg-1.1-cp311-cp311-musllinux_1_2_x86_64.whl", V2, "cp311-cp311-musllinux_1_2_x86_64")
+    old = pairing_wheel(tmp_path / f"pkg-1.0-{TAG}.whl", V1)
+    new = pairing_wheel(
+        tmp_path / "pkg-1.1-cp311-cp311-musllinux_1_2_x86_64.whl", V2, "cp311-cp311-musllinux_1_2_x86_64"
+    )
     code, doc = _diff(run_cli, old, new)
     assert code == 1 and [c["file"] for c in doc["changed"]] == ["pkg/libp.so"]
