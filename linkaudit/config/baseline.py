@@ -15,7 +15,9 @@ lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol`
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
 content hashes auditwheel and delvewheel put in vendored libraries' names (``unhashed``), so
-one written for a release matches the next.
+one written for a release matches the next; nor, in a subject that is a search-path entry of
+the build machine (``rpath-leak``), its per-build parts — a CI run id, a temporary directory's
+random suffix, the build image's patch release (``build_parts_out``).
 
 An entry whose file has no wheel target or conda variant (a baseline written before members were
 keyed per target) still accepts the member of that path in every platform's wheel and every
@@ -329,14 +331,68 @@ def original_names(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((whole, unhashed(name).replace("-*", ""))))
 
 
+#: Rules whose subject is a search-path entry as the build wrote it, often a path of the build
+#: machine (``/__w/_temp/conda_environment_33057293360/lib``): keyed by ``build_parts_out`` of it.
+#: Not ``rpath-outside-package``: its subject is an ``$ORIGIN`` entry into the installed site.
+BUILD_PATH_RULES = frozenset({"rpath-leak", "duplicate-rpath"})
+
+#: A run of 5 or more digits: a CI run or job id, a build's epoch timestamp (conda-build's
+#: ``<name>_1712345678901``). Shorter runs stay: ``cp311``, ``cu118``, ``gcc-toolset-13`` name
+#: another Python, CUDA or compiler, a real difference.
+_LONG_DIGITS = re.compile(r"\d{5,}")
+
+#: A version of three numbers or more (``3.11.10``, ``17.0.6``, ``3.12.0rc1``), not inside a longer
+#: dotted run: its first two numbers kept (``_build_parts_out``).
+_PATCH_VERSION = re.compile(r"(?<![\d.])(\d+\.\d+)(?:\.\d+)+(?:(?:a|b|rc)\d+)?(?![\d.])")
+
+#: Temporary directories whose name ends in a random suffix, as a whole path component, and their
+#: names with it written ``*``: pip's build directories (``TempDirectory``: ``tempfile.mkdtemp`` with
+#: the prefix ``pip-<kind>-``: ``pip-build-env-``, ``pip-req-build-``, ``pip-install-``, ...),
+#: ``tempfile.mkdtemp``'s own ``tmp`` + 8 of ``[a-z0-9_]``, or ``tmp`` and a suffix holding a digit
+#: (``mktemp -d``'s ``tmp.XXXXXXXXXX``), conda-build's placeholder prefixes (``_h_env_placehold_pl...``,
+#: ``_test_env_placehold...``, of any length).
+_TEMP_DIRS = (
+    (re.compile(r"(pip-(?:[a-z]+-)+)[A-Za-z0-9_]{6,}"), r"\1*"),
+    (re.compile(r"tmp[a-z0-9_]{8}|tmp[._-]?(?=[A-Za-z_]*\d)[A-Za-z0-9_]{6,}"), "tmp*"),
+    (re.compile(r"(_(?:h|test|build)_env)_placehold\w*"), r"\1_placehold*"),
+)
+
+
+def build_parts_out(path: str) -> str:
+    """``path`` (a search-path entry or load path as a build wrote it) without the parts that change
+    from one build of the same source to the next, each written ``*``, component by component: a
+    temporary directory's random suffix (``_TEMP_DIRS``: ``/tmp/pip-build-env-abc123/overlay/lib`` ->
+    ``/tmp/pip-build-env-*/overlay/lib``), a version past its second number (the build image's
+    patch release: manylinux's ``/opt/_internal/cpython-3.11.10/lib`` -> ``cpython-3.11.*``; the
+    major and minor, the ABI and layout the build used, stay), then each run of 5 or more digits
+    (``_LONG_DIGITS``: GitHub Actions' run id in ``/__w/_temp/conda_environment_33057293360/lib``
+    -> ``conda_environment_*``). Linear in ``path``'s length (no backtracking pattern)."""
+    parts = []
+    for part in path.split("/"):
+        for pattern, mark in _TEMP_DIRS:
+            if pattern.fullmatch(part):
+                part = pattern.sub(mark, part)
+                break
+        parts.append(_LONG_DIGITS.sub("*", _PATCH_VERSION.sub(r"\1.*", part)))
+    return "/".join(parts)
+
+
+def subject_key(rule: str, subject: str) -> str:
+    """``subject`` of a finding of ``rule`` as a fingerprint holds it: vendored libraries' content
+    hashes written ``-*`` (``unhashed``), and for a ``BUILD_PATH_RULES`` rule the build's per-build
+    parts too (``build_parts_out``); the finding's message and evidence keep the path as written."""
+    key = unhashed(subject)
+    return build_parts_out(key) if rule in BUILD_PATH_RULES else key
+
+
 def fingerprint(finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> Fingerprint:
     """The stable key of ``finding``: ``(rule, file key, subject)``, its file keyed by the input
     holding it and its package's target or variant (``keyed_file``; another ``form``: as baselines
     written before were); a subject that is itself a path under an input (the other
     library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
-    left out (``unhashed``); ``packages``: the packages the run staged (``relative_file``'s)."""
+    left out, and a build path's per-build parts (``subject_key``); ``packages``: the packages the run staged (``relative_file``'s)."""
     file = keyed_file(finding.file, inputs, packages, form)
-    return (finding.rule, unhashed(file), unhashed(relative_file(finding.subject, inputs, packages)))
+    return (finding.rule, unhashed(file), subject_key(finding.rule, relative_file(finding.subject, inputs, packages)))
 
 
 #: Rules whose one finding per file lists failures that come and go one by one, a symbol each
@@ -437,5 +493,5 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
         if rule in PER_SYMBOL and _COUNTED_SUBJECT.fullmatch(entry["subject"]):
             continue  # "2 symbols": which two is not recorded (an older linkaudit); its findings show again
         file = _ABI3_FLOOR.sub("abi3-", unhashed(entry["file"]))  # written before hashes, abi3 floors were left out
-        keys.add((rule, file, unhashed(entry["subject"])))
+        keys.add((rule, file, subject_key(rule, entry["subject"])))  # written before per-build parts were left out
     return frozenset(keys)

@@ -13,7 +13,8 @@ What GitHub code scanning (``github/codeql-action/upload-sarif``) and other SARI
 * ``partialFingerprints["linkaudit/v1"]``: SHA-256 of the baseline fingerprint (rule, file
   relative to the input that holds it, a wheel member's under its wheel's target tags, a conda
   package member's under its build's variant, after the input's name when several are given,
-  subject — ``baseline.keyed_file``,
+  subject, a leaked build path's without its per-build parts (``baseline.subject_key``) —
+  ``baseline.keyed_file``,
   ``baseline.fingerprint``; of every one of its
   symbols, for a finding listing several — ``baseline.fingerprints``), so an alert keeps
   its identity across runs, machines and checkout paths, and a new set of symbols is a new alert;
