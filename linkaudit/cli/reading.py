@@ -133,7 +133,19 @@ def read_inputs(paths: Sequence[str], only: frozenset[str] | None = None) -> Ite
                 errors.append(exc)
         empty = (*(d for d in collected.empty_dirs if not staged.holds_packages(d)), *bare)
         chosen = tuple((name, host) for name, _package, host in found if host is not None)
-        yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links, chosen, partial)
+        sites = _sites_read(staged, errors)
+        yield Inputs(binaries, errors, skipped, empty, staged, collected.broken_links, chosen, partial, sites)
+
+
+def _sites_read(staged: Staged, errors: list[InputError]) -> list[Site]:
+    """The installed sites the paths given lie in (``audit.sites_among``), each metadata file of
+    theirs that could not be read (``Site.problems``) added to ``errors``: ``show``, ``tree`` and
+    ``why`` name it as ``check`` does, never judge the site without it in silence."""
+    from ..audit import sites_among
+
+    sites = sites_among(staged)
+    errors.extend(InputError(path, reason) for site in sites for path, reason in site.problems)
+    return sites
 
 
 def package_members(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:

@@ -205,34 +205,42 @@ class SiteLayout:
 
 def _read(path: str, limit: int, what: str, problems: list[tuple[str, str]]) -> str:
     """The text of ``path`` (``what``: ``".dist-info/WHEEL"``, ``"conda-meta record"``), undecodable
-    bytes replaced; ``""`` when absent, and when larger than ``limit`` bytes or unreadable (not a
-    regular file: a FIFO named ``METADATA`` is never waited on) — then ``(path, why)`` is added to
-    ``problems``."""
-    from ..formats.hostfile import read_regular_file
+    bytes replaced; ``""`` when absent, and when larger than ``limit`` bytes (judged by the file
+    opened: ``hostfile.read_within``) or unreadable (not a regular file: a FIFO named ``METADATA``
+    is never waited on) — then ``(path, why)`` is added to ``problems``."""
+    from ..formats.hostfile import read_within
 
     try:
-        size = os.stat(path).st_size
-        if size > limit and os.path.isfile(path):
-            problems.append((path, past_limit(size, limit, what)))
-            return ""
-        return read_regular_file(path, limit).decode("utf-8", errors="replace")
+        data, size = read_within(path, limit)
     except FileNotFoundError:
         return ""
     except OSError as exc:
         problems.append((path, f"cannot be read: {exc.strerror or exc}"))
         return ""
+    if size > limit:
+        problems.append((path, past_limit(size, limit, what)))
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+#: Why a ``*.dist-info`` that is no directory (a file, a FIFO, a dangling symlink) is not read.
+NOT_A_DIST_INFO = "not a directory: a .dist-info is one, holding METADATA, WHEEL and RECORD; not read"
 
 
 def _dist_infos(directory: str) -> list[str]:
+    """The names in ``directory`` ending ``.dist-info``, sorted, whatever each is (``read_site``
+    names one that is no directory)."""
     try:
         names = os.listdir(directory)
     except OSError:
         return []
-    return sorted(n for n in names if n.endswith(".dist-info") and os.path.isdir(os.path.join(directory, n)))
+    return sorted(n for n in names if n.endswith(".dist-info"))
 
 
 def read_site(root: str) -> Site | None:
-    """The site at the directory ``root``, or ``None`` when it holds no ``*.dist-info``."""
+    """The site at the directory ``root``, or ``None`` when it holds no ``*.dist-info``; one that is
+    no directory is among its ``problems`` (``NOT_A_DIST_INFO``), as is each file of one that
+    cannot be read."""
     root = os.path.normpath(os.path.abspath(root))
     infos = _dist_infos(root)
     if not infos:
@@ -241,6 +249,9 @@ def read_site(root: str) -> Site | None:
     problems: list[tuple[str, str]] = []
     for name in infos:
         where = os.path.join(root, name)
+        if not os.path.isdir(where):
+            problems.append((where, NOT_A_DIST_INFO))
+            continue
         files = {f: _read(os.path.join(where, f), limit, f".dist-info/{f}", problems) for f, limit in _READ.items()}
         dists.append(distribution(where, files))
     return Site(root, tuple(sorted(dists, key=lambda d: d.name)), tuple(problems))
@@ -256,7 +267,7 @@ def find_site(path: str) -> Site | None:
     while True:
         if _dist_infos(here):
             return read_site(here)
-        if os.path.isdir(os.path.join(here, "conda-meta")):
+        if os.path.lexists(os.path.join(here, "conda-meta")):  # a file named so is named: read_prefix
             prefix = read_prefix(here)
             if prefix is not None:
                 return prefix
@@ -468,11 +479,12 @@ def read_conda_record(path: str, problems: list[tuple[str, str]]) -> dict[str, o
 def _conda_records(meta: str, problems: list[tuple[str, str]]) -> list[dict[str, object]]:
     """The package records of the ``conda-meta`` directory ``meta`` (each ``*.json``,
     ``read_conda_record``); one that cannot be read is added to ``problems`` with why, the others
-    read."""
+    read, and ``meta`` itself when it cannot be listed (not a directory: a file, a FIFO)."""
     records = []
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
-    except OSError:
+    except OSError as exc:
+        problems.append((meta, f"cannot be listed: {exc.strerror or exc}: the prefix's records not read"))
         return []
     for name in names:
         record = read_conda_record(os.path.join(meta, name), problems)
