@@ -136,33 +136,64 @@ class Distribution:
 MAX_WHEEL_TAGS = 4096
 
 
-def wheel_tags(text: str) -> frozenset[Tag]:
-    """The tags of a ``WHEEL`` file's ``Tag:`` lines (PEP 427; each may be compressed), at most
-    ``MAX_WHEEL_TAGS`` expanded in all: a line whose expansion would pass what is left of that
-    budget is passed over unexpanded (its size is the product of its dotted parts, counted first;
-    every expansion counts, a tag spelled again too — 6,500 lines each expanding one tag 4,080 times
-    took 48 s)."""
-    from packaging.tags import parse_tag
+#: The most ``Tag:`` lines not read that a ``WHEEL`` file's problems name one by one; the rest are counted.
+MAX_TAG_LINES_NAMED = 16
 
-    out: set[Tag] = set()
+
+def _tag_lines(text: str) -> Iterator[tuple[str, str]]:
+    """Each ``Tag:`` line of a ``WHEEL`` file (PEP 427) as ``(its value, "")`` when it is read, or
+    ``("", why not)``: not ``python-abi-platform`` (PEP 425), or its expansion (the product of its
+    dotted parts, counted before any is expanded) would pass what is left of ``MAX_WHEEL_TAGS``
+    (every expansion counts, a tag spelled again too — 6,500 lines each expanding one tag 4,080
+    times took 48 s)."""
     expanded = 0
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         key, _, value = line.partition(":")
-        value = value.strip()
-        if key.strip().lower() != "tag" or not value:
+        if key.strip().lower() != "tag":
             continue
+        value = value.strip()
+        shown = line if len(line) <= 120 else line[:120] + "…"
         parts = value.split("-")
         size = 1
         for part in parts:
             size *= part.count(".") + 1
-        if len(parts) != 3 or expanded + size > MAX_WHEEL_TAGS:
-            continue
-        expanded += size
-        try:
+        if len(parts) != 3 or not all(parts):
+            yield "", f'Tag line {number}, "{shown}": not a tag: python-abi-platform (PEP 425)'
+        elif expanded + size > MAX_WHEEL_TAGS:
+            yield (
+                "",
+                (
+                    f'Tag line {number}, "{shown}": its {size:,} tags would pass the {MAX_WHEEL_TAGS:,} tags the '
+                    f"Tag lines of a WHEEL file are expanded to ({expanded:,} so far): not read"
+                ),
+            )
+        else:
+            expanded += size
+            yield value, ""
+
+
+def wheel_tags(text: str) -> frozenset[Tag]:
+    """The tags of a ``WHEEL`` file's ``Tag:`` lines (PEP 427; each may be compressed), at most
+    ``MAX_WHEEL_TAGS`` expanded in all; a line not read (``_tag_lines``, named by
+    ``wheel_tag_problems``) is passed over, the others read."""
+    from packaging.tags import parse_tag
+
+    out: set[Tag] = set()
+    for value, _why in _tag_lines(text):
+        if value:
             out |= parse_tag(value)
-        except ValueError:
-            continue
     return frozenset(out)
+
+
+def wheel_tag_problems(text: str) -> list[str]:
+    """Why each ``Tag:`` line of a ``WHEEL`` file that ``wheel_tags`` passes over is not read: the
+    first ``MAX_TAG_LINES_NAMED`` each by its number and text, the rest counted in one more."""
+    found = [why for _value, why in _tag_lines(text) if why]
+    if len(found) <= MAX_TAG_LINES_NAMED:
+        return found
+    more = len(found) - MAX_TAG_LINES_NAMED
+    named = f"the first {MAX_TAG_LINES_NAMED} are"
+    return [*found[:MAX_TAG_LINES_NAMED], f"{more:,} more Tag lines not read, not named one by one ({named})"]
 
 
 #: A line shorter than this and without a quote or a NUL is split on its first comma, as csv would

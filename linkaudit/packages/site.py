@@ -27,6 +27,7 @@ from .metadata import (
     installed_path,
     past_limit,
     record_normpath,
+    wheel_tag_problems,
 )
 from .planner import glibc_of
 
@@ -240,7 +241,7 @@ def _dist_infos(directory: str) -> list[str]:
 def read_site(root: str) -> Site | None:
     """The site at the directory ``root``, or ``None`` when it holds no ``*.dist-info``; one that is
     no directory is among its ``problems`` (``NOT_A_DIST_INFO``), as is each file of one that
-    cannot be read."""
+    cannot be read and each ``WHEEL`` ``Tag:`` line not read (``metadata.wheel_tag_problems``)."""
     root = os.path.normpath(os.path.abspath(root))
     infos = _dist_infos(root)
     if not infos:
@@ -253,6 +254,7 @@ def read_site(root: str) -> Site | None:
             problems.append((where, NOT_A_DIST_INFO))
             continue
         files = {f: _read(os.path.join(where, f), limit, f".dist-info/{f}", problems) for f, limit in _READ.items()}
+        problems.extend((os.path.join(where, "WHEEL"), why) for why in wheel_tag_problems(files["WHEEL"]))
         dists.append(distribution(where, files))
     return Site(root, tuple(sorted(dists, key=lambda d: d.name)), tuple(problems))
 

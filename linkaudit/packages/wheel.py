@@ -8,11 +8,12 @@ from __future__ import annotations
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
+from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
 from ..formats.libnames import HEAD_BYTES, library_named
 from . import limits
 from .members import Members
-from .metadata import MAX_METADATA, MAX_RECORD, past_limit
+from .metadata import MAX_METADATA, MAX_RECORD, past_limit, wheel_tag_problems
 from .staging import (
     CORRUPT,
     SECOND_COPY,
@@ -121,6 +122,8 @@ def _keep_metadata(
     files.setdefault("where", directory)
     if files["where"] == directory:
         files[base] = text
+        if base == "WHEEL":  # each Tag line not read is said; the others are
+            stager.errors.extend(InputError(f"{label}!{name}", why) for why in wheel_tag_problems(text))
     return False
 
 
