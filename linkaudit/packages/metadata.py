@@ -140,36 +140,29 @@ MAX_WHEEL_TAGS = 4096
 MAX_TAG_LINES_NAMED = 16
 
 
-def _tag_lines(text: str) -> Iterator[tuple[str, str]]:
-    """Each ``Tag:`` line of a ``WHEEL`` file (PEP 427) as ``(its value, "")`` when it is read, or
-    ``("", why not)``: not ``python-abi-platform`` (PEP 425), or its expansion (the product of its
-    dotted parts, counted before any is expanded) would pass what is left of ``MAX_WHEEL_TAGS``
-    (every expansion counts, a tag spelled again too — 6,500 lines each expanding one tag 4,080
-    times took 48 s)."""
+def _tag_lines(text: str) -> Iterator[tuple[int, str, str, int, int]]:
+    """Each ``Tag:`` line of a ``WHEEL`` file (PEP 427) as ``(line number, line, value, size,
+    tags expanded before it)``, ``size`` the product of its dotted parts (counted before any is
+    expanded), ``0`` for a line not read: not ``python-abi-platform`` (PEP 425: ``-1``), or whose
+    expansion would pass what is left of ``MAX_WHEEL_TAGS`` (its size, negated).  Every expansion
+    counts, a tag spelled again too (6,500 lines each expanding one tag 4,080 times took 48 s)."""
     expanded = 0
     for number, line in enumerate(text.splitlines(), 1):
         key, _, value = line.partition(":")
         if key.strip().lower() != "tag":
             continue
         value = value.strip()
-        shown = line if len(line) <= 120 else line[:120] + "…"
         parts = value.split("-")
         size = 1
         for part in parts:
             size *= part.count(".") + 1
         if len(parts) != 3 or not all(parts):
-            yield "", f'Tag line {number}, "{shown}": not a tag: python-abi-platform (PEP 425)'
+            yield number, line, value, -1, expanded
         elif expanded + size > MAX_WHEEL_TAGS:
-            yield (
-                "",
-                (
-                    f'Tag line {number}, "{shown}": its {size:,} tags would pass the {MAX_WHEEL_TAGS:,} tags the '
-                    f"Tag lines of a WHEEL file are expanded to ({expanded:,} so far): not read"
-                ),
-            )
+            yield number, line, value, -size, expanded
         else:
+            yield number, line, value, size, expanded
             expanded += size
-            yield value, ""
 
 
 def wheel_tags(text: str) -> frozenset[Tag]:
@@ -179,21 +172,36 @@ def wheel_tags(text: str) -> frozenset[Tag]:
     from packaging.tags import parse_tag
 
     out: set[Tag] = set()
-    for value, _why in _tag_lines(text):
-        if value:
+    for _number, _line, value, size, _before in _tag_lines(text):
+        if size > 0:
             out |= parse_tag(value)
     return frozenset(out)
 
 
 def wheel_tag_problems(text: str) -> list[str]:
-    """Why each ``Tag:`` line of a ``WHEEL`` file that ``wheel_tags`` passes over is not read: the
-    first ``MAX_TAG_LINES_NAMED`` each by its number and text, the rest counted in one more."""
-    found = [why for _value, why in _tag_lines(text) if why]
-    if len(found) <= MAX_TAG_LINES_NAMED:
-        return found
-    more = len(found) - MAX_TAG_LINES_NAMED
-    named = f"the first {MAX_TAG_LINES_NAMED} are"
-    return [*found[:MAX_TAG_LINES_NAMED], f"{more:,} more Tag lines not read, not named one by one ({named})"]
+    """Why each ``Tag:`` line of a ``WHEEL`` file that ``wheel_tags`` passes over is not read (its
+    number and text, up to 120 characters of it): the first ``MAX_TAG_LINES_NAMED``, the rest
+    counted in one more."""
+    out: list[str] = []
+    more = 0
+    for number, line, _value, size, before in _tag_lines(text):
+        if size > 0:
+            continue
+        if len(out) == MAX_TAG_LINES_NAMED:
+            more += 1
+            continue
+        shown = line if len(line) <= 120 else line[:120] + "…"
+        if size == -1:
+            out.append(f'Tag line {number}, "{shown}": not a tag: python-abi-platform (PEP 425)')
+        else:
+            out.append(
+                f'Tag line {number}, "{shown}": its {-size:,} tags would pass the {MAX_WHEEL_TAGS:,} tags the '
+                f"Tag lines of a WHEEL file are expanded to ({before:,} so far): not read"
+            )
+    if more:
+        named = f"the first {MAX_TAG_LINES_NAMED} are"
+        out.append(f"{more:,} more Tag lines not read, not named one by one ({named})")
+    return out
 
 
 #: A line shorter than this and without a quote or a NUL is split on its first comma, as csv would
