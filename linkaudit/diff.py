@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import field
 from typing import TypeVar
 
@@ -42,7 +42,10 @@ class BinaryDiff:
         soname: ``(old, new)`` DT_SONAME (install name, DLL name) when it differs past a repair
             tool's hash (``unhashed``), else ``None``.
         exports_added / exports_removed: the symbols a shared library exports (``exported``) as
-            ``name@VERSION`` (or ``name``).
+            ``name@VERSION`` (or ``name``); removed: those a binary linked against the old library
+            no longer binds (``rebound``).
+        exports_rebound: ``(old, new)`` exports whose version changed where ld.so still binds a
+            reference to the old one (``bar@V1`` -> ``bar``, ``bar`` -> ``bar@V1``; ``rebound``).
     """
 
     file: str
@@ -57,6 +60,7 @@ class BinaryDiff:
     soname: tuple[str | None, str | None] | None = None
     exports_added: tuple[str, ...] = ()
     exports_removed: tuple[str, ...] = ()
+    exports_rebound: tuple[tuple[str, str], ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -64,7 +68,7 @@ class BinaryDiff:
         return any(
             (self.needed_added, self.needed_removed, self.rpath, self.runpath, self.undefined_added,
              self.undefined_removed, self.versions_raised, self.versions_lowered, self.soname,
-             self.exports_added, self.exports_removed)
+             self.exports_added, self.exports_removed, self.exports_rebound)
         )  # fmt: skip
 
     @property
@@ -175,20 +179,60 @@ _LINKER_DEFINED = frozenset({"_init", "_fini", "_edata", "_end", "_etext", "__bs
 def exported(binary: Binary) -> set[str]:
     """What a shared library exports to the binaries linked against it, as ``name@VERSION`` (or
     ``name``): its defined global, weak and unique dynamic symbols of default or protected
-    visibility, the linker's own ``_init``, ``_end``... left out.  Empty for any other kind (an
+    visibility, the linker's own ``_init``, ``_end``... and the symbol GNU ld defines for each
+    version node (``V1@@V1``, ``Symbol.version_node``) left out.  Empty for any other kind (an
     extension module is imported, never linked against: the internals older builds leaked are no
     interface) and for a library a repair tool vendored under a hashed name (``unhashed``: a
     private copy only its package's binaries load, whose unresolved symbols ``check`` reports)."""
+    return set(_exports(binary))
+
+
+def _exports(binary: Binary) -> dict[str, Symbol]:
+    """``exported``, each with its symbol."""
     name = os.path.basename(binary.display_path)
     if binary.kind is not Kind.SHARED_LIBRARY or unhashed(name) != name:
-        return set()
+        return {}
     return {
-        _versioned(s)
+        _versioned(s): s
         for s in binary.symbols.iter_defined()
         if s.binding != Binding.LOCAL
         and s.visibility in (Visibility.DEFAULT, Visibility.PROTECTED)
         and s.name not in _LINKER_DEFINED
+        and not s.version_node
     }
+
+
+def rebound(old: Mapping[str, Symbol], new_binary: Binary, new: Mapping[str, Symbol]) -> tuple[tuple[str, str], ...]:
+    """The exports of ``old`` the new library lacks under their ``name@VERSION`` but to which glibc's
+    ld.so still binds a reference a binary linked against the old one holds, as ``(old, new)``
+    (``old`` / ``new``: ``_exports`` of each library, ``new_binary`` the new one).
+
+    The rule of ``elf/dl-version.c`` (``match_symbol``) and ``elf/dl-lookup.c`` (``check_match``):
+
+    * a reference ``name@V`` first needs version ``V``: a library with version definitions but
+      none named ``V`` fails to load ("version `V' not found"); one with none at all loads with a
+      warning ("no version information available");
+    * then it binds ``name@V``, or an unversioned ``name`` (``.gnu.version`` index 0 or 1, whose
+      ``l_versions`` entry has no hash) unless hidden; never ``name@@V2``; and in a library with no
+      ``.gnu.version`` at all (neither version definitions nor needs) ``check_match`` asserts that
+      the library is not the one the version was needed from: ld.so aborts;
+    * an unversioned reference ``name`` binds the default (not hidden) ``name@@V``.
+    """
+    versions = {d.name for d in new_binary.version_definitions if not d.base}
+    unversioned_ok = not new_binary.version_definitions and bool(new_binary.version_needs)
+    defaults = {s.name: k for k, s in new.items() if s.version is not None and not s.version_hidden}
+    out: list[tuple[str, str]] = []
+    for key in sorted(set(old) - set(new)):
+        symbol = old[key]
+        if symbol.version is None:
+            target = defaults.get(symbol.name)
+        elif symbol.name in new and (symbol.version.name in versions or unversioned_ok):
+            target = symbol.name
+        else:
+            target = None
+        if target is not None:
+            out.append((key, target))
+    return tuple(out)
 
 
 def _soname(old: Binary, new: Binary) -> tuple[str | None, str | None] | None:
@@ -228,10 +272,13 @@ def _names(needed: Sequence[str]) -> dict[str, str]:
 def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
     """Compare one binary across two builds: DT_NEEDED names and the SONAME as ``unhashed`` writes
     them (a vendored library's new hash and minor version are no change); symbol versions of the
-    system's libraries only (``highest_versions``); the exports (``exported``)."""
+    system's libraries only (``highest_versions``); the exports (``exported``), a version change
+    ld.so still binds no removal (``rebound``)."""
     old_needed, new_needed = _names(old.needed_names), _names(new.needed_names)
     old_undef, new_undef = _undefined(old), _undefined(new)
-    old_exports, new_exports = exported(old), exported(new)
+    old_exports, new_exports = _exports(old), _exports(new)
+    moved = rebound(old_exports, new, new_exports)
+    kept, reached = {a for a, _ in moved}, {b for _, b in moved}
     old_v, new_v = highest_versions(old), highest_versions(new)
     raised: list[tuple[str | None, str]] = []
     lowered: list[tuple[str, str | None]] = []
@@ -252,8 +299,9 @@ def diff_binary(file: str, old: Binary, new: Binary) -> BinaryDiff:
         versions_raised=tuple(raised),
         versions_lowered=tuple(lowered),
         soname=_soname(old, new),
-        exports_added=tuple(sorted(new_exports - old_exports)),
-        exports_removed=tuple(sorted(old_exports - new_exports)),
+        exports_added=tuple(sorted(new_exports.keys() - old_exports.keys() - reached)),
+        exports_removed=tuple(sorted(old_exports.keys() - new_exports.keys() - kept)),
+        exports_rebound=moved,
     )
 
 

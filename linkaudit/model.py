@@ -130,6 +130,8 @@ DF_1_NOW = 0x1
 DF_1_NODEFLIB = 0x800
 DF_1_PIE = 0x08000000
 VER_FLG_BASE = 0x1
+#: ``st_shndx`` of an absolute symbol (gABI ``SHN_ABS``): its value is no address of any section.
+SHN_ABS = 0xFFF1
 VER_FLG_WEAK = 0x2
 
 #: DT_FLAGS bits (elf.h ``DF_*``), named as ``readelf -d`` prints them.
@@ -308,6 +310,20 @@ class Symbol(NamedTuple):
     def weak(self) -> bool:
         """True for ``STB_WEAK`` (a weak undefined symbol may stay unresolved)."""
         return self.binding == Binding.WEAK
+
+    @property
+    def version_node(self) -> bool:
+        """True for the symbol a version definition defines for itself: GNU ld (and gold) give every
+        version node of a version script an absolute symbol of its name in that version
+        (``V1@@V1``: ``st_shndx`` ``SHN_ABS``, ``st_value`` 0, ``nm -D`` type ``A``). It names the
+        version, not code or data: no binary is linked against it."""
+        return (
+            self.defined
+            and self.section == SHN_ABS
+            and self.version is not None
+            and self.version.file is None
+            and self.name == self.version.name
+        )
 
     def display_name(self) -> str:
         """``name``, ``name@VER`` or ``name@@VER``, as ``nm -D`` (binutils) prints it.

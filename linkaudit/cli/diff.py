@@ -105,7 +105,8 @@ def diff(
     suppressed (a library the new build no longer finds: library-not-found), a symbol
     version raised, or an ABI break of a shared library the build ships (its SONAME
     changed or an export removed: binaries linked against the old one no longer load;
-    an export added is none); 2 an input could not be read (named on standard error;
+    an export added is none; an export whose version changed where ld.so still binds it,
+    "~ export bar@V1 -> bar", is none); 2 an input could not be read (named on standard error;
     the rest is compared) or a usage error; 3 internal error.
     """
     config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
@@ -220,6 +221,7 @@ def _to_dict(
                 "soname": None if d.soname is None else {"old": d.soname[0], "new": d.soname[1]},
                 "exports_added": list(d.exports_added),
                 "exports_removed": list(d.exports_removed),
+                "exports_rebound": [{"old": a, "new": b} for a, b in d.exports_rebound],
             }
             for d in result.changed
         ],
@@ -282,6 +284,7 @@ def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, ne
             lines.append(f"  ! SONAME {d.soname[0] or '(none)'} -> {d.soname[1] or '(none)'}")
         lines += _listed("! export removed", d.exports_removed, "exports removed")
         lines += _listed("+ export", d.exports_added, "exports added")
+        lines += _listed("~ export", tuple(f"{a} -> {b}" for a, b in d.exports_rebound), "exports rebound")
         lines += _listed("+ undefined", d.undefined_added, "undefined")
         lines += _listed("- undefined", d.undefined_removed, "undefined")
     lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for _, f in new_f]
