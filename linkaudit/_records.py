@@ -10,7 +10,7 @@ classes is created; ``PRECOMPILED`` maps the text to its function.
 # fmt: off
 PYTHON = (3, 11)
 TEXTS = (
-    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.added,self.removed,self.changed,self.ambiguous,)==(other.added,other.removed,other.changed,other.ambiguous,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.added,self.removed,self.changed,self.ambiguous,self.unreadable,)==(other.added,other.removed,other.changed,other.ambiguous,other.unreadable,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.config,self.linkage,self.generated_sources,self.wheel_policies,self.packages,self.windows,self.dyld,self.disagreements,self.site_roots,self.installation,)==(other.binaries,other.config,other.linkage,other.generated_sources,other.wheel_policies,other.packages,other.windows,other.dyld,other.disagreements,other.site_roots,other.installation,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.errors,self.skipped,self.empty_dirs,self.staged,self.broken_links,self.members,self.partial,)==(other.binaries,other.errors,other.skipped,other.empty_dirs,other.staged,other.broken_links,other.members,other.partial,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.binaries,self.shortnames,self.identities,self.needed_by,self.origins,self.tried,self.open_end,)==(other.binaries,other.shortnames,other.identities,other.needed_by,other.origins,other.tried,other.open_end,)\n  return NotImplemented\n return __eq__',
@@ -100,6 +100,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.rule,self.severity,self.file,self.subject,self.message,self.evidence,self.suppressed,)==(other.rule,other.severity,other.file,other.subject,other.message,other.evidence,other.suppressed,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.runner,self.each,self.on_part,self.on_plan,)==(other.runner,other.each,other.on_part,other.on_plan,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.section,self.selection,self.size,self.checksum,self.associated,)==(other.section,other.selection,other.size,other.checksum,other.associated,)\n  return NotImplemented\n return __eq__',
+    'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.side,self.file,self.key,self.reason,)==(other.side,other.file,other.key,other.reason,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.sites,)==(other.sites,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.sonames,self.path_fragments,)==(other.sonames,other.path_fragments,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.source,self.key,self.binaries,)==(other.source,other.key,other.binaries,)\n  return NotImplemented\n return __eq__',
@@ -116,7 +117,7 @@ TEXTS = (
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.providers,self.declared_by,self.extra,self.severity,self.installed,)==(other.text,other.providers,other.declared_by,other.extra,other.severity,other.installed,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.view,self.verbose,self.owners,self.lines,self.expanded,self.base,self.deferred,)==(other.view,other.verbose,other.owners,other.lines,other.expanded,other.base,other.deferred,)\n  return NotImplemented\n return __eq__',
     'def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.written,self.content,self.binaries,self.heads,)==(other.written,other.content,other.binaries,other.heads,)\n  return NotImplemented\n return __eq__',
-    'def __create_fn__():\n def __hash__(self):\n  return hash((self.added,self.removed,self.changed,self.ambiguous,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.added,self.removed,self.changed,self.ambiguous,self.unreadable,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.binaries,self.config,self.linkage,self.generated_sources,self.wheel_policies,self.packages,self.windows,self.dyld,self.disagreements,self.site_roots,self.installation,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.binary,self.function,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.count,self.reached,self.first,))\n return __hash__',
@@ -192,6 +193,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.rule,self.severity,self.file,self.subject,self.message,self.evidence,self.suppressed,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.runner,self.each,self.on_part,self.on_plan,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.section,self.selection,self.size,self.checksum,self.associated,))\n return __hash__',
+    'def __create_fn__():\n def __hash__(self):\n  return hash((self.side,self.file,self.key,self.reason,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.sites,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.sonames,self.path_fragments,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.source,self.key,self.binaries,))\n return __hash__',
@@ -204,7 +206,7 @@ TEXTS = (
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.tag,self.system,self.format,self.machines,self.bits,self.endian,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.providers,self.declared_by,self.extra,self.severity,self.installed,))\n return __hash__',
     'def __create_fn__():\n def __hash__(self):\n  return hash((self.written,self.content,self.binaries,self.heads,))\n return __hash__',
-    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r}, unreadable={self.unreadable!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, config={self.config!r}, linkage={self.linkage!r}, generated_sources={self.generated_sources!r}, wheel_policies={self.wheel_policies!r}, packages={self.packages!r}, windows={self.windows!r}, dyld={self.dyld!r}, disagreements={self.disagreements!r}, site_roots={self.site_roots!r}, installation={self.installation!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, errors={self.errors!r}, skipped={self.skipped!r}, empty_dirs={self.empty_dirs!r}, staged={self.staged!r}, broken_links={self.broken_links!r}, members={self.members!r}, partial={self.partial!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(binaries={self.binaries!r}, shortnames={self.shortnames!r}, identities={self.identities!r}, needed_by={self.needed_by!r}, origins={self.origins!r}, tried={self.tried!r}, open_end={self.open_end!r})"\n return __repr__',
@@ -295,6 +297,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rule={self.rule!r}, severity={self.severity!r}, file={self.file!r}, subject={self.subject!r}, message={self.message!r}, evidence={self.evidence!r}, suppressed={self.suppressed!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(runner={self.runner!r}, each={self.each!r}, on_part={self.on_part!r}, on_plan={self.on_plan!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(section={self.section!r}, selection={self.selection!r}, size={self.size!r}, checksum={self.checksum!r}, associated={self.associated!r})"\n return __repr__',
+    'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(side={self.side!r}, file={self.file!r}, key={self.key!r}, reason={self.reason!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(sites={self.sites!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(sonames={self.sonames!r}, path_fragments={self.path_fragments!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(source={self.source!r}, key={self.key!r}, binaries={self.binaries!r})"\n return __repr__',
@@ -312,7 +315,7 @@ TEXTS = (
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, providers={self.providers!r}, declared_by={self.declared_by!r}, extra={self.extra!r}, severity={self.severity!r}, installed={self.installed!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(view={self.view!r}, verbose={self.verbose!r}, owners={self.owners!r}, lines={self.lines!r}, expanded={self.expanded!r}, base={self.base!r}, deferred={self.deferred!r})"\n return __repr__',
     'def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(written={self.written!r}, content={self.content!r}, binaries={self.binaries!r}, heads={self.heads!r})"\n return __repr__',
-    "def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _return_type):\n def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'added',added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)\n  __dataclass_builtins_object__.__setattr__(self,'ambiguous',ambiguous)\n return __init__",
+    "def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _dflt_unreadable, _return_type):\n def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous,unreadable:_type_unreadable=_dflt_unreadable)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'added',added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)\n  __dataclass_builtins_object__.__setattr__(self,'ambiguous',ambiguous)\n  __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)\n return __init__",
     "def __create_fn__(_type_binaries, _type_config, _type_linkage, _type_generated_sources, _type_wheel_policies, _type_packages, _type_windows, _type_dyld, _type_disagreements, _type_site_roots, _type_installation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_linkage, _dflt_generated_sources, _dflt_wheel_policies, _dflt_packages, _dflt_windows, _dflt_dyld, _dflt_disagreements, _dflt_site_roots, _dflt_installation, _return_type):\n def __init__(self,binaries:_type_binaries,config:_type_config,linkage:_type_linkage=_dflt_linkage,generated_sources:_type_generated_sources=_dflt_generated_sources,wheel_policies:_type_wheel_policies=_HAS_DEFAULT_FACTORY,packages:_type_packages=_dflt_packages,windows:_type_windows=_dflt_windows,dyld:_type_dyld=_dflt_dyld,disagreements:_type_disagreements=_dflt_disagreements,site_roots:_type_site_roots=_dflt_site_roots,installation:_type_installation=_dflt_installation)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'config',config)\n  __dataclass_builtins_object__.__setattr__(self,'linkage',linkage)\n  __dataclass_builtins_object__.__setattr__(self,'generated_sources',generated_sources)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_policies',_dflt_wheel_policies() if wheel_policies is _HAS_DEFAULT_FACTORY else wheel_policies)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'windows',windows)\n  __dataclass_builtins_object__.__setattr__(self,'dyld',dyld)\n  __dataclass_builtins_object__.__setattr__(self,'disagreements',disagreements)\n  __dataclass_builtins_object__.__setattr__(self,'site_roots',site_roots)\n  __dataclass_builtins_object__.__setattr__(self,'installation',installation)\n return __init__",
     'def __create_fn__(_type_binaries, _type_errors, _type_skipped, _type_empty_dirs, _type_staged, _type_broken_links, _type_members, _type_partial, _type__sites, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_broken_links, _dflt_members, _dflt_partial, _dflt__sites, _return_type):\n def __init__(self,binaries:_type_binaries,errors:_type_errors,skipped:_type_skipped,empty_dirs:_type_empty_dirs,staged:_type_staged,broken_links:_type_broken_links=_dflt_broken_links,members:_type_members=_dflt_members,partial:_type_partial=_dflt_partial,_sites:_type__sites=_dflt__sites)->_return_type:\n  self.binaries=binaries\n  self.errors=errors\n  self.skipped=skipped\n  self.empty_dirs=empty_dirs\n  self.staged=staged\n  self.broken_links=broken_links\n  self.members=members\n  self.partial=partial\n  self._sites=_sites\n return __init__',
     'def __create_fn__(_type_binaries, _type_shortnames, _type_identities, _type_needed_by, _type_origins, _type_tried, _type_open_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_binaries, _dflt_shortnames, _dflt_identities, _dflt_needed_by, _dflt_origins, _dflt_tried, _dflt_open_end, _return_type):\n def __init__(self,binaries:_type_binaries=_HAS_DEFAULT_FACTORY,shortnames:_type_shortnames=_HAS_DEFAULT_FACTORY,identities:_type_identities=_HAS_DEFAULT_FACTORY,needed_by:_type_needed_by=_HAS_DEFAULT_FACTORY,origins:_type_origins=_HAS_DEFAULT_FACTORY,tried:_type_tried=_dflt_tried,open_end:_type_open_end=_dflt_open_end)->_return_type:\n  self.binaries=_dflt_binaries() if binaries is _HAS_DEFAULT_FACTORY else binaries\n  self.shortnames=_dflt_shortnames() if shortnames is _HAS_DEFAULT_FACTORY else shortnames\n  self.identities=_dflt_identities() if identities is _HAS_DEFAULT_FACTORY else identities\n  self.needed_by=_dflt_needed_by() if needed_by is _HAS_DEFAULT_FACTORY else needed_by\n  self.origins=_dflt_origins() if origins is _HAS_DEFAULT_FACTORY else origins\n  self.tried=tried\n  self.open_end=open_end\n return __init__',
@@ -404,6 +407,7 @@ TEXTS = (
     "def __create_fn__(_type_rule, _type_severity, _type_file, _type_subject, _type_message, _type_evidence, _type_suppressed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_suppressed, _return_type):\n def __init__(self,rule:_type_rule,severity:_type_severity,file:_type_file,subject:_type_subject,message:_type_message,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,suppressed:_type_suppressed=_dflt_suppressed)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'rule',rule)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'subject',subject)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)\n  __dataclass_builtins_object__.__setattr__(self,'suppressed',suppressed)\n  self.__post_init__()\n return __init__",
     "def __create_fn__(_type_runner, _type_each, _type_on_part, _type_on_plan, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_runner, _dflt_each, _dflt_on_part, _dflt_on_plan, _return_type):\n def __init__(self,runner:_type_runner=_dflt_runner,each:_type_each=_dflt_each,on_part:_type_on_part=_dflt_on_part,on_plan:_type_on_plan=_dflt_on_plan)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'runner',runner)\n  __dataclass_builtins_object__.__setattr__(self,'each',each)\n  __dataclass_builtins_object__.__setattr__(self,'on_part',on_part)\n  __dataclass_builtins_object__.__setattr__(self,'on_plan',on_plan)\n return __init__",
     "def __create_fn__(_type_section, _type_selection, _type_size, _type_checksum, _type_associated, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_checksum, _dflt_associated, _return_type):\n def __init__(self,section:_type_section,selection:_type_selection,size:_type_size,checksum:_type_checksum=_dflt_checksum,associated:_type_associated=_dflt_associated)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'section',section)\n  __dataclass_builtins_object__.__setattr__(self,'selection',selection)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'checksum',checksum)\n  __dataclass_builtins_object__.__setattr__(self,'associated',associated)\n return __init__",
+    "def __create_fn__(_type_side, _type_file, _type_key, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,side:_type_side,file:_type_file,key:_type_key,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'side',side)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__",
     "def __create_fn__(_type_sites, _type__dirs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__dirs, _return_type):\n def __init__(self,sites:_type_sites,_dirs:_type__dirs=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'sites',sites)\n  __dataclass_builtins_object__.__setattr__(self,'_dirs',_dflt__dirs() if _dirs is _HAS_DEFAULT_FACTORY else _dirs)\n  self.__post_init__()\n return __init__",
     "def __create_fn__(_type_sonames, _type_path_fragments, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,sonames:_type_sonames,path_fragments:_type_path_fragments)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'sonames',sonames)\n  __dataclass_builtins_object__.__setattr__(self,'path_fragments',path_fragments)\n return __init__",
     "def __create_fn__(_type_source, _type_key, _type_binaries, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_key, _dflt_binaries, _return_type):\n def __init__(self,source:_type_source,key:_type_key=_dflt_key,binaries:_type_binaries=_dflt_binaries)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n return __init__",
@@ -421,7 +425,7 @@ TEXTS = (
     "def __create_fn__(_type_text, _type_providers, _type_declared_by, _type_extra, _type_severity, _type_installed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_severity, _dflt_installed, _return_type):\n def __init__(self,text:_type_text,providers:_type_providers,declared_by:_type_declared_by,extra:_type_extra,severity:_type_severity=_dflt_severity,installed:_type_installed=_dflt_installed)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'providers',providers)\n  __dataclass_builtins_object__.__setattr__(self,'declared_by',declared_by)\n  __dataclass_builtins_object__.__setattr__(self,'extra',extra)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'installed',installed)\n return __init__",
     'def __create_fn__(_type_view, _type_verbose, _type_owners, _type_lines, _type_expanded, _type_base, _type_deferred, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_expanded, _dflt_base, _dflt_deferred, _return_type):\n def __init__(self,view:_type_view,verbose:_type_verbose,owners:_type_owners,lines:_type_lines,expanded:_type_expanded=_HAS_DEFAULT_FACTORY,base:_type_base=_dflt_base,deferred:_type_deferred=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.view=view\n  self.verbose=verbose\n  self.owners=owners\n  self.lines=lines\n  self.expanded=_dflt_expanded() if expanded is _HAS_DEFAULT_FACTORY else expanded\n  self.base=base\n  self.deferred=_dflt_deferred() if deferred is _HAS_DEFAULT_FACTORY else deferred\n return __init__',
     "def __create_fn__(_type_written, _type_content, _type_binaries, _type_heads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_heads, _return_type):\n def __init__(self,written:_type_written,content:_type_content,binaries:_type_binaries,heads:_type_heads=_dflt_heads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n  __dataclass_builtins_object__.__setattr__(self,'content',content)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'heads',heads)\n return __init__",
-    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'binaries\',\'config\',\'linkage\',\'generated_sources\',\'wheel_policies\',\'packages\',\'windows\',\'dyld\',\'disagreements\',\'site_roots\',\'installation\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'binary\',\'function\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'count\',\'reached\',\'first\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -498,6 +502,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'rule\',\'severity\',\'file\',\'subject\',\'message\',\'evidence\',\'suppressed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'runner\',\'each\',\'on_part\',\'on_plan\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'section\',\'selection\',\'size\',\'checksum\',\'associated\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'side\',\'file\',\'key\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'sites\',\'_dirs\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'sonames\',\'path_fragments\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'source\',\'key\',\'binaries\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
@@ -511,7 +516,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'tag\',\'system\',\'format\',\'machines\',\'bits\',\'endian\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'providers\',\'declared_by\',\'extra\',\'severity\',\'installed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'written\',\'content\',\'binaries\',\'heads\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__',
-    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'added\',\'removed\',\'changed\',\'ambiguous\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'binaries\',\'config\',\'linkage\',\'generated_sources\',\'wheel_policies\',\'packages\',\'windows\',\'dyld\',\'disagreements\',\'site_roots\',\'installation\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'binary\',\'function\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'count\',\'reached\',\'first\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -588,6 +593,7 @@ TEXTS = (
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'rule\',\'severity\',\'file\',\'subject\',\'message\',\'evidence\',\'suppressed\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'runner\',\'each\',\'on_part\',\'on_plan\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'section\',\'selection\',\'size\',\'checksum\',\'associated\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
+    'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'side\',\'file\',\'key\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'sites\',\'_dirs\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'sonames\',\'path_fragments\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
     'def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'source\',\'key\',\'binaries\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__',
@@ -607,7 +613,7 @@ FUNCTIONS = []
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.added,self.removed,self.changed,self.ambiguous,)==(other.added,other.removed,other.changed,other.ambiguous,)
+   return (self.added,self.removed,self.changed,self.ambiguous,self.unreadable,)==(other.added,other.removed,other.changed,other.ambiguous,other.unreadable,)
   return NotImplemented
  return __eq__
 FUNCTIONS.append(__create_fn__)
@@ -1327,6 +1333,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.side,self.file,self.key,self.reason,)==(other.side,other.file,other.key,other.reason,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.sites,)==(other.sites,)
   return NotImplemented
  return __eq__
@@ -1454,7 +1468,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.added,self.removed,self.changed,self.ambiguous,))
+  return hash((self.added,self.removed,self.changed,self.ambiguous,self.unreadable,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
 
@@ -1910,6 +1924,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.side,self.file,self.key,self.reason,))
+ return __hash__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.sites,))
  return __hash__
 FUNCTIONS.append(__create_fn__)
@@ -1982,7 +2002,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r})"
+  return self.__class__.__qualname__ + f"(added={self.added!r}, removed={self.removed!r}, changed={self.changed!r}, ambiguous={self.ambiguous!r}, unreadable={self.unreadable!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
@@ -2528,6 +2548,12 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(side={self.side!r}, file={self.file!r}, key={self.key!r}, reason={self.reason!r})"
+ return __repr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(sites={self.sites!r})"
  return __repr__
 FUNCTIONS.append(__create_fn__)
@@ -2628,12 +2654,13 @@ def __create_fn__():
  return __repr__
 FUNCTIONS.append(__create_fn__)
 
-def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _return_type):
- def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous)->_return_type:
+def __create_fn__(_type_added, _type_removed, _type_changed, _type_ambiguous, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_changed, _dflt_ambiguous, _dflt_unreadable, _return_type):
+ def __init__(self,added:_type_added=_dflt_added,removed:_type_removed=_dflt_removed,changed:_type_changed=_HAS_DEFAULT_FACTORY,ambiguous:_type_ambiguous=_dflt_ambiguous,unreadable:_type_unreadable=_dflt_unreadable)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'added',added)
   __dataclass_builtins_object__.__setattr__(self,'removed',removed)
   __dataclass_builtins_object__.__setattr__(self,'changed',_dflt_changed() if changed is _HAS_DEFAULT_FACTORY else changed)
   __dataclass_builtins_object__.__setattr__(self,'ambiguous',ambiguous)
+  __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)
  return __init__
 FUNCTIONS.append(__create_fn__)
 
@@ -3644,6 +3671,15 @@ def __create_fn__(_type_section, _type_selection, _type_size, _type_checksum, _t
  return __init__
 FUNCTIONS.append(__create_fn__)
 
+def __create_fn__(_type_side, _type_file, _type_key, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,side:_type_side,file:_type_file,key:_type_key,reason:_type_reason)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'side',side)
+  __dataclass_builtins_object__.__setattr__(self,'file',file)
+  __dataclass_builtins_object__.__setattr__(self,'key',key)
+  __dataclass_builtins_object__.__setattr__(self,'reason',reason)
+ return __init__
+FUNCTIONS.append(__create_fn__)
+
 def __create_fn__(_type_sites, _type__dirs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__dirs, _return_type):
  def __init__(self,sites:_type_sites,_dirs:_type__dirs=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'sites',sites)
@@ -3844,7 +3880,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('added','removed','changed','ambiguous',):
+  if type(self) is cls or name in ('added','removed','changed','ambiguous','unreadable',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4453,6 +4489,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
   if type(self) is cls or name in ('section','selection','size','checksum','associated',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('side','file','key','reason',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4564,7 +4608,7 @@ FUNCTIONS.append(__create_fn__)
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('added','removed','changed','ambiguous',):
+  if type(self) is cls or name in ('added','removed','changed','ambiguous','unreadable',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
@@ -5173,6 +5217,14 @@ FUNCTIONS.append(__create_fn__)
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('section','selection','size','checksum','associated',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS.append(__create_fn__)
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('side','file','key','reason',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__

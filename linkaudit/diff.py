@@ -84,14 +84,36 @@ class BuildDiff:
     """Two builds compared.
 
     Attributes:
-        added: files only in the new build; removed: only in the old one.
+        added: files only in the new build; removed: only in the old one (a file the other build
+            has but linkaudit could not read is neither: it is in ``unreadable``).
         changed: binaries in both whose linkage differs, by file key.
+        ambiguous: the pairing keys two files of one build shared.
+        unreadable: the files of either build that could not be read.
     """
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed: tuple[BinaryDiff, ...] = field(default_factory=tuple)
     ambiguous: tuple[Ambiguity, ...] = ()
+    unreadable: tuple[UnreadableFile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableFile:
+    """A file of one build linkaudit could not read (an ``unreadable-input`` finding): not compared,
+    and the other build's findings on it are neither new nor gone.
+
+    Attributes:
+        side: ``"old"`` or ``"new"``: the build that holds it.
+        file: its path as the finding names it.
+        key: its pairing key (``pair_builds``), as ``BuildDiff.added`` and ``removed`` write keys.
+        reason: why it could not be read (the finding's message).
+    """
+
+    side: str
+    file: str
+    key: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,27 +518,39 @@ def diff_builds(
     *,
     old_packages: Set[str],
     new_packages: Set[str],
+    old_unreadable: Sequence[tuple[str, str]] = (),
+    new_unreadable: Sequence[tuple[str, str]] = (),
 ) -> tuple[BuildDiff, dict[str, str], dict[str, str]]:
     """Pair the binaries of two builds (``pair_builds``) and compare each pair; no binary is left
     out: one whose key was ambiguous is paired under a finer one, or listed added or removed.
     ``old_files`` / ``new_files``: the files of findings, paired with the binaries (a finding's
     key is its binary's); handed back as file -> key.  ``*_packages``: the packages each build's
-    run staged (``Report.packages``), whose members are ``PACKAGE!member``."""
-    old_items: list[Item] = [*old, *_others(old, old_files)]
-    new_items: list[Item] = [*new, *_others(new, new_files)]
+    run staged (``Report.packages``), whose members are ``PACKAGE!member``.  ``*_unreadable``:
+    ``(file, reason)`` of each file of a build that could not be read, paired as the others; a
+    binary of the other build of its key is neither added nor removed (``BuildDiff.unreadable``)."""
+    old_items: list[Item] = [*old, *_others(old, [*old_files, *(f for f, _ in old_unreadable)])]
+    new_items: list[Item] = [*new, *_others(new, [*new_files, *(f for f, _ in new_unreadable)])]
     old_keys, new_keys, ambiguous = pair_builds(
         old_items, old_inputs, new_items, new_inputs, (old_packages, new_packages)
     )
+    old_by, new_by = _by_file(old_items, old_keys), _by_file(new_items, new_keys)
+    unreadable = tuple(
+        [UnreadableFile("old", f, old_by[f], why) for f, why in old_unreadable]
+        + [UnreadableFile("new", f, new_by[f], why) for f, why in new_unreadable]
+    )
+    unread_old = {u.key for u in unreadable if u.side == "old"}
+    unread_new = {u.key for u in unreadable if u.side == "new"}
     before = dict(zip(old_keys[: len(old)], old, strict=True))
     after = dict(zip(new_keys[: len(new)], new, strict=True))
     changed = [diff_binary(k, before[k], after[k]) for k in sorted(set(before) & set(after))]
     result = BuildDiff(
-        added=tuple(sorted(set(after) - set(before))),
-        removed=tuple(sorted(set(before) - set(after))),
+        added=tuple(sorted(set(after) - set(before) - unread_old)),
+        removed=tuple(sorted(set(before) - set(after) - unread_new)),
         changed=tuple(d for d in changed if d.changed),
         ambiguous=ambiguous,
+        unreadable=unreadable,
     )
-    return result, _by_file(old_items, old_keys), _by_file(new_items, new_keys)
+    return result, old_by, new_by
 
 
 def _others(binaries: Sequence[Binary], files: Sequence[str]) -> list[str]:

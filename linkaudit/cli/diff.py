@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .. import __version__
 from ..audit import audit_binaries
 from ..config import AuditConfig, baseline
 from ..diff import Ambiguity, BuildDiff, diff_builds
@@ -36,6 +37,12 @@ def _found(findings: Sequence[Finding]) -> list[Finding]:
     """The findings of one build a diff compares: a finding the configuration suppresses is left
     out, as ``check`` does not count it."""
     return [f for f in findings if f.rule not in baseline.NOT_RECORDED and f.suppressed is None]
+
+
+def _unreadable(findings: Sequence[Finding]) -> list[tuple[str, str]]:
+    """``(file, reason)`` of each ``unreadable-input`` finding of one build, each file once."""
+    out = {f.file: f.message for f in reversed(findings) if f.rule == "unreadable-input"}
+    return list(reversed(out.items()))
 
 
 def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...], frozenset[str]]:
@@ -92,29 +99,29 @@ def diff(
     **loader: Any,
 ) -> int:
     """Compare two builds (two files, two directories, two packages, or two package members written
-    PACKAGE!member, as show takes them): files added and removed; per binary,
-    DT_NEEDED entries added and removed, RPATH/RUNPATH changes, undefined symbols added and
-    removed, the highest needed symbol version per prefix raised or lowered; per shared
-    library, its SONAME changed and its exports added and removed; and the findings new and
-    gone (fingerprints as in --baseline), each build audited as `check` audits it: the loader
-    emulation (unless --no-loader) and the configuration file's severities, suppressions and
-    ignores (--config, --no-config, --ignore, --profile, --max-version as check's).
+    PACKAGE!member, as show takes them): files added and removed; per binary, DT_NEEDED entries
+    added and removed, RPATH/RUNPATH changes, undefined symbols added and removed, the highest
+    needed symbol version per prefix raised or lowered; per shared library, its SONAME changed and
+    its exports added and removed; and the findings new and gone (fingerprints as in --baseline),
+    each build audited as `check` audits it: the loader emulation (unless --no-loader) and the
+    configuration file's severities, suppressions and ignores (--config, --no-config, --ignore,
+    --profile, --max-version as check's).
 
     \b
     Exit status: 0 no regression; 1 a regression: a new error finding that is not
     suppressed (a library the new build no longer finds: library-not-found), a symbol
     version raised, or an ABI break of a shared library the build ships (its SONAME
     changed or an export removed: binaries linked against the old one no longer load;
-    an export added is none; an export whose version changed where ld.so still binds it,
-    "~ export bar@V1 -> bar", is none); 2 an input could not be read (named on standard error;
-    the rest is compared) or a usage error; 3 internal error.
+    an export added, or rebound "~ export bar@V1 -> bar", is none); 2 an input could
+    not be read (named on standard error, listed "? file ... unreadable"; the rest is
+    compared) or a usage error; 3 internal error.
     """
     config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
     old_report, before, old_staged = _read_build(old, config)
     new_report, after, new_staged = _read_build(new, config)
-    errors = [f for r in (old_report, new_report) for f in r if f.rule == "unreadable-input"]
-    for error in errors:
-        click.echo(f"linkaudit: error: {text_safe(error.file)}: {text_safe(error.message)}", err=True)
+    old_errors, new_errors = _unreadable(old_report), _unreadable(new_report)
+    for file, reason in (*old_errors, *new_errors):
+        click.echo(f"linkaudit: error: {text_safe(file)}: {text_safe(reason)}", err=True)
     old_found, new_found = _found(old_report), _found(new_report)
     result, old_keys, new_keys = diff_builds(
         before,
@@ -125,18 +132,18 @@ def diff(
         [f.file for f in new_found],
         old_packages=old_staged,
         new_packages=new_staged,
+        old_unreadable=old_errors,
+        new_unreadable=new_errors,
     )
     old_f, new_f = _findings(old_found, old_keys, old, old_staged), _findings(new_found, new_keys, new, new_staged)
-    new_findings, gone = _only(new_f, old_f), _only(old_f, new_f)
+    new_findings, gone = _compared(old_f, new_f, result)
     if fmt == "json":
-        staged = (old_staged, new_staged)
-        emit(json.dumps(utf8_tree(_to_dict(result, new_findings, gone, (old, new), staged)), indent=2) + "\n")
+        doc = _to_dict(result, new_findings, gone, (old, new), (old_staged, new_staged))
+        emit(json.dumps(utf8_tree(doc), indent=2) + "\n")
     else:
         emit(_text(result, new_findings, gone, old, new))
     regressed = any(f.severity is Severity.ERROR for _, f in new_findings) or any(d.regressed for d in result.changed)
-    if errors:
-        return 2
-    return 1 if regressed else 0
+    return 2 if old_errors or new_errors else 1 if regressed else 0
 
 
 def _config(
@@ -177,6 +184,15 @@ def _only(these: dict[baseline.Fingerprint, Finding], those: dict[baseline.Finge
     return list(out.values())
 
 
+def _compared(
+    old: dict[baseline.Fingerprint, Finding], new: dict[baseline.Fingerprint, Finding], result: BuildDiff
+) -> tuple[list[Keyed], list[Keyed]]:
+    """The findings new and gone (``_only``), those of a file one build could not read left out
+    (``BuildDiff.unreadable``): unknown, neither new nor gone."""
+    unknown = {u.key for u in result.unreadable}
+    return [k for k in _only(new, old) if k[0] not in unknown], [k for k in _only(old, new) if k[0] not in unknown]
+
+
 def _finding(keyed: Keyed, root: str, packages: Set[str]) -> dict[str, Any]:
     """A finding in ``--format json``: ``file`` relative to the input ``root``, ``key`` its file's
     pairing key (as ``changed[].file`` writes it: a wheelhouse member under its wheel's tags) and
@@ -203,8 +219,10 @@ def _to_dict(
     old, new = given
     return {
         "schema": "linkaudit-diff/1",
+        "tool": {"name": "linkaudit", "version": __version__},
         "old": old,
         "new": new,
+        "summary": _summary(result, new_f, gone),
         "files_added": list(result.added),
         "files_removed": list(result.removed),
         "changed": [
@@ -233,8 +251,35 @@ def _to_dict(
             }
             for a in result.ambiguous
         ],
+        "unreadable": [
+            {
+                "side": u.side,
+                "file": baseline.relative_file(
+                    u.file, [old if u.side == "old" else new], staged[1 if u.side == "new" else 0]
+                ),
+                "key": u.key,
+                "reason": u.reason,
+            }
+            for u in result.unreadable
+        ],
         "findings_new": [_finding(f, new, staged[1]) for f in new_f],
         "findings_gone": [_finding(f, old, staged[0]) for f in gone],
+    }
+
+
+def _summary(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed]) -> dict[str, int]:
+    """The counts the text's last line gives, by name (``--format json``'s ``summary``): an ABI
+    break is a shared library whose SONAME changed or that lost an export (``BinaryDiff.regressed``)."""
+    return {
+        "files_added": len(result.added),
+        "files_removed": len(result.removed),
+        "files_changed": len(result.changed),
+        "versions_raised": sum(len(d.versions_raised) for d in result.changed),
+        "abi_breaks": sum(1 for d in result.changed if d.soname or d.exports_removed),
+        "findings_new": len(new_f),
+        "findings_gone": len(gone),
+        "ambiguous": len(result.ambiguous),
+        "unreadable": len(result.unreadable),
     }
 
 
@@ -268,6 +313,7 @@ def _ambiguity(a: Ambiguity) -> list[str]:
 def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, new: str) -> str:
     lines = [f"--- {old}", f"+++ {new}"]
     lines += [f"+ file {p}" for p in result.added] + [f"- file {p}" for p in result.removed]
+    lines += [f"? file {u.key} unreadable in {u.side.upper()}: {u.reason}" for u in result.unreadable]
     for a in result.ambiguous[:12]:
         lines += _ambiguity(a)
     if len(result.ambiguous) > 12:
@@ -289,12 +335,12 @@ def _text(result: BuildDiff, new_f: list[Keyed], gone: list[Keyed], old: str, ne
         lines += _listed("- undefined", d.undefined_removed, "undefined")
     lines += [f"+ [{f.rule}] {f.file}: {f.subject}" for _, f in new_f]
     lines += [f"- [{f.rule}] {f.file}: {f.subject}" for _, f in gone]
-    raised = sum(len(d.versions_raised) for d in result.changed)
-    breaks = sum(1 for d in result.changed if d.soname or d.exports_removed)
+    n = _summary(result, new_f, gone)
     lines.append(
-        f"{_n(len(result.added), 'file')} added, {len(result.removed)} removed, {len(result.changed)} changed; "
-        f"{_n(raised, 'version ceiling')} raised; {_n(breaks, 'ABI break')}; "
-        f"{_n(len(new_f), 'finding')} new, {len(gone)} gone"
-        + (f"; {_n(len(result.ambiguous), 'key')} ambiguous" if result.ambiguous else "")
+        f"{_n(n['files_added'], 'file')} added, {n['files_removed']} removed, {n['files_changed']} changed; "
+        f"{_n(n['versions_raised'], 'version ceiling')} raised; {_n(n['abi_breaks'], 'ABI break')}; "
+        f"{_n(n['findings_new'], 'finding')} new, {n['findings_gone']} gone"
+        + (f"; {_n(n['ambiguous'], 'key')} ambiguous" if n["ambiguous"] else "")
+        + (f"; {n['unreadable']} unreadable" if n["unreadable"] else "")
     )
     return "\n".join(text_safe(line) for line in lines) + "\n"
