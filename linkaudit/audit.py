@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -41,7 +41,7 @@ from .packages import (
     staged_inputs,
 )
 from .records import dataclass
-from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity
+from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity, split_member
 from .rules import RULES, get_rule, rule_ids
 from .rules.broken_symlink import BrokenSymlink
 from .rules.file_clash import clash_finding
@@ -213,6 +213,7 @@ def _configure(
     inputs: Sequence[str],
     packages: Set[str],
     elsewhere: Sequence[str] = (),
+    targets: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Finding]:
     """Apply the configuration file: severity overrides, then suppressions (each with its reason);
     a suppression that covers nothing becomes an ``unused-suppression`` warning — unless its
@@ -221,11 +222,11 @@ def _configure(
     CI job's other wheels): not judged here.  Then the baseline: a finding it records is
     suppressed, and each entry no finding matches any more becomes a ``baseline-fixed`` note
     (``_apply_baseline``; fingerprints relative to ``inputs``, ``packages`` the packages staged:
-    ``baseline.fingerprint``)."""
+    ``baseline.fingerprint``; ``targets``: the wheel targets of the sites' files, ``_site_targets``)."""
     used: set[int] = set()
     out = [_configured(f, config, used, packages) for f in findings]
     if config.baseline is not None:
-        out = _apply_baseline(out, config, inputs, packages)
+        out = _apply_baseline(out, config, inputs, packages, targets)
     for i, s in enumerate(config.suppressions):
         if i in used or "unused-suppression" in config.ignore or _aimed_elsewhere(s.file, elsewhere, inputs, packages):
             continue
@@ -310,15 +311,20 @@ def _per_symbol(f: Finding, config: AuditConfig, used: set[int], packages: Set[s
 
 
 def _apply_baseline(
-    findings: list[Finding], config: AuditConfig, inputs: Sequence[str], packages: Set[str]
+    findings: list[Finding],
+    config: AuditConfig,
+    inputs: Sequence[str],
+    packages: Set[str],
+    targets: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Finding]:
     """``findings`` under the baseline (``_baselined``), and a ``baseline-fixed`` note for each
     entry no finding matched whose file the run audited: an entry keyed to a wheel's target or a
     conda build's variant (``baseline.keyed_file``) none of the packages staged has is about a
-    package this run did not audit (a per-wheel CI job's), not fixed: left alone."""
+    package this run did not audit (a per-wheel CI job's), not fixed: left alone. ``targets``:
+    ``_baselined``'s."""
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
-    out = [_baselined(f, config, (inputs, packages), seen) for f in findings]
+    out = [_baselined(f, config, (inputs, packages), seen, targets) for f in findings]
     if "baseline-fixed" not in config.ignore:
         scopes = _audited_scopes(inputs, packages)
         for rule, file, subject in sorted(config.baseline - seen):
@@ -354,36 +360,65 @@ def _audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...
 
 
 def _baselined(
-    f: Finding, config: AuditConfig, given: tuple[Sequence[str], Set[str]], seen: set[Fingerprint]
+    f: Finding,
+    config: AuditConfig,
+    given: tuple[Sequence[str], Set[str]],
+    seen: set[Fingerprint],
+    targets: Mapping[str, frozenset[str]] | None = None,
 ) -> Finding:
     """``f`` under the baseline (``config.baseline``, not ``None``), ``given``: the inputs and the
-    packages staged (``baseline.fingerprint``'s): suppressed when the baseline
-    records each of its fingerprints, else reported, saying which symbols are new when some are
+    packages staged (``baseline.fingerprint``'s), ``targets``: the wheel targets of the installed
+    sites' files (``_site_targets``): suppressed when the baseline
+    records each of its fingerprints (``_entries``), else reported, saying which symbols are new when some are
     recorded; the fingerprints it matched are added to ``seen``. One finding at a time, so that
     the streamed report (``--format jsonl``) marks its lines as the whole report does."""
-    from .config.baseline import BASELINED, UNTARGETED, fingerprints
+    from .config.baseline import BASELINED, UNTARGETED
     from .rules.base import preview
 
-    baseline = config.baseline
-    assert baseline is not None
-    keys = fingerprints(f, *given)
-    named = fingerprints(f, *given, form="named")  # a baseline of several inputs, read by a run of one
-    # An entry without the input's name or the wheel's target (an older baseline): accepted anyway.
-    older = zip(fingerprints(f, *given, form="targeted"), fingerprints(f, *given, form="plain"), strict=True)
-    entries = [
-        k if k in baseline else n if n in baseline else next((o for o in olds if o in baseline), None)
-        for k, n, olds in zip(keys, named, older, strict=True)
-    ]
+    keys, entries, older = _entries(f, config, given, targets or {})
     known = [e for e in entries if e is not None] if f.rule != "unreadable-input" else []
     seen.update(known)
     if known and len(known) == len(keys):
         if f.suppressed is None:
-            mark = UNTARGETED if any(e not in keys and e not in named for e in known) else ""
+            mark = UNTARGETED if older else ""
             f = replace(f, suppressed=f"{BASELINED}{config.baseline_file}{mark}")
     elif known:  # some of its symbols are new: reported, saying which
         new = [key[2] for key, e in zip(keys, entries, strict=True) if e is None]
         f = replace(f, message=f"{f.message} (not in the baseline: {preview(new)})")
     return f
+
+
+def _entries(
+    f: Finding, config: AuditConfig, given: tuple[Sequence[str], Set[str]], targets: Mapping[str, frozenset[str]]
+) -> tuple[tuple[Fingerprint, ...], list[Fingerprint | None], bool]:
+    """``f``'s fingerprints (``baseline.fingerprints``), the baseline entry accepting each (``None``:
+    none does), and whether one is an older form's (``baseline.UNTARGETED``). An entry accepts a
+    fingerprint when it is its key; or its input's label (a baseline of several inputs, read by a
+    run of one); or, for a file of an unpacked wheel or a site, the key of the same member of the
+    distribution's wheel (``baseline.wheel_entry``); or, an older form, its key without the input's
+    name or the wheel's target, or a site's file keyed below the prefix (``sited=False``)."""
+    from .config.baseline import fingerprints, wheel_entry
+
+    baseline = config.baseline
+    assert baseline is not None
+    keys = fingerprints(f, *given)
+    named = fingerprints(f, *given, form="named")
+    entries: list[Fingerprint | None] = [
+        k if k in baseline else n if n in baseline else None for k, n in zip(keys, named, strict=True)
+    ]
+    if None in entries and split_member(f.file, given[1]) is None:  # a file of a tree: its wheel's entry
+        mine = targets.get(f.file)
+        entries = [
+            e or wheel_entry(k, baseline, mine) or wheel_entry(n, baseline, mine)
+            for e, k, n in zip(entries, keys, named, strict=True)
+        ]
+    if None not in entries:
+        return keys, entries, False
+    forms = [fingerprints(f, *given, form=form) for form in ("targeted", "plain")]
+    if "site-packages/" in f.file:  # keyed below the prefix before
+        forms += [fingerprints(f, *given, form=form, sited=False) for form in ("keyed", "named", "targeted", "plain")]
+    older = [e or next((o[i] for o in forms if o[i] in baseline), None) for i, e in enumerate(entries)]
+    return keys, older, older != entries
 
 
 def _audit_staged(
@@ -901,7 +936,8 @@ def audit_binaries(
     settings = settings if settings is not None else dict[str, Any](config.settings())
     staged = frozenset(merged.packages)
     kept = [f for f in merged.findings if f.rule not in config.ignore]
-    files, findings = merged.files, _configure(kept, config, paths, staged, _unaudited_packages(paths, staged))
+    elsewhere = _unaudited_packages(paths, staged)
+    files, findings = merged.files, _configure(kept, config, paths, staged, elsewhere, merged.targets)
     findings.sort(key=_report_order(files))
     _note_settings(settings, merged, formed, together)
     report = Report(
@@ -963,6 +999,8 @@ class _Part:
     packages: list[str]
     outside: list[dict[str, str]] = field(default_factory=list)
     sites: list[dict[str, Any]] = field(default_factory=list)
+    #: The wheel targets of the findings' files in installed sites (``_site_targets``).
+    targets: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -977,6 +1015,7 @@ class _Merged:
     packages: list[str] = field(default_factory=list)
     outside: list[dict[str, str]] = field(default_factory=list)
     sites: list[dict[str, Any]] = field(default_factory=list)
+    targets: dict[str, frozenset[str]] = field(default_factory=dict)
     _seen: set[tuple[object, ...]] = field(default_factory=set)
     _reported: frozenset[tuple[str, str, str]] = frozenset()
 
@@ -989,6 +1028,8 @@ class _Merged:
         self._once(self.ran, part.ran, lambda r: ("rule", r))
         self._once(self.outside, part.outside, lambda o: ("outside", o["path"]))
         self._once(self.sites, part.sites, lambda n: ("site", n["root"]))
+        for path, targets in part.targets.items():
+            self.targets.setdefault(path, targets)
         # A wheel in several installations is reported once (issue 12): a later installation's
         # finding of the same rule on the same file and subject is left out, even where its words
         # differ (the provider it names lives in that installation's copy of another wheel).
@@ -1042,7 +1083,7 @@ def _run_installations(
                 if f.rule not in config.ignore and _first(seen, f)
             ]
             if config.baseline is not None:  # marked as the whole report marks them (inputs: the paths given)
-                new = [_baselined(f, config, (inputs, staged), set()) for f in new]
+                new = [_baselined(f, config, (inputs, staged), set(), part.targets) for f in new]
             spread.on_part(index, plan[index].installation.packages, sorted(new, key=_report_order(part.files)))
 
     (spread.runner or run_tasks)(_installation_task, common, plan, config.jobs, done)
@@ -1127,7 +1168,24 @@ def _audit_installation(
             roots = tuple(replace(r, path=label(r.path)) for r in roots)
             binaries = [b.with_path(label(b.path)) for b in binaries]
         site_notes = [_site_note(site, config) for site in sites]
-        return _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes), config
+        targets = _site_targets(findings, sites) if config.baseline is not None else {}
+        part = _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes, targets)
+        return part, config
+
+
+def _site_targets(findings: Sequence[Finding], sites: Sequence[Site]) -> dict[str, frozenset[str]]:
+    """The wheel targets (``baseline.tag_targets``) of the distribution owning each finding's file
+    that lies in an installed site (its ``RECORD`` lists it; a wheel's ``.dist-info``, not a conda
+    record): a baseline entry of that target's ``.whl`` accepts the finding (``baseline.wheel_entry``)."""
+    from .config.baseline import tag_targets
+
+    out: dict[str, frozenset[str]] = {}
+    for path in dict.fromkeys(f.file for f in findings):
+        site = next((s for s in sites if s.holds(path)), None)
+        owner = site.owner_of(path) if site is not None else None
+        if owner is not None and owner.kind == "wheel" and owner.tags:
+            out[path] = tag_targets(owner.tags)
+    return out
 
 
 def _conda_target(target: TargetEnvironment, staged: Staged, sites: Sequence[Site] = ()) -> TargetEnvironment | None:

@@ -458,9 +458,9 @@ def file_settings(config_path: str | None, no_config: bool) -> FileSettings:
 
 def _untargeted_note(report: Report, path: str | None) -> None:
     """Say once on stderr when ``--baseline`` ``path`` accepted a file by an entry without its
-    wheel's target, its conda build's variant or its input's name (``config.baseline.UNTARGETED``:
-    written before these were keyed, it accepts the file in every platform's wheel, build variant
-    or input given, a new finding in another one too)."""
+    wheel's target, its conda build's variant or its input's name, or one keying a site's file below
+    its venv or prefix (``config.baseline.UNTARGETED``: written before these were keyed, it accepts
+    the file in every platform's wheel, build variant or input given, a new finding in another one too)."""
     if path is None:
         return
     from ..config.baseline import UNTARGETED
@@ -468,8 +468,9 @@ def _untargeted_note(report: Report, path: str | None) -> None:
     if any(f.suppressed and f.suppressed.endswith(UNTARGETED) for f in report.findings):
         click.echo(
             f"linkaudit: note: --baseline {path} predates per-target keys (or was written from an unpacked "
-            "tree, or from one of several inputs): its entries accept a file in every platform's wheel, "
-            "conda build variant and input given; write it again with --write-baseline",
+            "tree, or from one of several inputs, or keys a site's files by their path below the venv or "
+            "prefix): its entries accept a file in every platform's wheel, conda build variant and input "
+            "given; write it again with --write-baseline",
             err=True,
         )
 

@@ -19,11 +19,18 @@ one written for a release matches the next; nor, in a subject that is a search-p
 the build machine (``rpath-leak``), its per-build parts — a CI run id, a temporary directory's
 random suffix, the build image's patch release (``build_parts_out``).
 
+A file of a site-packages in a prefix's layout is keyed by its path below it (a venv given by its
+root: ``pkg/_m.so``, not ``lib/python3.11/site-packages/pkg/_m.so``, ``_site_out``), as its
+site-packages given, a ``pip install --target`` site, the next venv on another Python and the
+unpacked wheel key it; and an entry keyed with a wheel's target accepts the same member's file in
+an unpacked wheel or an installed site of that target (the ``WHEEL`` tags of the distribution owning
+it), or, the target not known, when one target's entry alone has that path (``wheel_entry``).
+
 An entry whose file has no wheel target or conda variant (a baseline written before members were
 keyed per target) still accepts the member of that path in every platform's wheel and every
 build variant, and one without the input's name (written before several inputs were told apart)
-the file of that path in every input, marked ``UNTARGETED`` (``check`` says once to write the
-baseline again).
+the file of that path in every input, and one keying a site's file below its venv or conda prefix
+(written before) that file, marked ``UNTARGETED`` (``check`` says once to write the baseline again).
 """
 
 from __future__ import annotations
@@ -34,10 +41,13 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Sequence, Set
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
 from ..report import Finding, split_member
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
 from .file import read_settings_file
 
 SCHEMA = "linkaudit-baseline/1"
@@ -58,21 +68,27 @@ NOT_RECORDED = frozenset({"unreadable-input", "baseline-fixed", "unused-suppress
 #: How a finding is marked (after ``BASELINED`` and the file) when the baseline entry accepting it
 #: has its file without the wheel's target, the conda build's variant or the input's name
 #: (``keyed_file``): written before these were keyed, it accepts the file in every platform's
-#: wheel, build variant or input.
-UNTARGETED = " (by an entry without the wheel's target, build variant or input: write the baseline again)"
+#: wheel, build variant or input; or a site's file keyed below its venv or prefix (``_site_out``).
+UNTARGETED = (
+    " (by an entry without the wheel's target, build variant or input, or keyed below the prefix:"
+    " write the baseline again)"
+)
 
 #: (rule id, relative file path, subject).
 Fingerprint = tuple[str, str, str]
 
 
-def relative_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
+def relative_file(file: str, inputs: Sequence[str], packages: Set[str], sited: bool = True) -> str:
     """``file`` relative to the input that holds it: a file given itself is its base name,
     a file found under a directory given is its path below that directory
     (``torch/lib/libc10.so`` under ``torch`` → ``lib/libc10.so``), a member of a package given is
     its member path (``dist/x.whl!torch/lib/libc10.so`` → ``torch/lib/libc10.so``, as the same
     file found under the unpacked tree), also for a package found in a directory given (a
     wheelhouse: the wheel's name changes with each version, its members do not), a release
-    tarball's versioned top directory left out (``_top_out``); anything else unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
+    tarball's versioned top directory left out (``_top_out``); a file of a site-packages in a
+    prefix's layout below the input (a venv or conda prefix given by its root or its ``lib``) by its
+    path below that site-packages (``_site_out``; ``sited=False``: as keys were made before);
+    anything else unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
     are ``PACKAGE!member`` (``report.split_member``), a ``!`` in a plain file's name is its name's."""
     split = split_member(file, packages)
     if split is not None:
@@ -83,8 +99,31 @@ def relative_file(file: str, inputs: Sequence[str], packages: Set[str]) -> str:
             return os.path.basename(base)
         prefix = base if base.endswith("/") else base + "/"
         if file.startswith(prefix):
-            return file[len(prefix) :]
+            rest = file[len(prefix) :]
+            return _site_out(rest) if sited else rest
     return file
+
+
+#: A site-packages in a prefix's layout (``packages.site.SITE_LAYOUTS``, ``sysconfig``'s install
+#: schemes): ``lib/python3.11/site-packages/``, ``lib64/...``, ``Lib/site-packages/`` below any
+#: directory, and ``python3.11/site-packages/`` or ``site-packages/`` at the top (a prefix's
+#: ``lib`` or ``lib/python3.11`` given).
+_SITE_PACKAGES = re.compile(
+    r"(^|/)(?:(?:lib|lib64)/python3[.\d]*t?/|Lib/)site-packages/|^(?:python3[.\d]*t?/)?site-packages/"
+)
+
+
+def _site_out(relative: str) -> str:
+    """``relative``, a path below an input, without the directories of the first site-packages in
+    a prefix's layout it lies in (``_SITE_PACKAGES``): ``lib/python3.11/site-packages/pkg/_m.so``
+    (a venv given by its root) -> ``pkg/_m.so``, as the same file is keyed when its site-packages is
+    given, it is installed with ``pip install --target`` or on another Python, or its wheel is
+    unpacked; ``envs/a/lib/python3.12/site-packages/pkg/_m.so`` -> ``envs/a/pkg/_m.so`` (several
+    prefixes in a directory given stay apart).  The prefix's other files stay as they are
+    (``lib/libz.so.1`` of a conda prefix)."""
+    if "site-packages/" not in relative:
+        return relative
+    return _SITE_PACKAGES.sub(r"\1", relative, count=1)
 
 
 #: A tarball's suffix (tar's own and its compressors').
@@ -109,7 +148,7 @@ def _top_out(package: str, member: str) -> str:
     return member
 
 
-def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False) -> str:
+def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False, sited: bool = True) -> str:
     """``relative_file``, a member of a wheel (given, or found in a directory given) keyed by its
     wheel's tag triple first, ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``: the same member in a
     project's manylinux and musllinux wheels is two files (as ``linkaudit diff`` pairs them), the
@@ -117,8 +156,8 @@ def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: b
     the platform's kind (``_platform_kind``), a stable-ABI wheel's ``abi3`` without its Python floor
     (``_abi_kind``: ``abi3-manylinux_x86_64:pkg/_m.abi3.so``). ``exact``: the tags as written
     (``cp38-abi3-manylinux_2_28_x86_64``). A member of a conda package by its build's variant
-    (``conda_variant``): ``linux-64/py312:lib/libfoo.so``."""
-    relative = relative_file(file, inputs, packages)
+    (``conda_variant``): ``linux-64/py312:lib/libfoo.so``. ``sited``: ``relative_file``'s."""
+    relative = relative_file(file, inputs, packages, sited)
     package = (split_member(file, packages) or ("", ""))[0]
     if not package.endswith(".whl"):
         variant = conda_variant(package) if package else None
@@ -129,6 +168,61 @@ def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: b
     if exact:
         return f"{parts[-3]}-{parts[-2]}-{parts[-1]}:{relative}"
     return f"{_abi_kind(parts[-3], parts[-2])}-{_platform_kind(parts[-1])}:{relative}"
+
+
+#: A wheel's target as ``targeted_file`` writes it before a colon: ``cp311-cp311-manylinux_x86_64``,
+#: ``py2.py3-none-any``, ``abi3-musllinux_x86_64`` (PEP 425's Python tags: ``py``, ``cp``, ``pp``,
+#: ``ip``, ``jy``, and GraalPy's ``graalpy``).
+_WHEEL_TARGET = re.compile(r"(?:py|cp|pp|ip|jy|graalpy)\d[\w.]*-[\w.]+-[\w.]+|abi3-[\w.]+")
+
+
+def tag_targets(tags: Iterable[Tag]) -> frozenset[str]:
+    """The targets, as keys write them (``targeted_file``), of a distribution whose ``WHEEL`` lists
+    ``tags`` (an installed site's or an unpacked wheel's ``.dist-info``): ``Tag: cp311-cp311-manylinux_2_17_x86_64``
+    -> ``cp311-cp311-manylinux_x86_64``; empty for none."""
+    return frozenset(f"{_abi_kind(t.interpreter, t.abi)}-{_platform_kind(t.platform)}" for t in tags)
+
+
+def _expanded(target: str) -> frozenset[str]:
+    """A key's wheel ``target`` one tag at a time, as ``tag_targets`` writes an installed
+    distribution's (a compressed tag set's Pythons and ABIs apart: ``py2.py3-none-any`` ->
+    ``py2-none-any``, ``py3-none-any``; PEP 425)."""
+    if target.startswith("abi3-"):
+        return frozenset((target,))
+    python, abi, platform = target.split("-", 2)
+    return frozenset(f"{_abi_kind(p, a)}-{platform}" for p in python.split(".") for a in abi.split("."))
+
+
+@functools.lru_cache(maxsize=4)
+def _by_target(baseline: frozenset[Fingerprint]) -> dict[Fingerprint, dict[str, Fingerprint]]:
+    """The entries of ``baseline`` keyed with a wheel's target (``label:TARGET:path`` or
+    ``TARGET:path``), by their fingerprint without it, then by target; once per baseline read."""
+    found: dict[Fingerprint, dict[str, Fingerprint]] = {}
+    for entry in sorted(baseline):
+        rule, file, subject = entry
+        parts = file.split(":")
+        for i, part in enumerate(parts[:-1]):
+            if _WHEEL_TARGET.fullmatch(part):
+                found.setdefault((rule, ":".join(parts[:i] + parts[i + 1 :]), subject), {})[part] = entry
+                break
+    return found
+
+
+def wheel_entry(
+    key: Fingerprint, baseline: frozenset[Fingerprint], targets: frozenset[str] | None
+) -> Fingerprint | None:
+    """The entry of ``baseline`` keyed with a wheel's target that accepts the fingerprint ``key``
+    of a file of an unpacked wheel or an installed site (no target in its key): the entry of the
+    same path with one of ``targets``, the targets of the distribution owning the file
+    (``tag_targets``), as the same member of that target's ``.whl`` is keyed; ``targets`` ``None``
+    (not known: no ``.dist-info`` owns it): the entry of the one target that has that path, none
+    when several have it. ``None`` when no entry accepts it."""
+    found = _by_target(baseline).get(key)
+    if not found:
+        return None
+    if targets is None:
+        return next(iter(found.values())) if len(found) == 1 else None
+    return next((entry for target, entry in found.items() if _expanded(target) & targets), None)
 
 
 #: A stable-ABI wheel's Python floor (``cp38-abi3``): raised by a release (``cp39-abi3``), still the
@@ -214,7 +308,9 @@ def _common_parent(inputs: tuple[str, ...], cwd: str) -> str | None:
     return os.path.commonpath([os.path.dirname(g) for g in distinct]) if len(distinct) > 1 else None
 
 
-def keyed_file(file: str, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> str:
+def keyed_file(
+    file: str, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
+) -> str:
     """``file``'s key in baselines and SARIF fingerprints: ``targeted_file`` (``form="plain"``:
     ``relative_file``), and with ``form="keyed"``, when several inputs are given, after the label
     of the input holding it (``input_label``) and a colon: ``cpu:lib/libx.so`` and
@@ -222,10 +318,11 @@ def keyed_file(file: str, inputs: Sequence[str], packages: Set[str], form: KeyFo
     themselves; ``form="named"``: a single input's label too (``cpu:lib/libx.so`` for
     ``check build/cpu``, so that a per-input job matches the baseline of all of them). A package
     given itself, or a member of one, carries no label (its target or variant tells it apart, and
-    ``check dist/*.whl`` keys as ``check dist``)."""
+    ``check dist/*.whl`` keys as ``check dist``). ``sited=False``: a site-packages' file by its
+    path below the input, as before (``relative_file``)."""
     if form == "plain":
-        return relative_file(file, inputs, packages)
-    key = targeted_file(file, inputs, packages)
+        return relative_file(file, inputs, packages, sited)
+    key = targeted_file(file, inputs, packages, sited=sited)
     if form == "targeted" or (form == "keyed" and len(inputs) < 2):
         return key
     holder = _holder(file, inputs, packages)
@@ -385,14 +482,18 @@ def subject_key(rule: str, subject: str) -> str:
     return build_parts_out(key) if rule in BUILD_PATH_RULES else key
 
 
-def fingerprint(finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed") -> Fingerprint:
+def fingerprint(
+    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
+) -> Fingerprint:
     """The stable key of ``finding``: ``(rule, file key, subject)``, its file keyed by the input
     holding it and its package's target or variant (``keyed_file``; another ``form``: as baselines
     written before were); a subject that is itself a path under an input (the other
     library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
-    left out, and a build path's per-build parts (``subject_key``); ``packages``: the packages the run staged (``relative_file``'s)."""
-    file = keyed_file(finding.file, inputs, packages, form)
-    return (finding.rule, unhashed(file), subject_key(finding.rule, relative_file(finding.subject, inputs, packages)))
+    left out, and a build path's per-build parts (``subject_key``); ``packages``: the packages the
+    run staged (``relative_file``'s); ``sited``: ``keyed_file``'s."""
+    file = keyed_file(finding.file, inputs, packages, form, sited)
+    subject = relative_file(finding.subject, inputs, packages, sited)
+    return (finding.rule, unhashed(file), subject_key(finding.rule, subject))
 
 
 #: Rules whose one finding per file lists failures that come and go one by one, a symbol each
@@ -414,13 +515,13 @@ def symbols_of(finding: Finding) -> list[str]:
 
 
 def fingerprints(
-    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed"
+    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
 ) -> tuple[Fingerprint, ...]:
     """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
     ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
     findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
-    keeps its one fingerprint either way; ``packages``, ``form``: as ``fingerprint``'s."""
-    key = fingerprint(finding, inputs, packages, form)
+    keeps its one fingerprint either way; ``packages``, ``form``, ``sited``: as ``fingerprint``'s."""
+    key = fingerprint(finding, inputs, packages, form, sited)
     names = symbols_of(finding)
     if not names:
         return (key,)
