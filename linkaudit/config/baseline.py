@@ -87,12 +87,15 @@ def relative_file(file: str, inputs: Sequence[str], packages: Set[str], sited: b
     wheelhouse: the wheel's name changes with each version, its members do not), a release
     tarball's versioned top directory left out (``_top_out``); a file of a site-packages in a
     prefix's layout below the input (a venv or conda prefix given by its root or its ``lib``) by its
-    path below that site-packages (``_site_out``; ``sited=False``: as keys were made before);
+    path below that site-packages, a package's member too (a conda package's
+    ``lib/python3.12/site-packages/foo/_x.so``, as the prefix it installs keys it) (``_site_out``;
+    ``sited=False``: as keys were made before);
     anything else unchanged.  ``packages``: the packages the run staged (``Report.packages``): only their members
     are ``PACKAGE!member`` (``report.split_member``), a ``!`` in a plain file's name is its name's."""
     split = split_member(file, packages)
     if split is not None:
-        return _top_out(*split)
+        member = _top_out(*split)
+        return _site_out(member) if sited else member
     for given in inputs:
         base = given.rstrip("/") or "/"
         if file in (given, base):

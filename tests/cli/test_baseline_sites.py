@@ -145,3 +145,50 @@ def test_a_baseline_keyed_below_the_venv_root_still_accepts_and_says_to_write_it
     assert r.exit_code == 0, r.stdout
     assert "baseline-fixed" not in r.stdout
     assert r.stderr.count("write it again") == 1
+
+
+def _conda_package(path: Path, member: str) -> Path:
+    """``path/foo-1.0-py312_0.tar.bz2`` (conda's format: ``info/index.json``, ``info/files``), its
+    ``member`` a library with an rpath-leak."""
+    import io
+    import tarfile
+
+    path.mkdir(parents=True)
+    index = {"name": "foo", "version": "1.0", "build": "py312_0", "build_number": 0, "subdir": "linux-64"}
+    package = path / "foo-1.0-py312_0.tar.bz2"
+    with tarfile.open(package, "w:bz2") as tar:
+        for name, data in (
+            ("info/index.json", json.dumps({**index, "depends": []}).encode()),
+            ("info/files", f"{member}\n".encode()),
+            (member, LEAK.read_bytes()),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return package
+
+
+@pytest.mark.parametrize("member", ["lib/python3.12/site-packages/foo/_x.so", "lib/libfoo.so"])
+def test_a_conda_prefixs_baseline_accepts_its_package_keyed_alike(run_cli, here: Path, member: str) -> None:  # type: ignore[no-untyped-def]
+    """A file of a conda prefix's site-packages is keyed below it (``foo/_x.so``), and so is the
+    same member of the conda package installing it: a baseline of the prefix accepts the package
+    (by the entry without its build's variant, as for an unpacked tree); the prefix's other files
+    (``lib/libfoo.so``) keep their path."""
+    package = _conda_package(here / "linux-64", member)
+    (here / "env/conda-meta").mkdir(parents=True)
+    (here / "env" / member).parent.mkdir(parents=True)
+    shutil.copy(LEAK, here / "env" / member)
+    record = {
+        "name": "foo",
+        "version": "1.0",
+        "build": "py312_0",
+        "subdir": "linux-64",
+        "depends": [],
+        "files": [member],
+    }
+    (here / "env/conda-meta/foo-1.0-py312_0.json").write_text(json.dumps(record))
+    assert _check(run_cli, "env", "--write-baseline", "bl.json").exit_code == 0
+    entries = {e["file"] for e in json.loads((here / "bl.json").read_text())["findings"] if e["rule"] == "rpath-leak"}
+    assert entries == {"foo/_x.so" if "site-packages" in member else member}
+    r = _check(run_cli, str(package.relative_to(here)), "--baseline", "bl.json")
+    assert r.exit_code == 0, r.stdout
