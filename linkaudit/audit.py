@@ -322,11 +322,13 @@ def _apply_baseline(
     conda build's variant (``baseline.keyed_file``) none of the packages staged has is about a
     package this run did not audit (a per-wheel CI job's), not fixed: left alone. ``targets``:
     ``_baselined``'s."""
+    from .config.baseline import audited_scopes
+
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
     out = [_baselined(f, config, (inputs, packages), seen, targets) for f in findings]
     if "baseline-fixed" not in config.ignore:
-        scopes = _audited_scopes(inputs, packages)
+        scopes = audited_scopes(inputs, packages)
         for rule, file, subject in sorted(config.baseline - seen):
             if ":" in file and not file.startswith(scopes):
                 continue  # a target or variant not audited in this run
@@ -342,21 +344,6 @@ def _apply_baseline(
                 )
             )
     return out
-
-
-def _audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]:
-    """The key prefixes (``label:``, ``target:``, ``label:target:``; ``baseline.keyed_file``) of
-    the inputs given and the packages staged: a baseline entry's file with a colon that starts with
-    none of them names an input or a package this run did not audit."""
-    from .config.baseline import keyed_file
-
-    scopes = set()
-    for path in (*(f"{p}!x" for p in packages), *(f"{g.rstrip('/') or '/'}/x" for g in inputs), *inputs):
-        for form in ("keyed", "named", "targeted"):
-            key = keyed_file(path, inputs, packages, form)
-            if ":" in key:
-                scopes.add(key[: key.rindex(":") + 1])
-    return tuple(sorted(scopes))
 
 
 def _baselined(

@@ -237,7 +237,7 @@ def check(
     spread = spreading(paths, fmt, output, quiet, each, scheduler, scheduler_file)
     report = _run_audit(paths, config, quiet, together, spread, protected)
     if write_baseline is not None:  # the baseline read may be updated in place: it was read before
-        _write_baseline(write_baseline, report, paths, [*paths, *(p for p in (settings.path,) if p)])
+        _write_baseline(write_baseline, report, paths, [*paths, *(p for p in (settings.path,) if p)], config.baseline)
     report = capped(report, max_per_file)  # after the baseline written: it records every finding
     if fmt != OutputFormat.JSONL.value:
         loader["together"] = together  # the HTML report draws each installation's loads as check planned them
@@ -392,13 +392,16 @@ def _check_output_paths(output: str | None, write_baseline: str | None) -> str |
     return output
 
 
-def _write_baseline(path: str, report: Report, paths: tuple[str, ...], protected: list[str]) -> None:
+def _write_baseline(
+    path: str, report: Report, paths: tuple[str, ...], protected: list[str], read: frozenset[Fingerprint] | None
+) -> None:
     """Write every finding of ``report`` to ``--write-baseline`` ``path`` (``config.baseline.dumps``),
-    never over a ``protected`` path (the inputs, the configuration file: not the ``--baseline``
-    read, which is updated in place) or an audited file, and say how many on stderr."""
+    with the entries of the ``--baseline`` ``read`` (if any) for what the run did not audit, never
+    over a ``protected`` path (the inputs, the configuration file: not the ``--baseline`` read,
+    which is updated in place) or an audited file, and say how many on stderr."""
     from ..config import baseline
 
-    document = baseline.dumps(report.findings, paths, frozenset(report.packages))
+    document = baseline.dumps(report.findings, paths, frozenset(report.packages), read)
     if path == STDOUT:  # the report goes to --output FILE (_check_output_paths)
         emit(document)
     else:

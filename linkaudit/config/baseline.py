@@ -31,6 +31,11 @@ keyed per target) still accepts the member of that path in every platform's whee
 build variant, and one without the input's name (written before several inputs were told apart)
 the file of that path in every input, and one keying a site's file below its venv or conda prefix
 (written before) that file, marked ``UNTARGETED`` (``check`` says once to write the baseline again).
+
+A baseline written by a run that read one keeps the entries read for the inputs, packages and
+targets the run did not audit (``unaudited``) and keys a single input's files under the label the
+baseline read gave it (``write_form``): a per-input or per-wheel CI job updates the baseline of all
+of them in place.
 """
 
 from __future__ import annotations
@@ -337,6 +342,40 @@ def keyed_file(
     return f"{label}:{key}" if label else key
 
 
+def audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]:
+    """The key prefixes (``label:``, ``target:``, ``label:target:``; ``keyed_file``) of the
+    ``inputs`` given and the ``packages`` staged: a baseline entry's file with a colon that starts
+    with none of them names an input or a package the run did not audit (neither fixed nor
+    rewritten by it: ``unaudited``)."""
+    scopes = set()
+    for path in (*(f"{p}!x" for p in packages), *(f"{g.rstrip('/') or '/'}/x" for g in inputs), *inputs):
+        for form in ("keyed", "named", "targeted"):
+            key = keyed_file(path, inputs, packages, form)
+            if ":" in key:
+                scopes.add(key[: key.rindex(":") + 1])
+    return tuple(sorted(scopes))
+
+
+def unaudited(read: frozenset[Fingerprint], inputs: Sequence[str], packages: Set[str]) -> frozenset[Fingerprint]:
+    """The entries of the baseline ``read`` about inputs, packages or targets a run of ``inputs``
+    staging ``packages`` did not audit (``audited_scopes``): another input's ``gpu:lib/libx.so`` in
+    a job of ``build/cpu``, another wheel's ``abi3-musllinux_x86_64:pkg/_m.so`` in a job of one
+    wheel. ``check`` neither calls them fixed nor drops them when it writes the baseline again."""
+    scopes = audited_scopes(inputs, packages)
+    return frozenset(e for e in read if ":" in e[1] and not e[1].startswith(scopes))
+
+
+def write_form(read: frozenset[Fingerprint] | None, inputs: Sequence[str]) -> KeyForm:
+    """How a run of ``inputs`` writes its keys when it read the baseline ``read``: ``"named"`` when
+    a single input is given and ``read`` has entries under its label (``cpu:`` for ``check
+    build/cpu``: a baseline of several inputs updated by a per-input job keeps it, so that its
+    entries still accept that input alone), else ``"keyed"`` (``keyed_file``)."""
+    if read is None or len(set(inputs)) != 1:
+        return "keyed"
+    label = input_label(inputs[0], inputs, named=True)
+    return "named" if label and any(e[1].startswith(f"{label}:") for e in read) else "keyed"
+
+
 def _platform_kind(platforms: str) -> str:
     """A wheel's platform tag (the first of a compressed set) without its version:
     ``manylinux_2_17_x86_64.manylinux2014_x86_64`` and ``manylinux_2_28_x86_64`` are both
@@ -531,19 +570,28 @@ def fingerprints(
     return tuple((key[0], key[1], unhashed(name)) for name in names)
 
 
-def dumps(findings: Iterable[Finding], inputs: Sequence[str], packages: Set[str]) -> str:
+def dumps(
+    findings: Iterable[Finding],
+    inputs: Sequence[str],
+    packages: Set[str],
+    read: frozenset[Fingerprint] | None = None,
+) -> str:
     """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
 
     Findings a configured suppression covers are left out (the configuration keeps them),
     and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept.
-    ``packages``: the packages the run staged (``fingerprint``'s)."""
+    ``packages``: the packages the run staged (``fingerprint``'s). ``read``: the ``--baseline``
+    the run read, if any: its entries for what the run did not audit are kept (``unaudited``), and
+    the run's own keyed as it keys them (``write_form``: a per-input job keeps its ``cpu:``)."""
+    form = write_form(read, inputs)
     keys = sorted(
         {
             key
             for f in findings
             if f.rule not in NOT_RECORDED and (f.suppressed is None or f.suppressed.startswith(BASELINED))
-            for key in fingerprints(f, inputs, packages)
+            for key in fingerprints(f, inputs, packages, form)
         }
+        | (unaudited(read, inputs, packages) if read is not None else frozenset())
     )
     doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
