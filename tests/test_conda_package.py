@@ -142,3 +142,119 @@ def test_builds_of_one_package_name_are_installations_apart(tmp_path: Path, hold
     bar = _variant(tmp_path / "bar-1.0-0.tar.bz2", "bar", "0", other)
     clash = audit([py311, bar], config)
     assert [f.severity.value for f in clash.findings if f.rule == "file-clash"] == ["error"]
+
+
+def _conda_v2(path: Path, name: str, build: str, depends: list[str], lib: bytes) -> str:
+    """A ``.conda`` (zip of ``info-*.tar.zst`` and ``pkg-*.tar.zst``) of ``name`` and ``build``,
+    depending on ``depends``, installing ``lib/lib{name}.so``."""
+    import io
+    import zipfile
+
+    import zstandard
+
+    def tar(members: list[tuple[str, bytes]]) -> bytes:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as tf:
+            for member, data in members:
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+        return zstandard.ZstdCompressor().compress(out.getvalue())
+
+    index = json.dumps({"name": name, "version": "1.0", "build": build, "depends": depends}).encode()
+    base = path.name[: -len(".conda")]
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("metadata.json", b'{"conda_pkg_format_version": 2}')
+        zf.writestr(f"info-{base}.tar.zst", tar([("info/index.json", index)]))
+        zf.writestr(f"pkg-{base}.tar.zst", tar([(f"lib/lib{name}.so", lib)]))
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", [".conda", ".tar.bz2"])
+def test_builds_of_one_name_are_installed_with_what_they_depend_on_only(tmp_path: Path, fmt: str) -> None:
+    """N builds of one name beside M other packages were N installations each staging all M
+    again (N*M: 36 s at N = M = 200).  As conda installs a package with its depends, each build's
+    installation holds it and the packages given whose names it depends on, transitively; the
+    packages given once are one installation of their own: a package no build depends on is
+    staged once in all."""
+    from linkaudit.packages import plan_inputs
+
+    lib = (CONDA.parents[0] / "loader/pyext/lib/libhelper.so").read_bytes()
+
+    def make(name: str, build: str, depends: list[str]) -> str:
+        path = tmp_path / f"{name}-1.0-{build}{fmt}"
+        if fmt == ".conda":
+            return _conda_v2(path, name, build, depends, lib)
+        return _variant_depending(path, name, build, depends, lib)
+
+    builds = [make("foo", f"py3{i}_0", ["__glibc >=2.17", "dep >=1", "python 3.1"]) for i in range(4)]
+    dep = make("dep", "0", ["dep2"])  # dep2: a dependency of a dependency
+    dep2 = make("dep2", "0", [])
+    others = [make(f"bar{j}", "0", ["baz"]) for j in range(5)]
+    planned = [p.installation for p in plan_inputs([*builds, dep, dep2, *others])]
+    staged = [p for i in planned for p in i.packages]
+    counts = {p: staged.count(p) for p in [*builds, dep, dep2, *others]}
+    assert counts == {**dict.fromkeys(builds, 1), dep: 5, dep2: 5, **dict.fromkeys(others, 1)}
+    assert sorted(map(sorted, (i.packages for i in planned))) == sorted(
+        [sorted([dep, dep2, *others])] + [sorted([b, dep, dep2]) for b in builds]
+    )
+    assert all("dep-1.0-0" in i.reason for i in planned if i.packages[0] in builds)
+    report = audit([*builds, dep, *others[:1]], AuditConfig(target=None))
+    files = sorted(f.path for f in report.files)
+    assert files == sorted(
+        f"{p}!lib/lib{n}.so" for p, n in [*((b, "foo") for b in builds), (dep, "dep"), (others[0], "bar0")]
+    )
+
+
+def _variant_depending(path: Path, name: str, build: str, depends: list[str], lib: bytes) -> str:
+    """A conda ``.tar.bz2`` of ``name`` and ``build`` depending on ``depends``, its
+    ``info/index.json`` last (as a hand-built package may have it)."""
+    import io
+
+    index = json.dumps({"name": name, "version": "1.0", "build": build, "depends": depends}).encode()
+    with tarfile.open(path, "w:bz2") as tf:
+        for member, data in ((f"lib/lib{name}.so", lib), ("info/index.json", index)):
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+def test_many_builds_of_one_name_plan_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_copy_reason`` listed every build's stem once per installation: 2,000 builds of one
+    name took N^2 stem computations (8 s).  Counted, not timed: stems computed per build."""
+    from linkaudit.packages import planner
+
+    paths = [str(tmp_path / f"foo-1.0-v{i}_0.conda") for i in range(300)]
+    calls = 0
+    real = planner._conda_stem
+
+    def counted(path: str) -> str:
+        nonlocal calls
+        calls += 1
+        return real(path)
+
+    monkeypatch.setattr(planner, "_conda_stem", counted)
+    planned = planner.conda_format_sets(paths)
+    assert [i.packages for i in planned] == [(p,) for p in paths]
+    assert calls <= 2 * len(paths), calls
+
+
+def test_a_build_whose_depends_cannot_be_read_before_staging_is_installed_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.tar.bz2`` with its ``info/index.json`` past what is read before staging: its depends are
+    unknown, so its installation holds it alone and says so (never every package given again)."""
+    from linkaudit.packages import conda, plan_inputs
+
+    lib = (CONDA.parents[0] / "loader/pyext/lib/libhelper.so").read_bytes()
+    monkeypatch.setattr(conda, "MAX_INDEX_PEEK", 1024)  # past the library, before the index
+    builds = [_variant_depending(tmp_path / f"foo-1.0-v{i}_0.tar.bz2", "foo", f"v{i}_0", ["dep"], lib) for i in (1, 2)]
+    dep = _variant_depending(tmp_path / "dep-1.0-0.tar.bz2", "dep", "0", [], lib)
+    planned = [p.installation for p in plan_inputs([*builds, dep])]
+    assert [i.packages for i in planned] == [(dep,), (builds[0],), (builds[1],)]
+    assert all("depends unknown before staging" in i.reason for i in planned[1:])
+    assert conda.read_depends(str(tmp_path / "missing.conda")) is None
+    assert conda.read_depends(dep) is None
+    monkeypatch.setattr(conda, "MAX_INDEX_PEEK", 16 << 20)
+    assert conda.read_depends(builds[0]) == ("dep",)

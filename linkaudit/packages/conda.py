@@ -9,9 +9,16 @@ import os
 import zipfile
 
 from .magic import ZSTD
+from .metadata import MAX_METADATA, conda_record
 from .staging import CORRUPT, Stager, StagingRoot, safe_name, unsafe_reason
-from .tar import Origin, decompressed, origin, stage_stream
+from .tar import Capped, Origin, decompressed, origin, stage_stream
+from .tarread import TarReader
 from .zipped import listed_members
+
+#: The most bytes decompressed looking for a ``.tar.bz2``'s ``info/index.json`` before staging
+#: (conda-build writes ``info/`` first; a package that puts it last, past this, is planned as one
+#: whose depends are unknown).
+MAX_INDEX_PEEK = 16 << 20
 
 
 def is_conda_zip(zf: zipfile.ZipFile) -> bool:
@@ -50,3 +57,46 @@ def _origin(label: str, inner: str) -> Origin | None:
         return origin(label, os.stat(label), inner)
     except OSError:
         return None
+
+
+def read_depends(path: str) -> tuple[str, ...] | None:
+    """The package names the conda package at ``path`` (``.conda`` or ``.tar.bz2``) depends on,
+    read from its ``info/index.json`` ``depends`` before staging (virtual ``__glibc`` and the like
+    left out; a spec ``"dep >=1"`` names ``dep``).  ``None`` when it cannot be read: no index
+    among the first ``MAX_INDEX_PEEK`` bytes of a ``.tar.bz2``, no ``info-*.tar.zst`` in a
+    ``.conda``, a corrupt file (staging says why then).  Source: conda's package format."""
+    try:
+        with open(path, "rb") as fh:
+            packed = os.fstat(fh.fileno()).st_size
+            if not path.endswith(".conda"):
+                head = fh.read(8)
+                fh.seek(0)
+                return _index_depends(decompressed(fh, head, packed))
+            with zipfile.ZipFile(fh) as zf:
+                inner = next((n for n in zf.namelist() if n.startswith("info-") and n.endswith(".tar.zst")), None)
+                if inner is None:
+                    return None
+                with zf.open(inner) as raw:
+                    return _index_depends(decompressed(raw, ZSTD, packed))
+    except MemoryError:
+        raise
+    except Exception:  # any codec's error: depends unknown, staging names the problem
+        return None
+
+
+def _index_depends(stream: Capped) -> tuple[str, ...] | None:
+    """The ``depends`` names of the first ``info/index.json`` in the tar ``stream``, else ``None``."""
+    stream.limit = min(stream.limit, MAX_INDEX_PEEK)
+    tar = TarReader(stream)
+    for member in tar:
+        if safe_name(member.name) != "info/index.json" or not member.isfile():
+            continue
+        if member.real_size > MAX_METADATA:
+            return None
+        record, _why = conda_record(tar.data().read(MAX_METADATA).decode("utf-8", errors="replace"))
+        if record is None:
+            return None
+        specs = record.get("depends")
+        specs = specs if isinstance(specs, list) else []
+        return tuple(d.split()[0] for d in specs if isinstance(d, str) and d.strip() and not d.startswith("__"))
+    return None

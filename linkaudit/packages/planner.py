@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -315,15 +315,23 @@ def _installation(
 CONDA_FORMATS = (".conda", ".tar.bz2")
 
 
-def conda_format_sets(packages: Sequence[str]) -> list[Installation]:
+def conda_format_sets(
+    packages: Sequence[str], depends: Callable[[str], Sequence[str] | None] = lambda _path: None
+) -> list[Installation]:
     """The installations the conda packages among ``packages`` make when one package name is given
     more than once: a package in both formats (``NAME-VERSION-BUILD.conda`` and ``.tar.bz2``: a
     channel serves both, conda installs one), or several builds of one name (conda-build's variants
     ``foo-1.0-py311_0`` and ``foo-1.0-py312_0``, two versions: a prefix holds one package of a name).
-    The k-th copy given of each such name goes to the k-th installation, with every other package
-    of ``packages`` in each.  Returns ``[]`` when no name is given twice (the packages then stay one
-    installation).  Keyed by file name: the same name in two subdirectories of a channel
-    (``linux-64/``, ``osx-64/``) is never installed together either.
+
+    The packages given once are one installation of their own (first, when there are any).  The
+    k-th copy given of each name given more than once goes to the k-th installation, with the
+    packages given once whose names it ``depends`` on, transitively — as conda installs a package
+    with its depends, not with a whole channel (before: with every package given, N builds beside
+    M packages staged N*M).  ``depends``: the names a package's ``info/index.json`` depends on,
+    ``None`` when unknown (``conda.read_depends``; the build is then installed alone, and the
+    reason says so), each asked once per package.  Returns ``[]`` when no name is given twice (the
+    packages then stay one installation).  Keyed by file name: the same name in two subdirectories
+    of a channel (``linux-64/``, ``osx-64/``) is never installed together either.
     """
     copies: dict[str, list[str]] = {}
     for path in packages:
@@ -331,27 +339,89 @@ def conda_format_sets(packages: Sequence[str]) -> list[Installation]:
         stem = next((base[: -len(s)] for s in CONDA_FORMATS if base.endswith(s)), None)
         if stem is not None:
             copies.setdefault(stem.rsplit("-", 2)[0], []).append(path)
-    twice = {name: paths for name, paths in copies.items() if len(paths) > 1}
+    twice = sorted(((n, p) for n, p in copies.items() if len(p) > 1), key=lambda item: -len(item[1]))
     if not twice:
         return []
-    apart = {p for paths in twice.values() for p in paths}
-    out = []
-    for k in range(max(map(len, twice.values()))):
-        chosen = {paths[k] for paths in twice.values() if k < len(paths)}
+    apart = {p for _name, paths in twice for p in paths}
+    once = [p for p in packages if p not in apart]
+    closure = _Depends({name: paths for name, paths in copies.items() if len(paths) == 1}, depends)
+    order = {p: i for i, p in enumerate(packages)}
+    formats = {name: len({_conda_stem(p) for p in paths}) == 1 for name, paths in twice}
+    out = [Installation(tuple(once), (), _ONCE)] if once else []
+    alive = len(twice)
+    for k in range(len(twice[0][1])):
+        while len(twice[alive - 1][1]) <= k:  # sorted longest first: the names with a k-th copy
+            alive -= 1
+        chosen = [paths[k] for _name, paths in twice[:alive]]
+        brought, unknown = closure.of(chosen)
+        reason = _copy_reason([(name, paths[k]) for name, paths in twice[:alive]], formats)
         out.append(
-            Installation(tuple(p for p in packages if p in chosen or p not in apart), (), _copy_reason(twice, k))
+            Installation(
+                tuple(sorted([*chosen, *brought], key=order.__getitem__)), (), reason + _brought(brought, unknown)
+            )
         )
     return out
 
 
-def _copy_reason(twice: dict[str, list[str]], k: int) -> str:
-    """Why the k-th copies of the names given twice (``conda_format_sets``) are an installation of
-    their own: one format of a package given in both, or one build of a name given in several."""
-    stems = {name: {_conda_stem(p) for p in paths} for name, paths in twice.items() if k < len(paths)}
-    if all(len(s) == 1 for s in stems.values()):
-        listed = ", ".join(sorted(next(iter(s)) for s in stems.values()))
+_ONCE = (
+    "the conda packages given once (each build of a name given in several is installed apart, with what it depends on)"
+)
+
+
+class _Depends:
+    """The packages given once (``single``: package name -> its one path) that packages depend
+    on, transitively; each package's ``depends`` asked once."""
+
+    def __init__(self, single: dict[str, list[str]], depends: Callable[[str], Sequence[str] | None]) -> None:
+        self.single, self.depends = single, depends
+        self.known: dict[str, Sequence[str] | None] = {}
+
+    def of(self, chosen: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The packages given once that ``chosen`` depend on, transitively, in the order reached;
+        and those among all whose depends are unknown."""
+        seen = set(chosen)
+        queue, brought, unknown = list(chosen), [], []
+        while queue:
+            path = queue.pop()
+            if path not in self.known:
+                self.known[path] = self.depends(path)
+            names = self.known[path]
+            if names is None:
+                unknown.append(path)
+                continue
+            for name in names:
+                for dep in self.single.get(name, ()):
+                    if dep not in seen:
+                        seen.add(dep)
+                        brought.append(dep)
+                        queue.append(dep)
+        return brought, unknown
+
+
+def _listed(paths: Sequence[str]) -> str:
+    """Up to three package stems, and how many more."""
+    shown = ", ".join(sorted(_conda_stem(p) for p in paths[:3]))
+    return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def _brought(brought: Sequence[str], unknown: Sequence[str]) -> str:
+    """What a build's installation holds besides it, in words."""
+    out = f"; with the packages given that it depends on: {_listed(brought)}" if brought else ""
+    if unknown:
+        out += (
+            f"; depends unknown before staging (info/index.json not read) of {_listed(unknown)}: installed without them"
+        )
+    return out
+
+
+def _copy_reason(chosen: Sequence[tuple[str, str]], formats: dict[str, bool]) -> str:
+    """Why the copies ``chosen`` (name, path) of names given twice (``conda_format_sets``) are an
+    installation of their own: one format of a package given in both (``formats[name]``: its
+    copies are one stem, computed once per name), or one build of a name given in several."""
+    if all(formats[name] for name, _path in chosen):
+        listed = ", ".join(sorted(_conda_stem(p) for _name, p in chosen))
         return f"one format of {listed} (a channel serves each package as .conda and .tar.bz2; conda installs one)"
-    listed = ", ".join(sorted(os.path.basename(twice[name][k]) for name in stems))
+    listed = ", ".join(sorted(os.path.basename(p) for _name, p in chosen))
     return f"one build of a package name given in several: {listed} (a conda prefix holds one package of a name)"
 
 

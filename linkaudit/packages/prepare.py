@@ -273,7 +273,11 @@ def _others_apart(conda: list[str], rest: list[str], loose: bool) -> list[Instal
     tarballs, files and directories — a conda package is judged as conda-build judges it, against
     conda-forge's sysroot, a build tree beside it against the auditing host (before: one
     installation, and the build tree's libz.so.1 was "not found" on a host that has it)."""
-    out = conda_format_sets(conda) or ([Installation(tuple(conda), (), "the conda packages")] if conda else [])
+    from .conda import read_depends  # zipfile, the codecs: only when conda packages are given
+
+    out = conda_format_sets(conda, read_depends) or (
+        [Installation(tuple(conda), (), "the conda packages")] if conda else []
+    )
     if rest or loose:
         reason = "the inputs that are no wheel or conda package (files, directories, tarballs)"
         plain = "the inputs that are no wheel (files, directories, other packages)"
