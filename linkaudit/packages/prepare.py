@@ -252,7 +252,8 @@ def plan_inputs(
             wheels.append(name)
     loose = [p for p in ordered if p not in kinds]
     conda = [p for p in others if p.endswith(CONDA_FORMATS)]
-    apart = _others_apart(conda, [p for p in others if p not in conda], bool(loose)) if not together else []
+    rest = [p for p in others if not p.endswith(CONDA_FORMATS)]
+    apart = _others_apart(conda, rest, bool(loose)) if not together else []
     if together or (not wheels and len(apart) < 2) or (len(wheels) == 1 and not loose and not others):
         return [PlannedInputs(tuple(paths), None, plan_installations(wheels, others, together)[0])]
     plan = [(i, frozenset(i.packages)) for i in plan_installations(wheels)] if wheels else []
@@ -261,9 +262,12 @@ def plan_inputs(
         return [PlannedInputs(tuple(paths), None, plan[0][0])]
     out: list[PlannedInputs] = []
     home = apart[-1] if loose and apart else None  # the inputs that are no package (files, directories)
-    for installation, members in plan:
-        inputs = tuple(p for p in ordered if p in members or (installation is home and p not in kinds))
-        out.append(PlannedInputs(inputs, members, installation))
+    position = {p: i for i, p in enumerate(ordered)}  # each installation's inputs in input order, by
+    for installation, members in plan:  # its own members: never a scan of every input per installation
+        inputs = sorted((p for p in members if p in position), key=position.__getitem__)
+        if installation is home:
+            inputs = sorted([*inputs, *loose], key=position.__getitem__)
+        out.append(PlannedInputs(tuple(inputs), members, installation))
     return out
 
 
