@@ -40,6 +40,7 @@ from .packages import (
     sites_below,
     staged_inputs,
 )
+from .packages.prepare import empty_directory_message
 from .records import dataclass
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity, split_member
 from .rules import RULES, get_rule, rule_ids
@@ -529,15 +530,14 @@ def _nothing_to_audit(collected: Collected, staged: Staged, binaries: Sequence[B
             continue
         under = directory.rstrip("/") + "/"
         skipped = [p for p, _f in collected.skipped if p.startswith(under)]
+        tarballs = staged.tarballs.get(directory, [])
         yield Finding(
             "no-binaries",
             Severity.NOTE,
             directory,
             directory,
-            "holds no binary linkaudit can read"
-            + (f" ({len(skipped)} of a format not supported yet)" if skipped else "")
-            + "; nothing to audit",
-            {"skipped": skipped},
+            empty_directory_message(len(skipped), tarballs),
+            {"skipped": skipped, "tarballs": tarballs},
         )
 
 

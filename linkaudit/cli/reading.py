@@ -18,6 +18,7 @@ from ..model import Binary
 from ..output import text_safe
 from ..output.text import installation_label
 from ..packages import Staged, staged_inputs
+from ..packages.prepare import empty_directory_message
 from ..records import dataclass
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class Inputs:
         for path, reason in self.skipped:
             click.echo(f"linkaudit: skipped: {text_safe(self.staged.label(path))}: {text_safe(reason)}", err=True)
         for directory in self.empty_dirs:
-            click.echo(f"linkaudit: note: {text_safe(directory)}: holds no binary linkaudit can read", err=True)
+            what = empty_directory_message(0, self.staged.tarballs.get(directory, []))
+            click.echo(f"linkaudit: note: {text_safe(directory)}: {text_safe(what)}", err=True)
         for path, target in self.broken_links:
             where = text_safe(self.staged.label(path))
             click.echo(f"linkaudit: note: {where}: broken symlink (to {text_safe(target)}), passed over", err=True)

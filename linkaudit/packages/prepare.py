@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,27 @@ _SITE_NAMES = {"wheel": "site-packages", "conda": "prefix"}
 
 #: File names of packages picked up inside a directory given (a wheelhouse, a conda-bld output).
 PACKAGE_SUFFIXES = (".whl", ".conda", ".tar.bz2")
+
+#: File names of the other tarballs, which a directory search names but does not stage (sdists,
+#: source and release archives): each is audited when given by name.  A ``.tar.bz2`` is conda's
+#: format by its name, found or given, and is staged as a conda package (``PACKAGE_SUFFIXES``).
+TARBALL_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".tbz", ".tbz2", ".tar.lzma")
+
+
+def empty_directory_message(skipped: int, tarballs: Sequence[str]) -> str:
+    """What a ``no-binaries`` note says of a directory given in which no binary and no wheel or
+    conda package was found: ``skipped`` files of a format not supported yet, and the ``tarballs``
+    found (``prepare.TARBALL_SUFFIXES``), which a directory search names but does not stage —
+    never "nothing to audit" when there are some (each is audited given by name)."""
+    unread = f" ({skipped} of a format not supported yet)" if skipped else ""
+    if not tarballs:
+        return f"holds no binary linkaudit can read{unread}; nothing to audit"
+    shown = ", ".join(tarballs[:3]) + (f" and {len(tarballs) - 3} more" if len(tarballs) > 3 else "")
+    return (
+        f"holds {len(tarballs)} tarball{'s' if len(tarballs) > 1 else ''} not audited: {shown} (a directory is "
+        "searched for binaries, wheels and conda packages, not for sdists or release archives); give the "
+        f"tarball itself: linkaudit check {tarballs[0]}; besides, no binary linkaudit can read{unread}"
+    )
 
 
 def package_kind(path: str) -> str | None:
@@ -67,17 +88,20 @@ def package_kind(path: str) -> str | None:
     return None
 
 
-def _packages_under(top: str) -> list[str]:
-    """The packages below the directory ``top``, by name (``PACKAGE_SUFFIXES``), sorted; symlinked
-    directories are not followed (the binary walk decides what a link may reach)."""
+def _packages_under(top: str) -> tuple[list[str], list[str]]:
+    """``(packages, tarballs)`` below the directory ``top``, by name (``PACKAGE_SUFFIXES``,
+    ``TARBALL_SUFFIXES``), sorted; symlinked directories are not followed (the binary walk decides
+    what a link may reach)."""
     out: list[str] = []
+    tarballs: list[str] = []
     stack = [top]  # depth first, by an explicit stack: os.walk recurses (RecursionError ~990 deep)
     while stack:
         # a directory that cannot be listed is passed over, as os.walk does (the binary walk names it)
         entries = sorted(_listing(stack.pop()) or (), key=lambda e: e[0])
         stack.extend(reversed([path for _name, path, is_dir in entries if is_dir]))
         out.extend(path for name, path, is_dir in entries if not is_dir and name.endswith(PACKAGE_SUFFIXES))
-    return out
+        tarballs.extend(path for name, path, is_dir in entries if not is_dir and name.endswith(TARBALL_SUFFIXES))
+    return out, tarballs
 
 
 def _listing(directory: str) -> list[tuple[str, str, bool]] | None:
@@ -119,10 +143,15 @@ def remove_tree(top: str) -> None:
                     os.unlink(below)
 
 
-def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tuple[dict[str, str], list[str]]:
-    """``(package path -> kind, the inputs in order)``: the packages among ``paths`` and inside
-    the directories given (a wheelhouse), each real file once (two spellings, a symlink)."""
+def _recognise(
+    paths: list[str], is_package: Callable[[str], str | None]
+) -> tuple[dict[str, str], list[str], dict[str, list[str]]]:
+    """``(package path -> kind, the inputs in order, directory given -> the tarballs below it not
+    staged)``: the packages among ``paths`` and inside the directories given (a wheelhouse), each
+    real file once (two spellings, a symlink); a tarball found in a directory is named, not staged
+    (``TARBALL_SUFFIXES``)."""
     kinds: dict[str, str] = {}
+    tarballs: dict[str, list[str]] = {}
     found: list[str] = []
     real: set[str] = set()
     dropped: set[str] = set()
@@ -146,7 +175,10 @@ def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tup
         if stat.S_ISREG(mode):
             take(p, is_package(p))
         elif stat.S_ISDIR(mode):
-            for candidate in _packages_under(p):
+            packages, below = _packages_under(p)
+            if below:
+                tarballs[p] = below
+            for candidate in packages:
                 if candidate in kinds:
                     continue
                 kind = is_package(candidate)
@@ -154,7 +186,7 @@ def _recognise(paths: list[str], is_package: Callable[[str], str | None]) -> tup
                     # named as a package but none (garbage, empty): given to the readers as a
                     # path, so it is an unreadable input by name, never a quiet "no binaries"
                     found.append(candidate)
-    return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped))
+    return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped)), tarballs
 
 
 class _Roots:
@@ -239,7 +271,7 @@ def plan_inputs(
     for several targets apart, each wheel with what it is installed with; the conda packages apart
     from the tarballs, zips without a wheel name, files and directories (``_others_apart``).  One
     entry, of every input, when there is nothing to tell apart."""
-    kinds, ordered = _recognise(paths, is_package)
+    kinds, ordered, _tarballs = _recognise(paths, is_package)
     wheels = []
     others = []
     for p in ordered:
@@ -293,7 +325,7 @@ def plan_each(paths: list[str], is_package: Callable[[str], str | None] = packag
     """One installation per package among the inputs and in the directories given (``--each``: a
     channel or a mirror, whose packages are not installed together), in input order; the inputs
     that are no package (files, directories) one more, last."""
-    kinds, ordered = _recognise(paths, is_package)
+    kinds, ordered, _tarballs = _recognise(paths, is_package)
     out = [
         PlannedInputs((p,), frozenset({p}), Installation((p,), (), "each package on its own (--each)"))
         for p in ordered
@@ -331,13 +363,13 @@ def staged_inputs(
         A ``Staged``: the paths to audit, the members refused, and ``label`` to write staged
         paths back as ``PACKAGE!member``.
     """
-    kinds, ordered = _recognise(paths, is_package)
+    kinds, ordered, tarballs = _recognise(paths, is_package)
     found = list(kinds)
     if only is not None:
         kinds = {p: k for p, k in kinds.items() if p in only}
         ordered = [p for p in ordered if p in kinds or p not in found]
     if not kinds:
-        yield Staged(ordered, [], [], found=found)
+        yield Staged(ordered, [], [], found=found, tarballs=tarballs)
         return
     import tempfile
 
@@ -353,7 +385,14 @@ def staged_inputs(
             _stage(stager, roots, p, kinds.get(p))
         sites, errors = list(roots.sites.values()), stager.all_errors()
         yield Staged(
-            roots.paths, errors, list(kinds), sites, found=found, clashes=stager.clashes, sniffed=stager.sniffed
+            roots.paths,
+            errors,
+            list(kinds),
+            sites,
+            found=found,
+            clashes=stager.clashes,
+            sniffed=stager.sniffed,
+            tarballs=tarballs,
         )
     finally:
         forget_under(os.path.realpath(tmp))

@@ -34,6 +34,8 @@ class Staged:
         clashes: paths two packages staged together both install.
         sniffed: host path of each member staged as a file -> what its first bytes are (for the
             walk: ``inputs.collect``'s ``sniffed``).
+        tarballs: each directory given -> the tarballs found below it, not staged
+            (``prepare.TARBALL_SUFFIXES``: sdists, release archives; audited when given by name).
     """
 
     paths: list[str]
@@ -44,6 +46,7 @@ class Staged:
     found: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
     sniffed: dict[str, Container] = field(default_factory=dict)
+    tarballs: dict[str, list[str]] = field(default_factory=dict)
     _roots: dict[str, StagingRoot] | None = None  # staging root -> its site (``label_path``)
     _parent: str | None = None  # the directory every staging root is in, with a "/"
     _stop: re.Pattern[str] | None = None  # a character ``label``'s pattern stops at

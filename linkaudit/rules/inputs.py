@@ -50,7 +50,10 @@ shared library (*.so, *.so.N, *.dylib, *.dll, *.pyd) that holds no binary is not
 passed over: it is an unreadable input (empty, a Git LFS pointer, random bytes),
 since the loader will be asked to open it; GNU ld scripts (libc.so) are passed over.
 """
-    evidence = {"skipped": "files found that are binaries of a format not supported yet"}
+    evidence = {
+        "skipped": "files found that are binaries of a format not supported yet",
+        "tarballs": "tarballs found in the directory, not audited: give each by name (a directory's note only)",
+    }
 
 
 class LoaderSkipped(Rule):
