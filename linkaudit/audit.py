@@ -45,7 +45,7 @@ from .records import dataclass
 from .report import FileResult, FileStatus, Finding, Report, RootInfo, Severity, split_member
 from .rules import RULES, get_rule, rule_ids
 from .rules.broken_symlink import BrokenSymlink
-from .rules.file_clash import clash_finding
+from .rules.file_clash import clash_finding, copies_finding
 
 if TYPE_CHECKING:
     from .config.baseline import Fingerprint
@@ -1147,6 +1147,7 @@ def _audit_installation(
         host = config.target is not None and config.target.system_libraries is None
         outside = _outside_inputs(linkage, binaries, sites) if linkage is not None and host else []
         findings.extend(clash_finding(c.path, c.first, c.second, c.member, c.identical) for c in staged.clashes)
+        findings.extend(copies_finding(package, member, n) for (package, member), n in staged.copies.items())
         if staged.packages:
             label = staged.label_path
             files = [FileResult(label(f.path), f.status, f.format, f.kind, f.machine, f.error and staged.label(f.error),

@@ -696,7 +696,8 @@ def test_hostile_archives_of_the_second_round(tmp_path: Path, monkeypatch: pytes
                 zf.writestr("lib/libx.so", NVRTC)
                 zf.writestr("lib/libx.so", BROKEN)
         report = audit([str(dup)])
-        assert "installers keep the last copy" in _refusals(report)[f"{dup}!lib/libx.so"], dup
+        clash = {f.file: f.message for f in report.findings if f.rule == "file-clash"}
+        assert "installers keep the last copy" in clash[f"{dup}!lib/libx.so"] and not _refusals(report), dup
         assert any(f.rule == "driver-link" for f in report.findings), dup  # the broken, last copy
 
     # a corrupt header in the middle: tarfile stopped there quietly; we name its byte
@@ -841,8 +842,10 @@ def test_a_member_that_held_no_library_replaced_by_a_later_copy_is_a_second_copy
             zf.writestr(name, b"garbage\n")
             zf.writestr(name, HELPER)
     report = audit([str(package)])
-    assert _refusals(report) == {
-        f"{package}!{name}": "a second member of this name: installers keep the last copy, audited here"
-    }
+    assert _refusals(report) == {}  # the file is read (its last copy): no unreadable input
+    clash = [f for f in report.findings if f.rule == "file-clash"]
+    assert [(f.file, f.severity.value) for f in clash] == [(f"{package}!{name}", "error")]
+    assert "holds 2 members named" in clash[0].message
+    assert [(f.path, f.status.value) for f in report.files] == [(f"{package}!{name}", "audited")]
     # nothing of the text copy (the kept copy, a library in a pure wheel, is a wheel-architecture note)
-    assert [f.rule for f in report.findings if f.rule != "wheel-architecture"] == ["unreadable-input"]
+    assert [f.rule for f in report.findings if f.rule != "wheel-architecture"] == ["file-clash"]

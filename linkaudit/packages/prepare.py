@@ -384,16 +384,8 @@ def staged_inputs(
         for p in ordered:
             _stage(stager, roots, p, kinds.get(p))
         sites, errors = list(roots.sites.values()), stager.all_errors()
-        yield Staged(
-            roots.paths,
-            errors,
-            list(kinds),
-            sites,
-            found=found,
-            clashes=stager.clashes,
-            sniffed=stager.sniffed,
-            tarballs=tarballs,
-        )
+        yield Staged(roots.paths, errors, list(kinds), sites, found=found, clashes=stager.clashes,
+                     copies=stager.copies, sniffed=stager.sniffed, tarballs=tarballs)  # fmt: skip
     finally:
         forget_under(os.path.realpath(tmp))
         forget_held(tmp)

@@ -32,6 +32,8 @@ class Staged:
         packages: the packages staged, as given.
         found: every package among the inputs (also those of other installations).
         clashes: paths two packages staged together both install.
+        copies: (package, member name) -> how many members of that name the package holds (2 or
+            more; the last copy staged and audited: ``Stager.copies``).
         sniffed: host path of each member staged as a file -> what its first bytes are (for the
             walk: ``inputs.collect``'s ``sniffed``).
         tarballs: each directory given -> the tarballs found below it, not staged
@@ -45,6 +47,7 @@ class Staged:
     _pattern: re.Pattern[str] | None = None
     found: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
+    copies: dict[tuple[str, str], int] = field(default_factory=dict)
     sniffed: dict[str, Container] = field(default_factory=dict)
     tarballs: dict[str, list[str]] = field(default_factory=dict)
     _roots: dict[str, StagingRoot] | None = None  # staging root -> its site (``label_path``)

@@ -37,8 +37,6 @@ CORRUPT = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, OSError, EOFError, Va
 #: The characters where a staged path in a text is taken to end (a regular-expression class body).
 STOP_CHARS = r"\s'\"(),;:\[\]{}\\"
 _STOP = re.compile(f"[{STOP_CHARS}]")
-#: How a second member of one name is reported.
-SECOND_COPY = "a second member of this name: installers keep the last copy, audited here"
 #: A symlink member whose name a file or directory member already holds (links are made after
 #: every file): not made, and said — ``tar -x`` keeps whichever member comes last.  (A second link
 #: of one name, as the two tars of a ``.conda`` may both list, keeps the first, as before.)
@@ -421,6 +419,17 @@ class Stager:
         self.sniffed: dict[str, Container] = {}  # host path written -> what its first bytes are
         self.held: dict[str, list[str]] = {}  # staging root -> the host paths held in it (``hold``)
         self._not_libraries: dict[tuple[str, str], int] = {}  # (package, member) -> its error's index
+        self._withdrawn: set[int] = set()  # indices of ``errors`` a later copy of the member made moot
+        #: (package, member name) -> how many members of that name the package holds (2 or more):
+        #: installers keep the last copy, the one staged and audited (``second_copy``).
+        self.copies: dict[tuple[str, str], int] = {}
+
+    def second_copy(self, label: str, member: str) -> None:
+        """Record another member of ``label`` named ``member`` (a ``file-clash`` of the package with
+        itself, ``rules.file_clash.copies_finding``): the last copy is the one staged and audited,
+        the earlier ones are not — never an unreadable input (the file is read, the last copy)."""
+        key = (label, member)
+        self.copies[key] = self.copies.get(key, 1) + 1
 
     def refuse(self, label: str, member: str, reason: str) -> bool:
         """Record the member ``member`` of ``label`` as refused for ``reason``: each of the first
@@ -442,7 +451,7 @@ class Stager:
             for label, count in self.refused.items()
             if count > MAX_REFUSALS_NAMED
         ]
-        return [*self.errors, *more]
+        return [*(e for i, e in enumerate(self.errors) if i not in self._withdrawn), *more]
 
     def plan(self, site: StagingRoot, label: str, kind: str, name: str, head: bytes) -> tuple[str, str] | None:
         """``(host destination, installed path)`` of a member whose first bytes are ``head``, with
@@ -485,7 +494,9 @@ class Stager:
         site.files.add(rel)
         earlier = self._not_libraries.pop((label, name), None)
         if earlier is not None:  # an earlier member of this name held no library: this one replaces it
-            self.errors[earlier] = InputError(f"{label}!{name}", SECOND_COPY)
+            self._withdrawn.add(earlier)
+            self.refused[label] -= 1
+            self.second_copy(label, name)
         return dest, rel
 
     def file(

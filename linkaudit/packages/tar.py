@@ -23,7 +23,6 @@ from .magic import ZSTD
 from .metadata import MAX_METADATA, conda_record, past_limit
 from .staging import (
     CORRUPT,
-    SECOND_COPY,
     Clash,
     Readable,
     Refused,
@@ -256,7 +255,7 @@ def _member(
     else:
         summed = None
     if rel is not None and rel in written and site.owner.get(rel) == label:
-        stager.refuse(label, name, SECOND_COPY)
+        stager.second_copy(label, name)
         site.disown(rel)
         replaced = os.path.join(site.host, rel)
         forget(replaced)  # its inode may be reused by a file that is not this member

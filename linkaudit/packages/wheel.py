@@ -16,7 +16,6 @@ from .members import Members
 from .metadata import MAX_METADATA, MAX_RECORD, past_limit, wheel_tag_problems
 from .staging import (
     CORRUPT,
-    SECOND_COPY,
     Clash,
     PackageBudget,
     Refused,
@@ -158,7 +157,7 @@ def _plan_member(
     earlier = planned.get(rel) if rel else None
     if earlier is not None:
         # pip, like unzip, keeps the last copy of a name: audit that one, and say so.
-        stager.refuse(label, name, SECOND_COPY)
+        stager.second_copy(label, name)
         jobs[earlier] = (info, name, jobs[earlier][2], jobs[earlier][3], head)
         return
     destination = stager.plan(site, label, "wheel", name, head)

@@ -28,10 +28,16 @@ with the first on its .dist-info files at least.
 
 Fix: ship the file in one package only (a shared dependency), or rename it
 (auditwheel's hashed library names do this for vendored libraries).
+
+One package holding several members of one name (a tar appended to with
+`tar -r`, a zip written twice) clashes with itself: unzip, pip and tar -x
+keep the last copy, which is the one audited (its findings reported, the file
+counted audited); the earlier copies are not. An error, named with the member
+and how many copies there are; the package's other files are audited as ever.
 """
     evidence = {
         "path": "the path, as installed",
-        "packages": "the two packages (the first is the copy audited)",
+        "packages": "the two packages (the first is the copy audited); one package twice: its own members",
         "identical": "true: the same bytes; false: different; null: not compared",
     }
 
@@ -52,4 +58,18 @@ def clash_finding(path: str, first: str, second: str, member: str, identical: bo
         path,
         f"{path} is installed by {first} and by {second} {what}",
         {"path": path, "packages": [first, second], "identical": identical},
+    )
+
+
+def copies_finding(package: str, member: str, copies: int) -> Finding:
+    """The ``file-clash`` finding of ``package`` holding ``copies`` (2 or more) members named
+    ``member``: the last is installed and audited, the earlier ones never are (``Stager.second_copy``)."""
+    return Finding(
+        FileClash.id,
+        Severity.ERROR,
+        f"{package}!{member}",
+        member,
+        f"{package} holds {copies} members named {member}: installers keep the last copy, the one audited; "
+        f"the first {copies - 1} {'is' if copies == 2 else 'are'} not audited (the package's copies clash)",
+        {"path": member, "packages": [package, package], "identical": None},
     )
