@@ -553,7 +553,7 @@ class Stager:
         refused: set[str] = set()  # links not made or taken away: a link through one dangles
         for name, target in links:
             rel = install_path(kind, name)
-            if rel is None:
+            if rel is None or self._link_clashes(site, label, kind, name, rel):
                 continue
             reason = _link_target_problem(rel, target)
             if reason is not None:
@@ -586,6 +586,24 @@ class Stager:
             else:
                 self.refuse(label, name, f"a symlink to {target!r}, which resolves outside the package")
         self._resolve(site, label, inside, refused)
+
+    def _link_clashes(self, site: StagingRoot, label: str, kind: str, name: str, rel: str) -> bool:
+        """True when another package of the shared root lists the path ``rel`` the link ``name`` of
+        ``label`` installs (a file, a link, binary or not): a ``file-clash`` naming both, not
+        compared (a conda package's recorded here; a wheel's by ``wheel._list``, which lists every
+        entry), and the link not made — the first package's copy is the one audited.  A conda
+        package's link is listed, so that a later package's member of its path clashes with it."""
+        listed = kind == "conda" and not rel.startswith("info/")  # info/: not in the prefix
+        held = site.listed.get(rel)
+        if held is None:
+            if listed:
+                site.listed[rel] = (label, -1, -1)
+            return False
+        if held[0] == label:
+            return False
+        if listed:
+            self.clashes.append(Clash(rel, held[0], label, name, None))
+        return True
 
     def _resolve(self, site: StagingRoot, label: str, made: list[tuple[str, str, str, str]], refused: set[str]) -> None:
         """Own each link that leads to a file; refuse the symlink loops and the links that dangle
