@@ -454,13 +454,15 @@ _SO_VERSION = re.compile(r"(?<=\.so)(?:\.\d+)+$")
 
 def library_stem(binary: Binary, key: str) -> str | None:
     """A shared library's directory (of its pairing ``key``) and stem, its file name without the
-    version suffix past ``.so`` (``lib/libfoo.so.1.2.3`` -> ``lib/libfoo.so``), or its SONAME's
-    (``libfoo.so.1`` -> ``libfoo.so``) when its file name has no ``.so``; ``None`` for any other
-    kind of binary, or a name without ``.so``."""
+    version suffix past ``.so`` (``lib/libfoo.so.1.2.3`` -> ``lib/libfoo.so``): the file name is
+    what pairs, as abipkgdiff pairs the libraries of two packages, so a library built without a
+    SONAME pairs and two file names of different stems never do, whatever their SONAMEs; the
+    SONAME's stem (``libfoo.so.1`` -> ``libfoo.so``) only when the file name has no ``.so`` part
+    (``plugin-1.bin``).  ``None`` for any other kind of binary, or neither name with ``.so``."""
     if binary.kind is not Kind.SHARED_LIBRARY:
         return None
     directory, name = key.rpartition("/")[0], key.rpartition("/")[2]
-    if ".so" not in name.split("."):
+    if "so" not in name.split(".")[1:]:
         name = binary.soname or ""
     stem = _SO_VERSION.sub("", name)
     return f"{directory}/{stem}" if stem.endswith(".so") else None

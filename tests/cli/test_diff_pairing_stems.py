@@ -55,6 +55,40 @@ def test_versioned_file_names_pair_by_library_stem(run_cli, tmp_path: Path, old_
         assert changed["soname"] == {"old": "libfoo.so.1", "new": new_soname}
 
 
+@pytest.mark.parametrize("soname", [None, "libplug.so.1"])
+def test_stem_is_the_file_names_with_or_without_a_soname(run_cli, tmp_path: Path, soname) -> None:  # type: ignore[no-untyped-def]
+    """libplug.so.1.2.3 -> libplug.so.1.2.4 built without a SONAME was "1 added, 1 removed", the
+    removed export missed, exit 0 (the stem came from the SONAME alone): the file name pairs."""
+    _lib(tmp_path / "old/lib/libplug.so.1.2.3", soname, V1)
+    _lib(tmp_path / "new/lib/libplug.so.1.2.4", soname, V2)
+    code, doc = _diff(run_cli, tmp_path / "old", tmp_path / "new")
+    assert code == 1, doc
+    assert doc["files_added"] == [] and doc["files_removed"] == []
+    [changed] = doc["changed"]
+    assert changed["file"] == "lib/libplug.so.1.2.3 -> libplug.so.1.2.4"
+    assert changed["exports_removed"] == ["bar"]
+
+
+def test_unrelated_file_names_sharing_a_soname_stem_do_not_pair(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """libalpha.so.1 and libomega.so.2 whose SONAMEs are libzeta.so.1 / libzeta.so.2 were paired
+    and reported an ABI break: two file names of different stems are two libraries."""
+    _lib(tmp_path / "old/lib/libalpha.so.1", "libzeta.so.1", V1)
+    _lib(tmp_path / "new/lib/libomega.so.2", "libzeta.so.2", V2)
+    code, doc = _diff(run_cli, tmp_path / "old", tmp_path / "new")
+    assert code == 0, doc
+    assert doc["changed"] == []
+    assert doc["files_removed"] == ["lib/libalpha.so.1"] and doc["files_added"] == ["lib/libomega.so.2"]
+
+
+def test_file_name_without_so_falls_back_to_its_soname(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file name with no ``.so`` part (``plugin-1.bin``) is stemmed by its SONAME."""
+    _lib(tmp_path / "old/lib/plugin-1.bin", "libplug.so.1", V1)
+    _lib(tmp_path / "new/lib/plugin-2.bin", "libplug.so.2", V2)
+    code, doc = _diff(run_cli, tmp_path / "old", tmp_path / "new")
+    assert code == 1, doc
+    assert [c["file"] for c in doc["changed"]] == ["lib/plugin-1.bin -> plugin-2.bin"]
+
+
 def test_install_tree_with_soname_symlinks_pairs(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A CMake install tree, libfoo.so -> libfoo.so.1 -> libfoo.so.1.2.x: the real files pair."""
     for build, version, exports in (("old", "1.2.3", V1), ("new", "1.2.4", V2)):
