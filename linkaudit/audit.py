@@ -1010,7 +1010,7 @@ class _Merged:
         """Add one installation's results."""
         self._once(self.files, part.files, lambda f: ("file", f.path))
         self._once(self.roots, part.roots, lambda r: ("root", r.path, r.kind))
-        self._once(self.binaries, part.binaries, lambda b: ("binary", b.path))
+        self._once(self.binaries, part.binaries, lambda b: ("binary", b.display_path))
         self._once(self.packages, part.packages, lambda p: ("package", p))
         self._once(self.ran, part.ran, lambda r: ("rule", r))
         self._once(self.outside, part.outside, lambda o: ("outside", o["path"]))

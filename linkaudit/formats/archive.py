@@ -24,6 +24,7 @@ ELF reader.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -160,7 +161,12 @@ def _long_name(path: str, long_names: bytes, raw_name: str, pos: int, named: dic
 def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     """Read every ELF or COFF member of the archive at ``path`` into a ``Binary`` (``member`` set).
 
-    Other members (LLVM bitcode, text) are left out; the reader never
+    A member's ``member`` is its name, and for the second, third... member of one name (``ar q``
+    appends a second ``foo.o``; a Windows import library names its descriptor objects after the
+    DLL) ``NAME#2``, ``NAME#3``..., counted over the archive's members in order as ``ar``'s ``N``
+    count modifier counts them (``ar xN 2 libx.a foo.o``), so each is a file of its own
+    (``libx.a(foo.o#2)``) in ``check``'s list and ``diff``'s pairing; a folded import record takes
+    its first short member's.  Other members (LLVM bitcode, text) are left out; the reader never
     writes a member to disk.  A thin archive's members are read from their own files, each
     distinct file once, within the archive's budgets ``MAX_THIN_MEMBERS`` and ``MAX_THIN_BYTES``;
     a file the archive names again is left out after its first mention (a link pulls a member
@@ -179,9 +185,12 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     more = 0
     thin = _ThinMembers(path)
     imports = _ImportMembers(path)
+    counts: Counter[str] = Counter()
     for name, offset, data_size, is_thin in iter_members(path, buf, size):
+        counts[name] += 1
+        label = name if counts[name] == 1 else f"{name}#{counts[name]}"
         try:
-            binary = _member(path, buf, name, offset, data_size, is_thin, thin, imports, len(out))
+            binary = _member(path, buf, (name, label), offset, data_size, is_thin, thin, imports, len(out))
         except InputError as exc:
             if len(failed) < MAX_MEMBER_ERRORS_NAMED:
                 failed.append(exc)
@@ -193,7 +202,7 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
         if binary is _PLACE:
             out.append(None)  # a place kept for the DLL's folded record (one per DLL)
         elif isinstance(binary, Binary):
-            out.append(replace(binary, path=path, member=name, member_file=thin.file_of(name) if is_thin else None))
+            out.append(replace(binary, path=path, member=label, member_file=thin.file_of(name) if is_thin else None))
     for place, binary in imports.folded():
         out[place] = binary
     binaries = name_gnu_import_dlls([b for b in out if b is not None])
@@ -215,7 +224,7 @@ _PLACE = object()
 def _member(
     path: str,
     buf: Buffer,
-    name: str,
+    named: tuple[str, str],
     offset: int,
     data_size: int,
     is_thin: bool,
@@ -225,18 +234,20 @@ def _member(
 ) -> Binary | object | None:
     """The record of one member: a ``Binary``, ``_PLACE`` (a DLL's first short import member,
     folded later), or ``None`` (not a binary, a short import member folded into an earlier one,
-    a thin member named before).
+    a thin member named before).  ``named``: the member's name and its label, ``NAME#2`` for the
+    second of a name (``read_archive``).
 
     Raises:
         InputError: the member is malformed or its file cannot be read (``_OverBudget``: a thin
             archive's budget is passed).
     """
+    name, label = named
     if is_thin:
         return thin.read(name)
     data = buf.view(offset, data_size) if isinstance(buf, FileBytes) else buf[offset : offset + data_size]
     if is_import_member(bytes(data[:6])):
-        return _PLACE if imports.add(name, data, place) else None
-    return _read_member(path, name, f"{path}({name})", data)
+        return _PLACE if imports.add(label, data, place) else None
+    return _read_member(path, label, f"{path}({label})", data)
 
 
 class _OverBudget(InputError):
