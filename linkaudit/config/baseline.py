@@ -8,8 +8,8 @@ A baseline file is JSON::
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
 command line that holds it — a wheel member's after its wheel's tag triple,
 ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``,
-as ``linkaudit diff`` pairs it, a conda package member's after its build's variant,
-``linux-64/py312:lib/libfoo.so``; when several inputs are given, after the name of the input that
+as ``linkaudit diff`` pairs it, a conda package member's after its build's variant, conda-build's
+hash left out, ``linux-64/py312:lib/libfoo.so`` (``conda_variant``); when several inputs are given, after the name of the input that
 holds it and a colon, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
@@ -251,13 +251,22 @@ def _abi_kind(python: str, abi: str) -> str:
 _CONDA_SUBDIR = re.compile(r"noarch|(?:linux|osx|win|freebsd|emscripten|wasi|zos)-[a-z0-9_]+")
 
 
+#: conda-build's hash of a variant's pinned dependencies in a build string: ``h`` and 7 hex digits
+#: (conda-build's ``MetaData.hash_dependencies``, ``h{sha1[:7]}``), at the end of the build string
+#: before its build number or ``_`` (``py312h1a2b3c4_0``, ``pyhd8ed1ab_0``), with the ``_`` before
+#: it when it stands apart (``cuda126_mkl_py312_h30b5a27_300``).
+_CONDA_HASH = re.compile(r"_?h[0-9a-f]{7}(?=_|$)")
+
+
 def conda_variant(package: str) -> str | None:
     """The variant of the conda package file ``package`` (``NAME-VERSION-BUILD.conda`` or
-    ``.tar.bz2``, conda's file naming): its build string without the build number
-    (``py312h1234abc_0`` -> ``py312h1234abc``: a rebuild is the same variant), after its subdir when
-    the package lies in a directory named as one (``linux-64/py312``, conda-build's output and a
-    channel's layout); ``None`` for another file, a ``.tar.bz2`` whose build string does not end in
-    ``_`` and a number (a source tarball), or a build string of the build number alone."""
+    ``.tar.bz2``, conda's file naming): its build string without the build number and without
+    conda-build's hash of the pinned dependencies (``_CONDA_HASH``; ``py312h1a2b3c4_0`` ->
+    ``py312``: a rebuild, and the next release whose pins moved, is the same variant, as a vendored
+    library's repair hash is left out, ``unhashed``), after its subdir when the package lies in a
+    directory named as one (``linux-64/py312``, conda-build's output and a channel's layout);
+    ``None`` for another file, a ``.tar.bz2`` whose build string does not end in ``_`` and a number
+    (a source tarball), or a build string of the build number and hash alone (``h4bc722e_1``)."""
     name = os.path.basename(package)
     if name.endswith(".conda"):
         stem, numbered = name[: -len(".conda")], False
@@ -268,11 +277,31 @@ def conda_variant(package: str) -> str | None:
     parts = stem.rsplit("-", 2)
     if len(parts) != 3 or not parts[0] or (numbered and not re.search(r"_\d+$", parts[2])):
         return None
-    variant = re.sub(r"_?\d+$", "", parts[2])
+    variant = re.sub(r"_?\d+$", "", _CONDA_HASH.sub("", parts[2]))
     if not variant:
         return None
     subdir = os.path.basename(os.path.dirname(package))
     return f"{subdir}/{variant}" if _CONDA_SUBDIR.fullmatch(subdir) else variant
+
+
+def _variant_unhashed(file: str) -> str:
+    """A baseline entry's ``file`` key, a conda variant in it written with conda-build's hash (before
+    ``conda_variant`` left it out) without it: ``linux-64/py312h1a2b3c4:lib/libfoo.so`` ->
+    ``linux-64/py312:lib/libfoo.so``; a variant of the hash alone (``linux-64/h4bc722e:``) left
+    out with its subdir, as ``conda_variant`` keys it now.  The key's last part (the path) is kept."""
+    parts = file.split(":")
+    if len(parts) < 2:
+        return file
+    kept = []
+    for part in parts[:-1]:
+        subdir, slash, build = part.rpartition("/")
+        if (not slash or _CONDA_SUBDIR.fullmatch(subdir)) and _CONDA_HASH.search(build):
+            build = _CONDA_HASH.sub("", build)
+            if not build:
+                continue
+            part = f"{subdir}{slash}{build}"
+        kept.append(part)
+    return ":".join([*kept, parts[-1]])
 
 
 #: How a file is keyed (``keyed_file``): by the input holding it (when several are given) and its
@@ -612,6 +641,8 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             ``{"rule": str, "file": str, "subject": str}`` or names no rule (the message
             names the file and the entry).
 
+    An entry's file written before conda-build's hash was left out of a variant is read without it
+    (``_variant_unhashed``), as one written before repair hashes or abi3 floors were.
     An ``unresolved-symbol`` entry whose subject is a count (``"2 symbols"``, written before
     findings were keyed a symbol each) is left out: its findings are reported until the
     baseline is written again.
@@ -644,6 +675,7 @@ def load(path: str, known_rules: frozenset[str] | None = None) -> frozenset[Fing
             raise ConfigError(f"--baseline {path}: findings[{i}].rule: {rule} findings cannot be baselined")
         if rule in PER_SYMBOL and _COUNTED_SUBJECT.fullmatch(entry["subject"]):
             continue  # "2 symbols": which two is not recorded (an older linkaudit); its findings show again
-        file = _ABI3_FLOOR.sub("abi3-", unhashed(entry["file"]))  # written before hashes, abi3 floors were left out
+        # written before repair hashes, abi3 floors, conda-build's variant hashes were left out
+        file = _variant_unhashed(_ABI3_FLOOR.sub("abi3-", unhashed(entry["file"])))
         keys.add((rule, file, subject_key(rule, entry["subject"])))  # written before per-build parts were left out
     return frozenset(keys)
