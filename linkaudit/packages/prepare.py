@@ -309,9 +309,7 @@ def _others_apart(conda: list[str], rest: list[str], loose: bool) -> list[Instal
     tarballs, files and directories — a conda package is judged as conda-build judges it, against
     conda-forge's sysroot, a build tree beside it against the auditing host (before: one
     installation, and the build tree's libz.so.1 was "not found" on a host that has it)."""
-    from .conda import read_depends  # zipfile, the codecs: only when conda packages are given
-
-    out = conda_format_sets(conda, read_depends) or (
+    out = conda_format_sets(conda, _read_depends) or (
         [Installation(tuple(conda), (), "the conda packages")] if conda else []
     )
     if rest or loose:
@@ -319,6 +317,14 @@ def _others_apart(conda: list[str], rest: list[str], loose: bool) -> list[Instal
         plain = "the inputs that are no wheel (files, directories, other packages)"
         out.append(Installation(tuple(rest), (), reason if conda else plain))
     return out
+
+
+def _read_depends(path: str) -> tuple[str, ...] | None:
+    """``conda.read_depends``, its module (zipfile, the codecs) imported on the first call only: a
+    plain ELF check plans no conda package and imports none of it (tests/test_startup.py)."""
+    from .conda import read_depends
+
+    return read_depends(path)
 
 
 def plan_each(paths: list[str], is_package: Callable[[str], str | None] = package_kind) -> list[PlannedInputs]:
