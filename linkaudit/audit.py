@@ -935,6 +935,7 @@ def audit_binaries(
         settings,
         tuple(merged.roots),
         tuple(merged.packages),
+        merged.links,
     )
     return report, tuple(merged.binaries)
 
@@ -988,6 +989,8 @@ class _Part:
     sites: list[dict[str, Any]] = field(default_factory=list)
     #: The wheel targets of the findings' files in installed sites (``_site_targets``).
     targets: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The packages' symlinks that lead inside their staging (``Staged.links``, ``Report.links``).
+    links: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -1003,6 +1006,7 @@ class _Merged:
     outside: list[dict[str, str]] = field(default_factory=list)
     sites: list[dict[str, Any]] = field(default_factory=list)
     targets: dict[str, frozenset[str]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
     _seen: set[tuple[object, ...]] = field(default_factory=set)
     _reported: frozenset[tuple[str, str, str]] = frozenset()
 
@@ -1017,6 +1021,8 @@ class _Merged:
         self._once(self.sites, part.sites, lambda n: ("site", n["root"]))
         for path, targets in part.targets.items():
             self.targets.setdefault(path, targets)
+        for link, target in part.links.items():
+            self.links.setdefault(link, target)
         # A wheel in several installations is reported once (issue 12): a later installation's
         # finding of the same rule on the same file and subject is left out, even where its words
         # differ (the provider it names lives in that installation's copy of another wheel).
@@ -1062,6 +1068,8 @@ def _run_installations(
             raise result
         part, ran = (_failed_part(plan[index], result), None) if isinstance(result, Failed) else cast(_Done, result)
         out[index] = (part, ran)
+        if spread.on_links is not None and part.links:
+            spread.on_links(part.links)
         if spread.on_part is not None:
             staged = frozenset(part.packages)
             new = [
@@ -1158,6 +1166,7 @@ def _audit_installation(
         site_notes = [_site_note(site, config) for site in sites]
         targets = _site_targets(findings, sites) if config.baseline is not None else {}
         part = _Part(files, findings, ran, roots, binaries, list(staged.packages), outside, site_notes, targets)
+        part.links = staged.links()
         return part, config
 
 

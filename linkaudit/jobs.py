@@ -537,12 +537,15 @@ class Spread:
             (completion order): its index in the plan, its packages (paths as given) and its
             findings not met before, with the configuration's severities and suppressions applied.
         on_plan: called with the number of installations once they are planned.
+        on_links: called, before ``on_part``, with an installation's package symlinks that lead
+            inside its staging (``Report.links``): a member asked by a link's name is its target.
     """
 
     runner: Callable[..., list[Any]] | None = None
     each: bool = False
     on_part: Callable[[int, tuple[str, ...], list[Any]], None] | None = None
     on_plan: Callable[[int], None] | None = None
+    on_links: Callable[[dict[str, str]], None] | None = None
 
 
 def pools(tasks: int, jobs: int) -> bool:

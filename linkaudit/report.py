@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Set
-from dataclasses import field
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -141,6 +141,9 @@ class Report:
         roots: the import roots the loader emulation loaded, in order (empty without it).
         packages: the package files staged (wheels, conda packages, tarballs), as found — those
             found in a directory included; a report is never written over one.
+        links: each symlink (or tar hard link) of a package staged that leads to a file or a
+            directory of the staging -> what it resolves to, both ``PACKAGE!member``: a member
+            given by a link's name is its target's (``resolve_link``).  Not rendered.
     """
 
     files: tuple[FileResult, ...]
@@ -150,6 +153,7 @@ class Report:
     config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     roots: tuple[RootInfo, ...] = ()
     packages: tuple[str, ...] = ()
+    links: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, MappingProxyType):
@@ -227,7 +231,7 @@ def capped(report: Report, limit: int) -> Report:
         out.extend(f for f in found if id(f) in keep)
         out.append(_more(path, [f for f in found if id(f) not in keep], limit))
     rules = report.rules if not report.rules or MORE_FINDINGS in report.rules else (*report.rules, MORE_FINDINGS)
-    return Report(report.files, tuple(out), report.seconds, rules, report.config, report.roots, report.packages)
+    return replace(report, findings=tuple(out), rules=rules)
 
 
 def _more(path: str, rest: list[Finding], limit: int) -> Finding:
@@ -262,3 +266,28 @@ def split_member(file: str, packages: Set[str]) -> tuple[str, str] | None:
             return file[:at], file[at + 1 :]
         at = file.find("!", at + 1)
     return None
+
+
+#: How many links ``resolve_link`` follows at most (the kernel's ``ELOOP`` bound, as staging's).
+MAX_LINK_HOPS = 40
+
+
+def resolve_link(links: Mapping[str, str], member: str) -> str:
+    """``member`` (``PACKAGE!path``) with every symlink among its leading paths replaced by what it
+    resolves to (``links``: ``Report.links``, or one staging root's own ``StagingRoot.links``),
+    as the file system would open it: ``pkg!lib/libz.so`` -> ``pkg!lib/libz.so.1.3.1``,
+    ``pkg!lib64/libz.so`` through ``lib64 -> lib``.  Unchanged when no link leads it anywhere;
+    at most ``MAX_LINK_HOPS`` links followed.  Linear in the path's length per link followed."""
+    if not links:
+        return member
+    for _hop in range(MAX_LINK_HOPS):
+        at = len(member)
+        while at > 0:
+            target = links.get(member[:at])
+            if target is not None:
+                member = target + member[at:]
+                break
+            at = member.rfind("/", 0, at)
+        else:
+            return member
+    return member

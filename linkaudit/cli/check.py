@@ -275,7 +275,7 @@ def _run_audit(
         if wanted:
             from .members import member_filter
 
-            spread.keep = member_filter(wanted)
+            spread.keep = member_filter(wanted, spread.links)
         try:
             report = audit(given, config, progress, together=together, spread=spread.spread)
         finally:

@@ -29,7 +29,7 @@ from .check import (
 )
 from .emit import emit
 from .filedefaults import loader_with_file
-from .members import cut_to_members, member_operands
+from .members import cut_to_members, member_operands, opened_as
 from .options import loader_options
 
 
@@ -45,9 +45,10 @@ def _unreadable(findings: Sequence[Finding]) -> list[tuple[str, str]]:
     return list(reversed(out.items()))
 
 
-def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...], frozenset[str]]:
+def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Binary, ...], frozenset[str], str]:
     """One build's findings, binaries and the packages its run staged (``Report.packages``),
-    ``audit_binaries`` of ``path``.  A member given as ``PACKAGE!member`` is audited within its
+    ``audit_binaries`` of ``path``, and ``path`` as its files are named (a member given by a
+    symlink's name: its target's, ``members.opened_as``; else ``path``).  A member given as ``PACKAGE!member`` is audited within its
     package (the loader finds its siblings), then the findings and binaries cut down to it, as
     ``check`` cuts them (``members.cut_to_members``: a member the package lacks is an
     unreadable-input finding, ``members.NO_MEMBER``).
@@ -58,7 +59,8 @@ def _read_build(path: str, config: AuditConfig) -> tuple[list[Finding], tuple[Bi
     given, wanted = member_operands([path])
     whole, read = audit_binaries(given, config)
     report, binaries = cut_to_members(whole, wanted, read)
-    return list(report.findings), binaries, frozenset(report.packages)
+    named = next((opened_as(path, package, whole) for package in wanted), path)
+    return list(report.findings), binaries, frozenset(report.packages), named
 
 
 def _findings(
@@ -117,17 +119,17 @@ def diff(
     compared) or a usage error; 3 internal error.
     """
     config = _config(config_path, no_config, profile, max_versions, ignore, no_loader, entries, loader)
-    old_report, before, old_staged = _read_build(old, config)
-    new_report, after, new_staged = _read_build(new, config)
+    old_report, before, old_staged, old_named = _read_build(old, config)
+    new_report, after, new_staged, new_named = _read_build(new, config)
     old_errors, new_errors = _unreadable(old_report), _unreadable(new_report)
     for file, reason in (*old_errors, *new_errors):
         click.echo(f"linkaudit: error: {text_safe(file)}: {text_safe(reason)}", err=True)
     old_found, new_found = _found(old_report), _found(new_report)
     result, old_keys, new_keys = diff_builds(
         before,
-        [old],
+        [old_named],
         after,
-        [new],
+        [new_named],
         [f.file for f in old_found],
         [f.file for f in new_found],
         old_packages=old_staged,
@@ -135,7 +137,8 @@ def diff(
         old_unreadable=old_errors,
         new_unreadable=new_errors,
     )
-    old_f, new_f = _findings(old_found, old_keys, old, old_staged), _findings(new_found, new_keys, new, new_staged)
+    old_f = _findings(old_found, old_keys, old_named, old_staged)
+    new_f = _findings(new_found, new_keys, new_named, new_staged)
     new_findings, gone = _compared(old_f, new_f, result)
     if fmt == "json":
         doc = _to_dict(result, new_findings, gone, (old, new), (old_staged, new_staged))

@@ -56,10 +56,11 @@ class Inputs:
     def only_members(self) -> Inputs:
         """These inputs with the packages given only as ``PACKAGE!member`` paths cut down to those
         members (``show``: the member asked for, not the whole package); a member that is a
-        directory of the package keeps every binary below it, as ``show DIR`` walks a directory."""
+        directory of the package keeps every binary below it, as ``show DIR`` walks a directory; a
+        member that is a symlink (or tar hard link) of the package keeps its target (``linked``)."""
         if not self.partial:
             return self
-        wanted = {host for _name, host in self.members}
+        wanted = {host for _name, host in self.members} | {real for _name, real in self.linked()}
         below = tuple(host + "/" for host in wanted if os.path.isdir(host))
 
         def kept(path: str) -> bool:
@@ -68,6 +69,17 @@ class Inputs:
         binaries = [b for b in self.binaries if kept(b.path)]
         skipped = [(p, reason) for p, reason in self.skipped if kept(p)]
         return replace(self, binaries=binaries, skipped=skipped)
+
+    def linked(self) -> list[tuple[str, str]]:
+        """``(member as given, the host path its symlinks resolve to)`` of each member given as
+        ``PACKAGE!member`` that is a symlink of the package or lies through one (staging made
+        sure it resolves inside its staging root)."""
+        out = []
+        for name, host in self.members:
+            real = os.path.realpath(host)
+            if real != os.path.normpath(host):
+                out.append((name, real))
+        return out
 
     def sites(self) -> list[Site]:
         """The installed sites the plain paths given lie in (``audit.sites_among``), read once per run:
@@ -88,6 +100,12 @@ class Inputs:
         """Name every unreadable input (and skipped file, and empty directory) on standard error."""
         for error in self.errors:
             click.echo(f"linkaudit: error: {text_safe(self.staged.label(str(error)))}", err=True)
+        for name, real in self.linked():
+            target = text_safe(self.staged.label_path(real))
+            click.echo(
+                f"linkaudit: note: {text_safe(name)}: a link in the package (symlink or hard link) to {target}",
+                err=True,
+            )
         for path, reason in self.skipped:
             click.echo(f"linkaudit: skipped: {text_safe(self.staged.label(path))}: {text_safe(reason)}", err=True)
         for directory in self.empty_dirs:

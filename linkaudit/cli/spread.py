@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import field
 from typing import IO, Any
 
 from ..errors import ConfigError, OutputError
@@ -57,6 +58,7 @@ class Spreading:
     _temp: str | None = None
     _output: str | None = None
     keep: Callable[[str, str | None], bool] | None = None  # a finding's file and rule -> streamed
+    links: dict[str, str] = field(default_factory=dict)  # the packages' symlinks met so far (``keep``'s)
 
     def on_part(self, index: int, packages: tuple[str, ...], findings: list[Finding]) -> None:
         """``Spread.on_part``: the lines of one installation (those ``keep`` keeps: the members of a
@@ -135,7 +137,8 @@ def spreading(
             out.stream = Stream(out._write)
             if output is not None:
                 _open_temp(out, output, stack)
-        out.spread = Spread(runner, each, out.on_part, (lambda n: setattr(progress, "total", n)) if progress else None)
+        total = (lambda n: setattr(progress, "total", n)) if progress else None
+        out.spread = Spread(runner, each, out.on_part, total, out.links.update)
         yield out
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..records import dataclass
-from ..report import split_member
+from ..report import resolve_link, split_member
 from .delvewheel import libs_directories
 from .metadata import Distribution, distribution
 from .site import conda_index_glibc, read_conda_index
@@ -59,7 +59,10 @@ class Staged:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
         with a package given, or a member path as installed (``torch/_C.cpython-311-x86_64-linux-gnu.so``)
         that some package staged — else ``None``.  The package is the one whose name the ``!`` follows
-        (``report.split_member``: a directory ``a!b/`` of the path is no package)."""
+        (``report.split_member``: a directory ``a!b/`` of the path is no package).  A path through
+        a directory symlink of the package (``lib64/libz.so``, ``lib64 -> lib``) is found as it
+        opens; the path returned is the one given (a symlink's own: ``os.path.realpath`` reads
+        its target)."""
         for site in self._sites:
             package, member = split_member(entry, frozenset(site.labels)) or (None, entry)
             rel = posixpath.normpath(member)
@@ -67,7 +70,22 @@ class Staged:
                 continue
             if rel in site.owner and (package is None or site.owner[rel] == package):
                 return os.path.join(site.host, rel)
+            if (
+                site.links
+                and resolve_link(site.links, rel) in site.files
+                and (package is None or site.owner_of(rel) == package)
+            ):
+                return os.path.join(site.host, rel)
         return None
+
+    def links(self) -> dict[str, str]:
+        """Each symlink (or tar hard link) staged that leads inside its staging root -> what it
+        resolves to, both written ``PACKAGE!member`` (``Report.links``)."""
+        out: dict[str, str] = {}
+        for site in self._sites:
+            for rel, real in site.links.items():
+                out[f"{site.owner_of(rel)}!{rel}"] = f"{site.owner_of(real)}!{real}"
+        return out
 
     def member_directory(self, entry: str) -> bool:
         """True when ``entry`` (``PACKAGE!dir``, a package given) names a directory the package

@@ -109,6 +109,8 @@ class StagingRoot:
             set: the keys of a dict).
         listed: every path a wheel or conda package installs here (not only binaries) -> (that
             package, CRC-32, size; ``-1, -1``: not known): the first to install it, for clashes.
+        links: each symlink (or tar hard link) a package installs here that leads to a file or a
+            directory inside the root -> the path it resolves to (relative to the root).
     """
 
     host: str
@@ -121,6 +123,7 @@ class StagingRoot:
     made: set[str] = field(default_factory=set)
     dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
     conda_index: dict[str, str] = field(default_factory=dict)  # conda package -> its info/index.json
+    links: dict[str, str] = field(default_factory=dict)
     _past: dict[str, list[str]] = field(default_factory=dict)
     _past_size: int = -1
 
@@ -573,6 +576,8 @@ class Stager:
         for (name, rel, target, dest), real in zip(made, reals, strict=True):
             if real is not None and (real == site.host or real.startswith(site.host + "/")):
                 inside.append((name, rel, target, dest))
+                if real != site.host:
+                    site.links[rel] = real[len(site.host) + 1 :]  # dropped again if it dangles (``_resolve``)
                 continue
             os.unlink(dest)
             refused.add(rel)
@@ -620,6 +625,7 @@ class Stager:
             if errno_ == 0:
                 site.own(rel, label)
                 continue
+            site.links.pop(rel, None)
             os.unlink(dest)
             if errno_ == errno.ELOOP:
                 self.refuse(label, name, f"a symlink loop: {rel} -> {target!r} never reaches a file (ELOOP)")
