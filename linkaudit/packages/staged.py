@@ -131,8 +131,8 @@ class Staged:
         out: list[str] = []
         for site in self._sites:
             by_label: dict[str, list[str]] = {}
-            for rel, (label, _crc, _size) in site.listed.items():
-                by_label.setdefault(label, []).append(rel)
+            for rel, listed in site.listed.items():
+                by_label.setdefault(listed.package, []).append(rel)
             for files in by_label.values():
                 out += libs_directories(files, site.host)
         return tuple(dict.fromkeys(out))

@@ -19,7 +19,7 @@ import threading
 import zipfile
 import zlib
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import InputError
 from ..formats import SNIFF_BYTES, Container, held, sniff
@@ -96,6 +96,24 @@ def install_path(kind: str, name: str) -> str | None:
     return name
 
 
+class Listed(NamedTuple):
+    """A path a package installs into a staging root, as far as clashes compare it.
+
+    Attributes:
+        package: the package, as given.
+        sum: a conda member's SHA-256 digest as read; a wheel member's CRC-32 as its zip
+            directory states it (only a hint: two equal CRCs are confirmed by hashing both
+            members' bytes, ``wheel._same_bytes``); ``None``: not known.
+        size: its size in bytes (``-1``: not known).
+        member: its name in the package (a wheel's ``NAME.data/purelib/...`` included).
+    """
+
+    package: str
+    sum: bytes | int | None
+    size: int
+    member: str
+
+
 @dataclass
 class StagingRoot:
     """One staging root: a ``site-packages`` (wheels), a prefix (conda) or a tarball's own root.
@@ -107,8 +125,8 @@ class StagingRoot:
         owner: member path (or a directory above one) -> the package that installs it.
         dirs: every directory packages install into -> those packages, in input order (an ordered
             set: the keys of a dict).
-        listed: every path a wheel or conda package installs here (not only binaries) -> (that
-            package, CRC-32, size; ``-1, -1``: not known): the first to install it, for clashes.
+        listed: every path a wheel or conda package installs here (not only binaries) -> the first
+            package to install it and what it holds (``Listed``), for clashes.
         links: each symlink (or tar hard link) a package installs here that leads to a file or a
             directory inside the root -> the path it resolves to (relative to the root).
     """
@@ -118,7 +136,7 @@ class StagingRoot:
     labels: list[str] = field(default_factory=list)
     owner: dict[str, str] = field(default_factory=dict)
     dirs: dict[str, dict[str, None]] = field(default_factory=dict)
-    listed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    listed: dict[str, Listed] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
     made: set[str] = field(default_factory=set)
     dist_files: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -203,9 +221,9 @@ class Clash:
         first: the package that installs it first (kept in the staged tree), as given.
         second: the other package, as given.
         member: the member's name in ``second``.
-        identical: True when both copies hold the same bytes (CRC-32 and size: a wheel's zip
-            directory's, a conda package's member's as read), False when they differ, ``None``
-            when not compared.
+        identical: True when both copies hold the same bytes (a conda member's SHA-256 and size
+            as read; for wheels, the zip directories' CRC-32 and size agreeing and then both
+            members' bytes hashed alike), False when they differ, ``None`` when not compared.
     """
 
     path: str

@@ -8,10 +8,10 @@ from __future__ import annotations
 import bz2
 import contextlib
 import gzip
+import hashlib
 import lzma
 import os
 import posixpath
-import zlib
 from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
@@ -24,6 +24,7 @@ from .metadata import MAX_METADATA, conda_record, past_limit
 from .staging import (
     CORRUPT,
     Clash,
+    Listed,
     Readable,
     Refused,
     Stager,
@@ -270,38 +271,41 @@ def _member(
 
 
 class Summed:
-    """A member's data read through (``read`` as its source's): the CRC-32 and length of what was
+    """A member's data read through (``read`` as its source's): the SHA-256 and length of what was
     read, to compare two packages' copies of one path without either being on disk (a member may be
-    held in memory, ``formats.held``, or not a binary and never written)."""
+    held in memory, ``formats.held``, or not a binary and never written).  SHA-256, not CRC-32: a
+    CRC is no identity of contents (4 bytes appended make any file's CRC-32 any value)."""
 
-    __slots__ = ("crc", "size", "src")
+    __slots__ = ("sha", "size", "src")
 
     def __init__(self, src: Readable) -> None:
-        self.src, self.crc, self.size = src, 0, 0
+        self.src, self.sha, self.size = src, hashlib.sha256(), 0
 
     def read(self, n: int = -1, /) -> bytes:
         """At most ``n`` bytes of the member (``src.read``), counted."""
         data = self.src.read(n)
-        self.crc = zlib.crc32(data, self.crc)
+        self.sha.update(data)
         self.size += len(data)
         return data
 
-    def finish(self) -> tuple[int, int]:
-        """``(CRC-32, size in bytes)`` of the whole member: the rest of it read in chunks, as the
-        tar reader would skip it (the stream's caps count it either way)."""
+    def finish(self) -> tuple[bytes, int]:
+        """``(SHA-256 digest, size in bytes)`` of the whole member: the rest of it read in chunks,
+        as the tar reader would skip it (the stream's caps count it either way)."""
         while self.read(limits.CHUNK):
             pass
-        return self.crc, self.size
+        return self.sha.digest(), self.size
 
 
-def _list(stager: Stager, site: StagingRoot, label: str, name: str, rel: str, sums: tuple[int, int] | None) -> None:
+def _list(stager: Stager, site: StagingRoot, label: str, name: str, rel: str, sums: tuple[bytes, int] | None) -> None:
     """Record the member ``rel`` of the conda package ``label`` as installed into the shared
-    prefix (``sums``: its CRC-32 and size; ``None``: not compared); a path another package
-    installs too is a clash, identical when both sums agree (as a wheel's ``_list``)."""
-    mine = (label, *(sums or (-1, -1)))
+    prefix (``sums``: its SHA-256 digest and size; ``None``: not compared); a path another package
+    installs too is a clash, identical when both digests and sizes agree."""
+    mine = Listed(label, None, -1, name) if sums is None else Listed(label, sums[0], sums[1], name)
     held = site.listed.setdefault(rel, mine)
-    if held[0] == label:
+    if held.package == label:
         site.listed[rel] = mine  # a second copy of the package's own replaces the first (tar -x)
     else:
-        same = None if sums is None or held[1:] == (-1, -1) else held[1:] == mine[1:]
-        stager.clashes.append(Clash(rel, held[0], label, name, same))
+        same = (
+            None if not isinstance(held.sum, bytes) or sums is None else held.sum == mine.sum and held.size == mine.size
+        )
+        stager.clashes.append(Clash(rel, held.package, label, name, same))

@@ -5,6 +5,7 @@ few threads (zlib releases the GIL).  Source: PEP 427 (binary distribution forma
 
 from __future__ import annotations
 
+import hashlib
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,6 +18,7 @@ from .metadata import MAX_METADATA, MAX_RECORD, past_limit, wheel_tag_problems
 from .staging import (
     CORRUPT,
     Clash,
+    Listed,
     PackageBudget,
     Refused,
     Stager,
@@ -53,7 +55,7 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
         rel = install_path("wheel", name)
         site.claim_dirs(rel, label)
         if rel is not None:
-            _list(stager, site, label, info, name, rel)
+            _list(stager, site, (label, zf), info, name, rel)
             if _keep_metadata(stager, site, label, zf, info, name):
                 continue  # refused: said once
         # A zip member whose mode says symlink is written by pip as a regular file holding the
@@ -126,13 +128,53 @@ def _keep_metadata(
     return False
 
 
-def _list(stager: Stager, site: StagingRoot, label: str, info: zipfile.ZipInfo, name: str, rel: str) -> None:
-    """Record the member ``rel`` as installed by ``label``; a path another package of the
-    installation installs too is a clash (identical when CRC-32 and size agree)."""
-    mine = (label, info.CRC, info.file_size)
+def _list(
+    stager: Stager, site: StagingRoot, wheel: tuple[str, zipfile.ZipFile], info: zipfile.ZipInfo, name: str, rel: str
+) -> None:
+    """Record the member ``rel`` as installed by the wheel ``wheel`` (as given, and open); a path
+    another package of the installation installs too is a clash, identical when both members
+    hold the same bytes: their zip directories' CRC-32 and size agree (else they differ), and
+    then their bytes hash alike (``_same_bytes``; a CRC is no identity: 4 bytes appended make
+    any CRC-32)."""
+    label, zf = wheel
+    mine = Listed(label, info.CRC, info.file_size, name)
     held = site.listed.setdefault(rel, mine)
-    if held[0] != label:
-        stager.clashes.append(Clash(rel, held[0], label, name, held[1:] == mine[1:]))
+    if held.package == label:
+        return
+    same: bool | None = None  # a conda member's (never in a wheels' site): not compared
+    if isinstance(held.sum, int):
+        same = held.sum == mine.sum and held.size == mine.size and _same_bytes(held, zf, info)
+    stager.clashes.append(Clash(rel, held.package, label, name, same))
+
+
+def _same_bytes(first: Listed, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool | None:
+    """True when the member ``info`` of the open ``zf`` holds the same bytes as the wheel
+    ``first``'s member (opened again by its path as given), by SHA-256; ``None`` when either
+    cannot be read whole (corrupt, gone, or inflating past ``limits.MAX_RATIO`` times its
+    compressed size: a bomb is never hashed)."""
+    try:
+        with zipfile.ZipFile(first.package) as other:
+            theirs = other.getinfo(first.member)
+            if theirs.file_size != info.file_size:
+                return False
+            return _digest(other, theirs) == _digest(zf, info)
+    except (*CORRUPT, NotImplementedError, OSError, KeyError, Refused):
+        return None
+
+
+def _digest(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The SHA-256 digest of the member ``info`` of ``zf``, read in chunks.
+
+    Raises:
+        Refused: it inflates past ``limits.MAX_RATIO`` times its compressed size.
+    """
+    if info.file_size > limits.MAX_RATIO * max(info.compress_size, 1) + limits.CHUNK:
+        raise Refused("inflates past the ratio limit")
+    sha = hashlib.sha256()
+    with zf.open(info) as src:
+        while chunk := src.read(limits.CHUNK):
+            sha.update(chunk)
+    return sha.digest()
 
 
 def _plan_member(
