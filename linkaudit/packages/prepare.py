@@ -189,6 +189,16 @@ def _recognise(
     return kinds, list(dict.fromkeys(p for p in [*paths, *found] if p not in dropped)), tarballs
 
 
+def _conda_candidates(kinds: dict[str, str]) -> int:
+    """How many of the packages ``kinds`` (path -> ``package_kind``) may be conda packages staged
+    into the one prefix: every zip not named ``*.whl`` and every ``*.tar.bz2`` (an upper bound)."""
+    return sum(
+        1
+        for p, k in kinds.items()
+        if (k == "zip" and not p.endswith(".whl")) or (k == "tarball" and p.endswith(".tar.bz2"))
+    )
+
+
 class _Roots:
     """The staging roots made under one temporary directory, by key (``wheel``, ``conda``,
     ``tarballN``), in the order first used."""
@@ -386,6 +396,7 @@ def staged_inputs(
     tmp = tempfile.mkdtemp(prefix="linkaudit-")
     try:
         stager = Stager(Budget(progress), whole, hold)
+        stager.compare = _conda_candidates(kinds) > 1  # one conda package clashes with none: no sums
         roots = _Roots(tmp)
         for p in ordered:
             _stage(stager, roots, p, kinds.get(p))

@@ -434,6 +434,7 @@ class Stager:
         self.budget = budget
         self.whole = whole
         self.hold = hold and not whole  # small tar members held in memory (``formats.held``)
+        self.compare = True  # conda members hashed for clashes (False: no second conda package staged)
         self.errors: list[InputError] = []
         self.clashes: list[Clash] = []
         self.refused: dict[str, int] = {}  # package -> members refused

@@ -251,7 +251,7 @@ def _member(
         return
     rel = install_path(kind, name)
     listed = kind == "conda" and rel is not None and not rel.startswith("info/")  # info/: not in the prefix
-    if listed and not member.sparse:  # a sparse file's holes are never read through: not compared
+    if listed and not member.sparse and stager.compare:  # a sparse file's holes are never read through
         src = summed = Summed(src)
     else:
         summed = None
