@@ -621,7 +621,7 @@ class Stager:
         held = site.listed.get(rel)
         if held is None:
             if listed:
-                site.listed[rel] = (label, -1, -1)
+                site.listed[rel] = Listed(label, None, -1, name)
             return False
         if held[0] == label:
             return False
