@@ -426,7 +426,7 @@ def _audit_staged(
         from .link.sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
-    windows, dyld = _image_loads(binaries, config)
+    windows, dyld = _image_loads_or_error(binaries, config, findings)
     disagreements: tuple[Disagreement, ...] = ()
     if config.verify:
         from .verify import verify  # lief: imported only when asked
@@ -594,6 +594,21 @@ def _image_loads(
             )
         )
     return windows, dyld
+
+
+def _image_loads_or_error(
+    binaries: Sequence[Binary], config: AuditConfig, findings: list[Finding]
+) -> tuple[tuple[ImageLoad, ...], tuple[ImageLoad, ...]]:
+    """``_image_loads``; when the Windows loader's or dyld's emulation runs out of memory, no loads and
+    one ``unreadable-input`` error naming the inputs (as for ELF's, ``_out_of_memory``): the per-file
+    rules still run — before, the run ended "internal error: MemoryError", exit 3."""
+    try:
+        return _image_loads(binaries, config)
+    except MemoryError:
+        pass  # named outside the handler: inside it the traceback keeps the loads' memory alive
+    gc.collect()
+    findings.append(_unreadable(_out_of_memory(binaries)))
+    return (), ()
 
 
 def _run_rules(context: AuditContext, findings: list[Finding]) -> list[str]:
