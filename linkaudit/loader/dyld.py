@@ -261,25 +261,28 @@ def _load(
                 hit = _resolve(dyld, name, current, attempts, result, executable_dir)
             except _OverBudget as stop:
                 attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
-                result.resolutions[key] = ImageResolution(name, current.path, None, None, tuple(attempts))
+                result.record(key, ImageResolution(name, current.path, None, None, tuple(attempts)))
                 return result
             if isinstance(hit, str):  # the dyld shared cache
-                result.resolutions[key] = ImageResolution(
-                    name, current.path, None, "shared-cache", tuple(attempts), True
-                )
+                result.record(key, ImageResolution(name, current.path, None, "shared-cache", tuple(attempts), True))
                 continue
             if hit is None:
-                result.resolutions[key] = ImageResolution(
-                    name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
+                result.record(
+                    key,
+                    ImageResolution(
+                        name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
+                    ),
                 )
                 continue
             path, source, found = hit
-            result.resolutions[key] = ImageResolution(name, current.path, path, source, tuple(attempts))
+            result.record(key, ImageResolution(name, current.path, path, source, tuple(attempts)))
             real = os.path.realpath(path)
             first = loaded.get(real)
             if first is not None:
                 if first != path and first in result.images:
-                    result.images.setdefault(path, result.images[first])  # one image, two spellings
+                    images = result.images
+                    assert isinstance(images, dict)  # the load being built
+                    images.setdefault(path, images[first])  # one image, two spellings
                 continue
             loaded[real] = path
             added = result.add(path, current.path, found, Format.MACHO)

@@ -5,12 +5,16 @@ import root, each import's resolution with every place tried.  Format-neutral: t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
+from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..model import ALONE_KINDS, Binary, Format, Kind
 from ..records import dataclass
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class ImageLoader(enum.StrEnum):
@@ -76,28 +80,38 @@ class ImageLoad:
     (``LoadLibrary``); ``objects`` the images loaded, in load order; ``parents`` the image that
     first imported each one (for chains); ``images`` the images read, by path (for a universal
     Mach-O file, the slice loaded); ``machine`` the loader's (the root's) machine; ``loader``
-    which platform's loader this is; ``reached`` False for an input no import root reaches, loaded
+    which platform's loader this is (the containers: lists and dicts, or a ``LoadStack``'s
+    read-only views of a load shared with others); ``reached`` False for an input no import root reaches, loaded
     alone as a ``dlopen`` (drawn by ``tree`` only with ``--all-roots``, as ELF's)."""
 
     root: str
     kind: str
-    objects: list[str] = field(default_factory=list)
-    resolutions: dict[tuple[str, str], ImageResolution] = field(default_factory=dict)
-    parents: dict[str, str] = field(default_factory=dict)
-    images: dict[str, Binary] = field(default_factory=dict)
+    objects: Sequence[str] = field(default_factory=list)
+    resolutions: Mapping[tuple[str, str], ImageResolution] = field(default_factory=dict)
+    parents: Mapping[str, str] = field(default_factory=dict)
+    images: Mapping[str, Binary] = field(default_factory=dict)
     machine: str = ""
     loader: ImageLoader = ImageLoader.WINDOWS
     reached: bool = True
 
     def add(self, path: str, parent: str, image: Binary | None, fmt: Format) -> Binary | None:
         """Record that ``parent`` loaded ``path``; the image (when it is of format ``fmt``) joins
-        ``objects`` and is returned, to have its own imports loaded."""
-        self.parents.setdefault(path, parent)
+        ``objects`` and is returned, to have its own imports loaded (a load being built: its
+        containers a list and dicts, not a ``LoadStack``'s views)."""
+        objects, parents, images = self.objects, self.parents, self.images
+        assert isinstance(objects, list) and isinstance(parents, dict) and isinstance(images, dict)
+        parents.setdefault(path, parent)
         if image is None or image.format is not fmt:
             return None
-        self.objects.append(path)
-        self.images[path] = image
+        objects.append(path)
+        images[path] = image
         return image
+
+    def record(self, key: tuple[str, str], resolution: ImageResolution) -> None:
+        """Record how the import ``key`` (requester, name) resolved (a load being built)."""
+        resolutions = self.resolutions
+        assert isinstance(resolutions, dict)
+        resolutions[key] = resolution
 
     def chain(self, path: str) -> list[str]:
         """The images from the root down to ``path``."""
@@ -198,3 +212,152 @@ def load_roots(
             done.reached = alone_reached
             loads.append(done)
     return loads
+
+
+class LoadStack:
+    """Loads stacked on one another: the load at ``level`` is that level's own part (a root, its
+    resolutions, the image it loads next) followed by the load at ``level - 1``, down to level 0 (a
+    load computed whole).  K DLLs each importing the next are K parts of one image each, not K²/2
+    images — as ELF's ``Load.below`` (``loader.closure``; issue 14).  A key (a path, a
+    ``(requester, name)``) belongs to one part only, so a load's view answers a lookup in O(1):
+    the key's part is at or below the view's level.
+
+    ``names``: each name some part looks up (lower-cased), with the lowest level that does: a root
+    may stack on a load only when that load never looks up the root's own name (it would find the
+    root already loaded, not search for it)."""
+
+    def __init__(self) -> None:
+        self.reversed_objects: list[str] = []  # each part's objects, reversed, level 0 first
+        self.sizes: list[tuple[int, int, int, int]] = []  # per level: objects, resolutions, parents, images
+        self.keys: list[tuple[list[tuple[str, str]], list[str], list[str]]] = []  # per level, in order
+        self.objects: dict[str, int] = {}
+        self.resolutions: dict[tuple[str, str], tuple[int, ImageResolution]] = {}
+        self.parents: dict[str, tuple[int, str]] = {}
+        self.images: dict[str, tuple[int, Binary]] = {}
+        self.names: dict[str, int] = {}
+        self.level_names: list[list[str]] = []
+
+    @property
+    def top(self) -> int:
+        """The highest level (-1 when empty)."""
+        return len(self.sizes) - 1
+
+    def push(self, part: ImageLoad, names: Iterable[str]) -> int:
+        """Stack ``part`` (a load's own objects, resolutions, parents, images, in order) and the names
+        it looks up on the top level; its level."""
+        level = len(self.sizes)
+        below = self.sizes[-1] if self.sizes else (0, 0, 0, 0)
+        self.reversed_objects.extend(reversed(part.objects))
+        for path in part.objects:
+            self.objects[path] = level
+        for key, res in part.resolutions.items():
+            self.resolutions[key] = (level, res)
+        for path, parent in part.parents.items():
+            self.parents[path] = (level, parent)
+        for path, image in part.images.items():
+            self.images[path] = (level, image)
+        self.level_names.append(list(names))
+        for name in self.level_names[-1]:
+            self.names.setdefault(name, level)
+        self.keys.append((list(part.resolutions), list(part.parents), list(part.images)))
+        own = (len(part.objects), len(part.resolutions), len(part.parents), len(part.images))
+        self.sizes.append(tuple(a + b for a, b in zip(below, own, strict=True)))  # type: ignore[arg-type]
+        return level
+
+    def copy_to(self, level: int) -> LoadStack:
+        """A new stack of this one's levels 0 to ``level`` (to stack a second part on a load that
+        already has one above it)."""
+        out = LoadStack()
+        for lvl in range(level + 1):
+            out.push(self.part(lvl), self.level_names[lvl])
+        return out
+
+    def part(self, level: int) -> ImageLoad:
+        """The own part of ``level``, as an ``ImageLoad`` of plain lists and dicts."""
+        res_keys, parent_keys, image_keys = self.keys[level]
+        start = self.sizes[level - 1][0] if level else 0
+        objects = self.reversed_objects[start : self.sizes[level][0]][::-1]
+        return ImageLoad(
+            "",
+            "",
+            objects,
+            {k: self.resolutions[k][1] for k in res_keys},
+            {k: self.parents[k][1] for k in parent_keys},
+            {k: self.images[k][1] for k in image_keys},
+        )
+
+    def view(self, root: str, kind: str, level: int, machine: str) -> ImageLoad:
+        """The load at ``level``, its containers read-only views of this stack."""
+        return ImageLoad(
+            root,
+            kind,
+            StackedObjects(self, level),
+            StackedMap(self, self.resolutions, 1, level),
+            StackedMap(self, self.parents, 2, level),
+            StackedMap(self, self.images, 3, level),
+            machine=machine,
+        )
+
+
+class StackedObjects(Sequence[str]):
+    """The objects of the load at ``level`` of a ``LoadStack``, in load order (read-only)."""
+
+    __slots__ = ("level", "stack")
+
+    def __init__(self, stack: LoadStack, level: int) -> None:
+        self.stack, self.level = stack, level
+
+    def __len__(self) -> int:
+        return self.stack.sizes[self.level][0]
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return list(self)[i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self.stack.reversed_objects[n - 1 - (i % n)]
+
+    def __iter__(self) -> Iterator[str]:
+        objects = self.stack.reversed_objects
+        return (objects[j] for j in range(len(self) - 1, -1, -1))
+
+    def __contains__(self, path: object) -> bool:
+        at = self.stack.objects.get(path) if isinstance(path, str) else None
+        return at is not None and at <= self.level
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class StackedMap(Mapping[_K, _V]):
+    """One of the dicts (resolutions, parents, images) of the load at ``level`` of a ``LoadStack``,
+    in the order the whole load would have filled it (read-only)."""
+
+    __slots__ = ("entries", "field", "level", "stack")
+
+    def __init__(self, stack: LoadStack, entries: dict[_K, tuple[int, _V]], field: int, level: int) -> None:
+        self.stack, self.entries, self.field, self.level = stack, entries, field, level
+
+    def __getitem__(self, key: _K) -> _V:
+        at, value = self.entries[key]
+        if at > self.level:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[_K]:
+        for lvl in range(self.level, -1, -1):
+            yield from self.stack.keys[lvl][self.field - 1]  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return self.stack.sizes[self.level][self.field]
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))

@@ -40,7 +40,16 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from ..model import Binary, Format, NeedKind
-from .images import ImageAttempt, ImageCache, ImageLoad, ImageOutcome, ImageResolution, entry_roots, load_roots
+from .images import (
+    ImageAttempt,
+    ImageCache,
+    ImageLoad,
+    ImageOutcome,
+    ImageResolution,
+    LoadStack,
+    entry_roots,
+    load_roots,
+)
 
 
 @functools.cache
@@ -110,6 +119,7 @@ def analyze_windows(
     read: Callable[[str], list[Binary]] | None = None,
     path: Sequence[str] = (),
     entries: Sequence[str] = (),
+    share: bool = True,
 ) -> list[ImageLoad]:
     """Load each PE import root the way Windows would (the search order is the module's docstring,
     after Microsoft's "Dynamic-link library search order").
@@ -122,6 +132,9 @@ def analyze_windows(
         path: the ``PATH`` directories, in order (``--path``): searched for an executable's imports
             only, last (never for a ``.pyd``'s: ``LOAD_LIBRARY_SEARCH_DEFAULT_DIRS`` leaves it out).
         entries: the import roots (``--entry``): paths of PE files; empty: the defaults below.
+        share: search each name once per search order and machine, and load a DLL that imports
+            one other DLL as itself on top of that DLL's load (``_Loader``); ``False`` loads every
+            root afresh (the reference the sharing is tested against: the same loads).
 
     Returns:
         One ``ImageLoad`` (``machine`` the root's) per root: the entries, by default every ``.pyd``
@@ -132,73 +145,178 @@ def analyze_windows(
     """
 
     pe = [b for b in binaries if b.format is Format.PE]
-    by_path = {b.path: [b] for b in pe}
-    listing: dict[str, dict[str, str]] = {}
-
-    image = ImageCache(by_path, read)
+    loader = _Loader(ImageCache({b.path: [b] for b in pe}, read), preload, share)
 
     def load(root: Binary, kind: str) -> ImageLoad:
-        return _load(root, kind, _search_order(root, kind, path, dll_directories), preload, listing, image)
+        return loader.load(root, kind, _search_order(root, kind, path, dll_directories))
 
-    return load_roots(pe, load, entry_roots(image, entries, Format.PE))
+    return load_roots(pe, load, entry_roots(loader.image, entries, Format.PE))
 
 
-def _search_order(
-    root: Binary, kind: str, path: Sequence[str], dll_directories: Sequence[str]
-) -> list[tuple[str | None, str]]:
+#: The directories searched for a root's imports, each with its source (``_search_order``).
+_Dirs = tuple[tuple[str | None, str], ...]
+_Hit = tuple[tuple[ImageAttempt, ...], tuple[str, str, Binary | None] | None]
+
+
+def _search_order(root: Binary, kind: str, path: Sequence[str], dll_directories: Sequence[str]) -> _Dirs:
     """The directories searched for this root's imports, each with its source; ``None`` is
     System32 (and the Windows directory), where only the system DLLs count as present."""
     base = posixpath.dirname(root.path) or "."
     if kind == "executable":
         # The standard order: application directory, System32, the Windows directory, the
         # current directory (not emulated: unknown), PATH.
-        return [(base, "application-directory"), (None, "system"), *((d, "PATH") for d in path)]
-    return [(base, "dll-load-dir"), *((d, "dll-directory") for d in dll_directories), (None, "system")]
+        return ((base, "application-directory"), (None, "system"), *((d, "PATH") for d in path))
+    return ((base, "dll-load-dir"), *((d, "dll-directory") for d in dll_directories), (None, "system"))
 
 
-def _load(
-    root: Binary,
-    kind: str,
-    dirs: list[tuple[str | None, str]],
-    preload: Sequence[str],
-    listing: dict[str, dict[str, str]],
-    image: ImageCache,
-) -> ImageLoad:
-    """The load of one ``root`` of ``kind``: its imports breadth-first, each searched in ``dirs``
-    (``_search_order``) unless already ``loaded`` (by base name, case-insensitively; ``preload``
-    counts as loaded) or a system DLL; delay-load imports are left out."""
+class _Loader:
+    """The Windows loader over one run's inputs, sharing what does not depend on the root.
+
+    A search depends on the name, the directories searched and the root's machine only: each is run
+    once (``searches``).  A DLL whose plain imports find one DLL (the others system DLLs, missing, or
+    already loaded) loads as itself on top of that DLL's load under the same search order — its
+    breadth-first load is its own imports, then that DLL's — unless that load looks up the DLL's own
+    name (there it would be found already loaded: first loaded wins, so loads compose only when
+    everything that decides them is identical; issue 14).  Such a load stores its own part only
+    (``LoadStack``): K DLLs each importing the next are K parts, not K²/2 images.  ``loads``: each
+    DLL's load per (path, search order, machine), computed once.
+    """
+
+    def __init__(self, image: ImageCache, preload: Sequence[str], share: bool) -> None:
+        self.image = image
+        self.preload = {p.lower(): p for p in preload}
+        self.share = share
+        self.listing: dict[str, dict[str, str]] = {}
+        self.searches: dict[tuple[str, _Dirs, str], _Hit] = {}
+        self.loads: dict[tuple[str, _Dirs, str], tuple[LoadStack, int]] = {}
+
+    def search(self, name: str, dirs: _Dirs, machine: str) -> _Hit:
+        """``_search``, run once per (name, directories, machine) when sharing."""
+        if not self.share:
+            return _search(name, dirs, machine, self.listing, self.image)
+        key = (name, dirs, machine)
+        hit = self.searches.get(key)
+        if hit is None:
+            hit = self.searches[key] = _search(name, dirs, machine, self.listing, self.image)
+        return hit
+
+    def load(self, root: Binary, kind: str, dirs: _Dirs) -> ImageLoad:
+        """The load of ``root`` as an import root of ``kind`` searching ``dirs``."""
+        if not self.share:
+            return _load(root, kind, dirs, self)
+        stack, level = self._closure(root, dirs)
+        return stack.view(root.path, kind, level, root.machine)
+
+    def _closure(self, root: Binary, dirs: _Dirs) -> tuple[LoadStack, int]:
+        """``root``'s load under ``dirs``: down the DLLs that each import one other (iteratively: a
+        chain of 4,000 is no recursion), then each stacked on the next's load, bottom up."""
+        chain: list[tuple[Binary, ImageLoad]] = []
+        seen: set[str] = set()
+        current = root
+        while True:
+            done = self.loads.get((current.path, dirs, current.machine))
+            if done is not None:
+                break
+            part = self._part(current, dirs) if current.path not in seen else None
+            if part is None:  # imports several DLLs, or a ring came back: loaded whole
+                done = self.loads[(current.path, dirs, current.machine)] = self._whole(current, dirs)
+                break
+            seen.add(current.path)
+            chain.append((current, part))
+            current = part.images[part.objects[-1]]
+        for binary, part in reversed(chain):
+            key = (binary.path, dirs, binary.machine)
+            done = self.loads.get(key) or self._stack(binary, part, done, dirs)
+            self.loads[key] = done
+        return done
+
+    def _part(self, binary: Binary, dirs: _Dirs) -> ImageLoad | None:
+        """``binary``'s own imports resolved, when they find exactly one DLL (a PE image of its
+        machine, read): its part of its load, ``objects`` ending with that DLL; else ``None``."""
+        part = ImageLoad(binary.path, "", [binary.path], images={binary.path: binary}, machine=binary.machine)
+        loaded = {posixpath.basename(binary.path).lower(): binary.path, **self.preload}
+        before = len(loaded)
+        added = _resolve(binary, loaded, dirs, binary.machine, self, part)
+        if len(added) != 1 or len(loaded) != before + 1 or added[0].path not in part.parents:
+            return None
+        return part
+
+    def _stack(
+        self, binary: Binary, part: ImageLoad, below: tuple[LoadStack, int], dirs: _Dirs
+    ) -> tuple[LoadStack, int]:
+        """``binary``'s load: ``part`` on top of the load ``below`` of the DLL it imports, unless that
+        load looks up ``binary``'s own name (then loaded whole)."""
+        stack, level = below
+        own = posixpath.basename(binary.path).lower()
+        if stack.names.get(own, level + 1) <= level or stack.objects.get(binary.path, level + 1) <= level:
+            return self._whole(binary, dirs)
+        if level != stack.top:  # another load stacks on it already: a stack of its own
+            stack = stack.copy_to(level)
+        objects, images = list(part.objects[:-1]), dict(part.images)
+        images.popitem()
+        own_part = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
+        return stack, stack.push(own_part, _names(own_part))
+
+    def _whole(self, root: Binary, dirs: _Dirs) -> tuple[LoadStack, int]:
+        """``root``'s load computed whole, as level 0 of a new stack."""
+        stack = LoadStack()
+        load = _load(root, "", dirs, self)
+        return stack, stack.push(load, _names(load))
+
+
+def _names(load: ImageLoad) -> set[str]:
+    """Every name the images of ``load`` import plainly (looked up by the load), lower-cased."""
+    return {
+        need.name.lower() for path in load.objects for need in load.images[path].needed if need.kind is NeedKind.PLAIN
+    }
+
+
+def _load(root: Binary, kind: str, dirs: _Dirs, loader: _Loader) -> ImageLoad:
+    """The load of one ``root`` of ``kind``, whole: its imports breadth-first, each searched in
+    ``dirs`` (``_search_order``) unless already loaded (by base name, case-insensitively;
+    ``--preload-dll`` counts as loaded) or a system DLL; delay-load imports are left out."""
     result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=root.machine)
-    loaded = {posixpath.basename(root.path).lower(): root.path, **{p.lower(): p for p in preload}}
+    loaded = {posixpath.basename(root.path).lower(): root.path, **loader.preload}
     queue = deque([root])
     while queue:
-        current = queue.popleft()
-        for need in current.needed:
-            if need.kind is not NeedKind.PLAIN:
-                continue  # delay-load: resolved at the first call
-            low = need.name.lower()
-            key = (current.path, need.name)
-            if low in loaded:
-                result.resolutions[key] = ImageResolution(need.name, current.path, loaded[low], "loaded", ())
-                continue
-            if is_system_dll(need.name):
-                result.resolutions[key] = ImageResolution(need.name, current.path, None, "system", (), True)
-                continue
-            attempts, hit = _search(need.name, dirs, root.machine, listing, image)
-            if hit is None:
-                result.resolutions[key] = ImageResolution(need.name, current.path, None, None, attempts)
-                continue
-            found, source, dll = hit
-            result.resolutions[key] = ImageResolution(need.name, current.path, found, source, attempts)
-            loaded[low] = found
-            added = result.add(found, current.path, dll, Format.PE)
-            if added is not None:
-                queue.append(added)
+        queue.extend(_resolve(queue.popleft(), loaded, dirs, root.machine, loader, result))
     return result
+
+
+def _resolve(
+    current: Binary, loaded: dict[str, str], dirs: _Dirs, machine: str, loader: _Loader, result: ImageLoad
+) -> list[Binary]:
+    """Resolve the plain imports of ``current`` into ``result`` for a root of ``machine``, in table
+    order; ``loaded`` (lower-cased base name -> path) grows with each DLL found.  The PE images
+    newly loaded, in order (to load their imports next)."""
+    out = []
+    for need in current.needed:
+        if need.kind is not NeedKind.PLAIN:
+            continue  # delay-load: resolved at the first call
+        low = need.name.lower()
+        key = (current.path, need.name)
+        if low in loaded:
+            result.record(key, ImageResolution(need.name, current.path, loaded[low], "loaded", ()))
+            continue
+        if is_system_dll(need.name):
+            result.record(key, ImageResolution(need.name, current.path, None, "system", (), True))
+            continue
+        attempts, hit = loader.search(need.name, dirs, machine)
+        if hit is None:
+            result.record(key, ImageResolution(need.name, current.path, None, None, attempts))
+            continue
+        found, source, dll = hit
+        result.record(key, ImageResolution(need.name, current.path, found, source, attempts))
+        loaded[low] = found
+        added = result.add(found, current.path, dll, Format.PE)
+        if added is not None:
+            out.append(added)
+    return out
 
 
 def _search(
     name: str,
-    dirs: list[tuple[str | None, str]],
+    dirs: _Dirs,
     machine: str,
     listing: dict[str, dict[str, str]],
     image: ImageCache,
