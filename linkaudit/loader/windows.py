@@ -155,6 +155,8 @@ def analyze_windows(
 
 #: The directories searched for a root's imports, each with its source (``_search_order``).
 _Dirs = tuple[tuple[str | None, str], ...]
+#: A DLL's load under one search order: computed whole (an ``ImageLoad``), or a level of a ``LoadStack``.
+_Shared = ImageLoad | tuple[LoadStack, int]
 _Hit = tuple[tuple[ImageAttempt, ...], tuple[str, str, Binary | None] | None]
 
 
@@ -188,7 +190,7 @@ class _Loader:
         self.share = share
         self.listing: dict[str, dict[str, str]] = {}
         self.searches: dict[tuple[str, _Dirs, str], _Hit] = {}
-        self.loads: dict[tuple[str, _Dirs, str], tuple[LoadStack, int]] = {}
+        self.loads: dict[tuple[str, _Dirs, str], _Shared] = {}
 
     def search(self, name: str, dirs: _Dirs, machine: str) -> _Hit:
         """``_search``, run once per (name, directories, machine) when sharing."""
@@ -204,10 +206,15 @@ class _Loader:
         """The load of ``root`` as an import root of ``kind`` searching ``dirs``."""
         if not self.share:
             return _load(root, kind, dirs, self)
-        stack, level = self._closure(root, dirs)
+        done = self._closure(root, dirs)
+        if isinstance(done, ImageLoad):  # loaded whole, stacked on by none: its containers as they are
+            return ImageLoad(
+                root.path, kind, done.objects, done.resolutions, done.parents, done.images, machine=root.machine
+            )
+        stack, level = done
         return stack.view(root.path, kind, level, root.machine)
 
-    def _closure(self, root: Binary, dirs: _Dirs) -> tuple[LoadStack, int]:
+    def _closure(self, root: Binary, dirs: _Dirs) -> _Shared:
         """``root``'s load under ``dirs``: down the DLLs that each import one other (iteratively: a
         chain of 4,000 is no recursion), then each stacked on the next's load, bottom up."""
         chain: list[tuple[Binary, ImageLoad]] = []
@@ -219,7 +226,7 @@ class _Loader:
                 break
             part = self._part(current, dirs) if current.path not in seen else None
             if part is None:  # imports several DLLs, or a ring came back: loaded whole
-                done = self.loads[(current.path, dirs, current.machine)] = self._whole(current, dirs)
+                done = self.loads[(current.path, dirs, current.machine)] = _load(current, "", dirs, self)
                 break
             seen.add(current.path)
             chain.append((current, part))
@@ -241,27 +248,23 @@ class _Loader:
             return None
         return part
 
-    def _stack(
-        self, binary: Binary, part: ImageLoad, below: tuple[LoadStack, int], dirs: _Dirs
-    ) -> tuple[LoadStack, int]:
+    def _stack(self, binary: Binary, part: ImageLoad, below: _Shared, dirs: _Dirs) -> _Shared:
         """``binary``'s load: ``part`` on top of the load ``below`` of the DLL it imports, unless that
-        load looks up ``binary``'s own name (then loaded whole)."""
+        load looks up ``binary``'s own name (then loaded whole).  A whole load becomes level 0 of a
+        stack when the first load stacks on it (a ring's loads, each whole, stay plain)."""
+        if isinstance(below, ImageLoad):
+            stack = LoadStack()
+            below = stack, stack.push(below, _names(below))
         stack, level = below
         own = posixpath.basename(binary.path).lower()
         if stack.names.get(own, level + 1) <= level or stack.objects.get(binary.path, level + 1) <= level:
-            return self._whole(binary, dirs)
+            return _load(binary, "", dirs, self)
         if level != stack.top:  # another load stacks on it already: a stack of its own
             stack = stack.copy_to(level)
         objects, images = list(part.objects[:-1]), dict(part.images)
         images.popitem()
         own_part = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
         return stack, stack.push(own_part, _names(own_part))
-
-    def _whole(self, root: Binary, dirs: _Dirs) -> tuple[LoadStack, int]:
-        """``root``'s load computed whole, as level 0 of a new stack."""
-        stack = LoadStack()
-        load = _load(root, "", dirs, self)
-        return stack, stack.push(load, _names(load))
 
 
 def _names(load: ImageLoad) -> set[str]:
