@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from ..model import Binary, Format, NeedKind, Symbol
 from ..records import dataclass
 from .dyld import SHARED_CACHE_PREFIXES
-from .images import ImageLoad, ImageLoader
+from .images import ImageLoad, ImageLoader, iter_resolutions
 
 #: Forwarders and re-exports followed at most this deep by recursion: each (library, name) is searched
 #: once per outermost lookup (``_Exports.searched``), so the depth bounds the recursion only.  A PE
@@ -150,13 +150,12 @@ class _Libraries:
         self.not_found: set[tuple[str, str, str]] = set()  # searched for and found nowhere
         self._found: dict[tuple[str, str, str], tuple[Binary | None]] = {}  # find's answers
         self._copies: dict[str, dict[tuple[str, str | None], Binary]] = {}  # name -> (machine, directory) -> copy
-        for load in loads:
-            for (requester, name), res in load.resolutions.items():
-                image = load.images.get(res.path) if res.path else None
-                if image is not None:
-                    self.loaded.setdefault((requester, load.machine or image.machine, self._key(name)), image)
-                elif res.path is None and not res.system:
-                    self.not_found.add((requester, load.machine, self._key(name)))
+        for load, (requester, name), res in iter_resolutions(loads):  # a part shared by loads once
+            image = load.images.get(res.path) if res.path else None
+            if image is not None:
+                self.loaded.setdefault((requester, load.machine or image.machine, self._key(name)), image)
+            elif res.path is None and not res.system:
+                self.not_found.add((requester, load.machine, self._key(name)))
 
     def _key(self, name: str) -> str:
         return posixpath.basename(name).lower() if self.fmt is Format.PE else name

@@ -361,3 +361,23 @@ class StackedMap(Mapping[_K, _V]):
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
+
+
+def iter_resolutions(loads: Iterable[ImageLoad]) -> Iterator[tuple[ImageLoad, tuple[str, str], ImageResolution]]:
+    """Every ``(load, (requester, name), resolution)`` of ``loads``, a ``LoadStack`` level that several
+    loads share given once (with the first load that holds it): what a part says does not depend on
+    the load above it.  K loads of a chain of K DLLs: K resolutions, not K²/2."""
+    seen: set[tuple[int, int]] = set()
+    for load in loads:
+        resolutions = load.resolutions
+        if not isinstance(resolutions, StackedMap):
+            for key, res in resolutions.items():
+                yield load, key, res
+            continue
+        stack = resolutions.stack
+        for level in range(resolutions.level, -1, -1):
+            if (id(stack), level) in seen:
+                break  # and every level below it: seen when it was
+            seen.add((id(stack), level))
+            for key in stack.keys[level][0]:
+                yield load, key, stack.resolutions[key][1]
