@@ -5,18 +5,15 @@ GF(2)) was called identical — a note, its copy never audited, exit 0."""
 
 from __future__ import annotations
 
-import bz2
-import io
 import json
-import tarfile
 import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
-import zstandard
 
 from linkaudit.packages import staged_inputs
+from tests.condabuild import conda_package
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bins"
 HELPER = (SAMPLES / "loader/pyext/lib/libhelper.so").read_bytes()
@@ -52,31 +49,6 @@ def test_the_forgery_matches_crc_and_size() -> None:
     assert len(GOOD) == len(BAD) and zlib.crc32(GOOD) == zlib.crc32(BAD) and GOOD != BAD
 
 
-def _tar(members: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tf:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return raw.getvalue()
-
-
-def _conda(directory: Path, name: str, suffix: str, members: dict[str, bytes]) -> str:
-    index = json.dumps({"name": name, "version": "1.0", "build": "0", "subdir": "linux-64", "depends": []})
-    info = {"info/index.json": index.encode()}
-    path = directory / f"{name}-1.0-0{suffix}"
-    if suffix == ".tar.bz2":
-        path.write_bytes(bz2.compress(_tar({**info, **members})))
-    else:
-        compress = zstandard.ZstdCompressor().compress
-        with zipfile.ZipFile(path, "w") as zf:
-            zf.writestr("metadata.json", '{"conda_pkg_format_version": 2}')
-            zf.writestr(f"pkg-{name}-1.0-0.tar.zst", compress(_tar(members)))
-            zf.writestr(f"info-{name}-1.0-0.tar.zst", compress(_tar(info)))
-    return str(path)
-
-
 def _wheel(directory: Path, name: str, members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> str:
     path = directory / f"{name}-1.0-cp311-cp311-linux_x86_64.whl"
     meta = {
@@ -92,9 +64,9 @@ def _wheel(directory: Path, name: str, members: dict[str, bytes], method: int = 
 @pytest.mark.parametrize("suffix", [".conda", ".tar.bz2"])
 @pytest.mark.parametrize("hold", [False, True])
 def test_conda_copies_of_equal_crc_and_size_but_other_bytes_differ(tmp_path: Path, suffix: str, hold: bool) -> None:
-    a = _conda(tmp_path, "aaa", suffix, {"lib/libfoo.so": GOOD, "share/x.txt": GOOD[:100] + b"A"})
-    b = _conda(tmp_path, "bbb", suffix, {"lib/libfoo.so": BAD, "share/x.txt": GOOD[:100] + b"A"})
-    c = _conda(tmp_path, "ccc", suffix, {"lib/libfoo.so": GOOD})
+    a = conda_package(tmp_path, "aaa", suffix, {"lib/libfoo.so": GOOD, "share/x.txt": GOOD[:100] + b"A"})
+    b = conda_package(tmp_path, "bbb", suffix, {"lib/libfoo.so": BAD, "share/x.txt": GOOD[:100] + b"A"})
+    c = conda_package(tmp_path, "ccc", suffix, {"lib/libfoo.so": GOOD})
     with staged_inputs([a, b, c], hold=hold) as staged:
         got = {(k.path, k.second, k.identical) for k in staged.clashes}
     assert got == {("lib/libfoo.so", b, False), ("share/x.txt", b, True), ("lib/libfoo.so", c, True)}
@@ -110,8 +82,8 @@ def test_wheel_copies_of_equal_crc_and_size_but_other_bytes_differ(tmp_path: Pat
 
 
 def test_forged_conda_copy_is_audited_and_fails_check(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a = _conda(tmp_path, "aaa", ".conda", {"lib/libfoo.so": GOOD})
-    b = _conda(tmp_path, "zzz", ".conda", {"lib/libfoo.so": BAD})
+    a = conda_package(tmp_path, "aaa", ".conda", {"lib/libfoo.so": GOOD})
+    b = conda_package(tmp_path, "zzz", ".conda", {"lib/libfoo.so": BAD})
     r = run_cli("check", "--no-config", "--no-cache", "--format", "json", a, b)
     clash = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "file-clash"]
     assert r.exit_code == 1 and clash and clash[0]["severity"] == "error" and clash[0]["evidence"]["identical"] is False

@@ -1,13 +1,32 @@
-"""A one-library wheel for the diff pairing tests (``test_diff_pairing_keys``, ``_stems``)."""
+"""Builders for the diff pairing tests (``test_diff_pairing_keys``, ``_stems``): a one-library
+wheel, a library file, and ``diff --format json`` run."""
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from tests.loader.dagbuild import Lib, elf_bytes
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
+#: Exports of the old library, and of the new one with ``bar`` removed (an ABI break).
+V1 = ("foo", "bar")
+V2 = ("foo",)
+
+
+def pairing_lib(path: Path, soname: str | None, exports: tuple[str, ...], needed: tuple[str, ...] = ()) -> Path:
+    """An ELF shared library at ``path`` (directories made) of ``soname``, ``exports`` and ``needed``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(elf_bytes(Lib(path.name, soname=soname, exports=exports, needed=needed)))
+    return path
+
+
+def diff_json(run_cli, old: Path | str, new: Path | str) -> tuple[int, dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """``linkaudit diff --no-config --no-loader --format json OLD NEW``: (exit status, the document)."""
+    r = run_cli("diff", "--no-config", "--no-loader", "--format", "json", str(old), str(new))
+    return r.exit_code, json.loads(r.stdout)
 
 
 def pairing_wheel(path: Path, exports: tuple[str, ...], tag: str = TAG) -> Path:

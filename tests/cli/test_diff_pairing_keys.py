@@ -4,31 +4,14 @@ versioned top directory, a raised abi3 floor, a repair hash written after a dot 
 from __future__ import annotations
 
 import io
-import json
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from linkaudit.config.baseline import original_names, relative_file, targeted_file, unhashed
-from tests.cli.pairwheel import pairing_wheel
+from tests.cli.pairwheel import V1, V2, diff_json, pairing_lib, pairing_wheel
 from tests.loader.dagbuild import Lib, elf_bytes
-
-V1 = ("foo", "bar")
-V2 = ("foo",)
-
-
-def _lib(path: Path, soname: str | None, exports: tuple[str, ...], needed: tuple[str, ...] = ()) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(elf_bytes(Lib(path.name, soname=soname, exports=exports, needed=needed)))
-    return path
-
-
-def _diff(run_cli, old: Path | str, new: Path | str) -> tuple[int, dict[str, Any]]:  # type: ignore[no-untyped-def]
-    r = run_cli("diff", "--no-config", "--no-loader", "--format", "json", str(old), str(new))
-    return r.exit_code, json.loads(r.stdout)
-
 
 # --- a release tarball's versioned top directory -------------------------------------------
 
@@ -52,7 +35,7 @@ def test_tarballs_with_versioned_top_directory_pair(run_cli, tmp_path: Path) -> 
     removed export unseen and every finding new; now lib/libfoo.so pairs, as the trees given as
     directories do, and a baseline of 1.0 accepts 1.1's same finding."""
     old, new = _tar_release(tmp_path, "1.0", V1), _tar_release(tmp_path, "1.1", V2)
-    code, doc = _diff(run_cli, old, new)
+    code, doc = diff_json(run_cli, old, new)
     assert code == 1, doc
     assert [(c["file"], c["exports_removed"]) for c in doc["changed"]] == [("lib/libfoo.so", ["bar"])]
     assert doc["files_added"] == [] and doc["findings_new"] == [] and doc["findings_gone"] == []
@@ -100,7 +83,7 @@ def test_abi3_floor_raised_still_pairs(run_cli, tmp_path: Path) -> None:  # type
     pairing_wheel(old / "pkg-1.0-cp38-abi3-manylinux_2_17_x86_64.whl", V1, "cp38-abi3-manylinux_2_17_x86_64")
     new = tmp_path / "d1.1"
     pairing_wheel(new / "pkg-1.1-cp39-abi3-manylinux_2_17_x86_64.whl", V2, "cp39-abi3-manylinux_2_17_x86_64")
-    code, doc = _diff(run_cli, old, new)
+    code, doc = diff_json(run_cli, old, new)
     assert code == 1, doc
     assert [c["file"] for c in doc["changed"]] == ["abi3-manylinux_x86_64:pkg/libp.so"]
     assert doc["files_added"] == [] and doc["findings_new"] == []
@@ -145,8 +128,8 @@ def test_vendored_library_with_new_hash_pairs(run_cli, tmp_path: Path, sep: str)
     no DT_NEEDED change (was: libjpeg.185109e6.so.8 removed, libjpeg.67fb65bd.so.8 added)."""
     for h in ("185109e6", "67fb65bd"):
         name = f"libjpeg{sep}{h}.so.8"
-        _lib(tmp_path / h / "pkg.libs" / name, name, ("j",))
-        _lib(tmp_path / h / "pkg/_m.cpython-311-x86_64-linux-gnu.so", None, ("PyInit__m",), (name,))
-    code, doc = _diff(run_cli, tmp_path / "185109e6", tmp_path / "67fb65bd")
+        pairing_lib(tmp_path / h / "pkg.libs" / name, name, ("j",))
+        pairing_lib(tmp_path / h / "pkg/_m.cpython-311-x86_64-linux-gnu.so", None, ("PyInit__m",), (name,))
+    code, doc = diff_json(run_cli, tmp_path / "185109e6", tmp_path / "67fb65bd")
     assert code == 0, doc
     assert doc["files_added"] == [] and doc["files_removed"] == [] and doc["changed"] == []
