@@ -618,15 +618,15 @@ class Stager:
         entry), and the link not made — the first package's copy is the one audited.  A conda
         package's link is listed, so that a later package's member of its path clashes with it."""
         listed = kind == "conda" and not rel.startswith("info/")  # info/: not in the prefix
-        held = site.listed.get(rel)
-        if held is None:
+        first = site.listed.get(rel)
+        if first is None:
             if listed:
                 site.listed[rel] = Listed(label, None, -1, name)
             return False
-        if held[0] == label:
+        if first.package == label:
             return False
         if listed:
-            self.clashes.append(Clash(rel, held[0], label, name, None))
+            self.clashes.append(Clash(rel, first.package, label, name, None))
         return True
 
     def _resolve(self, site: StagingRoot, label: str, made: list[tuple[str, str, str, str]], refused: set[str]) -> None:

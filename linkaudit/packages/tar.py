@@ -301,11 +301,13 @@ def _list(stager: Stager, site: StagingRoot, label: str, name: str, rel: str, su
     prefix (``sums``: its SHA-256 digest and size; ``None``: not compared); a path another package
     installs too is a clash, identical when both digests and sizes agree."""
     mine = Listed(label, None, -1, name) if sums is None else Listed(label, sums[0], sums[1], name)
-    held = site.listed.setdefault(rel, mine)
-    if held.package == label:
+    first = site.listed.setdefault(rel, mine)
+    if first.package == label:
         site.listed[rel] = mine  # a second copy of the package's own replaces the first (tar -x)
     else:
         same = (
-            None if not isinstance(held.sum, bytes) or sums is None else held.sum == mine.sum and held.size == mine.size
+            None
+            if not isinstance(first.sum, bytes) or sums is None
+            else first.sum == mine.sum and first.size == mine.size
         )
-        stager.clashes.append(Clash(rel, held.package, label, name, same))
+        stager.clashes.append(Clash(rel, first.package, label, name, same))

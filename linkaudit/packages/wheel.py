@@ -138,13 +138,13 @@ def _list(
     any CRC-32)."""
     label, zf = wheel
     mine = Listed(label, info.CRC, info.file_size, name)
-    held = site.listed.setdefault(rel, mine)
-    if held.package == label:
+    first = site.listed.setdefault(rel, mine)
+    if first.package == label:
         return
     same: bool | None = None  # a conda member's (never in a wheels' site): not compared
-    if isinstance(held.sum, int):
-        same = held.sum == mine.sum and held.size == mine.size and _same_bytes(held, zf, info)
-    stager.clashes.append(Clash(rel, held.package, label, name, same))
+    if isinstance(first.sum, int):
+        same = first.sum == mine.sum and first.size == mine.size and _same_bytes(first, zf, info)
+    stager.clashes.append(Clash(rel, first.package, label, name, same))
 
 
 def _same_bytes(first: Listed, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool | None:
