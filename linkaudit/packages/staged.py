@@ -54,6 +54,7 @@ class Staged:
     _parent: str | None = None  # the directory every staging root is in, with a "/"
     _stop: re.Pattern[str] | None = None  # a character ``label``'s pattern stops at
     _distributions: dict[str, Distribution] | None = None  # ``distributions``, read once
+    _package_of: dict[str, str | None] = field(default_factory=dict)  # ``package_of``, answered once a path
 
     def member_path(self, entry: str) -> str | None:
         """The staged host path of ``entry`` when it names a package member — ``PACKAGE!member``
@@ -148,12 +149,25 @@ class Staged:
         normal = os.path.normpath(root)
         return next((list(s.labels) for s in self._sites if s.host == normal), [])
 
-    def package_of(self, path: str) -> str | None:
-        """The package (as given) a staged host ``path`` was written from, or ``None``."""
+    def package_names(self) -> set[str]:
+        """Every value ``package_of`` can give for a path of this staging: each root's packages,
+        its name and its label for a path no package installs.  A rule that judges only wheels
+        returns at once when none of these is named as one (a tarball of 200,000 members: the
+        wheel rules cost 1.2 s of 3 asking each member's package)."""
+        names: set[str] = set()
         for site in self._sites:
-            if path.startswith(site.host + "/"):
-                return site.owner_of(path[len(site.host) + 1 :])
-        return None
+            names.update(site.labels, site.owner.values(), (site.name or "+".join(site.labels),))
+        return names
+
+    def package_of(self, path: str) -> str | None:
+        """The package (as given) a staged host ``path`` was written from, or ``None``.  Each
+        path's answer is kept (the staging is over: owners no longer change): the rules and the
+        wheel policies ask it of every binary, 800,000 times for 200,000 members (issue 14)."""
+        if path in self._package_of:
+            return self._package_of[path]
+        found = next((s.owner_of(path[len(s.host) + 1 :]) for s in self._sites if path.startswith(s.host + "/")), None)
+        self._package_of[path] = found
+        return found
 
     def site_of(self, path: str) -> tuple[str, str] | None:
         """``(staging root, path relative to it)`` of a host ``path`` inside a staging root

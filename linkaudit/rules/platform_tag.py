@@ -287,8 +287,8 @@ elf_machine_matches_host); Apple's dyld messages; delocate --require-archs.
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         staged = context.packages
-        if staged is None:
-            return
+        if staged is None or not any(map(wheel_platform_tags, staged.package_names())):
+            return  # no wheel staged
         by_path: dict[str, list[Binary]] = {}
         for binary in context.binaries:
             if binary.kind in _LOADED:

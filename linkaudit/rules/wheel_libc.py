@@ -64,8 +64,8 @@ else from the DT_NEEDED that names a C library. auditwheel ignores such a file
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         staged = context.packages
-        if staged is None:
-            return
+        if staged is None or not any(map(wheel_platform_tags, staged.package_names())):
+            return  # no wheel staged
         for binary in context.binaries:
             if binary.format is not Format.ELF or binary.libc not in (Libc.GLIBC, Libc.MUSL):
                 continue
