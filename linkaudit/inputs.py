@@ -255,7 +255,7 @@ class _HeldEntry:
     (``collect`` tells files apart by device and inode)."""
 
     def __init__(self, directory: str, name: str) -> None:
-        self.name, self.path = name, os.path.join(directory, name)
+        self.name, self.path = name, held.child(directory, name)
         kept = held.held(self.path)
         size = len(kept[1]) if kept is not None else 0
         mode = stat.S_IFREG | 0o644
@@ -318,7 +318,7 @@ def _scan_dir(
     subdirs: list[str] = []
     interpreters = venv and os.path.realpath(dirpath) in (os.path.join(root, "bin"), os.path.join(root, "Scripts"))
     for entry in entries:
-        path = os.path.join(dirpath, entry.name)
+        path = entry.path  # os.path.join(dirpath, entry.name): what scandir and _HeldEntry spell
         is_link = entry.is_symlink()
         is_dir = _is_dir(entry)
         leaving = _passed_over(path, entry.name, (is_link, is_dir), root, (venv, interpreters))

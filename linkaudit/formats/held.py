@@ -60,7 +60,15 @@ def names_in(directory: str) -> list[str]:
         return []
     with _LOCK:
         names = dict.fromkeys(_NAMES.get(directory, ()))  # a name held again after ``release``: once
-        return [n for n in names if os.path.join(directory, n) in _BYTES]
+        return [n for n in names if child(directory, n) in _BYTES]
+
+
+def child(directory: str, name: str) -> str:
+    """``os.path.join(directory, name)`` for a ``name`` without a slash, without its general
+    cases (200,000 members: 0.2 s of joins)."""
+    if not directory:
+        return name
+    return directory + name if directory.endswith("/") else f"{directory}/{name}"
 
 
 def release(path: str) -> bytes | None:

@@ -46,6 +46,13 @@ SYMLINK_TAKEN = (
 )
 
 
+def parent_of(rel: str) -> str:
+    """``posixpath.dirname(rel)`` without its ``os.fspath`` and separator look-ups: asked four times
+    a member (200,000 members: 0.3 s)."""
+    head = rel[: rel.rfind("/") + 1]
+    return head.rstrip("/") if head.strip("/") else head
+
+
 def safe_name(name: str) -> str | None:
     """The member name as a relative POSIX path, or ``None`` when it may not be written.
 
@@ -163,32 +170,32 @@ class StagingRoot:
 
     def claim_dirs(self, rel: str | None, label: str) -> None:
         """Record that ``label`` installs into the directories above the member ``rel``."""
-        parent = posixpath.dirname(rel) if rel else ""
+        parent = parent_of(rel) if rel else ""
         while parent:
             owners = self.dirs.setdefault(parent, {})  # an ordered set: a test of a list was a scan
             if label in owners:
                 break  # its parents are recorded already
             owners[label] = None
-            parent = posixpath.dirname(parent)
+            parent = parent_of(parent)
 
     def own(self, rel: str, label: str) -> None:
         """Record that ``label`` installs ``rel`` (and, unless owned already, its directories)."""
         self.owner.setdefault(rel, label)
-        parent = posixpath.dirname(rel)
+        parent = parent_of(rel)
         while parent and parent not in self.owner:
             self.owner[parent] = label
-            parent = posixpath.dirname(parent)
+            parent = parent_of(parent)
 
     def file_above(self, rel: str) -> str | None:
         """The nearest directory above ``rel`` that is a file planned or written here, or ``None``
         (at once for a directory made here: no file is planned where one was made, ``plan``)."""
-        parent = posixpath.dirname(rel)
+        parent = parent_of(rel)
         if parent in self.made:
             return None
         while parent:
             if parent in self.files:
                 return parent
-            parent = posixpath.dirname(parent)
+            parent = parent_of(parent)
         return None
 
     def disown(self, rel: str) -> None:
@@ -206,7 +213,7 @@ class StagingRoot:
             owner = self.owner.get(probe)
             if owner is not None:
                 return owner
-            probe = posixpath.dirname(probe)
+            probe = parent_of(probe)
         if not rel and len(self.labels) == 1:
             return self.labels[0]  # the root of one package's staging is that package
         return self.name or "+".join(self.labels)
@@ -499,7 +506,7 @@ class Stager:
             self.refuse(label, name, f"{above}: a parent directory is a file in the package")
             return None
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
+            directory = make_dirs(site.host, parent_of(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None
@@ -681,7 +688,7 @@ class Stager:
         """Make one symlink ``rel`` -> ``target`` whose target passed the lexical checks; its host
         path, or ``None`` when it was not made."""
         try:
-            directory = make_dirs(site.host, posixpath.dirname(rel), site.made)
+            directory = make_dirs(site.host, parent_of(rel), site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None

@@ -35,9 +35,10 @@ def _expected(fam: SymbolFamily, binary: Binary) -> str:
     return f"{stem}.so*" if binary.format is Format.ELF else stem
 
 
-def find_missing(
-    binary: Binary, reexports: Mapping[str, tuple[str, ...]] | None = None
-) -> dict[str, tuple[str, list[str], SymbolFamily | None]]:
+_Missing = tuple[str, list[str], SymbolFamily | None]
+
+
+def find_missing(binary: Binary, reexports: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, _Missing]:
     """Undefined, non-weak symbols of ``binary`` whose family no DT_NEEDED provides.
 
     A PE import, and a Mach-O two-level import, names the library it binds to: of a known family,
@@ -51,7 +52,7 @@ def find_missing(
     classify = family_index().classify
     needed = binary.needed_names
     stems = {library_stem(n) for n in needed}
-    missing: dict[str, tuple[str, list[str], SymbolFamily | None]] = {}
+    missing: dict[str, _Missing] = {}
     for sym in binary.symbols.iter_undefined():
         bound = sym.version.file if sym.version is not None else None
         names_library = binary.format is Format.PE or (binary.format is Format.MACHO and bound)
@@ -202,16 +203,22 @@ The family table is data: linkaudit/rules/data/cuda.toml.
             from ..loader.image_binding import reexported_by  # the PE / Mach-O binder: not on an ELF-only run
 
             reexports = reexported_by(context.binaries)
+        # copies of one file share their symbol table (``formats.copies``): judged once
+        answers: dict[tuple[int, tuple[str, ...], Format], tuple[object, dict[str, _Missing]]] = {}
         for binary in context.binaries:
             if binary.kind is Kind.RELOCATABLE:
                 continue  # an object file (an archive member): its symbols are resolved by the final link
             needed = binary.needed_names
-            missing = find_missing(binary, reexports)
+            same = (id(binary.symbols), needed, binary.format)
+            answer = answers.get(same)
+            if answer is None:  # the table is kept with its answer: its id names no other table meanwhile
+                answer = answers[same] = (binary.symbols, find_missing(binary, reexports))
+            missing = answer[1]
             if not missing:
                 continue
             linked_drivers = [n for n in needed if drivers.is_driver(n)]
-            for key, (expected, symbols, fam) in missing.items():
-                symbols.sort()
+            for key, (expected, found, fam) in missing.items():
+                symbols = sorted(found)
                 message = _what_is_missing(binary, key, expected, symbols, fam) + _advice(
                     binary.format, fam, linked_drivers
                 )

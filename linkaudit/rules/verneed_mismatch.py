@@ -38,12 +38,13 @@ patchelf (0.18 or later rewrites both), or rebuild.
     def check(self, context: AuditContext) -> Iterator[Finding]:
         for binary in context.binaries:
             needed = set(binary.needed_names)
+            unmatched = [need for need in binary.version_needs if need.file not in needed]
+            if not unmatched:
+                continue
             by_stem: dict[str, str] = {}
             for name in binary.needed_names:
                 by_stem.setdefault(library_stem(name), name)
-            for need in binary.version_needs:
-                if need.file in needed:
-                    continue
+            for need in unmatched:
                 versions = [v.name for v in need.versions]
                 # "(libnvrtc.so.12)" would only echo the file name: a library's own version
                 listed = "" if versions == [need.file] else f" ({', '.join(versions)})"
