@@ -64,8 +64,8 @@ def names_in(directory: str) -> list[str]:
 
 
 def child(directory: str, name: str) -> str:
-    """``os.path.join(directory, name)`` for a ``name`` without a slash, without its general
-    cases (200,000 members: 0.2 s of joins)."""
+    """``os.path.join(directory, name)`` for a relative ``name`` (one that does not start with a
+    slash), without its general cases (200,000 members: 0.2 s of joins)."""
     if not directory:
         return name
     return directory + name if directory.endswith("/") else f"{directory}/{name}"

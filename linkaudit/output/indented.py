@@ -7,7 +7,8 @@ members (issue 14 §1), as long as the audit's rules together.  Here a container
 C escaper ``json.encoder.encode_basestring`` that ``json.dumps`` itself uses: 0.6 s.  Anything
 else — a float (``NaN``, ``Infinity``), a key that is no string, an object of a type ``json``
 turns away — is handed to ``json.dumps`` itself and indented to its depth, so the text is equal
-whatever the value (``tests/output/test_indented.py`` compares them on random documents).
+whatever the value (``tests/output/test_indented.py`` compares them on random documents).  A list
+of many objects of the same keys can be given as ``Rows``: written from one template, no dict each.
 
 A leaf: it imports nothing of ``linkaudit``.
 """
@@ -15,6 +16,7 @@ A leaf: it imports nothing of ``linkaudit``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -50,6 +52,50 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
+class Rows:
+    """A list of objects with the same keys, given as ``keys`` and one tuple of values per object
+    (``rows``), written as ``dumps`` writes that list of dicts: no dict is made per object (a
+    report's 200,000 file entries: 0.25 s of dicts; then each written from one template).
+
+    Attributes:
+        keys: the objects' keys, in order (strings).
+        rows: each object's values, in the order of ``keys``.
+    """
+
+    __slots__ = ("keys", "rows")
+
+    def __init__(self, keys: tuple[str, ...], rows: Sequence[tuple[Any, ...]]) -> None:
+        self.keys, self.rows = keys, rows
+
+    def as_list(self) -> list[dict[str, Any]]:
+        """The objects as dicts (what ``json.dumps`` would be given)."""
+        return [dict(zip(self.keys, row, strict=True)) for row in self.rows]
+
+    def text(self, indent: str) -> str:
+        """The list's text at depth ``indent``."""
+        if not self.rows or not self.keys:
+            return dumps(self.as_list()).replace("\n", "\n" + indent)
+        inner = indent + _STEP
+        field = inner + _STEP
+        heads = [f"{field}{encode_basestring(k)}: " for k in self.keys]
+        close = "\n" + inner + "}"
+        objects = []
+        for row in self.rows:
+            values = [encode_basestring(v) if type(v) is str else _value(v, field) for v in row]
+            objects.append("{\n" + ",\n".join([h + v for h, v in zip(heads, values, strict=True)]) + close)
+        return "[\n" + inner + (",\n" + inner).join(objects) + "\n" + indent + "]"
+
+
+def _value(value: Any, indent: str) -> str:
+    """Any value's text at depth ``indent``."""
+    text = _scalar(value)
+    if text is not None:
+        return text
+    out: list[str] = []
+    _dump(value, indent, out)
+    return "".join(out)
+
+
 def _dump(value: Any, indent: str, out: list[str]) -> None:
     """Append ``value``'s text at depth ``indent`` (the indentation of the line it starts on) to ``out``."""
     text = _scalar(value)
@@ -57,6 +103,9 @@ def _dump(value: Any, indent: str, out: list[str]) -> None:
         out.append(text)
         return
     kind = type(value)
+    if kind is Rows:
+        out.append(value.text(indent))
+        return
     inner = indent + _STEP
     if kind is dict and value and all(type(k) is str for k in value):
         items = [(encode_basestring(k), _scalar(v)) for k, v in value.items()]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import __version__
 from ..report import FileResult, FileStatus, Finding, Report, Severity
-from .indented import dumps
+from .indented import Rows, dumps
 from .shared import SCHEMA_VERSION, utf8_safe, utf8_tree
 
 
@@ -35,18 +35,21 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
     return out
 
 
-def _file_entry(r: FileResult) -> dict[str, Any]:
-    """One file's entry (its strings made valid UTF-8, as ``utf8_tree`` would, field by field:
-    200,000 entries of a package's members, 0.5 s sooner)."""
-    return {
-        "path": utf8_safe(r.path),
-        "status": r.status.value,
-        "format": _safe(r.format),
-        "kind": _safe(r.kind),
-        "machine": _safe(r.machine),
-        "error": _safe(r.error),
-        "reason": _safe(r.reason),
-    }
+_FILE_KEYS = ("path", "status", "format", "kind", "machine", "error", "reason")
+
+
+def _file_row(r: FileResult) -> tuple[str | None, ...]:
+    """One file's entry as values in the order of ``_FILE_KEYS`` (its strings made valid UTF-8,
+    as ``utf8_tree`` would, field by field: 200,000 entries of a package's members, 0.5 s sooner)."""
+    return (
+        utf8_safe(r.path),
+        r.status.value,
+        _safe(r.format),
+        _safe(r.kind),
+        _safe(r.machine),
+        _safe(r.error),
+        _safe(r.reason),
+    )
 
 
 def _safe(text: str | None) -> str | None:
@@ -55,10 +58,15 @@ def _safe(text: str | None) -> str | None:
 
 def report_to_dict(report: Report) -> dict[str, Any]:
     """The whole report as a JSON-ready dict following ``report.schema.json``."""
+    return _document(report, Rows(_FILE_KEYS, [_file_row(r) for r in report.files]).as_list())
+
+
+def _document(report: Report, files: list[dict[str, Any]] | Rows) -> dict[str, Any]:
+    """``report_to_dict``'s document with ``files`` as its file entries."""
     doc: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "tool": {"name": "linkaudit", "version": __version__},
-        "files": [_file_entry(r) for r in report.files],
+        "files": files,
         "findings": [finding_to_dict(f) for f in report.findings],
         "summary": {
             "files": len(report.files),
@@ -82,4 +90,4 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report, color: bool = False) -> str:
     """The report as a JSON document (indented, keys in schema order, ending in a newline)."""
-    return dumps(report_to_dict(report)) + "\n"
+    return dumps(_document(report, Rows(_FILE_KEYS, [_file_row(r) for r in report.files]))) + "\n"

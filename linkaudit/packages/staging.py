@@ -61,9 +61,12 @@ def safe_name(name: str) -> str | None:
     """
     if not name or "\0" in name or len(name) > limits.MAX_NAME_BYTES or name.count("/") > limits.MAX_NAME_DEPTH:
         return None
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[/\\]", name):
-        return None
-    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if name[0] in "/\\" or (name[1:2] == ":" and name[2:3] in ("/", "\\") and name[0].isascii() and name[0].isalpha()):
+        return None  # absolute: /x, \\x, C:/x, C:\\x
+    parts = name.split("/")
+    if "\\" not in name and "" not in parts and "." not in parts and ".." not in parts:
+        return name  # already a plain relative path (nearly every member: 200,000 names, 0.3 s)
+    parts = [p for p in parts if p not in ("", ".")]
     if not parts or any(p == ".." or ".." in p.split("\\") for p in parts):
         return None
     return "/".join(parts)
@@ -409,7 +412,7 @@ def make_dirs(root: str, rel_dir: str, made: set[str] | None = None) -> str:
         Refused: a component exists and is not a directory (a file or a symlink of the package).
     """
     if made is not None and rel_dir in made:
-        return os.path.join(root, rel_dir) if rel_dir else root
+        return held.child(root, rel_dir) if rel_dir else root
     path, rel = root, ""
     for part in [p for p in rel_dir.split("/") if p]:
         path, rel = os.path.join(path, part), f"{rel}/{part}" if rel else part
@@ -513,7 +516,7 @@ class Stager:
         except OSError as exc:
             self.refuse(label, name, f"cannot be written here: {exc.strerror or exc}")
             return None
-        dest = os.path.join(directory, posixpath.basename(rel))
+        dest = held.child(directory, rel[rel.rfind("/") + 1 :])  # os.path.join(directory, basename(rel))
         if rel in site.files:  # known without a system call: files and directories are only made here
             return None  # a second copy of one member name: the first one stays, as unzip keeps it
         if rel in site.made:

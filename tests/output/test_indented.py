@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 import pytest
 
-from linkaudit.output.indented import dumps
+from linkaudit.output.indented import Rows, dumps
 
 
 class _Level(enum.IntEnum):
@@ -67,3 +67,14 @@ def test_what_json_refuses_is_refused() -> None:
         dumps({"a": [object()]})
     with pytest.raises(TypeError):
         dumps({"a": {(1, 2): 1}})
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_rows_are_written_as_their_list_of_dicts(seed: int) -> None:
+    rng = random.Random(seed)
+    keys = tuple(rng.sample(["path", "status", "é", 'q"', "k"], rng.randint(0, 4)))
+    rows = [tuple(_value(rng, 2) for _ in keys) for _ in range(rng.choice([0, 1, 5]))]
+    table = Rows(keys, rows)
+    doc = {"a": 1, "files": table, "deeper": [{"x": table}]}
+    plain = {"a": 1, "files": table.as_list(), "deeper": [{"x": table.as_list()}]}
+    assert dumps(doc) == json.dumps(plain, indent=2, ensure_ascii=False)
