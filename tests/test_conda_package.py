@@ -272,3 +272,21 @@ def test_many_builds_of_one_name_are_each_planned_with_their_own_path(tmp_path: 
     builds = [p for p in planned if "one build" in p.installation.reason]
     assert len(builds) == 2000 and all(len(p.paths) == 1 for p in builds)
     assert {p.paths[0] for p in builds} == {str(tmp_path / f"foo-1.0-v{i}_0.conda") for i in range(2000)}
+
+
+@pytest.mark.parametrize("where", ["staging", "before staging"])
+def test_an_index_json_past_one_read_is_read_whole(tmp_path: Path, where: str) -> None:
+    """A valid ``info/index.json`` of 2.2 MB (under the 4 MiB cap): a member's ``read`` hands out
+    1 MiB of a large member at a time, and one read of it was called "not JSON"."""
+    from linkaudit.packages import conda
+
+    lib = (Path(__file__).resolve().parents[1] / "sample_bins/loader/pyext/lib/libhelper.so").read_bytes()
+    depends = ["libzzz >=1", *(f"dep{i} >=1.0" for i in range(120000))]
+    path = _variant_depending(tmp_path / "big-1.0-0.tar.bz2", "big", "0", depends, lib)
+    assert (1 << 20) < len(json.dumps({"depends": depends})) < (4 << 20)
+    if where == "before staging":
+        found = conda.read_depends(path)
+        assert found is not None and found[0] == "libzzz" and len(found) == 120001
+        return
+    report = audit([path], AuditConfig(target=None))
+    assert not [f for f in report.findings if f.rule == "unreadable-input"], report.findings

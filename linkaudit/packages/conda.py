@@ -12,7 +12,7 @@ from .magic import ZSTD
 from .metadata import MAX_METADATA, conda_record
 from .staging import CORRUPT, Stager, StagingRoot, safe_name, unsafe_reason
 from .tar import Capped, Origin, decompressed, origin, stage_stream
-from .tarread import TarReader
+from .tarread import TarReader, read_up_to
 from .zipped import listed_members
 
 #: The most bytes decompressed looking for a ``.tar.bz2``'s ``info/index.json`` before staging
@@ -93,7 +93,7 @@ def _index_depends(stream: Capped) -> tuple[str, ...] | None:
             continue
         if member.real_size > MAX_METADATA:
             return None
-        record, _why = conda_record(tar.data().read(MAX_METADATA).decode("utf-8", errors="replace"))
+        record, _why = conda_record(read_up_to(tar.data(), MAX_METADATA).decode("utf-8", errors="replace"))
         if record is None:
             return None
         specs = record.get("depends")

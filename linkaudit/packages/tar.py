@@ -34,7 +34,7 @@ from .staging import (
     safe_name,
     unsafe_reason,
 )
-from .tarread import TarError, TarMember, TarReader
+from .tarread import TarError, TarMember, TarReader, read_up_to
 from .zstdframes import CheckedStream
 
 
@@ -242,7 +242,7 @@ def _member(
         if member.real_size > MAX_METADATA:
             stager.refuse(label, name, past_limit(member.real_size, MAX_METADATA, "conda info/index.json"))
             return
-        text = src.read(MAX_METADATA).decode("utf-8", errors="replace")
+        text = read_up_to(src, MAX_METADATA).decode("utf-8", errors="replace")
         record, why = conda_record(text)
         if record is None:
             stager.refuse(label, name, why)  # its name, subdir and depends unknown: said

@@ -446,6 +446,25 @@ class TarReader:
         return MemberData(self)
 
 
+def read_up_to(src: Stream, n: int) -> bytes:
+    """Up to ``n`` bytes of a member, fewer only at its end: a member's ``read`` hands out at most
+    ``READ_AHEAD`` bytes of a large member at a time, so one ``read(n)`` of more stops short (a
+    conda ``info/index.json`` of 2.2 MB was cut at 1 MiB and called not JSON).
+
+    Raises:
+        TarError: the stream ends inside the member.
+    """
+    parts: list[bytes] = []
+    got = 0
+    while got < n:
+        chunk = src.read(n - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
 class MemberData:
     """One member's data: ``read(n)`` hands out at most ``n`` bytes (all when ``n`` < 0) and
     ``b""`` at its end; small members come from the reader's buffer in one slice.
