@@ -215,21 +215,26 @@ def _configure(
     packages: Set[str],
     elsewhere: Sequence[str] = (),
     targets: Mapping[str, frozenset[str]] | None = None,
+    ran: Set[str] | None = None,
 ) -> list[Finding]:
     """Apply the configuration file: severity overrides, then suppressions (each with its reason);
     a suppression that covers nothing becomes an ``unused-suppression`` warning — unless its
     ``file`` names none of the inputs or packages of the run but one of ``elsewhere``, the packages
     lying beside the packages given that the run did not audit (``_unaudited_packages``: a per-wheel
-    CI job's other wheels): not judged here.  Then the baseline: a finding it records is
-    suppressed, and each entry no finding matches any more becomes a ``baseline-fixed`` note
-    (``_apply_baseline``; fingerprints relative to ``inputs``, ``packages`` the packages staged:
-    ``baseline.fingerprint``; ``targets``: the wheel targets of the sites' files, ``_site_targets``)."""
+    CI job's other wheels), or its rule is not among those that ran (``ran``; ``None``: every
+    one — an ignored rule, or one needing the loader under ``--no-loader``): not judged here.
+    Then the baseline: a finding it records is suppressed, and each entry no finding matches any
+    more becomes a ``baseline-fixed`` note (``_apply_baseline``; fingerprints relative to
+    ``inputs``, ``packages`` the packages staged: ``baseline.fingerprint``; ``targets``: the wheel
+    targets of the sites' files, ``_site_targets``)."""
     used: set[int] = set()
     out = [_configured(f, config, used, packages) for f in findings]
     if config.baseline is not None:
-        out = _apply_baseline(out, config, inputs, packages, targets)
+        out = _apply_baseline(out, config, inputs, packages, targets, ran)
     for i, s in enumerate(config.suppressions):
-        if i in used or "unused-suppression" in config.ignore or _aimed_elsewhere(s.file, elsewhere, inputs, packages):
+        if i in used or "unused-suppression" in config.ignore or (ran is not None and s.rule not in ran):
+            continue
+        if _aimed_elsewhere(s.file, elsewhere, inputs, packages):
             continue
         out.append(
             Finding(
@@ -317,12 +322,13 @@ def _apply_baseline(
     inputs: Sequence[str],
     packages: Set[str],
     targets: Mapping[str, frozenset[str]] | None = None,
+    ran: Set[str] | None = None,
 ) -> list[Finding]:
     """``findings`` under the baseline (``_baselined``), and a ``baseline-fixed`` note for each
     entry no finding matched whose file the run audited: an entry keyed to a wheel's target or a
     conda build's variant (``baseline.keyed_file``) none of the packages staged has is about a
-    package this run did not audit (a per-wheel CI job's), not fixed: left alone. ``targets``:
-    ``_baselined``'s."""
+    package this run did not audit (a per-wheel CI job's), not fixed: left alone; so is an entry
+    of a rule that did not run (``ran``; ``None``: every one). ``targets``: ``_baselined``'s."""
     from .config.baseline import audited_scopes
 
     assert config.baseline is not None
@@ -331,8 +337,8 @@ def _apply_baseline(
     if "baseline-fixed" not in config.ignore:
         scopes = audited_scopes(inputs, packages)
         for rule, file, subject in sorted(config.baseline - seen):
-            if ":" in file and not file.startswith(scopes):
-                continue  # a target or variant not audited in this run
+            if (":" in file and not file.startswith(scopes)) or (ran is not None and rule not in ran):
+                continue  # a target or variant not audited in this run, a rule that did not run
             out.append(
                 Finding(
                     "baseline-fixed",
@@ -612,10 +618,12 @@ def _image_loads_or_error(
 
 
 def _run_rules(context: AuditContext, findings: list[Finding]) -> list[str]:
-    """Run every rule not ignored over ``context``, appending to ``findings``; the ids that ran."""
+    """Run every rule not ignored over ``context`` (not those that need the loader emulation
+    without one: ``Rule.needs_loader``), appending to ``findings``; the ids that ran."""
     ran = []
+    loader = context.config.target is not None
     for rule_cls in RULES:
-        if rule_cls.id in context.config.ignore:
+        if rule_cls.id in context.config.ignore or (rule_cls.needs_loader and not loader):
             continue
         ran.append(rule_cls.id)
         findings.extend(_one_rule(rule_cls, context))
@@ -939,7 +947,7 @@ def audit_binaries(
     staged = frozenset(merged.packages)
     kept = [f for f in merged.findings if f.rule not in config.ignore]
     elsewhere = _unaudited_packages(paths, staged)
-    files, findings = merged.files, _configure(kept, config, paths, staged, elsewhere, merged.targets)
+    files, findings = merged.files, _configure(kept, config, paths, staged, elsewhere, merged.targets, set(merged.ran))
     findings.sort(key=_report_order(files))
     _note_settings(settings, merged, formed, together)
     report = Report(

@@ -396,12 +396,13 @@ def _write_baseline(
     path: str, report: Report, paths: tuple[str, ...], protected: list[str], read: frozenset[Fingerprint] | None
 ) -> None:
     """Write every finding of ``report`` to ``--write-baseline`` ``path`` (``config.baseline.dumps``),
-    with the entries of the ``--baseline`` ``read`` (if any) for what the run did not audit, never
+    with the entries of the ``--baseline`` ``read`` (if any) for what the run did not audit or the
+    rules it did not run, never
     over a ``protected`` path (the inputs, the configuration file: not the ``--baseline`` read,
     which is updated in place) or an audited file, and say how many on stderr."""
     from ..config import baseline
 
-    document = baseline.dumps(report.findings, paths, frozenset(report.packages), read)
+    document = baseline.dumps(report.findings, paths, frozenset(report.packages), read, frozenset(report.rules))
     if path == STDOUT:  # the report goes to --output FILE (_check_output_paths)
         emit(document)
     else:

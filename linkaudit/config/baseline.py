@@ -604,6 +604,7 @@ def dumps(
     inputs: Sequence[str],
     packages: Set[str],
     read: frozenset[Fingerprint] | None = None,
+    ran: Set[str] | None = None,
 ) -> str:
     """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
 
@@ -611,7 +612,9 @@ def dumps(
     and so are those in ``NOT_RECORDED``; findings an earlier baseline accepted are kept.
     ``packages``: the packages the run staged (``fingerprint``'s). ``read``: the ``--baseline``
     the run read, if any: its entries for what the run did not audit are kept (``unaudited``), and
-    the run's own keyed as it keys them (``write_form``: a per-input job keeps its ``cpu:``)."""
+    the run's own keyed as it keys them (``write_form``: a per-input job keeps its ``cpu:``); so
+    are its entries of rules that did not run (``ran``, the report's ``rules``; ``None``: every
+    one): ``--no-loader`` or ``--ignore RULE`` found nothing of them, and drops nothing."""
     form = write_form(read, inputs)
     keys = sorted(
         {
@@ -621,6 +624,7 @@ def dumps(
             for key in fingerprints(f, inputs, packages, form)
         }
         | (unaudited(read, inputs, packages) if read is not None else frozenset())
+        | (frozenset(e for e in read if e[0] not in ran) if read is not None and ran is not None else frozenset())
     )
     doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -36,6 +36,10 @@ class Rule:
         formats: the containers whose files the rule judges (``"elf"``, ``"macho"``, ``"pe"``,
             ``"coff"``: ``FileResult.format``), or ``None`` for every one: a JUnit report gives a
             file a passing case only for the rules that judge its format.
+        needs_loader: True for a rule whose findings come from the loader emulation alone (the
+            ld.so, musl, Windows and dyld loads): without one (``--no-loader``) it does not run,
+            and the report does not list it among the rules that ran — so that a baseline entry
+            or a suppression of it is not judged by a run that could not have found it.
     """
 
     id: ClassVar[str]
@@ -44,6 +48,7 @@ class Rule:
     explain: ClassVar[str]
     evidence: ClassVar[Mapping[str, str]] = {}
     formats: ClassVar[frozenset[str] | None] = None
+    needs_loader: ClassVar[bool] = False
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         """Yield the findings of this rule over ``context``."""

@@ -27,6 +27,7 @@ def _is_musl_loader(name: str) -> bool:
 
 class ExternalLibrary(Rule):
     id = "external-library"
+    needs_loader = True
     formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a DT_NEEDED library neither shipped in the package nor on its policy's list of system libraries"

@@ -58,6 +58,7 @@ since the loader will be asked to open it; GNU ld scripts (libc.so) are passed o
 
 class LoaderSkipped(Rule):
     id = "loader-skipped"
+    needs_loader = True
     severity = Severity.WARNING
     summary = "an input the loader emulation did not load: its loads would pass the bound on memory"
     explain = """\

@@ -65,6 +65,7 @@ def _hint_evidence(hint: ProviderHint | None) -> dict[str, object]:
 
 class LibraryNotFound(Rule):
     id = "library-not-found"
+    needs_loader = True
     severity = Severity.ERROR
     summary = "a needed library (DT_NEEDED, imported DLL, dylib load command) found nowhere when an import root is loaded, as ld.so, Windows or dyld would search"
     explain = """\

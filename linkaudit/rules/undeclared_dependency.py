@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # packaging comes with it: only with an installation
 
 class UndeclaredDependency(Rule):
     id = "undeclared-dependency"
+    needs_loader = True
     severity = Severity.ERROR
     summary = "a binary needs a library owned by an installed distribution its own distribution does not declare"
     explain = """\

@@ -166,6 +166,7 @@ def host_api(names: list[str]) -> str | None:
 
 class UnresolvedSymbol(Rule):
     id = "unresolved-symbol"
+    needs_loader = True
     severity = Severity.ERROR
     summary = "an undefined symbol that binds nowhere in its lookup scope (note when weak)"
     explain = """\

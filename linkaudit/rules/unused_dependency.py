@@ -22,6 +22,7 @@ _LIBRARY = LazyPattern(r"\.so(\.\d+)*$|\.dll$|\.dylib$", re.IGNORECASE)
 
 class UnusedDependency(Rule):
     id = "unused-dependency"
+    needs_loader = True
     severity = Severity.NOTE
     summary = "a declared distribution ships only shared libraries and nothing of the declaring one uses them"
     explain = """\

@@ -18,6 +18,7 @@ GLIBC_MERGED_STUBS = frozenset({"libpthread.so.0", "libdl.so.2", "librt.so.1", "
 
 class UnusedNeeded(Rule):
     id = "unused-needed"
+    needs_loader = True
     formats = ELF_ONLY
     severity = Severity.WARNING
     summary = "a DT_NEEDED whose library provides no symbol the object binds to (over-linking)"

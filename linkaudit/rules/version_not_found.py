@@ -13,6 +13,7 @@ from .base import ELF_ONLY, Rule, preview
 
 class VersionNotFound(Rule):
     id = "version-not-found"
+    needs_loader = True
     formats = ELF_ONLY
     severity = Severity.ERROR
     summary = "a symbol version an audited object needs is not defined by the library its DT_NEEDED resolves to"
