@@ -7,6 +7,7 @@ or glibc's (conda-forge's sysroot); else the finding names the conda package to 
 from __future__ import annotations
 
 import json
+import os
 import tarfile
 from pathlib import Path
 
@@ -290,3 +291,41 @@ def test_an_index_json_past_one_read_is_read_whole(tmp_path: Path, where: str) -
         return
     report = audit([path], AuditConfig(target=None))
     assert not [f for f in report.findings if f.rule == "unreadable-input"], report.findings
+
+
+def _conda(path: Path, name: str, build: str, depends: list[str], members: dict[str, bytes]) -> str:
+    """A conda ``.tar.bz2`` of ``name``, ``build`` and ``depends`` holding ``members``."""
+    import io
+
+    index = json.dumps({"name": name, "version": "1.0", "build": build, "depends": depends}).encode()
+    with tarfile.open(path, "w:bz2") as tf:
+        for member, data in (("info/index.json", index), *members.items()):
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+def test_a_package_given_once_depending_on_a_name_given_twice_is_installed_with_each_build(tmp_path: Path) -> None:
+    """bar (given once) depends on foo (two builds), baz on bar: they were the installation of the
+    packages given once, without any foo, and bar's module found no libhelper.so (a false
+    library-not-found); now each is installed with each build of foo; qux, unrelated, stays apart."""
+    from linkaudit.packages import conda
+    from linkaudit.packages.planner import conda_format_sets
+
+    samples = CONDA.parents[0]
+    helper = (samples / "loader/pyext/lib/libhelper.so").read_bytes()
+    module = (samples / "loader/pyext/mod.cpython-311-x86_64-linux-gnu.so").read_bytes()  # RUNPATH $ORIGIN/lib
+    foo = [_conda(tmp_path / f"foo-1.0-{b}.tar.bz2", "foo", b, ["python"], {"lib/libhelper.so": helper}) for b in ("py311_0", "py312_0")]  # fmt: skip
+    bar = _conda(tmp_path / "bar-1.0-0.tar.bz2", "bar", "0", ["foo >=1.0", "qux"], {"mod.cpython-311-x86_64-linux-gnu.so": module})  # fmt: skip
+    baz = _conda(tmp_path / "baz-1.0-0.tar.bz2", "baz", "0", ["bar"], {})
+    qux = _conda(tmp_path / "qux-1.0-0.tar.bz2", "qux", "0", [], {"lib/libqux.so": helper})
+    paths = [*foo, bar, baz, qux]
+    plan = conda_format_sets(paths, conda.read_depends)
+    assert [sorted(os.path.basename(p) for p in i.packages) for i in plan] == [
+        ["qux-1.0-0.tar.bz2"],
+        ["bar-1.0-0.tar.bz2", "baz-1.0-0.tar.bz2", "foo-1.0-py311_0.tar.bz2", "qux-1.0-0.tar.bz2"],
+        ["bar-1.0-0.tar.bz2", "baz-1.0-0.tar.bz2", "foo-1.0-py312_0.tar.bz2", "qux-1.0-0.tar.bz2"],
+    ]
+    report = audit(paths)
+    assert not [f for f in report.findings if f.rule == "library-not-found"], report.findings

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -323,9 +323,12 @@ def conda_format_sets(
     channel serves both, conda installs one), or several builds of one name (conda-build's variants
     ``foo-1.0-py311_0`` and ``foo-1.0-py312_0``, two versions: a prefix holds one package of a name).
 
-    The packages given once are one installation of their own (first, when there are any).  The
-    k-th copy given of each name given more than once goes to the k-th installation, with the
-    packages given once whose names it ``depends`` on, transitively — as conda installs a package
+    The packages given once are one installation of their own (first, when there are any) — but
+    those that depend on a name given more than once, themselves or through others given once
+    (``bar`` needing ``foo`` given in two builds): each goes with the k-th build of those names,
+    for every k they all have (alone, ``bar`` found no ``libfoo.so``).  The k-th copy given of
+    each name given more than once goes to the k-th installation, with the packages given once
+    whose names it ``depends`` on, transitively — as conda installs a package
     with its depends, not with a whole channel (before: with every package given, N builds beside
     M packages staged N*M).  ``depends``: the names a package's ``info/index.json`` depends on,
     ``None`` when unknown (``conda.read_depends``; the build is then installed alone, and the
@@ -343,8 +346,11 @@ def conda_format_sets(
     if not twice:
         return []
     apart = {p for _name, paths in twice for p in paths}
-    once = [p for p in packages if p not in apart]
     closure = _Depends({name: paths for name, paths in copies.items() if len(paths) == 1}, depends)
+    multi = {name: len(paths) for name, paths in twice}
+    # given once, but depending on a name given twice (itself or through others given once)
+    tied = closure.reaching(multi)
+    once = [p for p in packages if p not in apart and p not in tied]
     order = {p: i for i, p in enumerate(packages)}
     formats = {name: len({_conda_stem(p) for p in paths}) == 1 for name, paths in twice}
     out = [Installation(tuple(once), (), _ONCE)] if once else []
@@ -353,6 +359,8 @@ def conda_format_sets(
         while len(twice[alive - 1][1]) <= k:  # sorted longest first: the names with a k-th copy
             alive -= 1
         chosen = [paths[k] for _name, paths in twice[:alive]]
+        # a package given once that depends on names given twice: with the k-th build of each
+        chosen += [p for p, names in tied.items() if all(multi[n] > k for n in names)]
         brought, unknown = closure.of(chosen)
         reason = _copy_reason([(name, paths[k]) for name, paths in twice[:alive]], formats)
         out.append(
@@ -375,6 +383,35 @@ class _Depends:
     def __init__(self, single: dict[str, list[str]], depends: Callable[[str], Sequence[str] | None]) -> None:
         self.single, self.depends = single, depends
         self.known: dict[str, Sequence[str] | None] = {}
+
+    def reaching(self, multi: Mapping[str, int]) -> dict[str, set[str]]:
+        """Each package given once that depends on names of ``multi`` (names given more than
+        once), itself or through packages given once, transitively -> those names.  Propagated
+        up the reversed depends from the packages naming them, a set growing at most
+        ``len(multi)`` times a package: linear in the depends for a few such names."""
+        direct: dict[str, set[str]] = {}
+        users: dict[str, list[str]] = {}  # package given once -> the packages given once depending on it
+        for path in (p for paths in self.single.values() for p in paths):
+            names = self._asked(path) or ()
+            direct[path] = {n for n in names if n in multi}
+            for dep in (d for n in names for d in self.single.get(n, ())):
+                users.setdefault(dep, []).append(path)
+        reach = {p: set(names) for p, names in direct.items() if names}
+        queue = list(reach)
+        while queue:
+            path = queue.pop()
+            for user in users.get(path, ()):
+                have = reach.setdefault(user, set())
+                if not reach[path] <= have:
+                    have |= reach[path]
+                    queue.append(user)
+        return {p: names for p, names in reach.items() if names}
+
+    def _asked(self, path: str) -> Sequence[str] | None:
+        """``depends(path)``, asked once."""
+        if path not in self.known:
+            self.known[path] = self.depends(path)
+        return self.known[path]
 
     def of(self, chosen: Sequence[str]) -> tuple[list[str], list[str]]:
         """The packages given once that ``chosen`` depend on, transitively, in the order reached;
