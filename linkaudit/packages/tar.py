@@ -16,7 +16,8 @@ from typing import IO, Any, cast
 
 from ..cache import Key, active, tar_member_key
 from ..errors import InputError
-from ..formats import copies, held
+from ..formats import copies, held, sniff
+from ..formats.libnames import HEAD_BYTES
 from ..formats.ranges import forget
 from . import limits
 from .magic import ZSTD
@@ -153,10 +154,8 @@ def stage_stream(
     A second member of the same name replaces the first, as ``tar -x`` does, and is reported.
     ``where`` names the archive in errors of the whole stream; ``kind`` is how members install;
     ``source``: where the stream comes from, for its members' cache keys (``None``: no cache)."""
-    links: list[tuple[str, str]] = []
+    listed = _Listed()
     start_total = stager.budget.total
-    written: set[str] = set()
-    seen: set[str] = set()  # the member names listed so far (a hard link names an earlier one)
     try:
         tar = TarReader(fh)
         for members, member in enumerate(tar, 1):
@@ -169,13 +168,13 @@ def stage_stream(
                 stager.refuse(label, member.name or "(empty name)", unsafe_reason(member.name))
                 continue
             site.claim_dirs(install_path(kind, name), label)
-            linked = _is_link(stager, label, name, member, links, seen)
-            seen.add(name)
+            linked = _is_link(stager, label, name, member, listed)
+            listed.seen.add(name)
             if linked:
                 continue
             limit = limits.MAX_RATIO * max(packed, 1) - (stager.budget.total - start_total)
             key = source.key(name, member) if source is not None else None
-            _member(stager, site, label, kind, (name, key), tar.data(), member, written, max(limit, 0))
+            _member(stager, site, label, kind, (name, key), tar.data(), member, listed, max(limit, 0))
         fh.drain()
     except Refused as exc:
         stager.errors.append(InputError(where, exc.reason))
@@ -188,27 +187,41 @@ def stage_stream(
     except Exception as exc:  # zstandard.ZstdError and decompressor errors of other codecs
         stager.errors.append(InputError(where, f"cannot be decompressed: {exc or type(exc).__name__}"))
     finally:
-        stager.links(site, label, kind, links)
+        stager.links(site, label, kind, listed.links)
 
 
-def _is_link(
-    stager: Stager, label: str, name: str, member: TarMember, links: list[tuple[str, str]], seen: set[str]
-) -> bool:
-    """True when ``member`` is a symlink or hard link (queued in ``links``: made after every file)
-    or a member never written (a device file or a FIFO, refused; a hard link to no member listed
-    before it, refused: ``seen``)."""
+class _Listed:
+    """What ``stage_stream`` keeps of the members listed so far: the links to make after every
+    file (``links``: name, target relative to the link's directory), the installed paths written
+    (``written``), the names listed (``seen``: a hard link names an earlier one), and the hard links
+    still to make to each member name (``hard``: a second member of that name must not take them)."""
+
+    __slots__ = ("hard", "links", "seen", "written")
+
+    def __init__(self) -> None:
+        self.links: list[tuple[str, str]] = []
+        self.written: set[str] = set()
+        self.seen: set[str] = set()
+        self.hard: dict[str, list[str]] = {}
+
+
+def _is_link(stager: Stager, label: str, name: str, member: TarMember, listed: _Listed) -> bool:
+    """True when ``member`` is a symlink or hard link (queued in ``listed.links``: made after every
+    file) or a member never written (a device file or a FIFO, refused; a hard link to no member
+    listed before it, refused: ``listed.seen``)."""
     if member.issym():
-        links.append((name, member.linkname))
+        listed.links.append((name, member.linkname))
         return True
     if member.islnk():
         target = safe_name(member.linkname)
         if target is None:
             stager.refuse(label, name, f"a hard link to {member.linkname!r}, outside the package")
             return True
-        if target not in seen:
+        if target not in listed.seen:
             stager.refuse(label, name, f"a hard link to {member.linkname!r}, which no member listed before it is")
             return True
-        links.append((name, posixpath.relpath(target, posixpath.dirname(name) or ".")))
+        listed.links.append((name, posixpath.relpath(target, posixpath.dirname(name) or ".")))
+        listed.hard.setdefault(target, []).append(name)
         return True
     if member.isfifo():
         stager.refuse(label, name, "a FIFO (named pipe): never read from a package")
@@ -227,7 +240,7 @@ def _member(
     named: tuple[str, Key | None],
     src: Readable,
     member: TarMember,
-    written: set[str],
+    listed: _Listed,
     limit: int,
 ) -> None:
     """Stage one regular member (any other kind is passed over; ``named``: its safe name and
@@ -250,24 +263,71 @@ def _member(
         site.conda_index[label] = text
         return
     rel = install_path(kind, name)
-    listed = kind == "conda" and rel is not None and not rel.startswith("info/")  # info/: not in the prefix
-    if listed and not member.sparse and stager.compare:  # a sparse file's holes are never read through
+    in_prefix = kind == "conda" and rel is not None and not rel.startswith("info/")  # info/: not in the prefix
+    if in_prefix and not member.sparse and stager.compare:  # a sparse file's holes are never read through
         src = summed = Summed(src)
     else:
         summed = None
-    if rel is not None and rel in written and site.owner.get(rel) == label:
+    if rel is not None and rel in listed.written and site.owner.get(rel) == label:
         stager.second_copy(label, name)
         site.disown(rel)
         replaced = os.path.join(site.host, rel)
+        _keep_for_links(stager, site, (label, kind), name, replaced, listed)
         forget(replaced)  # its inode may be reused by a file that is not this member
         if held.release(replaced) is None:
             with contextlib.suppress(OSError):
                 os.unlink(replaced)
     size = None if member.sparse else member.real_size
     if stager.file(site, label, kind, name, src, limit, key, size) and rel is not None:
-        written.add(rel)
-    if listed and rel is not None:
+        listed.written.add(rel)
+    if in_prefix and rel is not None:
         _list(stager, site, label, name, rel, summed.finish() if summed is not None else None)
+
+
+def _keep_for_links(
+    stager: Stager, site: StagingRoot, how: tuple[str, str], name: str, replaced: str, listed: _Listed
+) -> None:
+    """Before a second member of ``name`` replaces its first (the file ``replaced``), make each
+    hard link listed to it a file of the first's contents: ``tar -x`` links them to the first
+    file's inode, and the second member is a new file (before, the links were made to the second
+    one, and the first's findings were lost).  ``how``: the package's label and kind."""
+    pending = listed.hard.pop(name, None)
+    if not pending:
+        return
+    label, kind = how
+    taken = set(pending)
+    listed.links[:] = [link for link in listed.links if link[0] not in taken]
+    kept = held.held(replaced)
+    for link in pending:
+        try:
+            head = kept[1][:HEAD_BYTES] if kept is not None else _head(replaced)
+            planned = stager.plan(site, label, kind, link, head)
+            if planned is None:
+                continue
+            if kept is not None:
+                if not held.hold(planned[0], kept[1]):
+                    held.write_file(planned[0], kept[1])
+                stager.held.setdefault(site.host, []).append(planned[0])
+            else:
+                os.link(replaced, planned[0])  # one inode, as tar -x makes it
+        except OSError as exc:
+            stager.refuse(label, link, f"cannot be written here: {exc.strerror or exc}")
+            continue
+        listed.seen.add(link)
+        listed.written.add(planned[1])
+        container = sniff(head)
+        if container is not None:
+            stager.sniffed[planned[0]] = container  # the walk need not open it (a held one it cannot)
+
+
+def _head(path: str) -> bytes:
+    """The first ``HEAD_BYTES`` of the file ``path``.
+
+    Raises:
+        OSError: it cannot be read.
+    """
+    with open(path, "rb") as fh:
+        return fh.read(HEAD_BYTES)
 
 
 class Summed:
