@@ -329,3 +329,22 @@ def test_a_package_given_once_depending_on_a_name_given_twice_is_installed_with_
     ]
     report = audit(paths)
     assert not [f for f in report.findings if f.rule == "library-not-found"], report.findings
+
+
+def test_a_package_in_every_installation_counts_its_findings_in_each(tmp_path: Path) -> None:
+    """Three builds of foo each need baz, whose library leaks a build path: the finding is listed
+    once, and each installation holding baz counts it (before: the last one alone; the others
+    read "0 errors")."""
+    samples = CONDA.parents[0]
+    leak = (samples / "misc/libleak.so").read_bytes()
+    helper = (samples / "loader/pyext/lib/libhelper.so").read_bytes()
+    foo = [_conda(tmp_path / f"foo-1.0-{b}.tar.bz2", "foo", b, ["baz"], {"lib/libfoo.so": helper}) for b in ("a_0", "b_0", "c_0")]  # fmt: skip
+    baz = _conda(tmp_path / "baz-1.0-0.tar.bz2", "baz", "0", [], {"lib/libbaz.so": leak})
+    report = audit([*foo, baz], AuditConfig(target=None))
+    leaks = len([f for f in report.findings if f.rule == "rpath-leak"])
+    assert leaks >= 1 and leaks == len([f for f in report.findings if f.severity.value == "error"])
+    text = renderer(OutputFormat.TEXT)(report)
+    lines = [line for line in text.splitlines() if line.startswith("  ") and " — " in line and "error" in line]
+    holding = [line for line in lines if "baz-1.0-0" in line or "given once" in line]
+    counted = f"— {leaks} error{'s' if leaks > 1 else ''}"
+    assert len(holding) == 4 and all(counted in line for line in holding), lines

@@ -187,18 +187,20 @@ def _verdicts(report: Report, planned: list[dict[str, Any]]) -> list[str]:
     its packages' members (``PACKAGE!member``), so that a CI log says which wheel failed; those a
     suppression or the baseline hides are counted apart, as the summary counts them (``, 1
     suppressed``: they were errors, and a green run read as failed); ``""`` for an installation of
-    no package."""
-    index = {str(p): i for i, inst in enumerate(planned) for p in inst["packages"]}
+    no package.  A package in several installations (a conda package every build of a name needs)
+    counts its findings — reported once — in each of them."""
+    index: dict[str, list[int]] = {}
+    for i, inst in enumerate(planned):
+        for p in inst["packages"]:
+            index.setdefault(str(p), []).append(i)
     counts = [[0, 0, 0] for _ in planned]
     for f in report.findings:
         split = split_member(f.file, index.keys())
-        at = index[split[0]] if split is not None else None
-        if at is None:
-            continue
-        if f.suppressed is not None:
-            counts[at][2] += 1
-        elif f.severity in (Severity.ERROR, Severity.WARNING):
-            counts[at][f.severity is Severity.WARNING] += 1
+        for at in index[split[0]] if split is not None else ():
+            if f.suppressed is not None:
+                counts[at][2] += 1
+            elif f.severity in (Severity.ERROR, Severity.WARNING):
+                counts[at][f.severity is Severity.WARNING] += 1
     return [
         f" — {_counted(e, 'error')}, {_counted(w, 'warning')}{f', {s} suppressed' if s else ''}"
         if inst["packages"]
