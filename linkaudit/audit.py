@@ -432,7 +432,8 @@ def _audit_staged(
         from .link.sources import scan
 
         generated = tuple(g for d in config.source_dirs for g in scan(d))
-    windows, dyld = _image_loads_or_error(binaries, config, findings)
+    image_skipped: list[tuple[str, str]] = []
+    windows, dyld = _image_loads_or_error(binaries, config, findings, image_skipped)
     disagreements: tuple[Disagreement, ...] = ()
     if config.verify:
         from .verify import verify  # lief: imported only when asked
@@ -447,6 +448,7 @@ def _audit_staged(
         staged if staged.packages else None,
         windows=windows,
         dyld=dyld,
+        image_skipped=tuple(image_skipped),
         disagreements=disagreements,
         site_roots=tuple(s.root for s in sites),
         installation=_installation(staged, sites),
@@ -572,10 +574,11 @@ def _platform_wheels_without_binaries(
 
 
 def _image_loads(
-    binaries: Sequence[Binary], config: AuditConfig
+    binaries: Sequence[Binary], config: AuditConfig, skipped: list[tuple[str, str]]
 ) -> tuple[tuple[ImageLoad, ...], tuple[ImageLoad, ...]]:
     """The Windows loader's and dyld's loads of the PE and Mach-O inputs ``(windows, dyld)``: empty
-    without a target (``--no-loader``); each loader imported for its own inputs only."""
+    without a target (``--no-loader``); each loader imported for its own inputs only.  The roots
+    dyld's run-wide budget left unloaded go to ``skipped`` (path, why)."""
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     formats = {b.format for b in binaries}
@@ -597,19 +600,20 @@ def _image_loads(
                 library_path=config.dyld_library_path,
                 fallback_library_path=config.dyld_fallback_library_path,
                 entries=config.entries,
+                skipped=skipped,
             )
         )
     return windows, dyld
 
 
 def _image_loads_or_error(
-    binaries: Sequence[Binary], config: AuditConfig, findings: list[Finding]
+    binaries: Sequence[Binary], config: AuditConfig, findings: list[Finding], skipped: list[tuple[str, str]]
 ) -> tuple[tuple[ImageLoad, ...], tuple[ImageLoad, ...]]:
     """``_image_loads``; when the Windows loader's or dyld's emulation runs out of memory, no loads and
     one ``unreadable-input`` error naming the inputs (as for ELF's, ``_out_of_memory``): the per-file
     rules still run — before, the run ended "internal error: MemoryError", exit 3."""
     try:
-        return _image_loads(binaries, config)
+        return _image_loads(binaries, config, skipped)
     except MemoryError:
         pass  # named outside the handler: inside it the traceback keeps the loads' memory alive
     gc.collect()

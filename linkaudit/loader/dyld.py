@@ -67,6 +67,10 @@ class _OverBudget(Exception):
     """A load tried more than ``MAX_ATTEMPTS`` places."""
 
 
+class _AllOverBudget(_OverBudget):
+    """The loads of the run tried more than ``MAX_TOTAL_ATTEMPTS`` places together."""
+
+
 #: Directories the dyld shared cache covers on every macOS since 11: present, not on disk.
 SHARED_CACHE_PREFIXES = ("/usr/lib/", "/System/Library/")
 
@@ -119,6 +123,7 @@ def analyze_dyld(
     library_path: Sequence[str] = (),
     fallback_library_path: Sequence[str] = (),
     entries: Sequence[str] = (),
+    skipped: list[tuple[str, str]] | None = None,
 ) -> list[ImageLoad]:
     """Load each Mach-O import root the way dyld would (the search order is the module's docstring,
     after Apple's ``man dyld``).
@@ -134,6 +139,9 @@ def analyze_dyld(
             leaf name when the install name is not found).
         entries: the import roots (``--entry``): paths of Mach-O files, every slice of each loaded;
             empty: the defaults below.
+        skipped: when given, a root whose load the run's budget stopped (``MAX_TOTAL_ATTEMPTS``)
+            is left out and listed here with why, as ELF's ``LinkageAnalysis.skipped`` (a load cut
+            short is no evidence of a library dyld would not find); ``None``: found nowhere.
 
     Returns:
         One ``ImageLoad`` (``loader`` ``ImageLoader.DYLD``, ``machine`` the root slice's) per root:
@@ -153,11 +161,20 @@ def analyze_dyld(
     image = ImageCache(macho, read)
     dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path))
 
+    cut: list[ImageLoad] = []
+
     def load(root: Binary, kind: str) -> ImageLoad:
-        return _load(root, kind, dyld, given_executable_dir)
+        try:
+            return _load(root, kind, dyld, given_executable_dir, skipped is not None)
+        except _AllOverBudget as stop:
+            assert skipped is not None
+            skipped.append((root.path, f"not loaded by the dyld emulation: {stop}"))
+            cut.append(ImageLoad(root.path, kind, [root.path], machine=root.machine, loader=ImageLoader.DYLD))
+            return cut[-1]
 
     roots = entry_roots(image, entries, Format.MACHO)
-    return load_roots([b for slices in macho.values() for b in slices], load, roots)
+    loads = load_roots([b for slices in macho.values() for b in slices], load, roots)
+    return [ld for ld in loads if not any(ld is c for c in cut)] if cut else loads
 
 
 class _Dyld(NamedTuple):
@@ -209,7 +226,7 @@ def _search(
         if budget[0] > MAX_ATTEMPTS:
             raise _OverBudget(f"search stopped: more than {MAX_ATTEMPTS} places tried in this load")
         if budget[1] > MAX_TOTAL_ATTEMPTS:
-            raise _OverBudget(f"search stopped: more than {MAX_TOTAL_ATTEMPTS} places tried by all loads")
+            raise _AllOverBudget(f"search stopped: more than {MAX_TOTAL_ATTEMPTS} places tried by all loads")
         tried, found = _attempt(dyld.image, path, source, machine)
         attempts.append(tried)
         if found is not None:
@@ -241,9 +258,14 @@ def _load(
     kind: str,
     dyld: _Dyld,
     given_executable_dir: str | None,
+    cut_short: bool = False,
 ) -> ImageLoad:
     """The load of one ``root`` of ``kind``: its imports breadth-first, each by ``_resolve``; a file
-    reached by two paths is loaded once (by real path).  ``dyld.budget[0]`` restarts at 0 for the load."""
+    reached by two paths is loaded once (by real path).  ``dyld.budget[0]`` restarts at 0 for the load.
+
+    Raises:
+        _AllOverBudget: with ``cut_short``, the run's budget ran out (``analyze_dyld``'s ``skipped``).
+    """
     machine = root.machine
     result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD)
     executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
@@ -260,6 +282,8 @@ def _load(
             try:
                 hit = _resolve(dyld, name, current, attempts, result, executable_dir)
             except _OverBudget as stop:
+                if cut_short and isinstance(stop, _AllOverBudget):
+                    raise
                 attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
                 result.record(key, ImageResolution(name, current.path, None, None, tuple(attempts)))
                 return result

@@ -72,14 +72,15 @@ resolutions plus one per 4 bytes of input; past that, each input not loaded yet
 is listed with this warning and only the per-file rules run for it (its
 library-not-found and unresolved-symbol findings are not made). Give the import
 roots with --entry (only they are loaded), or audit fewer libraries together.
+The dyld emulation likewise stops once its loads have tried 250,000 places in
+all: each Mach-O root not loaded by then is listed with this warning, never
+reported as a library dyld would not find.
 """
     evidence = {"reason": "why the loader emulation skipped the input"}
 
     def check(self, context: AuditContext) -> Iterator[Finding]:
         linkage = context.linkage
-        if linkage is None:
-            return
-        for path, reason in linkage.skipped:
+        for path, reason in (*(linkage.skipped if linkage is not None else ()), *context.image_skipped):
             yield self.finding(path, path, reason, {"reason": reason})
 
 

@@ -421,14 +421,39 @@ def test_a_lookup_cut_short_by_a_loop_or_the_depth_is_not_reused_from_elsewhere(
 
 
 def test_all_loads_together_share_one_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many files each just under the per-load limit: the run stops searching past the total, and
-    the finding says which limit stopped it, in its text."""
+    """Many files each just under the per-load limit: the run stops searching past the total; the
+    load it stopped is left out and said (loader-skipped, naming the limit), never a library
+    found nowhere (a load cut short is no evidence)."""
     from linkaudit.loader import dyld
 
     monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 500)
     for n in range(3):
         cmds = [_dylib_cmd(ID, f"@rpath/b{n}.dylib"), *(_rpath_cmd(f"/nonexistent/d{i:03d}") for i in range(20))]
         _macho(tmp_path / f"b{n}.dylib", cmds + [_dylib_cmd(LOAD, f"@rpath/libm{i:03d}.dylib") for i in range(10)])
-    found = [f for f in audit([str(tmp_path)]).findings if f.rule == "library-not-found"]
-    stopped = [f for f in found if "more than 500 places tried by all loads" in f.message]
-    assert len(found) == 26 and len(stopped) == 1  # 25 searches of 20 places, then the 26th stops
+    report = audit([str(tmp_path)])
+    found = [f for f in report.findings if f.rule == "library-not-found"]
+    skipped = [f for f in report.findings if f.rule == "loader-skipped"]
+    assert len(found) == 20 and not [f for f in found if "by all loads" in f.message]  # b0's and b1's
+    assert [f.file for f in skipped] == [str(tmp_path / "b2.dylib")]  # 25 searches of 20 places, then stopped
+    assert "more than 500 places tried by all loads" in skipped[0].message
+
+
+def test_a_chain_past_the_budget_is_never_a_library_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """K dylibs each loading the next by @loader_path, all present, every one a root of its own
+    (K^2/2 places): past the run's budget the roots left were each a library-not-found naming
+    the file found among the inputs (K = 1,000: 677 false errors); now loader-skipped warnings."""
+    from linkaudit.loader import dyld
+
+    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 300)
+    k = 40
+    for i in range(k):
+        cmds = [_dylib_cmd(ID, f"@rpath/libm{i}.dylib")]
+        if i + 1 < k:
+            cmds.append(_dylib_cmd(LOAD, f"@loader_path/libm{i + 1}.dylib"))
+        _macho(tmp_path / f"libm{i}.dylib", cmds)
+    report = audit([str(tmp_path)])
+    assert not [f for f in report.findings if f.rule in ("library-not-found", "unresolved-symbol")]
+    skipped = [f for f in report.findings if f.rule == "loader-skipped"]
+    assert skipped and all(f.severity.value == "warning" for f in skipped)
+    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 250_000)
+    assert not [f for f in audit([str(tmp_path)]).findings if f.severity.value != "note"]
