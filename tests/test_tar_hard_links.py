@@ -5,7 +5,6 @@ file).  Before, the link was made to the replacement and the first contents' fin
 from __future__ import annotations
 
 import io
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -13,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit
+
+from .tools import find_tool
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bins"
 LEAK = (SAMPLES / "misc/libleak.so").read_bytes()  # an rpath-leak
@@ -58,10 +59,11 @@ def test_a_hard_link_keeps_the_contents_it_was_listed_with(tmp_path: Path, case:
     assert (found and found <= leaking) if leaking else not found, found
     # as the tree GNU tar unpacks says (Python's tarfile writes a second member into the first's
     # inode, links and all: not what tar -x does)
-    if shutil.which("tar") is None:
+    tar = find_tool("gnu-tar")
+    if tar.path is None:
         return
     tree = tmp_path / "x"
     tree.mkdir()
-    subprocess.run(["tar", "-C", str(tree), "-xf", tarball], check=True)
+    subprocess.run([tar.path, "-C", str(tree), "-xf", tarball], check=True)
     unpacked = {f.file.removeprefix(f"{tree}/") for f in audit([str(tree)], config).findings if f.rule == "rpath-leak"}
     assert len(unpacked) == len(found) and unpacked <= leaking

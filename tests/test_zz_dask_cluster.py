@@ -125,10 +125,10 @@ def _die_on(victim: str) -> None:
     driver = sys.modules["linkaudit.audit"]
     real = driver._audit_installation
 
-    def dying(planned, config, progress):  # type: ignore[no-untyped-def]
+    def dying(planned, config, *rest):  # type: ignore[no-untyped-def]
         if planned.paths == (victim,):
             os._exit(1)
-        return real(planned, config, progress)
+        return real(planned, config, *rest)
 
     driver._audit_installation = dying
 
