@@ -381,3 +381,70 @@ def iter_resolutions(loads: Iterable[ImageLoad]) -> Iterator[tuple[ImageLoad, tu
             seen.add((id(stack), level))
             for key in stack.keys[level][0]:
                 yield load, key, stack.resolutions[key][1]
+
+
+def iter_resolution_holders(
+    loads: Sequence[ImageLoad], wanted: Callable[[tuple[str, str], ImageResolution], bool], shown: int
+) -> Iterator[tuple[tuple[str, str], ImageResolution, list[ImageLoad], int]]:
+    """Each ``(requester, name)`` resolution of ``loads`` that ``wanted`` accepts, once, in the
+    order ``iter_resolutions`` meets it: with the first ``shown`` loads holding it, in load order,
+    and how many do.  A key at level L of a ``LoadStack`` is held by every load viewing that stack
+    at level L or above: counted by bisection, the first ones taken in one pass over the loads
+    (O(loads + keys x shown)).  K loads of a chain of K DLLs with a missing DLL at the bottom:
+    K loads counted, ``shown`` listed, not K loads each listed with its chain (K²/2 names)."""
+    from bisect import bisect_left
+
+    index = {id(load): i for i, load in enumerate(loads)}
+    found: dict[tuple[str, str], tuple[ImageResolution, list[tuple[int | None, int]]]] = {}  # key -> res, homes
+    for load, key, res in iter_resolutions(loads):
+        if not wanted(key, res):
+            continue
+        homes = found.setdefault(key, (res, []))[1]  # the first load's resolution speaks for the key
+        resolutions = load.resolutions
+        if isinstance(resolutions, StackedMap):  # (id(stack), its level) or (None, the load's position)
+            homes.append((id(resolutions.stack), resolutions.entries[key][0]))
+        else:
+            homes.append((None, index[id(load)]))
+    if not found:
+        return
+    stacks: dict[int, list[tuple[int, int]]] = {}  # id(stack) -> (position, level) of each load viewing it
+    for i, load in enumerate(loads):
+        if isinstance(load.resolutions, StackedMap):
+            stacks.setdefault(id(load.resolutions.stack), []).append((i, load.resolutions.level))
+    wanted_at: dict[int, list[int]] = {}
+    for _res, homes in found.values():
+        for stack, at in homes:
+            if stack is not None:
+                wanted_at.setdefault(stack, []).append(at)
+    first = {s: _first_at_or_above([lvl for _i, lvl in stacks[s]], at, shown) for s, at in wanted_at.items()}
+    ordered = {s: sorted(lvl for _i, lvl in stacks[s]) for s in wanted_at}
+    for key, (res, homes) in found.items():
+        positions: set[int] = set()
+        count = 0
+        for stack, at in homes:
+            if stack is None:
+                positions.add(at)
+                count += 1
+            else:
+                positions.update(stacks[stack][j][0] for j in first[stack][at])
+                count += len(ordered[stack]) - bisect_left(ordered[stack], at)
+        yield key, res, [loads[i] for i in sorted(positions)[:shown]], count
+
+
+def _first_at_or_above(levels: Sequence[int], wanted: Iterable[int], shown: int) -> dict[int, list[int]]:
+    """Each level of ``wanted`` -> the positions in ``levels`` of the first ``shown`` entries at or
+    above it.  One pass: the levels still short of ``shown`` are kept smallest last, so an entry
+    meets only those it joins (O(len(levels) + len(wanted) x shown))."""
+    out: dict[int, list[int]] = {level: [] for level in wanted}
+    pending = sorted(out, reverse=True)
+    for position, level in enumerate(levels):
+        if not pending:
+            break
+        kept: list[int] = []
+        while pending and pending[-1] <= level:
+            lowest = pending.pop()
+            out[lowest].append(position)
+            if len(out[lowest]) < shown:
+                kept.append(lowest)
+        pending.extend(reversed(kept))
+    return out

@@ -143,9 +143,9 @@ chain has one).
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
         "requester": "the object that needs it",
-        "roots": "[{root, kind, reached, chain}] the roots whose load fails (ELF: the first 10 of each requester), "
-        "with the chain of DT_NEEDED entries (PE and Mach-O: also machine, the loader's)",
-        "roots_count": "ELF: how many loads meet it, over every requester (``roots`` shows the first 10 of each)",
+        "roots": "[{root, kind, reached, chain}] the first 10 roots whose load fails (ELF: of each requester), "
+        "in root order, with the chain of DT_NEEDED entries (PE and Mach-O: also machine, the loader's)",
+        "roots_count": "how many loads meet it (ELF: over every requester; ``roots`` shows the first 10 of each)",
         "would_fail": "what the user would see, in the words of the loader (glibc's, or musl's for a musl load)",
         "attempts": "[{path, source, owner, outcome, detail}] every path tried, in order (the first 64)",
         "attempts_not_shown": "how many more paths were tried",
@@ -235,7 +235,8 @@ chain has one).
         nowhere (see ``explain``)."""
         if not context.windows and not context.dyld:
             return  # no PE or Mach-O load: neither loader's room is imported on an ELF-only run
-        seen: dict[tuple[str, str], tuple[ImageResolution, list[dict[str, Any]]]] = {}
+        from ..loader.images import iter_resolution_holders
+
         dyld_roots = {load.root for load in context.dyld}
         # base name (lower case) -> PE and Mach-O inputs so named -> their machines (slices)
         shipped: dict[str, dict[str, set[str]]] = {}
@@ -243,23 +244,26 @@ chain has one).
             if b.format in (Format.PE, Format.MACHO):
                 by_path = shipped.setdefault(posixpath.basename(b.path).lower(), {})
                 by_path.setdefault(b.path, set()).add(b.machine)
-        for load in (*context.windows, *context.dyld):
-            for (requester, name), res in load.resolutions.items():
-                if res.path is not None or res.system or res.optional:
-                    continue
-                if driver_index().is_driver(name):
-                    continue  # the GPU driver: driver-link reports it
-                root = {
+
+        def missing(key: tuple[str, str], res: ImageResolution) -> bool:
+            # the GPU driver: driver-link reports it
+            return res.path is None and not res.system and not res.optional and not driver_index().is_driver(key[1])
+
+        loads = (*context.windows, *context.dyld)
+        for (requester, name), res, held, count in iter_resolution_holders(loads, missing, ROOTS_SHOWN):
+            roots = [
+                {
                     "root": load.root,
                     "kind": load.kind,
                     "reached": load.reached,
                     "chain": [*load.chain(requester), name],
                     "machine": load.machine,
                 }
-                seen.setdefault((requester, name), (res, []))[1].append(root)
-        for (requester, name), (res, roots) in seen.items():
+                for load in held
+            ]
             copies = shipped.get(posixpath.basename(name).lower(), {})
-            yield self._image_finding(context, requester, name, res, roots, roots[0]["root"] in dyld_roots, copies)
+            dyld = roots[0]["root"] in dyld_roots
+            yield self._image_finding(context, requester, name, res, roots, dyld, copies, count)
 
     def _image_finding(
         self,
@@ -270,9 +274,11 @@ chain has one).
         roots: list[dict[str, Any]],
         dyld: bool,
         copies: dict[str, set[str]],
+        count: int,
     ) -> Finding:
         """The finding for the PE import or Mach-O dylib ``name`` of ``requester`` found nowhere,
-        for every root whose load fails (``roots``); ``copies``: inputs of that base name."""
+        for the first roots whose load fails (``roots``, at most ``ROOTS_SHOWN``) of ``count``;
+        ``copies``: inputs of that base name."""
         from ..loader.images import ImageOutcome
         from ..loader.windows import is_redistributable
 
@@ -303,6 +309,7 @@ chain has one).
             "needed": name,
             "requester": requester,
             "roots": roots,
+            "roots_count": count,
             "would_fail": failure,
             "attempts": attempts,
             "attempts_not_shown": 0,
