@@ -181,6 +181,8 @@ class Staged:
         """The staging root the host ``path`` is in (or is), or ``None``: looked up by the path
         component after the roots' directory, not tested against each root (2,000 tarballs given
         together: each of 6,000 binaries was tested against every root)."""
+        if not self._sites:
+            return None  # nothing staged: the staging room is not imported
         roots = self._index()
         if self._parent is None:
             return next((s for s in self._sites if path == s.host or path.startswith(s.host + "/")), None)

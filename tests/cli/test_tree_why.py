@@ -201,9 +201,9 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
     seen: list[tuple[str, object]] = []
     real_dyld, real_windows = dyld.analyze_dyld, windows.analyze_windows
 
-    def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=(), entries=()):  # type: ignore[no-untyped-def]
+    def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=(), entries=(), skipped=None):  # type: ignore[no-untyped-def]  # fmt: skip
         seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path), tuple(entries))))
-        return real_dyld(binaries, executable, read, library_path, fallback_library_path, entries)
+        return real_dyld(binaries, executable, read, library_path, fallback_library_path, entries, skipped)
 
     def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=(), entries=()):  # type: ignore[no-untyped-def]
         seen.append(("windows", (tuple(path), tuple(entries))))
