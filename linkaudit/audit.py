@@ -390,8 +390,10 @@ def _entries(
     fingerprint when it is its key; or its input's label (a baseline of several inputs, read by a
     run of one); or, for a file of an unpacked wheel or a site, the key of the same member of the
     distribution's wheel (``baseline.wheel_entry``); or, an older form, its key without the input's
-    name or the wheel's target, or a site's file keyed below the prefix (``sited=False``)."""
-    from .config.baseline import fingerprints, wheel_entry
+    name or the wheel's target, or a site's file keyed below the prefix (``sited=False``), or a conda
+    member's without its package's name or an input's label unescaped where that names it alone
+    (``baseline.older_parts``)."""
+    from .config.baseline import fingerprints, older_parts, wheel_entry
 
     baseline = config.baseline
     assert baseline is not None
@@ -409,6 +411,8 @@ def _entries(
     if None not in entries:
         return keys, entries, False
     forms = [fingerprints(f, *given, form=form) for form in ("targeted", "plain")]
+    for parts in older_parts(f.file, *given):  # without the package's name, the label unescaped
+        forms += [fingerprints(f, *given, form=form, older=parts) for form in ("keyed", "named", "targeted")]
     if "site-packages/" in f.file:  # keyed below the prefix before
         forms += [fingerprints(f, *given, form=form, sited=False) for form in ("keyed", "named", "targeted", "plain")]
     older = [e or next((o[i] for o in forms if o[i] in baseline), None) for i, e in enumerate(entries)]

@@ -8,9 +8,9 @@ A baseline file is JSON::
 Each finding is keyed by its fingerprint (rule, file path relative to the input given on the
 command line that holds it — a wheel member's after its wheel's tag triple,
 ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``, a stable-ABI wheel's ``abi3-musllinux_x86_64:...``,
-as ``linkaudit diff`` pairs it, a conda package member's after its build's variant, conda-build's
-hash left out, ``linux-64/py312:lib/libfoo.so`` (``conda_variant``); when several inputs are given, after the name of the input that
-holds it and a colon, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
+as ``linkaudit diff`` pairs it, a conda package member's after its package's name and build's variant, conda-build's
+hash left out, ``linux-64/foo-py312:lib/libfoo.so`` (``conda_key``); when several inputs are given, after the name of the input that
+holds it, ``%`` and ``:`` escaped (``escaped``), and a colon, ``cpu:lib/libx.so`` —, subject — made relative too when it is such a path); a finding that
 lists independent failures, a symbol each (``unresolved-symbol``, ``abi3-symbol``), by one
 fingerprint per symbol, the symbol its subject (``fingerprints``): no absolute paths, no line numbers and no message text, so
 a baseline written on one build machine matches the next build in another directory; nor the
@@ -20,7 +20,8 @@ the build machine (``rpath-leak``), its per-build parts — a CI run id, a tempo
 random suffix, the build image's patch release (``build_parts_out``).
 
 A file of a site-packages in a prefix's layout is keyed by its path below it (a venv given by its
-root: ``pkg/_m.so``, not ``lib/python3.11/site-packages/pkg/_m.so``, ``_site_out``), as its
+root: ``pkg/_m.so``, not ``lib/python3.11/site-packages/pkg/_m.so``, ``_site_out``; whole when the
+prefix holds several site-packages), as its
 site-packages given, a ``pip install --target`` site, the next venv on another Python and the
 unpacked wheel key it; and an entry keyed with a wheel's target accepts the same member's file in
 an unpacked wheel or an installed site of that target (the ``WHEEL`` tags of the distribution owning
@@ -30,7 +31,9 @@ An entry whose file has no wheel target or conda variant (a baseline written bef
 keyed per target) still accepts the member of that path in every platform's wheel and every
 build variant, and one without the input's name (written before several inputs were told apart)
 the file of that path in every input, and one keying a site's file below its venv or conda prefix
-(written before) that file, marked ``UNTARGETED`` (``check`` says once to write the baseline again).
+(written before) that file, marked ``UNTARGETED`` (``check`` says once to write the baseline again);
+so does one keying a conda member without its package's name or an input's label unescaped, where
+it names that file alone (``older_parts``).
 
 A baseline written by a run that read one keeps the entries read for the inputs, packages and
 targets the run did not audit (``unaudited``) and keys a single input's files under the label the
@@ -41,6 +44,7 @@ of them in place.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import posixpath
@@ -108,7 +112,7 @@ def relative_file(file: str, inputs: Sequence[str], packages: Set[str], sited: b
         prefix = base if base.endswith("/") else base + "/"
         if file.startswith(prefix):
             rest = file[len(prefix) :]
-            return _site_out(rest) if sited else rest
+            return _site_out(rest, base) if sited else rest
     return file
 
 
@@ -121,17 +125,59 @@ _SITE_PACKAGES = re.compile(
 )
 
 
-def _site_out(relative: str) -> str:
+def _site_out(relative: str, base: str | None = None) -> str:
     """``relative``, a path below an input, without the directories of the first site-packages in
     a prefix's layout it lies in (``_SITE_PACKAGES``): ``lib/python3.11/site-packages/pkg/_m.so``
     (a venv given by its root) -> ``pkg/_m.so``, as the same file is keyed when its site-packages is
     given, it is installed with ``pip install --target`` or on another Python, or its wheel is
     unpacked; ``envs/a/lib/python3.12/site-packages/pkg/_m.so`` -> ``envs/a/pkg/_m.so`` (several
     prefixes in a directory given stay apart).  The prefix's other files stay as they are
-    (``lib/libz.so.1`` of a conda prefix)."""
+    (``lib/libz.so.1`` of a conda prefix).  ``base``: the directory given it lies below; the path
+    is kept whole when the prefix there holds several site-packages (``lib/python3.11`` and
+    ``lib/python3.12`` after an upgrade: their files would share a key) or a file at the path taken
+    out (``_one_site``)."""
     if "site-packages/" not in relative:
         return relative
-    return _SITE_PACKAGES.sub(r"\1", relative, count=1)
+    match = _SITE_PACKAGES.search(relative)
+    if match is None:
+        return relative
+    prefix = relative[: match.start()] + (match.group(1) or "")
+    out = prefix + relative[match.end() :]
+    if base is not None and not (
+        _one_site(os.path.join(base, prefix)) and not os.path.lexists(os.path.join(base, out))
+    ):
+        return relative
+    return out
+
+
+#: The site-packages a prefix (or its ``lib``) may hold (``packages.site.SITE_LAYOUTS``, and a
+#: ``site-packages`` of a ``lib/python3.11`` given).
+_SITE_GLOBS = (
+    *("lib/python3*/site-packages", "lib64/python3*/site-packages", "Lib/site-packages"),
+    "python3*/site-packages",
+    "site-packages",
+)
+
+
+def _one_site(prefix: str) -> bool:
+    """Whether the directory ``prefix`` holds at most one site-packages (``_SITE_GLOBS``; a venv's
+    ``lib64`` linked to its ``lib`` is one); listed once per prefix until it or its ``lib`` changes."""
+    changed = []
+    for directory in (prefix, *(os.path.join(prefix, d) for d in ("lib", "lib64", "Lib"))):
+        try:
+            changed.append(os.stat(directory).st_mtime_ns)
+        except OSError:
+            changed.append(0)
+    return _sites_in(prefix, tuple(changed))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sites_in(prefix: str, changed: tuple[int, ...]) -> bool:
+    """``_one_site`` of ``prefix`` as of its directories' modification times ``changed``."""
+    import glob
+
+    found = {os.path.realpath(d) for g in _SITE_GLOBS for d in glob.glob(os.path.join(glob.escape(prefix), g))}
+    return len(found) <= 1
 
 
 #: A tarball's suffix (tar's own and its compressors').
@@ -156,7 +202,14 @@ def _top_out(package: str, member: str) -> str:
     return member
 
 
-def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: bool = False, sited: bool = True) -> str:
+def targeted_file(
+    file: str,
+    inputs: Sequence[str],
+    packages: Set[str],
+    exact: bool = False,
+    sited: bool = True,
+    older: Older = frozenset(),
+) -> str:
     """``relative_file``, a member of a wheel (given, or found in a directory given) keyed by its
     wheel's tag triple first, ``cp311-cp311-musllinux_x86_64:pkg/libfoo.so``: the same member in a
     project's manylinux and musllinux wheels is two files (as ``linkaudit diff`` pairs them), the
@@ -164,11 +217,12 @@ def targeted_file(file: str, inputs: Sequence[str], packages: Set[str], exact: b
     the platform's kind (``_platform_kind``), a stable-ABI wheel's ``abi3`` without its Python floor
     (``_abi_kind``: ``abi3-manylinux_x86_64:pkg/_m.abi3.so``). ``exact``: the tags as written
     (``cp38-abi3-manylinux_2_28_x86_64``). A member of a conda package by its build's variant
-    (``conda_variant``): ``linux-64/py312:lib/libfoo.so``. ``sited``: ``relative_file``'s."""
+    and name (``conda_key``): ``linux-64/foo-py312:lib/libfoo.so`` (``older`` holding ``"conda"``: by its
+    variant alone, ``linux-64/py312:lib/libfoo.so``, as before). ``sited``: ``relative_file``'s."""
     relative = relative_file(file, inputs, packages, sited)
     package = (split_member(file, packages) or ("", ""))[0]
     if not package.endswith(".whl"):
-        variant = conda_variant(package) if package else None
+        variant = (conda_variant(package) if "conda" in older else conda_key(package)) if package else None
         return f"{variant}:{relative}" if variant else relative
     parts = os.path.basename(package)[: -len(".whl")].split("-")
     if len(parts) not in (5, 6):
@@ -284,6 +338,34 @@ def conda_variant(package: str) -> str | None:
     return f"{subdir}/{variant}" if _CONDA_SUBDIR.fullmatch(subdir) else variant
 
 
+def conda_key(package: str) -> str | None:
+    """The conda package file ``package`` as keys name it: its name, then its variant
+    (``conda_variant``), as conda names a package (``NAME-VERSION-BUILD``, the version left out:
+    the next release is the same package), ``linux-64/foo-py312``; its name alone for a build
+    string of the build number and hash alone (``linux-64/foo``); a ``:`` or ``%`` in the name
+    escaped (``escaped``). Two packages of one variant in a channel key apart. ``None`` for
+    another file."""
+    variant = conda_variant(package)
+    parts = os.path.basename(package).rsplit("-", 2)
+    if len(parts) != 3 or not parts[0] or not package.endswith((".conda", ".tar.bz2")):
+        return None
+    if variant is None and (package.endswith(".tar.bz2") and not re.search(r"_\d+\.tar\.bz2$", package)):
+        return None  # a source tarball
+    subdir, _, build = (variant or "").rpartition("/")
+    if variant is None:
+        there = os.path.basename(os.path.dirname(package))
+        subdir = there if _CONDA_SUBDIR.fullmatch(there) else ""
+    name = escaped(parts[0]) + (f"-{build}" if build else "")
+    return f"{subdir}/{name}" if subdir else name
+
+
+def escaped(name: str) -> str:
+    """``name`` (an input's label, a conda package's name) as a key writes it before a ``:``: with
+    its ``%`` and ``:`` written ``%25`` and ``%3A`` (RFC 3986's percent-encoding), so that the first
+    ``:`` of a key ends it (``x:y`` holding ``lib/a.so`` and ``x`` holding ``y:lib/a.so`` key apart)."""
+    return name.replace("%", "%25").replace(":", "%3A") if "%" in name or ":" in name else name
+
+
 def _variant_unhashed(file: str) -> str:
     """A baseline entry's ``file`` key, a conda variant in it written with conda-build's hash (before
     ``conda_variant`` left it out) without it: ``linux-64/py312h1a2b3c4:lib/libfoo.so`` ->
@@ -295,7 +377,7 @@ def _variant_unhashed(file: str) -> str:
     kept = []
     for part in parts[:-1]:
         subdir, slash, build = part.rpartition("/")
-        if (not slash or _CONDA_SUBDIR.fullmatch(subdir)) and _CONDA_HASH.search(build):
+        if "-" not in build and (not slash or _CONDA_SUBDIR.fullmatch(subdir)) and _CONDA_HASH.search(build):
             build = _CONDA_HASH.sub("", build)
             if not build:
                 continue
@@ -309,6 +391,10 @@ def _variant_unhashed(file: str) -> str:
 #: several inputs read by a run of one); by its target or variant alone (baselines written before
 #: inputs were told apart); by its path alone (written before package targets were keyed).
 KeyForm = Literal["keyed", "named", "targeted", "plain"]
+
+#: The parts of a key as written before (``keyed_file``): ``"conda"``, a conda package's member
+#: by its variant without the package's name; ``"label"``, an input's label unescaped.
+Older = frozenset[Literal["conda", "label"]]
 
 
 def _holder(file: str, inputs: Sequence[str], packages: Set[str]) -> str | None:
@@ -346,7 +432,12 @@ def _common_parent(inputs: tuple[str, ...], cwd: str) -> str | None:
 
 
 def keyed_file(
-    file: str, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
+    file: str,
+    inputs: Sequence[str],
+    packages: Set[str],
+    form: KeyForm = "keyed",
+    sited: bool = True,
+    older: Older = frozenset(),
 ) -> str:
     """``file``'s key in baselines and SARIF fingerprints: ``targeted_file`` (``form="plain"``:
     ``relative_file``), and with ``form="keyed"``, when several inputs are given, after the label
@@ -356,10 +447,11 @@ def keyed_file(
     ``check build/cpu``, so that a per-input job matches the baseline of all of them). A package
     given itself, or a member of one, carries no label (its target or variant tells it apart, and
     ``check dist/*.whl`` keys as ``check dist``). ``sited=False``: a site-packages' file by its
-    path below the input, as before (``relative_file``)."""
+    path below the input, as before (``relative_file``). The label ``escaped`` (``older`` holding
+    ``"label"``: as written before, unescaped); ``older``: ``targeted_file``'s too."""
     if form == "plain":
         return relative_file(file, inputs, packages, sited)
-    key = targeted_file(file, inputs, packages, sited=sited)
+    key = targeted_file(file, inputs, packages, sited=sited, older=older)
     if form == "targeted" or (form == "keyed" and len(inputs) < 2):
         return key
     holder = _holder(file, inputs, packages)
@@ -368,7 +460,52 @@ def keyed_file(
     label = input_label(holder, inputs, form == "named")
     if split_member(file, packages) is None and file.rstrip("/") == holder.rstrip("/"):  # a file given itself
         label = posixpath.dirname(label) if len(inputs) > 1 else ""  # its directory's: cpu/lib:libx.so
-    return f"{label}:{key}" if label else key
+    return f"{label if 'label' in older else escaped(label)}:{key}" if label else key
+
+
+def older_parts(file: str, inputs: Sequence[str], packages: Set[str]) -> tuple[Older, ...]:
+    """The ``Older`` choices under which ``file``'s key as written before names that file alone in
+    a run of ``inputs`` staging ``packages``, so that such an entry may still accept it: ``"conda"``
+    when no other package staged has its package's variant (``linux-64/py312:`` of ``foo`` and of
+    ``bar`` is either), ``"label"`` when its input's label holds a ``%`` or ``:`` and no other
+    input's label is it or its part before a ``:`` (``x:y:lib/a.so`` of ``x:y`` may be ``x``'s
+    ``y:lib/a.so``); empty when neither is."""
+    parts: list[Older] = []
+    package = (split_member(file, packages) or ("", ""))[0]
+    variant = conda_variant(package) if package else None
+    if variant and conda_key(package) != variant and _variant_alone(package, packages):
+        parts.append(frozenset({"conda"}))
+    holder = _holder(file, inputs, packages)
+    label = input_label(holder, inputs, named=True) if holder is not None else ""
+    if label != escaped(label):
+        others = [input_label(g, inputs, named=True) for g in inputs if g != holder]
+        if not any(o == label or label.startswith(f"{o}:") or o.startswith(f"{label}:") for o in others):
+            both: Older = frozenset({"conda", "label"})
+            parts += [frozenset({"label"}), both] if parts else [frozenset({"label"})]
+    return tuple(parts)
+
+
+def _variant_alone(package: str, packages: Set[str]) -> bool:
+    """Whether no other conda package staged or beside ``package`` in its directory (a channel
+    audited with ``--each`` stages one at a time) has its variant (``conda_variant``)."""
+    variant = conda_variant(package)
+    directory = os.path.dirname(package)
+    others = {p for p in packages if p != package and os.path.dirname(p) != directory}
+    try:
+        listed = _variants_in(directory or ".", os.stat(directory or ".").st_mtime_ns)
+    except OSError:
+        listed = ()
+    return listed.count(variant) + sum(conda_variant(p) == variant for p in others) <= 1
+
+
+@functools.lru_cache(maxsize=64)
+def _variants_in(directory: str, mtime: int) -> tuple[str | None, ...]:
+    """The variants (``conda_variant``) of the files in ``directory`` as of its ``mtime`` (ns), once
+    per directory and change (a channel's thousands of packages: not listed again per finding)."""
+    try:
+        return tuple(conda_variant(os.path.join(directory, n)) for n in os.listdir(directory))
+    except OSError:
+        return ()
 
 
 def audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]:
@@ -378,11 +515,17 @@ def audited_scopes(inputs: Sequence[str], packages: Set[str]) -> tuple[str, ...]
     rewritten by it: ``unaudited``)."""
     scopes = set()
     for path in (*(f"{p}!x" for p in packages), *(f"{g.rstrip('/') or '/'}/x" for g in inputs), *inputs):
-        for form in ("keyed", "named", "targeted"):
-            key = keyed_file(path, inputs, packages, form)
+        for form, older in itertools.product(_SCOPED, _OLDER):
+            key = keyed_file(path, inputs, packages, form, older=older)
             if ":" in key:
                 scopes.add(key[: key.rindex(":") + 1])
     return tuple(sorted(scopes))
+
+
+#: The key forms naming an input or a target (``audited_scopes``), and each choice of the parts
+#: keyed as before (``Older``).
+_SCOPED: tuple[KeyForm, ...] = ("keyed", "named", "targeted")
+_OLDER: tuple[Older, ...] = (frozenset(), frozenset({"conda"}), frozenset({"label"}), frozenset({"conda", "label"}))
 
 
 def unaudited(read: frozenset[Fingerprint], inputs: Sequence[str], packages: Set[str]) -> frozenset[Fingerprint]:
@@ -402,7 +545,7 @@ def write_form(read: frozenset[Fingerprint] | None, inputs: Sequence[str]) -> Ke
     if read is None or len(set(inputs)) != 1:
         return "keyed"
     label = input_label(inputs[0], inputs, named=True)
-    return "named" if label and any(e[1].startswith(f"{label}:") for e in read) else "keyed"
+    return "named" if label and any(e[1].startswith(f"{escaped(label)}:") for e in read) else "keyed"
 
 
 def _platform_kind(platforms: str) -> str:
@@ -554,15 +697,20 @@ def subject_key(rule: str, subject: str) -> str:
 
 
 def fingerprint(
-    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
+    finding: Finding,
+    inputs: Sequence[str],
+    packages: Set[str],
+    form: KeyForm = "keyed",
+    sited: bool = True,
+    older: Older = frozenset(),
 ) -> Fingerprint:
     """The stable key of ``finding``: ``(rule, file key, subject)``, its file keyed by the input
     holding it and its package's target or variant (``keyed_file``; another ``form``: as baselines
     written before were); a subject that is itself a path under an input (the other
     library of a ``duplicate-export``) is made relative; vendored libraries' content hashes are
     left out, and a build path's per-build parts (``subject_key``); ``packages``: the packages the
-    run staged (``relative_file``'s); ``sited``: ``keyed_file``'s."""
-    file = keyed_file(finding.file, inputs, packages, form, sited)
+    run staged (``relative_file``'s); ``sited``, ``older``: ``keyed_file``'s."""
+    file = keyed_file(finding.file, inputs, packages, form, sited, older)
     subject = relative_file(finding.subject, inputs, packages, sited)
     return (finding.rule, unhashed(file), subject_key(finding.rule, subject))
 
@@ -586,13 +734,18 @@ def symbols_of(finding: Finding) -> list[str]:
 
 
 def fingerprints(
-    finding: Finding, inputs: Sequence[str], packages: Set[str], form: KeyForm = "keyed", sited: bool = True
+    finding: Finding,
+    inputs: Sequence[str],
+    packages: Set[str],
+    form: KeyForm = "keyed",
+    sited: bool = True,
+    older: Older = frozenset(),
 ) -> tuple[Fingerprint, ...]:
     """``finding``'s fingerprints: one per symbol for a ``PER_SYMBOL`` rule (a build that leaves
     ``baz`` unresolved where the baseline's left ``foo`` and ``bar`` has a new failure, though both
     findings say "2 symbols"), else ``(fingerprint(finding, inputs),)``; a finding of one symbol
-    keeps its one fingerprint either way; ``packages``, ``form``, ``sited``: as ``fingerprint``'s."""
-    key = fingerprint(finding, inputs, packages, form, sited)
+    keeps its one fingerprint either way; ``packages``, ``form``, ``sited``, ``older``: as ``fingerprint``'s."""
+    key = fingerprint(finding, inputs, packages, form, sited, older)
     names = symbols_of(finding)
     if not names:
         return (key,)

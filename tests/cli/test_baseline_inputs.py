@@ -112,7 +112,7 @@ def test_conda_build_variants_key_their_members_apart(run_cli, tmp_path: Path, m
     assert run_cli("check", "--no-config", "--write-baseline", "bl.json", "old").exit_code == 0
     entries = json.loads((tmp_path / "bl.json").read_text())["findings"]
     prefix = "linux-64/" if subdir == "linux-64" else ""
-    assert {e["file"] for e in entries if e["rule"] == "rpath-leak"} == {f"{prefix}py311:lib/libfoo.so"}
+    assert {e["file"] for e in entries if e["rule"] == "rpath-leak"} == {f"{prefix}foo-py311:lib/libfoo.so"}
     (tmp_path / "new" / subdir / "foo-1.0-py311_0.tar.bz2").rename(
         tmp_path / "new" / subdir / "foo-1.0-py311_1.tar.bz2"
     )

@@ -76,7 +76,9 @@ def test_diff_pairs_two_releases_of_one_hashed_variant(run_cli, tmp_path: Path) 
     doc = json.loads(r.stdout)
     assert r.exit_code == 1, doc
     assert doc["files_added"] == [] and doc["files_removed"] == []
-    assert [(c["file"], c["exports_removed"]) for c in doc["changed"]] == [("linux-64/py312:lib/libfoo.so.1", ["bar"])]
+    assert [(c["file"], c["exports_removed"]) for c in doc["changed"]] == [
+        ("linux-64/foo-py312:lib/libfoo.so.1", ["bar"])
+    ]
 
 
 def test_a_baseline_of_one_release_matches_the_next(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -87,11 +89,11 @@ def test_a_baseline_of_one_release_matches_the_next(run_cli, tmp_path: Path, mon
     _conda(tmp_path / "v2/linux-64", "1.1", "py312h5d6e7f8_0", LEAK.read_bytes())
     assert run_cli("check", "--no-config", "--no-cache", "--write-baseline", "bl.json", "v1").exit_code == 0
     doc = json.loads((tmp_path / "bl.json").read_text())
-    assert {e["file"] for e in doc["findings"] if e["rule"] == "rpath-leak"} == {"linux-64/py312:lib/libfoo.so.1"}
+    assert {e["file"] for e in doc["findings"] if e["rule"] == "rpath-leak"} == {"linux-64/foo-py312:lib/libfoo.so.1"}
     r = run_cli("check", "--no-config", "--no-cache", "--format", "json", "--baseline", "bl.json", "v2")
     assert r.exit_code == 0 and not _live(r.stdout), r.stdout
     for entry in doc["findings"]:
-        entry["file"] = entry["file"].replace("py312:", "py312h1a2b3c4:")  # as written before the hash was left out
+        entry["file"] = entry["file"].replace("foo-py312:", "py312h1a2b3c4:")  # as written before the hash was left out
     (tmp_path / "old.json").write_text(json.dumps(doc))
     r = run_cli("check", "--no-config", "--no-cache", "--format", "json", "--baseline", "old.json", "v2")
     assert r.exit_code == 0 and not _live(r.stdout), r.stdout
