@@ -158,17 +158,18 @@ def paired_file(
     path.  Wheels given themselves pair by member path alone (a wheel with the unpacked tree of
     another platform's), unless ``lone_targeted`` (the other build is a wheelhouse: ``pair_builds``),
     then with their tag triple, as a baseline keys them; a member given itself
-    (``PACKAGE!member``) by its base name, as a file given itself (``libp.so``).
+    (``PACKAGE!member``) by its base name, as a file given itself (``libp.so``), and an archive
+    given itself by its base name and member (``libx.a(foo.o)``: ``diff old/libx.a new/libx.a``).
     ``exact``: the tags as written (``cp38-abi3-manylinux_2_28_x86_64``), not their kind.
     ``packages``: the packages the build's run staged (``Report.packages``; ``report.split_member``)."""
     split = split_member(file, packages)
-    if split is not None:
-        for given in inputs:
-            if file == given or file.startswith(f"{given}("):  # a member given itself
-                member = split_member(given, packages)
-                return os.path.basename(member[1] if member else given) + file[len(given) :]
-        if split[0] in inputs and not lone_targeted:
-            return relative_file(file, inputs, packages)
+    for given in inputs:
+        # a member given itself, or an archive's member when the archive is given itself
+        if (split is not None and file == given) or file.startswith(f"{given}("):
+            member = split_member(given, packages)
+            return os.path.basename(member[1] if member else given) + file[len(given) :]
+    if split is not None and split[0] in inputs and not lone_targeted:
+        return relative_file(file, inputs, packages)
     return targeted_file(file, inputs, packages, exact)
 
 

@@ -185,10 +185,8 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
     more = 0
     thin = _ThinMembers(path)
     imports = _ImportMembers(path)
-    counts: Counter[str] = Counter()
-    for name, offset, data_size, is_thin in iter_members(path, buf, size):
-        counts[name] += 1
-        label = name if counts[name] == 1 else f"{name}#{counts[name]}"
+    members = list(iter_members(path, buf, size))
+    for (name, offset, data_size, is_thin), label in zip(members, _labels([m[0] for m in members]), strict=True):
         try:
             binary = _member(path, buf, (name, label), offset, data_size, is_thin, thin, imports, len(out))
         except InputError as exc:
@@ -215,6 +213,27 @@ def read_archive(path: str, buf: Buffer, size: int) -> list[Binary]:
             InputError(path, f"{more} more members not read, not named one by one (the first {len(failed)} are)")
         )
     raise PartialRead(tuple(binaries), tuple(failed))
+
+
+def _labels(names: list[str]) -> list[str]:
+    """Each member's label: its name, and ``NAME#K`` for the K-th member of one name — K counted
+    on past any number whose label another member is literally named (``foo.o``, ``foo.o``,
+    ``foo.o#2``: ``foo.o``, ``foo.o#3``, ``foo.o#2``; before, two were ``foo.o#2`` and one of them
+    was never read nor diffed)."""
+    taken = set(names)
+    counts: Counter[str] = Counter()
+    labels = []
+    for name in names:
+        counts[name] += 1
+        if counts[name] == 1:
+            labels.append(name)
+            continue
+        while f"{name}#{counts[name]}" in taken:
+            counts[name] += 1
+        label = f"{name}#{counts[name]}"
+        taken.add(label)
+        labels.append(label)
+    return labels
 
 
 #: ``_member``'s answer for a short import member that opened its DLL's folded record.

@@ -163,14 +163,27 @@ def _slices(buf: Buffer) -> list[Slice]:
 
     Raises:
         MalformedLinkedit: a fat header, Mach-O header or load command outside the file, a
-            ``cmdsize`` too small or past ``sizeofcmds``, or more than the caps above.
+            ``cmdsize`` too small or past ``sizeofcmds``, more than the caps above, or two slices
+            of one architecture (as lipo refuses them).
     """
-    offsets = _fat_offsets(buf) if bytes(buf[:4]) in FAT_MAGICS else [(0, len(buf), None)]
-    return [_thin(buf, base, slice_end, fat_cpu) for base, slice_end, fat_cpu in offsets]
+    if bytes(buf[:4]) not in FAT_MAGICS:
+        return [_thin(buf, 0, len(buf), None)]
+    offsets, archs = _fat_offsets(buf)
+    slices = [_thin(buf, base, slice_end, fat_cpu) for base, slice_end, fat_cpu in offsets]
+    seen: dict[tuple[int, int], int] = {}
+    for i, arch in enumerate(archs):  # once each slice is known to be a Mach-O image
+        if arch in seen:  # lipo: "fat file contains two of the same architecture"; dyld takes the first
+            raise linkedit.MalformedLinkedit(
+                f"slices {seen[arch]} and {i} are both {arch_name(*arch)}: lipo refuses such a fat "
+                "file, and which one a loader takes is not defined"
+            )
+        seen[arch] = i
+    return slices
 
 
-def _fat_offsets(buf: Buffer) -> list[tuple[int, int, int | None]]:
-    """The fat header's slices as ``(start, end, cputype)`` (``fat_arch`` or ``fat_arch64``).
+def _fat_offsets(buf: Buffer) -> tuple[list[tuple[int, int, int | None]], list[tuple[int, int]]]:
+    """The fat header's slices as ``(start, end, cputype)`` (``fat_arch`` or ``fat_arch64``), and
+    each one's ``(cputype, cpusubtype)``, the subtype's capability bits cleared.
 
     Raises:
         MalformedLinkedit: more than ``MAX_SLICES`` slices, an entry or a slice past the end of
@@ -181,6 +194,7 @@ def _fat_offsets(buf: Buffer) -> list[tuple[int, int, int | None]]:
 
     size = len(buf)
     offsets: list[tuple[int, int, int | None]] = []  # (start, end, the fat header's cputype)
+    archs: list[tuple[int, int]] = []  # (cputype, cpusubtype without its capability bits) of each slice
     wide = buf[3] == 0xBF
     count = struct.unpack(">I", buf[4:8])[0]
     if count > MAX_SLICES:
@@ -199,8 +213,9 @@ def _fat_offsets(buf: Buffer) -> list[tuple[int, int, int | None]]:
         for start, end, _cpu in offsets:
             if entry.offset < end and start < entry.offset + entry.size:
                 raise linkedit.MalformedLinkedit(f"slice {i} overlaps another slice of the fat file")
+        archs.append((entry.cputype, entry.cpusubtype & ~CPU_SUBTYPE_MASK))
         offsets.append((entry.offset, entry.offset + entry.size, entry.cputype))
-    return offsets
+    return offsets, archs
 
 
 def _thin(buf: Buffer, base: int, slice_end: int, fat_cpu: int | None) -> Slice:

@@ -38,6 +38,12 @@ def _diff(run_cli, old: Path, new: Path) -> dict[str, Any]:  # type: ignore[no-u
     [
         ([(b"foo.o", A), (b"foo.o", B), (b"bar.o", A), (b"foo.o", B2)], ["foo.o", "foo.o#2", "bar.o", "foo.o#3"]),
         ([(b"x.obj", _coff([b"f"], [])), (b"x.obj", _coff([b"g"], [b"f"]))], ["x.obj", "x.obj#2"]),
+        # a member literally named as a count would name one: the count steps past it
+        ([(b"foo.o", A), (b"foo.o", B), (b"foo.o#2", B2)], ["foo.o", "foo.o#3", "foo.o#2"]),
+        (
+            [(b"foo.o#2", A), (b"foo.o", B), (b"foo.o", B2), (b"foo.o", A), (b"foo.o#3", B)],
+            ["foo.o#2", "foo.o", "foo.o#4", "foo.o#5", "foo.o#3"],
+        ),
     ],
 )
 def test_reader_numbers_members_of_one_name(tmp_path: Path, members, names) -> None:  # type: ignore[no-untyped-def]
@@ -75,3 +81,23 @@ def test_diff_pairs_members_of_one_name_by_place(run_cli, tmp_path: Path) -> Non
     assert doc["files_added"] == [] and doc["files_removed"] == [] and doc["ambiguous"] == []
     doc = _diff(run_cli, tmp_path / "old", tmp_path / "swapped")
     assert sorted(c["file"] for c in doc["changed"]) == ["libx.a(foo.o#2)", "libx.a(foo.o)"]
+
+
+def test_a_member_named_like_a_count_is_diffed_apart(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """foo.o, foo.o and a member literally named foo.o#2: two were labelled foo.o#2, one never
+    audited, and diff missed the literal one's new undefined symbol."""
+    old = _write(tmp_path / "old/libx.a", [(b"foo.o", A), (b"foo.o", B), (b"foo.o#2", B)])
+    new = _write(tmp_path / "new/libx.a", [(b"foo.o", A), (b"foo.o", B), (b"foo.o#2", B2)])
+    doc = _diff(run_cli, old.parent, new.parent)
+    changed = {c["file"]: c for c in doc["changed"]}
+    assert list(changed) == ["libx.a(foo.o#2)"], changed
+
+
+def test_two_archives_given_themselves_pair_their_members(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``diff old/libx.a new/libx.a``: every member was keyed by its whole path, so each build's
+    members were all added and removed and no change was seen."""
+    old = _write(tmp_path / "old/libx.a", [(b"a.o", A), (b"b.o", B)])
+    new = _write(tmp_path / "new/libx.a", [(b"a.o", A), (b"b.o", B2)])
+    doc = _diff(run_cli, old, new)
+    assert doc["files_added"] == [] and doc["files_removed"] == []
+    assert [(c["file"], c["undefined_added"]) for c in doc["changed"]] == [("libx.a(b.o)", ["k"])]

@@ -91,3 +91,32 @@ def test_entries_decoded_from_one_file_are_counted_against_its_size() -> None:
     # The same table read again, as by a second slice sharing it: 64 entries decoded from 353 bytes.
     with pytest.raises(L.MalformedLinkedit, match="more than 58 symbol table entries decoded from a 353-byte file"):
         L.read_nlist(buf, 0, True, True, symtab, both, None, budget)
+
+
+@pytest.mark.parametrize(
+    ("subtypes", "refused"),
+    [
+        ((3, 3), True),
+        ((3, 0x80000003), True),
+        ((3, 8), False),
+    ],  # x86_64 twice (a capability bit aside); x86_64 + x86_64h
+)
+def test_two_slices_of_one_architecture_are_refused(tmp_path: Path, subtypes: tuple[int, int], refused: bool) -> None:
+    """lipo refuses a fat file with two slices of one architecture, and which one a loader takes is
+    not defined: both were read under one name (``libdup.dylib(x86_64)``), and ``check`` and
+    ``diff`` each saw one of them."""
+    entries, strings = _table(N)
+    image = _slice(X86_64, 2048, 2048 + len(entries), len(strings))
+    image += bytes(2048 - len(image)) + entries + strings
+    image += bytes(SLICE - len(image))
+    fat = struct.pack(">II", 0xCAFEBABE, 2)
+    fat += b"".join(struct.pack(">iIIII", X86_64, sub, FIRST + k * SLICE, SLICE, 12) for k, sub in enumerate(subtypes))
+    path = tmp_path / "libdup.dylib"
+    second = image[:8] + struct.pack("<I", subtypes[1]) + image[12:]  # the slice's own header says it too
+    path.write_bytes(fat + bytes(FIRST - len(fat)) + image + second)
+    if not refused:
+        assert [b.machine for b in read(str(path))] == ["x86_64", "x86_64h"]
+        return
+    with pytest.raises(InputError) as info:
+        read(str(path))
+    assert "slices 0 and 1 are both x86_64" in str(info.value) and "lipo refuses" in str(info.value)
