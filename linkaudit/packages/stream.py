@@ -20,6 +20,7 @@ from ..formats.plan import HEAD, head_plan, missing_after, trimmed
 from ..formats.ranges import RangeBytes
 from . import limits
 from .staging import Inflated
+from .tarread import read_up_to
 
 #: Most bytes of one member kept in memory; a member whose plan keeps more is written out instead.
 MAX_KEPT = 256 << 20
@@ -35,7 +36,7 @@ def stream_member(open_member: Callable[[], IO[bytes]], label: str, size: int, c
         zipfile.BadZipFile, zlib.error, OSError, EOFError: the member is corrupt.
     """
     with open_member() as src:
-        head = _read_full(src, min(HEAD, size))
+        head = read_up_to(src, min(HEAD, size))
         plan = head_plan(head, size)
         if plan is None or sum(n for _o, n in plan) > MAX_KEPT:
             return None
@@ -50,18 +51,6 @@ def stream_member(open_member: Callable[[], IO[bytes]], label: str, size: int, c
             more = _keep(again, missing, 0, b"", None)
         source = RangeBytes(label, size, _disjoint(kept, more))
     return trimmed(source)
-
-
-def _read_full(src: IO[bytes], n: int) -> bytes:
-    """Up to ``n`` bytes of ``src`` (fewer only at its end)."""
-    parts, got = [], 0
-    while got < n:
-        chunk = src.read(n - got)
-        if not chunk:
-            break
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
 
 
 def _keep(
