@@ -256,8 +256,8 @@ class _HeldEntry:
 
     def __init__(self, directory: str, name: str) -> None:
         self.name, self.path = name, held.child(directory, name)
-        kept = held.held(self.path)
-        size = len(kept[1]) if kept is not None else 0
+        kept = held.contents(self.path)
+        size = len(kept) if kept is not None else 0
         mode = stat.S_IFREG | 0o644
         self.held_stat = os.stat_result((mode, next(_HELD_INODES), -1, 1, 0, 0, size, 0, 0, 0))
 

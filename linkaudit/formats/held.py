@@ -10,8 +10,11 @@ would have had, the walk (``inputs.collect``) lists it as if it were a file ther
 ``formats.read_path`` parses it from memory.  Its directories are still made, so every other
 path of the tree means what it did.
 
-Identical contents are kept once (by SHA-256); at most ``MAX_HELD_BYTES`` of distinct contents
-are held per process, past which a member is written as before.  Anything that needs the member
+Identical contents are kept once (found by the bytes themselves: a dict keyed by them, Python's
+hash of 6 KB three times cheaper than SHA-256, equality then compared byte for byte); a
+content's SHA-256, the identity copies are parsed once by (``copies.parse_small``), is computed
+when ``held`` is first asked for it.  At most ``MAX_HELD_BYTES`` of distinct contents are held
+per process, past which a member is written as before.  Anything that needs the member
 as a file — a symlink or hard link of the package pointing at it — asks ``write_out`` first.
 """
 
@@ -25,9 +28,9 @@ import threading
 MAX_HELD_BYTES = 64 << 20
 
 _LOCK = threading.Lock()
-_BYTES: dict[str, tuple[bytes, bytes]] = {}  # host path -> (SHA-256, bytes): shared by equal contents
+_BYTES: dict[str, list[bytes | None]] = {}  # host path -> [bytes, SHA-256 or None]: shared by equal contents
 _NAMES: dict[str, list[str]] = {}  # host directory -> the names held in it, in the order held
-_CONTENTS: dict[bytes, bytes] = {}  # SHA-256 -> the one copy of those bytes
+_CONTENTS: dict[bytes, list[bytes | None]] = {}  # contents -> their one entry
 _TOTAL = [0]  # distinct bytes held
 
 
@@ -35,23 +38,39 @@ def hold(path: str, data: bytes) -> bool:
     """Keep ``data`` as the file ``path`` (a host path in a staging tree, whose directory exists
     and where no file of that name does).  False when the bytes would pass ``MAX_HELD_BYTES``:
     nothing is held and the caller writes the file."""
-    digest = hashlib.sha256(data).digest()
-    directory, name = os.path.split(path)
+    cut = path.rfind("/")  # os.path.split, without its general cases
+    head, name = path[: cut + 1], path[cut + 1 :]
+    directory = head.rstrip("/") or head
     with _LOCK:
-        kept = _CONTENTS.get(digest)
-        if kept is None:
+        entry = _CONTENTS.get(data)
+        if entry is None:
             if _TOTAL[0] + len(data) > MAX_HELD_BYTES:
                 return False
-            kept = _CONTENTS[digest] = data
+            entry = _CONTENTS[data] = [data, None]
             _TOTAL[0] += len(data)
-        _BYTES[path] = (digest, kept)
+        _BYTES[path] = entry
         _NAMES.setdefault(directory, []).append(name)
     return True
 
 
 def held(path: str) -> tuple[bytes, bytes] | None:
-    """``(SHA-256, bytes)`` of what is held as ``path`` (spelled as ``hold`` was given it), or ``None``."""
-    return _BYTES.get(path) if _BYTES else None
+    """``(SHA-256, bytes)`` of what is held as ``path`` (spelled as ``hold`` was given it), or
+    ``None``; the digest computed once per content, when first asked."""
+    entry = _BYTES.get(path) if _BYTES else None
+    if entry is None:
+        return None
+    data = entry[0]
+    assert data is not None
+    digest = entry[1]
+    if digest is None:  # two threads may both compute it: the same value
+        digest = entry[1] = hashlib.sha256(data).digest()
+    return digest, data
+
+
+def contents(path: str) -> bytes | None:
+    """The bytes held as ``path``, or ``None`` (no digest asked for)."""
+    entry = _BYTES.get(path) if _BYTES else None
+    return None if entry is None else entry[0]
 
 
 def names_in(directory: str) -> list[str]:
@@ -75,7 +94,7 @@ def release(path: str) -> bytes | None:
     """Stop holding ``path`` (a second member of its name replaces it); its bytes, or ``None``."""
     with _LOCK:
         entry = _BYTES.pop(path, None)
-    return None if entry is None else entry[1]
+    return None if entry is None else entry[0]
 
 
 def write_out(paths: list[str]) -> None:
@@ -118,6 +137,7 @@ def forget_under(root: str) -> None:
             del _BYTES[path]
         for directory in [d for d in _NAMES if d == root or d.startswith(prefix)]:
             del _NAMES[directory]
-        live = {digest for digest, _ in _BYTES.values()}
-        for digest in [d for d in _CONTENTS if d not in live]:
-            _TOTAL[0] -= len(_CONTENTS.pop(digest))
+        live = {id(entry) for entry in _BYTES.values()}
+        for data in [d for d, entry in _CONTENTS.items() if id(entry) not in live]:
+            del _CONTENTS[data]
+            _TOTAL[0] -= len(data)

@@ -297,16 +297,16 @@ def _keep_for_links(
     label, kind = how
     taken = set(pending)
     listed.links[:] = [link for link in listed.links if link[0] not in taken]
-    kept = held.held(replaced)
+    kept = held.contents(replaced)
     for link in pending:
         try:
-            head = kept[1][:HEAD_BYTES] if kept is not None else _head(replaced)
+            head = kept[:HEAD_BYTES] if kept is not None else _head(replaced)
             planned = stager.plan(site, label, kind, link, head)
             if planned is None:
                 continue
             if kept is not None:
-                if not held.hold(planned[0], kept[1]):
-                    held.write_file(planned[0], kept[1])
+                if not held.hold(planned[0], kept):
+                    held.write_file(planned[0], kept)
                 stager.held.setdefault(site.host, []).append(planned[0])
             else:
                 os.link(replaced, planned[0])  # one inode, as tar -x makes it
