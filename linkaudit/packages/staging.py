@@ -547,16 +547,18 @@ class Stager:
         tied to the file written (``formats.ranges.register``) so that the reader looks it up by
         that key, not by the new file's own; ``None``: no cache.  ``size``: the member's size in
         bytes when its header says it plainly (not a sparse file), else ``None`` (never held)."""
-        head = src.read(SNIFF_BYTES)
+        holding = self.hold and size is not None and size <= SMALL_FILE_BYTES
+        whole = src.read(size) if holding and size is not None else b""  # one read: a member held is kept whole
+        head = whole[:SNIFF_BYTES] if holding else src.read(SNIFF_BYTES)
         container = sniff(head)
-        if container is None and library_named(name):
-            head += src.read(HEAD_BYTES - len(head))  # enough to tell why it is none (libnames)
+        if container is None and library_named(name):  # enough to tell why it is none (libnames)
+            head = whole[:HEAD_BYTES] if holding else head + src.read(HEAD_BYTES - len(head))
         planned = self.plan(site, label, kind, name, head)
         if planned is None:
             return False
         try:
-            if self.hold and size is not None and size <= SMALL_FILE_BYTES:
-                hold_member(src, head, planned[0], Inflated(self.budget, ratio), size)
+            if holding:
+                hold_member(src, whole, planned[0], Inflated(self.budget, ratio), len(whole))
                 self.held.setdefault(site.host, []).append(planned[0])
             else:
                 write_member(src, head, planned[0], self.budget, ratio)
