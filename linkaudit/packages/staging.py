@@ -181,18 +181,20 @@ class StagingRoot:
             owners[label] = None
             parent = parent_of(parent)
 
-    def own(self, rel: str, label: str) -> None:
-        """Record that ``label`` installs ``rel`` (and, unless owned already, its directories)."""
+    def own(self, rel: str, label: str, parent: str | None = None) -> None:
+        """Record that ``label`` installs ``rel`` (and, unless owned already, its directories;
+        ``parent``: ``parent_of(rel)`` when the caller has it)."""
         self.owner.setdefault(rel, label)
-        parent = parent_of(rel)
+        parent = parent_of(rel) if parent is None else parent
         while parent and parent not in self.owner:
             self.owner[parent] = label
             parent = parent_of(parent)
 
-    def file_above(self, rel: str) -> str | None:
+    def file_above(self, rel: str, parent: str | None = None) -> str | None:
         """The nearest directory above ``rel`` that is a file planned or written here, or ``None``
-        (at once for a directory made here: no file is planned where one was made, ``plan``)."""
-        parent = parent_of(rel)
+        (at once for a directory made here: no file is planned where one was made, ``plan``;
+        ``parent``: ``parent_of(rel)`` when the caller has it)."""
+        parent = parent_of(rel) if parent is None else parent
         if parent in self.made:
             return None
         while parent:
@@ -504,12 +506,13 @@ class Stager:
             if rel not in site.listed:  # a wheel's member was compared already (``listed``)
                 self.clashes.append(Clash(rel, site.owner[rel], label, name, None))
             return None
-        above = site.file_above(rel)
+        parent = parent_of(rel)
+        above = site.file_above(rel, parent)
         if above is not None:  # as make_dirs says it once the file is written (tar members)
             self.refuse(label, name, f"{above}: a parent directory is a file in the package")
             return None
         try:
-            directory = make_dirs(site.host, parent_of(rel), site.made)
+            directory = make_dirs(site.host, parent, site.made)
         except Refused as exc:
             self.refuse(label, name, exc.reason)
             return None
@@ -522,7 +525,7 @@ class Stager:
         if rel in site.made:
             self.refuse(label, name, f"a file where the package installs a directory: other members are below {rel}/")
             return None
-        site.own(rel, label)  # claimed now: a later member of the same name is a duplicate
+        site.own(rel, label, parent)  # claimed now: a later member of the same name is a duplicate
         site.files.add(rel)
         earlier = self._not_libraries.pop((label, name), None)
         if earlier is not None:  # an earlier member of this name held no library: this one replaces it

@@ -375,7 +375,7 @@ class TarReader:
         name = ext.get("path")
         if name is None:
             name = _text(header[0:100])
-            prefix = _text(header[345:500]) if header[257:263] == b"ustar\0" else ""
+            prefix = _text(header[345:500]) if header[345] and header[257:263] == b"ustar\0" else ""
             if prefix:
                 name = f"{prefix}/{name}"
         if type_ == b"\0" and name.endswith("/"):
@@ -394,7 +394,7 @@ class TarReader:
             raise TarError(f"the member header at byte {at} declares a negative size")
         linkname = ext.get("linkpath")
         if linkname is None:
-            linkname = _text(header[157:257])
+            linkname = _text(header[157:257]) if header[157] else ""  # a regular file's is empty
         mtime = _number(header[136:148], "mtime", at)
         return TarMember(name, linkname, type_, size, mtime, at)
 
