@@ -328,15 +328,17 @@ def _apply_baseline(
     entry no finding matched whose file the run audited: an entry keyed to a wheel's target or a
     conda build's variant (``baseline.keyed_file``) none of the packages staged has is about a
     package this run did not audit (a per-wheel CI job's), not fixed: left alone; so is an entry
-    of a rule that did not run (``ran``; ``None``: every one). ``targets``: ``_baselined``'s."""
-    from .config.baseline import audited_scopes
+    of a rule that did not run (``ran``; ``None``: every one), and one of a loader rule on a file
+    the loader left unloaded (``baseline.not_loaded``). ``targets``: ``_baselined``'s."""
+    from .config.baseline import audited_scopes, not_loaded
 
     assert config.baseline is not None
     seen: set[Fingerprint] = set()
     out = [_baselined(f, config, (inputs, packages), seen, targets) for f in findings]
     if "baseline-fixed" not in config.ignore:
         scopes = audited_scopes(inputs, packages)
-        for rule, file, subject in sorted(config.baseline - seen):
+        unloaded = not_loaded(config.baseline, findings, inputs, packages, LOADER_RULES)
+        for rule, file, subject in sorted(config.baseline - seen - unloaded):
             if (":" in file and not file.startswith(scopes)) or (ran is not None and rule not in ran):
                 continue  # a target or variant not audited in this run, a rule that did not run
             out.append(
@@ -719,6 +721,8 @@ def _conda_promise(glibc: tuple[int, int], package: str, what: str) -> WheelPoli
 
 #: The rules that judge a load, run again over the musl loads of a wheel whose tags span glibc and musl.
 LOAD_RULES = ("library-not-found", "unresolved-symbol")
+#: The rules whose findings come from the loader emulation alone (``Rule.needs_loader``).
+LOADER_RULES = frozenset(r.id for r in RULES if r.needs_loader)
 
 
 def _spans_both(binary: Binary, promised: WheelPolicy | None) -> bool:

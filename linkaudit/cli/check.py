@@ -400,9 +400,12 @@ def _write_baseline(
     rules it did not run, never
     over a ``protected`` path (the inputs, the configuration file: not the ``--baseline`` read,
     which is updated in place) or an audited file, and say how many on stderr."""
+    from ..audit import LOADER_RULES
     from ..config import baseline
 
-    document = baseline.dumps(report.findings, paths, frozenset(report.packages), read, frozenset(report.rules))
+    document = baseline.dumps(
+        report.findings, paths, frozenset(report.packages), read, frozenset(report.rules), LOADER_RULES
+    )
     if path == STDOUT:  # the report goes to --output FILE (_check_output_paths)
         emit(document)
     else:

@@ -528,6 +528,21 @@ _SCOPED: tuple[KeyForm, ...] = ("keyed", "named", "targeted")
 _OLDER: tuple[Older, ...] = (frozenset(), frozenset({"conda"}), frozenset({"label"}), frozenset({"conda", "label"}))
 
 
+def not_loaded(
+    read: frozenset[Fingerprint],
+    findings: Iterable[Finding],
+    inputs: Sequence[str],
+    packages: Set[str],
+    loader_rules: Set[str],
+) -> frozenset[Fingerprint]:
+    """The entries of the baseline ``read`` of a rule that needs the loader emulation
+    (``loader_rules``: ``Rule.needs_loader``) on a file the emulation left unloaded, past its bound
+    (a ``loader-skipped`` finding among ``findings`` names it): the run could not have found them,
+    so ``check`` neither calls them fixed nor drops them when it writes the baseline again."""
+    files = {fingerprint(f, inputs, packages)[1] for f in findings if f.rule == "loader-skipped"}
+    return frozenset(e for e in read if e[0] in loader_rules and e[1] in files) if files else frozenset()
+
+
 def unaudited(read: frozenset[Fingerprint], inputs: Sequence[str], packages: Set[str]) -> frozenset[Fingerprint]:
     """The entries of the baseline ``read`` about inputs, packages or targets a run of ``inputs``
     staging ``packages`` did not audit (``audited_scopes``): another input's ``gpu:lib/libx.so`` in
@@ -758,6 +773,7 @@ def dumps(
     packages: Set[str],
     read: frozenset[Fingerprint] | None = None,
     ran: Set[str] | None = None,
+    loader_rules: Set[str] = frozenset(),
 ) -> str:
     """The baseline document for ``findings`` (sorted, without duplicates), ending in a newline.
 
@@ -767,7 +783,8 @@ def dumps(
     the run read, if any: its entries for what the run did not audit are kept (``unaudited``), and
     the run's own keyed as it keys them (``write_form``: a per-input job keeps its ``cpu:``); so
     are its entries of rules that did not run (``ran``, the report's ``rules``; ``None``: every
-    one): ``--no-loader`` or ``--ignore RULE`` found nothing of them, and drops nothing."""
+    one): ``--no-loader`` or ``--ignore RULE`` found nothing of them, and drops nothing; and its
+    entries of ``loader_rules`` on files the loader left unloaded (``not_loaded``)."""
     form = write_form(read, inputs)
     keys = sorted(
         {
@@ -778,6 +795,7 @@ def dumps(
         }
         | (unaudited(read, inputs, packages) if read is not None else frozenset())
         | (frozenset(e for e in read if e[0] not in ran) if read is not None and ran is not None else frozenset())
+        | (not_loaded(read, findings, inputs, packages, loader_rules) if read is not None else frozenset())
     )
     doc = {"schema": SCHEMA, "findings": [{"rule": r, "file": p, "subject": s} for r, p, s in keys]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

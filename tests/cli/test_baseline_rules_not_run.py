@@ -78,3 +78,27 @@ def test_without_the_loader_the_rules_needing_it_are_not_listed_as_run(run_cli, 
     ran = set(json.loads(run_cli(*CHECK, "--no-config", "--no-loader", "build").stdout)["rules"])
     assert not ran & loader and "rpath-leak" in ran
     assert loader <= set(json.loads(run_cli(*CHECK, "--no-config", "build").stdout)["rules"])
+
+
+def test_entries_on_a_file_the_loader_left_unloaded_are_kept(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    """A file the loader emulation left unloaded past its bound (loader-skipped) has no loader
+    findings in that run: its accepted library-not-found entries were called fixed and dropped."""
+    from linkaudit.loader import dyld
+    from tests.formats.test_hostile_images import ID, LOAD, _dylib_cmd, _macho, _rpath_cmd
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "build").mkdir()
+    for n in range(3):  # each: 10 dylibs found nowhere, 20 LC_RPATH places each
+        cmds = [_dylib_cmd(ID, f"@rpath/b{n}.dylib"), *(_rpath_cmd(f"/nonexistent/d{i:03d}") for i in range(20))]
+        _macho(
+            tmp_path / f"build/b{n}.dylib", cmds + [_dylib_cmd(LOAD, f"@rpath/libm{i:03d}.dylib") for i in range(10)]
+        )
+    assert run_cli(*CHECK, "--no-config", "build", "--write-baseline", "b.json").exit_code == 0
+    before = json.loads((tmp_path / "b.json").read_text())["findings"]
+    assert {e["file"] for e in before if e["rule"] == "library-not-found"} == {f"b{n}.dylib" for n in range(3)}
+    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 500)  # b2's load is now past the bound
+    r = run_cli(*CHECK, "--no-config", "build", "--baseline", "b.json", "--write-baseline", "b.json")
+    assert [f["file"] for f in _notes(r.stdout, "loader-skipped")] == ["build/b2.dylib"]
+    assert _notes(r.stdout, "baseline-fixed") == []
+    after = json.loads((tmp_path / "b.json").read_text())["findings"]
+    assert all(e in after for e in before)  # b2's accepted entries kept (its warning added)
