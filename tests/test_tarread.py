@@ -344,3 +344,21 @@ def test_a_sparse_member_whose_map_cannot_make_its_file_is_refused_alone(
     (refused,) = [f for f in report.findings if f.rule == "unreadable-input"]
     assert refused.file == f"{archive}!lib/libbad.so" and said in refused.message
     assert [f.path for f in report.files if f.status.value == "audited"] == [f"{archive}!lib/libgood.so"]
+
+
+def test_a_block_byte_sum_is_told_exactly() -> None:
+    """``_byte_sum_is`` (two residues in C instead of ``sum`` in Python) agrees with ``sum`` on
+    random and on crafted blocks, totals off by the moduli included (65,521 and 255)."""
+    import os
+    import random
+
+    from linkaudit.packages.tarread import _byte_sum_is
+
+    rng = random.Random(3)
+    blocks = [os.urandom(512) for _ in range(300)]
+    blocks += [bytes([b]) * 512 for b in (0, 1, 32, 48, 255)]
+    blocks += [bytes(rng.choice([0, 32, 48, 255]) for _ in range(512)) for _ in range(100)]
+    for block in blocks:
+        s = sum(block)
+        for total in (s, s + 65521, s - 65521, s + 255, s - 255, s + 1, s - 1, s + 255 * 65521, -1, 130561):
+            assert _byte_sum_is(block, total) == (total == s), (s, total)
