@@ -48,6 +48,7 @@ from .images import (
     ImageLoader,
     ImageOutcome,
     ImageResolution,
+    LoadStack,
     entry_roots,
     load_roots,
 )
@@ -123,6 +124,7 @@ def analyze_dyld(
     library_path: Sequence[str] = (),
     fallback_library_path: Sequence[str] = (),
     entries: Sequence[str] = (),
+    share: bool = True,
     skipped: list[tuple[str, str]] | None = None,
 ) -> list[ImageLoad]:
     """Load each Mach-O import root the way dyld would (the search order is the module's docstring,
@@ -139,6 +141,9 @@ def analyze_dyld(
             leaf name when the install name is not found).
         entries: the import roots (``--entry``): paths of Mach-O files, every slice of each loaded;
             empty: the defaults below.
+        share: search each install name once per everything that decides it, and load a dylib
+            that loads one other dylib as itself on top of that dylib's load (``_closure``);
+            ``False`` loads every root afresh (the reference the sharing is tested against).
         skipped: when given, a root whose load the run's budget stopped (``MAX_TOTAL_ATTEMPTS``)
             is left out and listed here with why, as ELF's ``LinkageAnalysis.skipped`` (a load cut
             short is no evidence of a library dyld would not find); ``None``: found nowhere.
@@ -159,13 +164,13 @@ def analyze_dyld(
     given_executable_dir = posixpath.dirname(executable) if executable else None
 
     image = ImageCache(macho, read)
-    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path))
-
+    cut_short = skipped is not None
+    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path), share, cut_short, {}, {}, {})
     cut: list[ImageLoad] = []
 
     def load(root: Binary, kind: str) -> ImageLoad:
         try:
-            return _load(root, kind, dyld, given_executable_dir, skipped is not None)
+            return _root_load(dyld, root, kind, given_executable_dir)
         except _AllOverBudget as stop:
             assert skipped is not None
             skipped.append((root.path, f"not loaded by the dyld emulation: {stop}"))
@@ -177,15 +182,47 @@ def analyze_dyld(
     return [ld for ld in loads if not any(ld is c for c in cut)] if cut else loads
 
 
+def _root_load(dyld: _Dyld, root: Binary, kind: str, given_executable_dir: str | None) -> ImageLoad:
+    """The load of the import root ``root`` of ``kind``: whole (``share`` off), else a view of its
+    shared load (``_closure``).  An executable root is its own ``@executable_path``."""
+    executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
+    if not dyld.share:
+        return _load(root, kind, dyld, executable_dir, root.machine)
+    done = _closure(dyld, root, root.machine, executable_dir)
+    if isinstance(done, ImageLoad):  # loaded whole: its containers as they are
+        return ImageLoad(
+            root.path, kind, done.objects, done.resolutions, done.parents, done.images, root.machine, ImageLoader.DYLD
+        )
+    stack, level = done
+    view = stack.view(root.path, kind, level, root.machine)
+    view.loader = ImageLoader.DYLD
+    return view
+
+
+#: A load shared by the roots that load it: computed whole (an ``ImageLoad``), or a level of a ``LoadStack``.
+_Shared = ImageLoad | tuple[LoadStack, int]
+#: What decides a dylib's load: its path, the loader's machine, the ``@executable_path`` directory.
+_LoadKey = tuple[str, str, str | None]
+_Hit = tuple[str, str, Binary] | str | None
+
+
 class _Dyld(NamedTuple):
     """What every load of one ``analyze_dyld`` shares: the images read, the search budget (places
     tried in the current load against ``MAX_ATTEMPTS``, in all against ``MAX_TOTAL_ATTEMPTS``),
-    DYLD_LIBRARY_PATH and DYLD_FALLBACK_LIBRARY_PATH."""
+    DYLD_LIBRARY_PATH and DYLD_FALLBACK_LIBRARY_PATH; when ``share``: each search done, by (install
+    name, machine, the places the install name stands for), each dylib's load by ``_LoadKey``, and
+    the places that load tried (``spent``; past ``MAX_ATTEMPTS`` when its search stopped);
+    ``cut_short``: the run's budget running out stops the root's load (``_AllOverBudget``)."""
 
     image: ImageCache
     budget: list[int]
     library_path: tuple[str, ...]
     fallback_library_path: tuple[str, ...]
+    share: bool
+    cut_short: bool
+    searches: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[tuple[ImageAttempt, ...], _Hit]]
+    loads: dict[_LoadKey, _Shared]
+    spent: dict[_LoadKey, int]
 
 
 def _attempt(image: ImageCache, path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
@@ -235,84 +272,178 @@ def _search(
 
 
 def _resolve(
-    dyld: _Dyld, name: str, current: Binary, attempts: list[ImageAttempt], result: ImageLoad, executable_dir: str | None
-) -> tuple[str, str, Binary] | str | None:
-    """DYLD_LIBRARY_PATH, the shared cache (``"shared-cache"``), the install name, then
-    DYLD_FALLBACK_LIBRARY_PATH: the first hit, or ``None``."""
+    dyld: _Dyld, name: str, candidates: list[tuple[str, str]], attempts: list[ImageAttempt], machine: str
+) -> _Hit:
+    """DYLD_LIBRARY_PATH, the shared cache (``"shared-cache"``), the install name's ``candidates``
+    (``_install_name_candidates``), then DYLD_FALLBACK_LIBRARY_PATH: the first hit, or ``None``."""
     leaf = posixpath.basename(name)
     override = [(posixpath.join(d, leaf), "DYLD_LIBRARY_PATH") for d in dyld.library_path]
-    hit = _search(dyld, attempts, result.machine, override)
+    hit = _search(dyld, attempts, machine, override)
     if hit is None and name.startswith(SHARED_CACHE_PREFIXES):
         return "shared-cache"
     if hit is None:
-        candidates = _install_name_candidates(name, current.path, result, executable_dir)
-        hit = _search(dyld, attempts, result.machine, candidates)
+        hit = _search(dyld, attempts, machine, candidates)
     if hit is None:
         fallback = [(posixpath.join(d, leaf), "DYLD_FALLBACK_LIBRARY_PATH") for d in dyld.fallback_library_path]
-        hit = _search(dyld, attempts, result.machine, fallback)
+        hit = _search(dyld, attempts, machine, fallback)
     return hit
 
 
-def _load(
-    root: Binary,
-    kind: str,
-    dyld: _Dyld,
-    given_executable_dir: str | None,
-    cut_short: bool = False,
-) -> ImageLoad:
-    """The load of one ``root`` of ``kind``: its imports breadth-first, each by ``_resolve``; a file
-    reached by two paths is loaded once (by real path).  ``dyld.budget[0]`` restarts at 0 for the load.
+def _lookup(
+    dyld: _Dyld, name: str, candidates: list[tuple[str, str]], attempts: list[ImageAttempt], machine: str
+) -> _Hit:
+    """``_resolve``, run once per (name, machine, candidates) when sharing: everything else that
+    decides it (DYLD_LIBRARY_PATH, the fallback, the files) is the run's.  A search found again
+    counts its places against this load's ``MAX_ATTEMPTS`` (searched afresh when they would pass
+    it, to stop where it would), not against the run's ``MAX_TOTAL_ATTEMPTS``: no place is tried twice.
 
     Raises:
-        _AllOverBudget: with ``cut_short``, the run's budget ran out (``analyze_dyld``'s ``skipped``).
-    """
-    machine = root.machine
+        _OverBudget: as ``_search``; a search stopped is not kept."""
+    if not dyld.share:
+        return _resolve(dyld, name, candidates, attempts, machine)
+    key = (name, machine, tuple(candidates))
+    done = dyld.searches.get(key)
+    if done is not None and dyld.budget[0] + len(done[0]) <= MAX_ATTEMPTS:
+        dyld.budget[0] += len(done[0])
+        attempts.extend(done[0])
+        return done[1]
+    own: list[ImageAttempt] = []
+    try:
+        hit = _resolve(dyld, name, candidates, own, machine)
+    finally:
+        attempts.extend(own)
+    dyld.searches[key] = (tuple(own), hit)
+    return hit
+
+
+def _load(root: Binary, kind: str, dyld: _Dyld, executable_dir: str | None, machine: str) -> ImageLoad:
+    """The load of one ``root`` of ``kind`` by a loader of ``machine``, whole: its imports
+    breadth-first, each by ``_resolve``; a file reached by two paths is loaded once (by real path).
+    ``dyld.budget[0]`` restarts at 0 for the load, and ends as the places it tried (past
+    ``MAX_ATTEMPTS`` when its search stopped)."""
     result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD)
-    executable_dir = posixpath.dirname(root.path) if root.kind is Kind.EXECUTABLE else given_executable_dir
     # dyld loads a file once, whatever path reaches it (symlinked directories): real path -> first path
     loaded = {os.path.realpath(root.path): root.path}
     queue = deque([root])
     dyld.budget[0] = 0
     while queue:
-        current = queue.popleft()
-        for need in current.needed:
-            key = (current.path, need.name)
-            name = need.name
-            attempts: list[ImageAttempt] = []
-            try:
-                hit = _resolve(dyld, name, current, attempts, result, executable_dir)
-            except _OverBudget as stop:
-                if cut_short and isinstance(stop, _AllOverBudget):
-                    raise
-                attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
-                result.record(key, ImageResolution(name, current.path, None, None, tuple(attempts)))
-                return result
-            if isinstance(hit, str):  # the dyld shared cache
-                result.record(key, ImageResolution(name, current.path, None, "shared-cache", tuple(attempts), True))
-                continue
-            if hit is None:
-                result.record(
-                    key,
-                    ImageResolution(
-                        name, current.path, None, None, tuple(attempts), optional=need.kind is NeedKind.WEAK
-                    ),
-                )
-                continue
-            path, source, found = hit
-            result.record(key, ImageResolution(name, current.path, path, source, tuple(attempts)))
-            real = os.path.realpath(path)
-            first = loaded.get(real)
-            if first is not None:
-                if first != path and first in result.images:
-                    images = result.images
-                    assert isinstance(images, dict)  # the load being built
-                    images.setdefault(path, images[first])  # one image, two spellings
-                continue
-            loaded[real] = path
-            added = result.add(path, current.path, found, Format.MACHO)
-            if added is not None:
-                queue.append(added)
+        added = _step(queue.popleft(), dyld, result, loaded, executable_dir)
+        if added is None:
+            dyld.budget[0] = MAX_ATTEMPTS + 1
+            break
+        queue.extend(added)
     return result
+
+
+def _step(
+    current: Binary, dyld: _Dyld, result: ImageLoad, loaded: dict[str, str], executable_dir: str | None
+) -> list[Binary] | None:
+    """Resolve the load commands of ``current`` into ``result``, in order; the images they add
+    (``loaded``: real path -> first path), or ``None`` when the search stopped (the budget)."""
+    out: list[Binary] = []
+    for need in current.needed:
+        key = (current.path, need.name)
+        name = need.name
+        attempts: list[ImageAttempt] = []
+        candidates = _install_name_candidates(name, current.path, result, executable_dir)
+        try:
+            hit = _lookup(dyld, name, candidates, attempts, result.machine)
+        except _OverBudget as stop:
+            if dyld.cut_short and isinstance(stop, _AllOverBudget):
+                raise  # the root is left out (``analyze_dyld``'s ``skipped``)
+            attempts.append(ImageAttempt("", "budget", ImageOutcome.MISSING, str(stop)))
+            result.record(key, ImageResolution(name, current.path, None, None, tuple(attempts)))
+            return None
+        if isinstance(hit, str):  # the dyld shared cache
+            result.record(key, ImageResolution(name, current.path, None, "shared-cache", tuple(attempts), True))
+            continue
+        if hit is None:
+            weak = need.kind is NeedKind.WEAK
+            result.record(key, ImageResolution(name, current.path, None, None, tuple(attempts), optional=weak))
+            continue
+        path, source, found = hit
+        result.record(key, ImageResolution(name, current.path, path, source, tuple(attempts)))
+        real = os.path.realpath(path)
+        first = loaded.get(real)
+        if first is not None:
+            if first != path and first in result.images:
+                images = result.images
+                assert isinstance(images, dict)  # the load being built
+                images.setdefault(path, images[first])  # one image, two spellings
+            continue
+        loaded[real] = path
+        added = result.add(path, current.path, found, Format.MACHO)
+        if added is not None:
+            out.append(added)
+    return out
+
+
+def _closure(dyld: _Dyld, root: Binary, machine: str, executable_dir: str | None) -> _Shared:
+    """``root``'s load: down the dylibs that each load one other (iteratively: a chain of 4,000 is
+    no recursion), then each stacked on the next's load, bottom up (``_stack``); each dylib's load
+    computed once per ``_LoadKey``."""
+    chain: list[tuple[Binary, ImageLoad, int]] = []
+    seen: set[str] = set()
+    current = root
+    while True:
+        key = (current.path, machine, executable_dir)
+        done = dyld.loads.get(key)
+        if done is not None:
+            break
+        part = _part(dyld, current, machine, executable_dir) if current.path not in seen else None
+        if part is None:  # loads several dylibs, or a ring came back: loaded whole
+            done = dyld.loads[key] = _load(current, "", dyld, executable_dir, machine)
+            dyld.spent[key] = dyld.budget[0]
+            break
+        seen.add(current.path)
+        chain.append((current, part, dyld.budget[0]))
+        current = part.images[part.objects[-1]]
+    below_key = key
+    for binary, part, spent in reversed(chain):
+        key = (binary.path, machine, executable_dir)
+        if key not in dyld.loads:
+            dyld.loads[key], dyld.spent[key] = _stack(dyld, binary, part, spent, below_key, executable_dir)
+        done, below_key = dyld.loads[key], key
+    return done
+
+
+def _part(dyld: _Dyld, binary: Binary, machine: str, executable_dir: str | None) -> ImageLoad | None:
+    """``binary``'s own load commands resolved by a loader of ``machine``, when they find exactly one
+    dylib (its slice read as itself) and ``binary`` has no ``LC_RPATH`` (the ``@rpath`` names below
+    it would search them: its load is then not that dylib's with it on top): its part of its load,
+    ``objects`` ending with that dylib; else ``None``.  ``dyld.budget[0]``: the places it tried."""
+    if binary.rpath:
+        return None
+    part = ImageLoad(binary.path, "", [binary.path], images={binary.path: binary}, machine=machine)
+    dyld.budget[0] = 0
+    added = _step(binary, dyld, part, {os.path.realpath(binary.path): binary.path}, executable_dir)
+    hits = [res for res in part.resolutions.values() if res.path is not None]
+    if added is None or len(added) != 1 or len(hits) != 1 or len(part.images) != 2 or added[0].path != hits[0].path:
+        return None
+    return part
+
+
+def _stack(
+    dyld: _Dyld, binary: Binary, part: ImageLoad, spent: int, below_key: _LoadKey, executable_dir: str | None
+) -> tuple[_Shared, int]:
+    """``binary``'s load and the places it tried: ``part`` on top of the load of the dylib it loads,
+    unless that load reaches ``binary``'s own file (there it would be found loaded already) or the
+    two together pass ``MAX_ATTEMPTS`` (then loaded whole).  A whole load becomes level 0 of a
+    stack when the first load stacks on it."""
+    below, total = dyld.loads[below_key], spent + dyld.spent[below_key]
+    if isinstance(below, ImageLoad):
+        stack = LoadStack()
+        below = stack, stack.push(below, {os.path.realpath(p) for p in below.images})
+    stack, level = below
+    if stack.names.get(os.path.realpath(binary.path), level + 1) <= level or total > MAX_ATTEMPTS:
+        done = _load(binary, "", dyld, executable_dir, part.machine)
+        return done, dyld.budget[0]
+    if level != stack.top:  # another load stacks on it already: a stack of its own
+        stack = stack.copy_to(level)
+    objects, images = list(part.objects[:-1]), dict(part.images)
+    images.popitem()
+    own = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
+    return (stack, stack.push(own, {os.path.realpath(binary.path)})), total
 
 
 def _install_name_candidates(
