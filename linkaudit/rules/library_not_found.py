@@ -138,7 +138,9 @@ slice of the root's architecture; one without such a slice is skipped ("mach-o
 file, but is an incompatible architecture"), as dyld skips it. A weak dylib may
 be missing. Not found: "Library not loaded: @rpath/libomp.dylib", with every
 place tried and why it was rejected ("no LC_RPATH's found" when no image of the
-chain has one).
+chain has one). A search linkaudit stopped at its own limit (100,000 places in
+one load, 250,000 in all loads of a run) is a warning naming that limit: whether
+dyld finds the dylib is not known, and no failure of dyld's is claimed.
 """
     evidence = {
         "needed": "the DT_NEEDED entry that resolves nowhere",
@@ -283,14 +285,15 @@ chain has one).
         from ..loader.windows import is_redistributable
 
         first = roots[0]
-        failure = _image_failure(first, requester, name, res, dyld)
+        stopped = bool(res.attempts) and res.attempts[-1].source == "budget"
+        failure = _image_failure(first, requester, name, res, dyld) if not stopped else _stopped(requester, name, res)
         attempts = [
             {"path": a.path, "source": a.source, "owner": None, "outcome": a.outcome, "detail": a.detail}
             for a in res.attempts
         ]
         chain = " → ".join(posixpath.basename(str(p)) for p in first["chain"])
         message = f"{failure} — {chain}; {len(attempts)} place{'s' if len(attempts) != 1 else ''} tried"
-        hint = _shipped_elsewhere(first, name, res, dyld, copies)
+        hint = _shipped_elsewhere(first, name, res, dyld, copies) if not stopped else ""
         if not hint and any(a.outcome == ImageOutcome.WRONG_MACHINE for a in res.attempts):
             hint = f"; ship a build of {posixpath.basename(name)} for {first['machine']}"
         message += hint
@@ -321,7 +324,8 @@ chain has one).
             evidence.update(
                 providers=list(wheel_hint.providers), declared_by=wheel_hint.declared_by, extra=wheel_hint.extra
             )
-        return self.finding(requester, name, message, evidence, Severity.WARNING if redistributable else None)
+        warn = redistributable or stopped  # a search linkaudit stopped: its limit, not a missing library
+        return self.finding(requester, name, message, evidence, Severity.WARNING if warn else None)
 
 
 def _hint(
@@ -422,6 +426,18 @@ def _requester_evidence(
         "extra": hint.extra if hint is not None else None,
         "unresolved_symbols": _consequences(by_path, r, needed),
     }
+
+
+def _stopped(requester: str, name: str, res: ImageResolution) -> str:
+    """What a search stopped by linkaudit's own budget (``loader.dyld.MAX_ATTEMPTS``,
+    ``MAX_TOTAL_ATTEMPTS``) says: the limit that stopped it; whether the loader finds ``name`` was
+    not checked (no failure of the loader's is claimed)."""
+    detail = res.attempts[-1].detail
+    how = "; fewer inputs per run, or --entry for the import roots, keep within it" if "all loads" in detail else ""
+    return (
+        f"{name} (referenced from {posixpath.basename(requester)}) not checked: linkaudit's {detail}"
+        f" — whether dyld finds it is unknown{how}"
+    )
 
 
 def _image_failure(first: dict[str, Any], requester: str, name: str, res: ImageResolution, dyld: bool) -> str:
