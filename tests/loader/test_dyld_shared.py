@@ -24,11 +24,11 @@ from tests.formats.test_hostile_images import ID, LOAD, REEXPORT, _dylib_cmd, _m
 WEAK = 0x80000018
 
 
-def _chain(directory: Path, k: int) -> list[Binary]:
-    """libm0 ... libm{k-1}, libm{i} loading ``@loader_path/libm{i+1}.dylib``, all present."""
+def _chain(directory: Path, k: int, cmd: int = LOAD) -> list[Binary]:
+    """libm0 ... libm{k-1}, libm{i} loading (``cmd``: or re-exporting) ``@loader_path/libm{i+1}.dylib``, all present."""
     directory.mkdir(parents=True, exist_ok=True)
     for i in range(k):
-        loads = [_dylib_cmd(LOAD, f"@loader_path/libm{i + 1}.dylib")] if i < k - 1 else []
+        loads = [_dylib_cmd(cmd, f"@loader_path/libm{i + 1}.dylib")] if i < k - 1 else []
         _macho(directory / f"libm{i}.dylib", [_dylib_cmd(ID, f"@rpath/libm{i}.dylib"), *loads])
     return [b for i in range(k) for b in read(str(directory / f"libm{i}.dylib"))]
 
@@ -48,9 +48,10 @@ def _flat(load: ImageLoad) -> tuple[object, ...]:
     )
 
 
-def test_a_chain_of_dylibs_is_searched_once_per_name_and_stored_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("cmd", [LOAD, REEXPORT])
+def test_a_chain_of_dylibs_is_searched_once_per_name_and_stored_once(tmp_path: Path, monkeypatch, cmd: int) -> None:  # type: ignore[no-untyped-def]
     """Each install name is searched once for the run, and the K loads hold about K distinct
-    resolutions: per-root work (K²/2 searches) fails this."""
+    resolutions: per-root work (K²/2 searches) fails this.  A re-export chain the same."""
     searched: list[str] = []
     real = dyld._search
 
@@ -60,7 +61,7 @@ def test_a_chain_of_dylibs_is_searched_once_per_name_and_stored_once(tmp_path: P
 
     monkeypatch.setattr(dyld, "_search", counting)
     k = 300
-    loads = analyze_dyld(_chain(tmp_path, k))
+    loads = analyze_dyld(_chain(tmp_path, k, cmd))
     assert len(loads) == k
     assert len(searched) == len(set(searched)) == k - 1  # libm1 ... libm{k-1}: each once
     assert [len(ld.objects) for ld in loads[:3]] == [k, k - 1, k - 2]
