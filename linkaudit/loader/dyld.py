@@ -169,17 +169,31 @@ def analyze_dyld(
     cut: list[ImageLoad] = []
 
     def load(root: Binary, kind: str) -> ImageLoad:
-        try:
-            return _root_load(dyld, root, kind, given_executable_dir)
-        except _AllOverBudget as stop:
-            assert skipped is not None
-            skipped.append((root.path, f"not loaded by the dyld emulation: {stop}"))
-            cut.append(ImageLoad(root.path, kind, [root.path], machine=root.machine, loader=ImageLoader.DYLD))
-            return cut[-1]
+        return _root_or_cut(dyld, root, kind, given_executable_dir, skipped, cut)
 
-    roots = entry_roots(image, entries, Format.MACHO)
-    loads = load_roots([b for slices in macho.values() for b in slices], load, roots)
+    loads = load_roots(
+        [b for slices in macho.values() for b in slices], load, entry_roots(image, entries, Format.MACHO)
+    )
     return [ld for ld in loads if not any(ld is c for c in cut)] if cut else loads
+
+
+def _root_or_cut(
+    dyld: _Dyld,
+    root: Binary,
+    kind: str,
+    given_executable_dir: str | None,
+    skipped: list[tuple[str, str]] | None,
+    cut: list[ImageLoad],
+) -> ImageLoad:
+    """``_root_load``; when the run's budget stops it (``dyld.cut_short``), the root listed in
+    ``skipped`` with why and an empty load appended to ``cut`` (left out of the result)."""
+    try:
+        return _root_load(dyld, root, kind, given_executable_dir)
+    except _AllOverBudget as stop:
+        assert skipped is not None
+        skipped.append((root.path, f"not loaded by the dyld emulation: {stop}"))
+        cut.append(ImageLoad(root.path, kind, [root.path], machine=root.machine, loader=ImageLoader.DYLD))
+        return cut[-1]
 
 
 def _root_load(dyld: _Dyld, root: Binary, kind: str, given_executable_dir: str | None) -> ImageLoad:

@@ -123,14 +123,29 @@ def test_shared_loads_equal_each_root_loaded_afresh(tmp_path: Path, seed: int) -
 
 
 def test_a_search_stopped_by_the_budget_is_a_limit_not_a_missing_library(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Past the run-wide budget the search stops: that is said as linkaudit's limit (a warning naming
+    """Past one load's budget the search stops: that is said as linkaudit's limit (a warning naming
     the limit), never as an error that dyld would not load a dylib that is there."""
-    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 4)
+    monkeypatch.setattr(dyld, "MAX_ATTEMPTS", 4)
     _chain(tmp_path, 10)
     report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment()))
     found = [f for f in report.findings if f.rule == "library-not-found"]
     assert found  # the budget was passed
     for f in found:
         assert f.severity.value == "warning", f.message
-        assert "more than 4 places tried by all loads" in f.message
+        assert "more than 4 places tried in this load" in f.message
         assert "Library not loaded" not in f.message and "is among the inputs" not in f.message
+
+
+def test_a_root_the_run_wide_budget_stops_is_left_out_not_reported_missing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past the run-wide budget a root's load is cut short: the root is left out with a
+    ``loader-skipped`` warning naming the limit (no ``library-not-found`` for a dylib that is there),
+    and the roots loaded before it are judged as usual."""
+    monkeypatch.setattr(dyld, "MAX_TOTAL_ATTEMPTS", 4)
+    _chain(tmp_path, 10)
+    report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment()))
+    assert not [f for f in report.findings if f.rule == "library-not-found"]
+    skipped = [f for f in report.findings if f.rule == "loader-skipped"]
+    assert skipped
+    for f in skipped:
+        assert f.severity.value == "warning", f.message
+        assert "more than 4 places tried by all loads" in f.message
