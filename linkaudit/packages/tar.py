@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import gzip
 import hashlib
 import lzma
 import os
@@ -20,6 +19,7 @@ from ..formats import copies, held, sniff
 from ..formats.libnames import HEAD_BYTES
 from ..formats.ranges import forget
 from . import limits
+from .inflate import gzip_stream
 from .magic import ZSTD
 from .metadata import MAX_METADATA, conda_record, past_limit
 from .staging import (
@@ -81,7 +81,7 @@ def decompressed(fh: IO[bytes], head: bytes, packed: int) -> Capped:
     ``MAX_RATIO`` times ``packed`` (at least ``PACKAGE_FLOOR``) bytes."""
     stream: Any
     if head.startswith(b"\x1f\x8b"):
-        stream = gzip.GzipFile(fileobj=fh, mode="rb")
+        stream = gzip_stream(fh)
     elif head.startswith(b"BZh"):
         stream = bz2.BZ2File(fh)
     elif head.startswith(b"\xfd7zXZ\x00"):
