@@ -136,6 +136,14 @@ def test_a_cached_wheel_is_not_inflated_again(run_cli, tmp_path: Path, monkeypat
         return real_open(self, name, *args, **kwargs)
 
     monkeypatch.setattr(zipfile.ZipFile, "open", counting_open)
+    from linkaudit.packages import inflate
+
+    def counting_member(zf, info):  # type: ignore[no-untyped-def]  # ISA-L's reader opens without zipfile
+        opened.append(info.filename)
+        return inflate.open_zip_member(zf, info)
+
+    monkeypatch.setattr("linkaudit.packages.wheel.open_zip_member", counting_member)
+    monkeypatch.setattr("linkaudit.packages.members.open_zip_member", counting_member)
     assert _report(run_cli, "check", str(whl)) == cold
     assert opened == []  # every member sniffed from the cached heads: none opened, none inflated
 

@@ -5,17 +5,19 @@ traceback before it was raised as ``zlib.error``."""
 
 from __future__ import annotations
 
+import copy
 import gzip
 import io
 import random
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
 
-from linkaudit.packages.inflate import gzip_stream, isal_available
+from linkaudit.packages.inflate import gzip_stream, isal_available, open_zip_member
 from linkaudit.packages.staging import CORRUPT
 
 from .test_packages import HELPER, _tar
@@ -114,3 +116,90 @@ def test_without_isal_gzip_inflates() -> None:
     assert _inflate(data, False) == b"x" * 100_000
     assert isinstance(gzip_stream(io.BytesIO(data), use_isal=False), gzip.GzipFile)
     assert zlib.error in CORRUPT
+
+
+def _zip(rnd: random.Random) -> bytes:
+    """A zip of deflated members (empty, small, repetitive, random; two levels), a stored one and a
+    UTF-8 name: what wheels hold."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(rnd.randrange(2, 6)):
+            size = rnd.choice([0, 1, 100, 5000, 70_000, 300_000])
+            data = (rnd.randbytes(rnd.randrange(1, 64)) * (size // 8 + 1))[:size]
+            if rnd.random() < 0.3:
+                data = rnd.randbytes(size)
+            level = rnd.choice([1, 6, 9])
+            zf.writestr(f"pkg/lib{i}.so", data, zipfile.ZIP_DEFLATED, level)
+        zf.writestr("pkg/stored.txt", b"stored" * 50, zipfile.ZIP_STORED)
+        zf.writestr("pkg/é.so", b"\x7fELF" * 3000, zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, ours: bool, sizes: list[int], used: list[str]) -> bytes | str:
+    """The member read in reads of ``sizes`` (cycled; -1: the rest), or the kind of error; the
+    type of stream read appended to ``used``."""
+    out = []
+    try:
+        with open_zip_member(zf, info) if ours else zf.open(info) as src:
+            used.append(type(src).__name__)
+            for k in range(10_000):
+                n = sizes[k % len(sizes)]
+                chunk = src.read(n)
+                out.append(chunk)
+                if not chunk or n < 0:
+                    break
+    except (*CORRUPT, NotImplementedError) as exc:
+        return f"error: {type(exc).__name__}"
+    return b"".join(out)
+
+
+def _mutants(rnd: random.Random, data: bytes) -> list[tuple[str, bytes]]:
+    """``data`` as written, then bytes flipped anywhere (local headers, deflate data, the central
+    directory), cut short, and entries lying about sizes and CRC-32 in the central directory."""
+    out = [("as written", data)]
+    for k in range(25):
+        flipped = bytearray(data)
+        for at in rnd.sample(range(len(data)), rnd.randrange(1, 4)):
+            flipped[at] ^= 1 << rnd.randrange(8)
+        out.append((f"flipped {k}", bytes(flipped)))
+    return out
+
+
+def _lying(zf_bytes: bytes, rnd: random.Random) -> list[zipfile.ZipInfo]:
+    """Central-directory entries of ``zf_bytes`` with their compressed size, size or CRC-32 changed."""
+    infos = []
+    for info in zipfile.ZipFile(io.BytesIO(zf_bytes)).infolist():
+        for field, value in (
+            ("compress_size", info.compress_size + rnd.choice([-7, -1, 1, 40])),
+            ("file_size", info.file_size + rnd.choice([-3, -1, 1, 1000])),
+            ("CRC", info.CRC ^ 1),
+        ):
+            lie = copy.copy(info)
+            setattr(lie, field, max(value, 0))
+            infos.append(lie)
+    return infos
+
+
+@needs_isal
+@pytest.mark.parametrize("seed", range(6))
+def test_isal_reads_zip_members_as_zipfile_reads_them(tmp_path: Path, seed: int) -> None:
+    """Every member of good and mutated zips, in reads of random sizes: the same bytes from
+    ``open_zip_member`` as from ``zipfile``'s own ``open``, or an error from both (of the kinds
+    reported as a corrupt member); entries lying about their sizes and CRC-32 too."""
+    rnd = random.Random(seed)
+    data = _zip(rnd)
+    used: list[str] = []
+    for what, mutant in _mutants(rnd, data):
+        path = tmp_path / f"{seed}.zip"
+        path.write_bytes(mutant)
+        try:
+            zf = zipfile.ZipFile(path)
+        except (*CORRUPT, zipfile.LargeZipFile):
+            continue
+        with zf:
+            infos = zf.infolist() + (_lying(data, rnd) if what == "as written" else [])
+            for info in infos:
+                sizes = [rnd.choice([1, 7, 4096, 65536, 1 << 20]) for _ in range(3)] + [rnd.choice([4096, -1])]
+                theirs, ours = _member(zf, info, False, sizes, []), _member(zf, info, True, sizes, used)
+                assert ours == theirs, f"{what}: {info.filename} ({info.compress_size}, {info.file_size})"
+    assert "_ZipInflater" in used  # ISA-L read members, not zipfile only

@@ -12,6 +12,7 @@ import zipfile
 from ..cache import Key, active, member_key, member_variant
 from ..cache.codec import Heads
 from ..formats.ranges import Member, register
+from .inflate import open_zip_member
 from .staging import Inflated, Stager
 from .stream import place, stream_member
 
@@ -79,7 +80,7 @@ class Members:
         if stager.whole:
             return False
         counter = Inflated(stager.budget, None, cap=info.file_size)
-        source = stream_member(lambda: zf.open(info), f"{self.label}!{name}", info.file_size, counter)
+        source = stream_member(lambda: open_zip_member(zf, info), f"{self.label}!{name}", info.file_size, counter)
         if source is None:
             return False
         place(dest, head, info.file_size)  # its magic number: walks and sniffing see the member

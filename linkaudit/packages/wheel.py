@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..formats import SNIFF_BYTES, sniff
 from ..formats.libnames import HEAD_BYTES, library_named
 from . import limits
+from .inflate import open_zip_member
 from .members import Members
 from .metadata import MAX_METADATA, MAX_RECORD, past_limit, wheel_tag_problems
 from .staging import (
@@ -64,7 +65,7 @@ def stage_wheel(stager: Stager, site: StagingRoot, label: str, zf: zipfile.ZipFi
             head = _head(zf, info, known.get(name))
             heads[name] = (info.CRC, info.file_size, head)
             if sniff(head) is None and library_named(name):
-                with zf.open(info) as src:  # enough to tell why it is none (libnames); rare
+                with open_zip_member(zf, info) as src:  # enough to tell why it is none (libnames); rare
                     head = src.read(HEAD_BYTES)
                 if rel is not None and _zip_symlink(info):
                     stager.refuse(label, name, _zip_symlink_reason(head))
@@ -98,7 +99,7 @@ def _head(zf: zipfile.ZipFile, info: zipfile.ZipInfo, known: tuple[int, int, byt
     are the entry's), else inflated."""
     if known is not None and known[:2] == (info.CRC, info.file_size):
         return known[2]
-    with zf.open(info) as src:
+    with open_zip_member(zf, info) as src:
         return src.read(SNIFF_BYTES)
 
 
@@ -171,7 +172,7 @@ def _digest(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     if info.file_size > limits.MAX_RATIO * max(info.compress_size, 1) + limits.CHUNK:
         raise Refused("inflates past the ratio limit")
     sha = hashlib.sha256()
-    with zf.open(info) as src:
+    with open_zip_member(zf, info) as src:
         while chunk := src.read(limits.CHUNK):
             sha.update(chunk)
     return sha.digest()
@@ -239,7 +240,7 @@ def _extract_all(
         try:
             if members.place_cached(info, name, dest, head) or members.stream(zf, info, name, dest, head, stager):
                 return None
-            with zf.open(info) as src:
+            with open_zip_member(zf, info) as src:
                 write_member(src, b"", dest, stager.budget, None, cap=info.file_size)
         except Refused as exc:
             return exc.reason
