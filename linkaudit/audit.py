@@ -679,15 +679,14 @@ def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site
     it; a conda package's, and a conda prefix's files', only the glibc it declares
     (``_conda_promise``)."""
     implied = {}
+    of_package: dict[str, WheelPolicy | None] = {}  # 200,000 members of one tarball: one promise
     for b in binaries:
         promised = None
         package = staged.package_of(b.path) if staged.packages else None
         if package is not None:
-            if package.endswith((".conda", ".tar.bz2")):
-                glibc = staged.conda_glibc(package)
-                promised = _conda_promise(glibc, package, f"`__glibc >={glibc[0]}.{glibc[1]}`") if glibc else None
-            else:
-                promised = implied_by_wheel(package)
+            if package not in of_package:
+                of_package[package] = _package_promise(package, staged)
+            promised = of_package[package]
         else:
             site = next((s for s in sites if s.holds(b.path)), None)
             owner = owner_in(site, b.path) if site is not None else None
@@ -704,6 +703,14 @@ def _wheel_policies(binaries: list[Binary], staged: Staged, sites: Sequence[Site
         if promised is not None:
             implied[b.path] = promised
     return implied
+
+
+def _package_promise(package: str, staged: Staged) -> WheelPolicy | None:
+    """What the staged ``package`` promises: a conda package the glibc it declares, a wheel its tags."""
+    if package.endswith((".conda", ".tar.bz2")):
+        glibc = staged.conda_glibc(package)
+        return _conda_promise(glibc, package, f"`__glibc >={glibc[0]}.{glibc[1]}`") if glibc else None
+    return implied_by_wheel(package)
 
 
 def _conda_promise(glibc: tuple[int, int], package: str, what: str) -> WheelPolicy:

@@ -46,10 +46,12 @@ MAX_REMEMBERED = 4096
 
 #: (SHA-256, soft dependencies, path traits) -> the records read from the first copy.
 _PARSED: dict[tuple[bytes, bool, tuple[object, ...]], tuple[Binary, ...]] = {}
+#: Whether a content (by SHA-256) holds ``"\0PyInit_"`` anywhere (``path_traits``' look-up is then needed).
+_PYINIT: dict[bytes, bool] = {}
 _LOCK = threading.Lock()
 
 
-def path_traits(path: str, data: bytes) -> tuple[object, ...]:
+def path_traits(path: str, data: bytes, pyinit: bool | None = None) -> tuple[object, ...]:
     """Everything a reader derives from ``path`` (other than reporting it) for a file of bytes
     ``data``: two paths with equal traits give equal records but for ``path``.
 
@@ -59,10 +61,16 @@ def path_traits(path: str, data: bytes) -> tuple[object, ...]:
     (``pe.read_pe``): a ``.pyd`` name; Mach-O (``macho._kind``): a name ending ``.so`` and, for such
     a Mach-O file, ``<module>`` itself (a dylib exporting ``_PyInit_<module>`` is an extension; the
     export trie spells names in shared prefixes, so the bytes need not hold the name whole).
+    ``pyinit``: whether ``data`` holds ``"\0PyInit_"`` at all, when known (``False``: no module's
+    name is looked for).
     """
     base = path.rsplit("/", 1)[-1]
     module = base.split(".", 1)[0]
-    init = bool(module) and b"\0PyInit_" + module.encode("utf-8", "surrogateescape") + b"\0" in data
+    init = (
+        bool(module)
+        and pyinit is not False
+        and b"\0PyInit_" + module.encode("utf-8", "surrogateescape") + b"\0" in data
+    )
     macho = path.endswith(".so") and data[:4] in MACHO_MAGICS
     return (
         PYEXT_SUFFIX.search(base) is not None,
@@ -107,7 +115,13 @@ def parse_small(
     Raises:
         InputError: as ``read`` (errors are never remembered: each copy is read again).
     """
-    key = (digest or hashlib.sha256(data).digest(), soft_dependencies, path_traits(path, data))
+    digest = digest or hashlib.sha256(data).digest()
+    pyinit = _PYINIT.get(digest)
+    if pyinit is None:  # once per content, not per copy: each copy has a name of its own to look for
+        pyinit = _PYINIT[digest] = b"\0PyInit_" in data
+        if len(_PYINIT) > MAX_REMEMBERED:
+            _PYINIT.pop(next(iter(_PYINIT)), None)
+    key = (digest, soft_dependencies, path_traits(path, data, pyinit))
     found = _PARSED.get(key)
     if found is not None:
         return [b.with_path(path) for b in found]
@@ -126,3 +140,4 @@ def forget() -> None:
     """Forget every remembered content (tests; a long-lived process that wants the memory back)."""
     with _LOCK:
         _PARSED.clear()
+        _PYINIT.clear()
