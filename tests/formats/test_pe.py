@@ -152,6 +152,34 @@ def test_system_dlls_and_api_sets_are_present() -> None:
         assert not is_system_dll(name), name
 
 
+def test_system_dll_names_are_told_as_each_pattern_tells_them() -> None:
+    """The patterns compiled together and answered once per name tell every name as ``fnmatch``
+    of each pattern does: the list's names and patterns' own spellings, near misses, random names."""
+    import fnmatch
+    import random
+
+    from linkaudit.loader import windows
+    from linkaudit.rules.data import _load
+
+    data = _load("windows")
+    patterns = [p.lower() for p in [*data["python_dlls"], *data["api_set_patterns"]]]
+    names = {n.lower() for n in data["system_dlls"] if "*" not in n}
+    rnd = random.Random(7)
+    probes = [*data["system_dlls"], *patterns, "python3.dll", "python312.dll", "PYTHON3.DLL", "python.dll"]
+    probes += ["api-ms-win-", "api-ms-win", "ext-ms-win-x.dll", "xapi-ms-win-a.dll", "python3\n.dll", "python3x.dll\n"]
+    alphabet = "apimswinextpython3.dl-*?[]\n"
+    probes += ["".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 20))) for _ in range(3000)]
+    probes += [p.replace("*", "".join(rnd.choice(alphabet) for _ in range(4))) for p in patterns for _ in range(50)]
+    for name in probes:
+        low = name.lower()
+        expected = low in names or any(fnmatch.fnmatchcase(low, p) for p in patterns)
+        assert windows.is_system_dll(name) == expected, name
+    windows.is_system_dll.cache_clear()
+    for _ in range(3):
+        windows.is_system_dll("KERNEL32.dll")
+    assert windows.is_system_dll.cache_info().misses == 1  # once per name
+
+
 def test_tree_draws_the_windows_loads(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from ..output.schema import validate_tree
 
