@@ -9,8 +9,6 @@ import copy
 import gzip
 import io
 import random
-import subprocess
-import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -80,7 +78,7 @@ def test_isal_inflates_what_gzip_inflates_and_fails_where_it_fails() -> None:
 
 
 @needs_isal
-def test_a_corrupt_tar_gz_is_named_and_the_other_inputs_still_audited(tmp_path: Path) -> None:
+def test_a_corrupt_tar_gz_is_named_and_the_other_inputs_still_audited(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A .tar.gz whose deflate data is corrupt: exit 2 with the file named and why, no traceback;
     a good .tar.gz beside it is audited."""
     good = _tar([("lib/libhelper.so", HELPER)], "w:gz")
@@ -90,23 +88,10 @@ def test_a_corrupt_tar_gz_is_named_and_the_other_inputs_still_audited(tmp_path: 
         bad[at] ^= 0x55
     (tmp_path / "bad.tar.gz").write_bytes(bytes(bad))
     assert isinstance(_inflate(bytes(bad), True), str) and "error" in str(_inflate(bytes(bad), True))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "linkaudit",
-            "check",
-            "--no-config",
-            str(tmp_path / "bad.tar.gz"),
-            str(tmp_path / "good.tar.gz"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    assert "bad.tar.gz" in done.stdout + done.stderr
+    done = run_cli("check", "--no-config", str(tmp_path / "bad.tar.gz"), str(tmp_path / "good.tar.gz"))
+    assert done.exit_code == 2, done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "bad.tar.gz" in done.stdout
     assert "good.tar.gz!lib/libhelper.so" in done.stdout and "1 audited, 1 unreadable" in done.stdout
 
 

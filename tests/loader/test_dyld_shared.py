@@ -16,10 +16,11 @@ import pytest
 from linkaudit import AuditConfig, audit, read
 from linkaudit.loader import dyld
 from linkaudit.loader.dyld import analyze_dyld
-from linkaudit.loader.images import ImageLoad, iter_resolutions
+from linkaudit.loader.images import iter_resolutions
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.model import Binary
 from tests.formats.test_hostile_images import ID, LOAD, REEXPORT, _dylib_cmd, _macho, _rpath_cmd
+from tests.loader.test_windows_shared import _flat
 
 WEAK = 0x80000018
 
@@ -31,21 +32,6 @@ def _chain(directory: Path, k: int, cmd: int = LOAD) -> list[Binary]:
         loads = [_dylib_cmd(cmd, f"@loader_path/libm{i + 1}.dylib")] if i < k - 1 else []
         _macho(directory / f"libm{i}.dylib", [_dylib_cmd(ID, f"@rpath/libm{i}.dylib"), *loads])
     return [b for i in range(k) for b in read(str(directory / f"libm{i}.dylib"))]
-
-
-def _flat(load: ImageLoad) -> tuple[object, ...]:
-    """Everything a load says, in order (the views of a shared load read as lists and dicts)."""
-    return (
-        load.root,
-        load.kind,
-        load.machine,
-        load.loader,
-        load.reached,
-        list(load.objects),
-        list(load.resolutions.items()),
-        list(load.parents.items()),
-        list(load.images.items()),
-    )
 
 
 @pytest.mark.parametrize("cmd", [LOAD, REEXPORT])
