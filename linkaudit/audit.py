@@ -584,7 +584,8 @@ def _image_loads(
 ) -> tuple[tuple[ImageLoad, ...], tuple[ImageLoad, ...]]:
     """The Windows loader's and dyld's loads of the PE and Mach-O inputs ``(windows, dyld)``: empty
     without a target (``--no-loader``); each loader imported for its own inputs only.  The roots
-    dyld's run-wide budget left unloaded go to ``skipped`` (path, why)."""
+    their bounds left unloaded go to ``skipped`` (path, why): ``images.ImageBudget``, and dyld's
+    run-wide search budget."""
     windows: tuple[ImageLoad, ...] = ()
     dyld: tuple[ImageLoad, ...] = ()
     formats = {b.format for b in binaries}
@@ -593,7 +594,12 @@ def _image_loads(
 
         windows = tuple(
             analyze_windows(
-                binaries, config.dll_directories, config.preload_dlls, path=config.windows_path, entries=config.entries
+                binaries,
+                config.dll_directories,
+                config.preload_dlls,
+                path=config.windows_path,
+                entries=config.entries,
+                skipped=skipped,
             )
         )
     if config.target is not None and Format.MACHO in formats:

@@ -44,7 +44,8 @@ class AuditContext:
         windows: the Windows loader emulation over the PE inputs (``loader.windows``), one load
             per import root; empty when there is no PE input or the loader is off.
         dyld: the dyld emulation over the Mach-O inputs (``loader.dyld``), one load per root.
-        image_skipped: the Mach-O roots dyld's emulation left unloaded, its run-wide budget spent
+        image_skipped: the PE and Mach-O roots the Windows and dyld emulations left unloaded, past
+            their bounds (``loader.images.ImageBudget``; dyld's run-wide search budget)
             (path, why): ``loader-skipped`` warns of each, and no load of theirs is judged.
         disagreements: with ``--verify``, where lief's reading of an input differs from ours.
         packages: the packages staged for this audit (which package each staged path and

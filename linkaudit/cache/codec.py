@@ -50,9 +50,7 @@ from ..model import (
 from ..records import dataclass
 
 #: Bumped whenever a reader's output or this layout changes: entries of other versions are never read.
-READER_VERSION = (
-    7  # 7: archive members numbered past names taken literally; fat files of one architecture twice refused
-)
+READER_VERSION = 8  # 7: archive members numbered past names taken literally; fat files of one architecture twice refused  # 8: a Mach-O record's file_size (was 0)
 _MAGIC = "linkaudit-binaries"
 #: The file's header: magic, reader version, JSON length, blob length, CRC-32, zero.
 _HEADER = struct.Struct("<8sIIQII")

@@ -458,6 +458,7 @@ def read_macho(path: str, buf: Buffer) -> list[Binary]:
                 symbols=SymbolTable.from_symbols(symbols),
                 forwarders=tuple(forwarders),
                 member=machine if fat else None,
+                file_size=len(buf),
                 min_os=fields.min_os,
                 sdk=fields.sdk,
                 min_os_command=fields.min_os_command,

@@ -20,6 +20,7 @@ from .bindcache import BlobStore
 from .binding import Bound, bind_object
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
+from .images import LOAD_BYTES, LOAD_FLOOR
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
 from .part_binding import PartIndex, binds_in_parts
@@ -615,14 +616,8 @@ class _MuslRun:
         _note_reached(self.budget.new_objects(load), self.fs, self.noted, self.reached)
 
 
-#: The loads of one analysis may hold ``LOAD_FLOOR`` loaded objects and resolutions, plus one per
-#: ``LOAD_BYTES`` bytes of the inputs' files, each shared part counted once (``LoadBudget``).
-#: Real inputs stay far below it (``/usr/lib/x86_64-linux-gnu``'s 976 libraries, each loaded
-#: alone: about 40,000; torch's wheel and its NVIDIA wheels: about 3,000); N libraries that
-#: each need all N, none reached by an import root, hold N^3 (100 of them, 1.6 MB: a million
-#: resolutions, 314 MB; 200: 1.95 GB).
-LOAD_FLOOR = 250_000
-LOAD_BYTES = 4
+#: ``LOAD_FLOOR`` and ``LOAD_BYTES`` (``images``): the bound of ``LoadBudget``, and of the Windows and
+#: dyld loads' ``images.ImageBudget``.
 
 
 class LoadBudget:

@@ -146,7 +146,8 @@ def analyze_dyld(
             ``False`` loads every root afresh (the reference the sharing is tested against).
         skipped: when given, a root whose load the run's budget stopped (``MAX_TOTAL_ATTEMPTS``)
             is left out and listed here with why, as ELF's ``LinkageAnalysis.skipped`` (a load cut
-            short is no evidence of a library dyld would not find); ``None``: found nowhere.
+            short is no evidence of a library dyld would not find), and so is a root met once the
+            loads hold more than ELF's bound (``images.ImageBudget``); ``None``: neither.
 
     Returns:
         One ``ImageLoad`` (``loader`` ``ImageLoader.DYLD``, ``machine`` the root slice's) per root:
@@ -165,15 +166,14 @@ def analyze_dyld(
 
     image = ImageCache(macho, read)
     cut_short = skipped is not None
-    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path), share, cut_short, {}, {}, {})
+    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path), share, cut_short, {}, {}, {}, {}, {})
     cut: list[ImageLoad] = []
 
     def load(root: Binary, kind: str) -> ImageLoad:
         return _root_or_cut(dyld, root, kind, given_executable_dir, skipped, cut)
 
-    loads = load_roots(
-        [b for slices in macho.values() for b in slices], load, entry_roots(image, entries, Format.MACHO)
-    )
+    slices = [b for each in macho.values() for b in each]
+    loads = load_roots(slices, load, entry_roots(image, entries, Format.MACHO), skipped)
     return [ld for ld in loads if not any(ld is c for c in cut)] if cut else loads
 
 
@@ -225,8 +225,8 @@ class _Dyld(NamedTuple):
     tried in the current load against ``MAX_ATTEMPTS``, in all against ``MAX_TOTAL_ATTEMPTS``),
     DYLD_LIBRARY_PATH and DYLD_FALLBACK_LIBRARY_PATH; when ``share``: each search done, by (install
     name, machine, the places the install name stands for), each dylib's load by ``_LoadKey``, and
-    the places that load tried (``spent``; past ``MAX_ATTEMPTS`` when its search stopped);
-    ``cut_short``: the run's budget running out stops the root's load (``_AllOverBudget``)."""
+    the places that load tried (``spent``; past ``MAX_ATTEMPTS`` when its search stopped), each
+    dylib's own part (``parts``, ``_part_of``), each path's real path (``real``); ``cut_short``: the run's budget running out stops the root's load (``_AllOverBudget``)."""
 
     image: ImageCache
     budget: list[int]
@@ -237,6 +237,8 @@ class _Dyld(NamedTuple):
     searches: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[tuple[ImageAttempt, ...], _Hit]]
     loads: dict[_LoadKey, _Shared]
     spent: dict[_LoadKey, int]
+    parts: dict[_LoadKey, tuple[ImageLoad, int] | None]
+    real: dict[str, str]
 
 
 def _attempt(image: ImageCache, path: str, source: str, machine: str) -> tuple[ImageAttempt, Binary | None]:
@@ -337,7 +339,7 @@ def _load(root: Binary, kind: str, dyld: _Dyld, executable_dir: str | None, mach
     ``MAX_ATTEMPTS`` when its search stopped)."""
     result = ImageLoad(root.path, kind, [root.path], images={root.path: root}, machine=machine, loader=ImageLoader.DYLD)
     # dyld loads a file once, whatever path reaches it (symlinked directories): real path -> first path
-    loaded = {os.path.realpath(root.path): root.path}
+    loaded = {_real(dyld, root.path): root.path}
     queue = deque([root])
     dyld.budget[0] = 0
     while queue:
@@ -377,7 +379,7 @@ def _step(
             continue
         path, source, found = hit
         result.record(key, ImageResolution(name, current.path, path, source, tuple(attempts)))
-        real = os.path.realpath(path)
+        real = _real(dyld, path)
         first = loaded.get(real)
         if first is not None:
             if first != path and first in result.images:
@@ -404,21 +406,50 @@ def _closure(dyld: _Dyld, root: Binary, machine: str, executable_dir: str | None
         done = dyld.loads.get(key)
         if done is not None:
             break
-        part = _part(dyld, current, machine, executable_dir) if current.path not in seen else None
-        if part is None:  # loads several dylibs, or a ring came back: loaded whole
-            done = dyld.loads[key] = _load(current, "", dyld, executable_dir, machine)
-            dyld.spent[key] = dyld.budget[0]
+        found = _part_of(dyld, current, machine, executable_dir) if current.path not in seen else None
+        if found is None:  # loads several dylibs, or a ring came back: loaded whole
+            done = _whole(dyld, current, machine, executable_dir)
             break
         seen.add(current.path)
-        chain.append((current, part, dyld.budget[0]))
-        current = part.images[part.objects[-1]]
+        chain.append((current, *found))
+        current = found[0].images[found[0].objects[-1]]
     below_key = key
     for binary, part, spent in reversed(chain):
         key = (binary.path, machine, executable_dir)
         if key not in dyld.loads:
-            dyld.loads[key], dyld.spent[key] = _stack(dyld, binary, part, spent, below_key, executable_dir)
+            stacked = _stack(dyld, binary, part, spent, below_key)
+            if stacked is None:  # loaded whole: only the root now, the others once they are roots
+                return _whole(dyld, root, machine, executable_dir)  # (a ring of K: K² at once before)
+            dyld.loads[key], dyld.spent[key] = stacked
         done, below_key = dyld.loads[key], key
     return done
+
+
+def _whole(dyld: _Dyld, binary: Binary, machine: str, executable_dir: str | None) -> _Shared:
+    """``binary``'s load computed whole (``_load``), once, with the places it tried (``spent``)."""
+    key = (binary.path, machine, executable_dir)
+    if key not in dyld.loads:
+        dyld.loads[key] = _load(binary, "", dyld, executable_dir, machine)
+        dyld.spent[key] = dyld.budget[0]
+    return dyld.loads[key]
+
+
+def _real(dyld: _Dyld, path: str) -> str:
+    """``os.path.realpath(path)``, once per path in the run (dyld loads a file once, whatever path
+    reaches it: each load asks it of every image; a ring of 500 dylibs asked it 500,000 times)."""
+    real = dyld.real.get(path)
+    if real is None:
+        real = dyld.real[path] = os.path.realpath(path)
+    return real
+
+
+def _part_of(dyld: _Dyld, binary: Binary, machine: str, executable_dir: str | None) -> tuple[ImageLoad, int] | None:
+    """``_part`` and the places it tried, worked out once (a ring's roots each walk it down again)."""
+    key = (binary.path, machine, executable_dir)
+    if key not in dyld.parts:
+        part = _part(dyld, binary, machine, executable_dir)
+        dyld.parts[key] = None if part is None else (part, dyld.budget[0])
+    return dyld.parts[key]
 
 
 def _part(dyld: _Dyld, binary: Binary, machine: str, executable_dir: str | None) -> ImageLoad | None:
@@ -430,34 +461,31 @@ def _part(dyld: _Dyld, binary: Binary, machine: str, executable_dir: str | None)
         return None
     part = ImageLoad(binary.path, "", [binary.path], images={binary.path: binary}, machine=machine)
     dyld.budget[0] = 0
-    added = _step(binary, dyld, part, {os.path.realpath(binary.path): binary.path}, executable_dir)
+    added = _step(binary, dyld, part, {_real(dyld, binary.path): binary.path}, executable_dir)
     hits = [res for res in part.resolutions.values() if res.path is not None]
     if added is None or len(added) != 1 or len(hits) != 1 or len(part.images) != 2 or added[0].path != hits[0].path:
         return None
     return part
 
 
-def _stack(
-    dyld: _Dyld, binary: Binary, part: ImageLoad, spent: int, below_key: _LoadKey, executable_dir: str | None
-) -> tuple[_Shared, int]:
+def _stack(dyld: _Dyld, binary: Binary, part: ImageLoad, spent: int, below_key: _LoadKey) -> tuple[_Shared, int] | None:
     """``binary``'s load and the places it tried: ``part`` on top of the load of the dylib it loads,
     unless that load reaches ``binary``'s own file (there it would be found loaded already) or the
-    two together pass ``MAX_ATTEMPTS`` (then loaded whole).  A whole load becomes level 0 of a
-    stack when the first load stacks on it."""
+    two together pass ``MAX_ATTEMPTS`` (then ``None``: it is loaded whole).  A whole load becomes
+    level 0 of a stack when the first load stacks on it."""
     below, total = dyld.loads[below_key], spent + dyld.spent[below_key]
     if isinstance(below, ImageLoad):
         stack = LoadStack()
-        below = stack, stack.push(below, {os.path.realpath(p) for p in below.images})
+        below = stack, stack.push(below, {_real(dyld, p) for p in below.images})
     stack, level = below
-    if stack.names.get(os.path.realpath(binary.path), level + 1) <= level or total > MAX_ATTEMPTS:
-        done = _load(binary, "", dyld, executable_dir, part.machine)
-        return done, dyld.budget[0]
+    if stack.names.get(_real(dyld, binary.path), level + 1) <= level or total > MAX_ATTEMPTS:
+        return None
     if level != stack.top:  # another load stacks on it already: a stack of its own
         stack = stack.copy_to(level)
     objects, images = list(part.objects[:-1]), dict(part.images)
     images.popitem()
     own = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
-    return (stack, stack.push(own, {os.path.realpath(binary.path)})), total
+    return (stack, stack.push(own, {_real(dyld, binary.path)})), total
 
 
 def _install_name_candidates(

@@ -186,32 +186,105 @@ def entry_roots(image: ImageCache, entries: Sequence[str], fmt: Format) -> list[
 
 
 def load_roots(
-    images: Iterable[Binary], load: Callable[[Binary, str], ImageLoad], roots: Sequence[Binary] | None = None
+    images: Iterable[Binary],
+    load: Callable[[Binary, str], ImageLoad],
+    roots: Sequence[Binary] | None = None,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> list[ImageLoad]:
     """Every import root loaded, as ELF's (``loader.analysis.analyze``): the ``roots`` chosen
     (``--entry``), by default each Python extension module and executable; then each other shared
     library, extension module or executable no root's load reaches, loaded alone (a ``dlopen``,
     ``LoadLibrary``, an import, a run), its load marked
     ``reached=False`` when there were roots.  Each binary is a root of its own: every slice of a
-    universal Mach-O file is loaded (by a Mac of its CPU)."""
+    universal Mach-O file is loaded (by a Mac of its CPU).  With ``skipped`` given, the loads are
+    bounded as ELF's (``ImageBudget``): a root met once they hold more is not loaded but listed
+    there with why (path, reason)."""
     inputs = list(images)
     if roots is None:
         roots = [b for b in inputs if b.kind in (Kind.PYTHON_EXTENSION, Kind.EXECUTABLE, Kind.PIE_EXECUTABLE)]
         alone_reached = not roots  # no import root: every library is a root of its own
     else:
         alone_reached = False  # roots were chosen: the rest is reached by none of them
+    budget = ImageBudget(inputs) if skipped is not None else None
     loads: list[ImageLoad] = []
     reached: set[str] = set()
-    for b in roots:
+    alone = (b for b in inputs if b.kind in ALONE_KINDS)  # no chosen root reaches them: loaded too
+    for b, chosen in [*((r, True) for r in roots), *((b, False) for b in alone)]:
+        if not chosen and b.path in reached:
+            continue
+        if budget is not None and budget.exhausted:
+            assert skipped is not None
+            skipped.append((b.path, budget.reason()))
+            reached.add(b.path)  # not loaded alone either
+            continue
         done = load(b, root_kind(b))
-        loads.append(done)
-        reached.update(done.objects)
-    for b in inputs:  # an extension module or executable no chosen root reaches is loaded too
-        if b.path not in reached and b.kind in ALONE_KINDS:
-            done = load(b, root_kind(b))
+        if budget is not None:
+            budget.spend(done)
+        if chosen:
+            reached.update(done.objects)
+        else:
             done.reached = alone_reached
-            loads.append(done)
+        loads.append(done)
     return loads
+
+
+#: The loads of one analysis may hold ``LOAD_FLOOR`` loaded objects and resolutions, plus one per
+#: ``LOAD_BYTES`` bytes of the inputs' files, each shared part counted once (ELF's
+#: ``analysis.LoadBudget``; Windows' and dyld's ``ImageBudget``).  Real inputs stay far below it
+#: (``/usr/lib/x86_64-linux-gnu``'s 976 libraries, each loaded alone: about 40,000; torch's wheel
+#: and its NVIDIA wheels: about 3,000); N libraries that each need all N, none reached by an import
+#: root, hold N^3 (100 of them, 1.6 MB: a million resolutions, 314 MB; 200: 1.95 GB); a ring of
+#: N DLLs, each its own root, N^2 (2,000 of them, 2 MB: 8 million, 1.06 GB, 18 s).
+LOAD_FLOOR = 250_000
+LOAD_BYTES = 4
+
+
+class ImageBudget:
+    """What the Windows or dyld loads of one run hold, against ELF's bound (``LOAD_FLOOR`` and one
+    per ``LOAD_BYTES`` bytes of the inputs): each load's objects and resolutions, a level of a
+    shared ``LoadStack`` (or a whole load shared by several roots) counted once.
+
+    Args:
+        binaries: the inputs (their ``file_size``, bytes).
+    """
+
+    def __init__(self, binaries: Sequence[Binary]) -> None:
+        self.inputs = len(binaries)
+        self.limit = LOAD_FLOOR + sum(b.file_size or 0 for b in binaries) // LOAD_BYTES
+        self.spent = 0
+        self._seen: set[tuple[int, int]] = set()
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the loads hold more than ``limit``."""
+        return self.spent > self.limit
+
+    def reason(self) -> str:
+        """Why a root is not loaded once the budget is exhausted."""
+        return (
+            f"not loaded: the loads of the {self.inputs} inputs already hold {self.spent:,} loaded images and "
+            f"resolutions, past the bound of {self.limit:,} ({LOAD_FLOOR:,} and one per {LOAD_BYTES} bytes "
+            "of input): every library no import root reaches is loaded alone with its whole closure, and "
+            "libraries that load one another in a ring cost the square of their number — only the "
+            "per-file rules ran for it; give the import roots with --entry, or audit fewer libraries together"
+        )
+
+    def spend(self, load: ImageLoad) -> None:
+        """Count what ``load`` holds that no load counted before: the levels of its stack down to
+        one seen already (each level's own part), or its containers once."""
+        objects = load.objects
+        if isinstance(objects, StackedObjects):
+            stack, sizes = objects.stack, objects.stack.sizes
+            for level in range(objects.level, -1, -1):
+                if (id(stack), level) in self._seen:
+                    return
+                self._seen.add((id(stack), level))
+                below = sizes[level - 1] if level else (0, 0, 0, 0)
+                self.spent += sizes[level][0] - below[0] + sizes[level][1] - below[1]
+            return
+        if (id(objects), -1) not in self._seen:
+            self._seen.add((id(objects), -1))
+            self.spent += len(objects) + len(load.resolutions)
 
 
 class LoadStack:

@@ -125,6 +125,7 @@ def analyze_windows(
     path: Sequence[str] = (),
     entries: Sequence[str] = (),
     share: bool = True,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> list[ImageLoad]:
     """Load each PE import root the way Windows would (the search order is the module's docstring,
     after Microsoft's "Dynamic-link library search order").
@@ -140,6 +141,9 @@ def analyze_windows(
         share: search each name once per search order and machine, and load a DLL that imports
             one other DLL as itself on top of that DLL's load (``_Loader``); ``False`` loads every
             root afresh (the reference the sharing is tested against: the same loads).
+        skipped: when given, the loads are bounded as ELF's (``images.ImageBudget``): a root met
+            past the bound is not loaded but listed here with why (a ring of 2,000 DLLs, each its
+            own root, held 8 million images and resolutions); ``None``: unbounded.
 
     Returns:
         One ``ImageLoad`` (``machine`` the root's) per root: the entries, by default every ``.pyd``
@@ -155,7 +159,7 @@ def analyze_windows(
     def load(root: Binary, kind: str) -> ImageLoad:
         return loader.load(root, kind, _search_order(root, kind, path, dll_directories))
 
-    return load_roots(pe, load, entry_roots(loader.image, entries, Format.PE))
+    return load_roots(pe, load, entry_roots(loader.image, entries, Format.PE), skipped)
 
 
 #: The directories searched for a root's imports, each with its source (``_search_order``).
@@ -196,6 +200,7 @@ class _Loader:
         self.listing: dict[str, dict[str, str]] = {}
         self.searches: dict[tuple[str, _Dirs, str], _Hit] = {}
         self.loads: dict[tuple[str, _Dirs, str], _Shared] = {}
+        self.parts: dict[tuple[str, _Dirs, str], ImageLoad | None] = {}
 
     def search(self, name: str, dirs: _Dirs, machine: str) -> _Hit:
         """``_search``, run once per (name, directories, machine) when sharing."""
@@ -231,20 +236,38 @@ class _Loader:
                 break
             part = self._part(current, dirs) if current.path not in seen else None
             if part is None:  # imports several DLLs, or a ring came back: loaded whole
-                done = self.loads[(current.path, dirs, current.machine)] = _load(current, "", dirs, self)
+                done = self._whole(current, dirs)
                 break
             seen.add(current.path)
             chain.append((current, part))
             current = part.images[part.objects[-1]]
         for binary, part in reversed(chain):
             key = (binary.path, dirs, binary.machine)
-            done = self.loads.get(key) or self._stack(binary, part, done, dirs)
-            self.loads[key] = done
+            stacked = self.loads.get(key) or self._stack(binary, part, done, dirs)
+            if stacked is None:  # it would be loaded whole: only the root is, now (a ring's others
+                return self._whole(root, dirs)  # when they are roots, as the budget allows)
+            self.loads[key] = done = stacked
+        return done
+
+    def _whole(self, binary: Binary, dirs: _Dirs) -> _Shared:
+        """``binary``'s load computed whole, once."""
+        key = (binary.path, dirs, binary.machine)
+        done = self.loads.get(key)
+        if done is None:
+            done = self.loads[key] = _load(binary, "", dirs, self)
         return done
 
     def _part(self, binary: Binary, dirs: _Dirs) -> ImageLoad | None:
         """``binary``'s own imports resolved, when they find exactly one DLL (a PE image of its
-        machine, read): its part of its load, ``objects`` ending with that DLL; else ``None``."""
+        machine, read): its part of its load, ``objects`` ending with that DLL; else ``None``.
+        Each worked out once (a ring's roots each walk the ring down again)."""
+        key = (binary.path, dirs, binary.machine)
+        if key not in self.parts:
+            self.parts[key] = self._own_part(binary, dirs)
+        return self.parts[key]
+
+    def _own_part(self, binary: Binary, dirs: _Dirs) -> ImageLoad | None:
+        """``_part``, worked out."""
         part = ImageLoad(binary.path, "", [binary.path], images={binary.path: binary}, machine=binary.machine)
         loaded = {posixpath.basename(binary.path).lower(): binary.path, **self.preload}
         before = len(loaded)
@@ -253,17 +276,17 @@ class _Loader:
             return None
         return part
 
-    def _stack(self, binary: Binary, part: ImageLoad, below: _Shared, dirs: _Dirs) -> _Shared:
+    def _stack(self, binary: Binary, part: ImageLoad, below: _Shared, dirs: _Dirs) -> _Shared | None:
         """``binary``'s load: ``part`` on top of the load ``below`` of the DLL it imports, unless that
-        load looks up ``binary``'s own name (then loaded whole).  A whole load becomes level 0 of a
-        stack when the first load stacks on it (a ring's loads, each whole, stay plain)."""
+        load looks up ``binary``'s own name (then ``None``: it is loaded whole, and only once it is a
+        root itself).  A whole load becomes level 0 of a stack when the first load stacks on it."""
         if isinstance(below, ImageLoad):
             stack = LoadStack()
             below = stack, stack.push(below, _names(below))
         stack, level = below
         own = posixpath.basename(binary.path).lower()
         if stack.names.get(own, level + 1) <= level or stack.objects.get(binary.path, level + 1) <= level:
-            return _load(binary, "", dirs, self)
+            return None
         if level != stack.top:  # another load stacks on it already: a stack of its own
             stack = stack.copy_to(level)
         objects, images = list(part.objects[:-1]), dict(part.images)

@@ -203,11 +203,11 @@ def test_the_dyld_and_path_options_reach_the_loaders(run_cli, tmp_path: Path, mo
 
     def spy_dyld(binaries, executable=None, read=None, library_path=(), fallback_library_path=(), entries=(), skipped=None):  # type: ignore[no-untyped-def]  # fmt: skip
         seen.append(("dyld", (executable, tuple(library_path), tuple(fallback_library_path), tuple(entries))))
-        return real_dyld(binaries, executable, read, library_path, fallback_library_path, entries, skipped)
+        return real_dyld(binaries, executable, read, library_path, fallback_library_path, entries, skipped=skipped)
 
-    def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=(), entries=()):  # type: ignore[no-untyped-def]
+    def spy_windows(binaries, dll_directories=(), preload=(), read=None, path=(), entries=(), skipped=None):  # type: ignore[no-untyped-def]
         seen.append(("windows", (tuple(path), tuple(entries))))
-        return real_windows(binaries, dll_directories, preload, read, path, entries)
+        return real_windows(binaries, dll_directories, preload, read, path, entries, skipped=skipped)
 
     # check imports each loader when inputs of its format are present (start-up): spy on the
     # loaders' own modules; tree imports both up front.
