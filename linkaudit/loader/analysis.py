@@ -18,9 +18,9 @@ from ..model import ALONE_KINDS, Binary, Kind, Libc
 from ..records import dataclass
 from .bindcache import BlobStore
 from .binding import Bound, bind_object
+from .bounds import LOAD_BYTES, LOAD_FLOOR
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
-from .images import LOAD_BYTES, LOAD_FLOOR
 from .ldcache import LdCache, read_ld_cache
 from .ldso import SearchContext, read_system_dirs
 from .part_binding import PartIndex, binds_in_parts
@@ -616,7 +616,7 @@ class _MuslRun:
         _note_reached(self.budget.new_objects(load), self.fs, self.noted, self.reached)
 
 
-#: ``LOAD_FLOOR`` and ``LOAD_BYTES`` (``images``): the bound of ``LoadBudget``, and of the Windows and
+#: ``LOAD_FLOOR`` and ``LOAD_BYTES`` (``bounds``): the bound of ``LoadBudget``, and of the Windows and
 #: dyld loads' ``images.ImageBudget``.
 
 

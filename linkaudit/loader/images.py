@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from ..errors import InputError
 from ..model import ALONE_KINDS, Binary, Format, Kind
 from ..records import dataclass
+from .bounds import LOAD_BYTES, LOAD_FLOOR
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -226,17 +227,6 @@ def load_roots(
             done.reached = alone_reached
         loads.append(done)
     return loads
-
-
-#: The loads of one analysis may hold ``LOAD_FLOOR`` loaded objects and resolutions, plus one per
-#: ``LOAD_BYTES`` bytes of the inputs' files, each shared part counted once (ELF's
-#: ``analysis.LoadBudget``; Windows' and dyld's ``ImageBudget``).  Real inputs stay far below it
-#: (``/usr/lib/x86_64-linux-gnu``'s 976 libraries, each loaded alone: about 40,000; torch's wheel
-#: and its NVIDIA wheels: about 3,000); N libraries that each need all N, none reached by an import
-#: root, hold N^3 (100 of them, 1.6 MB: a million resolutions, 314 MB; 200: 1.95 GB); a ring of
-#: N DLLs, each its own root, N^2 (2,000 of them, 2 MB: 8 million, 1.06 GB, 18 s).
-LOAD_FLOOR = 250_000
-LOAD_BYTES = 4
 
 
 class ImageBudget:
