@@ -9,6 +9,7 @@ import copy
 import gzip
 import io
 import random
+import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -188,3 +189,22 @@ def test_isal_reads_zip_members_as_zipfile_reads_them(tmp_path: Path, seed: int)
                 theirs, ours = _member(zf, info, False, sizes, []), _member(zf, info, True, sizes, used)
                 assert ours == theirs, f"{what}: {info.filename} ({info.compress_size}, {info.file_size})"
     assert "_ZipInflater" in used  # ISA-L read members, not zipfile only
+
+
+def test_without_isal_a_wheel_and_a_tarball_are_read_by_the_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """python-isal absent (a platform it has no wheel for): ``zipfile`` and ``gzip`` inflate, the
+    same bytes."""
+    data = _zip(random.Random(3))
+    path = tmp_path / "w.zip"
+    path.write_bytes(data)
+    monkeypatch.setitem(sys.modules, "isal", None)  # import isal -> ImportError
+    assert not isal_available()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            with open_zip_member(zf, info) as src:
+                assert isinstance(src, zipfile.ZipExtFile)
+                assert src.read() == zf.read(info)
+    blob = gzip.compress(b"y" * 5000)
+    assert isinstance(gzip_stream(io.BytesIO(blob)), gzip.GzipFile)
