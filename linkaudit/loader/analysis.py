@@ -18,7 +18,7 @@ from ..model import ALONE_KINDS, Binary, Kind, Libc
 from ..records import dataclass
 from .bindcache import BlobStore
 from .binding import Bound, bind_object
-from .bounds import LOAD_BYTES, LOAD_FLOOR
+from .bounds import LoadBound
 from .closure import INTERPRETER, AloneLoads, Load, LoadedObject, Process, RootKind, alone_load, load_root, root_kind_of
 from .fs import FileSystemView
 from .ldcache import LdCache, read_ld_cache
@@ -616,38 +616,18 @@ class _MuslRun:
         _note_reached(self.budget.new_objects(load), self.fs, self.noted, self.reached)
 
 
-#: ``LOAD_FLOOR`` and ``LOAD_BYTES`` (``bounds``): the bound of ``LoadBudget``, and of the Windows and
-#: dyld loads' ``images.ImageBudget``.
-
-
-class LoadBudget:
-    """What the loads of one analysis hold, against a bound linear in the inputs' size: a root
-    loaded once the bound is passed is not loaded, but listed as skipped, with the reason.
+class LoadBudget(LoadBound):
+    """What the loads of one analysis hold, against a bound linear in the inputs' size
+    (``bounds.LoadBound``): a root loaded once the bound is passed is not loaded, but listed as
+    skipped, with the reason.
 
     Args:
         binaries: the inputs (their ``file_size``, bytes).
     """
 
     def __init__(self, binaries: Sequence[Binary]) -> None:
-        self.inputs = len(binaries)
-        self.limit = LOAD_FLOOR + sum(b.file_size or 0 for b in binaries) // LOAD_BYTES
-        self.spent = 0
+        super().__init__(binaries)
         self._seen: set[int] = set()
-
-    @property
-    def exhausted(self) -> bool:
-        """True once the loads hold more than ``limit``."""
-        return self.spent > self.limit
-
-    def reason(self) -> str:
-        """Why a root is not loaded once the budget is exhausted."""
-        return (
-            f"not loaded: the loads of the {self.inputs} inputs already hold {self.spent:,} loaded objects and "
-            f"resolutions, past the bound of {self.limit:,} ({LOAD_FLOOR:,} and one per {LOAD_BYTES} bytes "
-            "of input): each library no import root reaches is loaded alone with its whole closure, and "
-            "libraries that all need one another cost the cube of their number — only the per-file rules "
-            "ran for it; give the import roots with --entry, or audit fewer libraries together"
-        )
 
     def new_objects(self, load: Load) -> Iterator[LoadedObject]:
         """The objects of ``load``'s parts not seen before, each shared part once; the parts'

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from ..errors import InputError
 from ..model import ALONE_KINDS, Binary, Format, Kind
 from ..records import dataclass
-from .bounds import LOAD_BYTES, LOAD_FLOOR
+from .bounds import LoadBound
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -229,35 +229,21 @@ def load_roots(
     return loads
 
 
-class ImageBudget:
-    """What the Windows or dyld loads of one run hold, against ELF's bound (``LOAD_FLOOR`` and one
-    per ``LOAD_BYTES`` bytes of the inputs): each load's objects and resolutions, a level of a
-    shared ``LoadStack`` (or a whole load shared by several roots) counted once.
+class ImageBudget(LoadBound):
+    """What the Windows or dyld loads of one run hold, against ELF's bound (``bounds.LoadBound``): each
+    load's images and resolutions, a level of a shared ``LoadStack`` (or a whole load shared by
+    several roots) counted once.
 
     Args:
         binaries: the inputs (their ``file_size``, bytes).
     """
 
+    held = "loaded images"
+    growth = "libraries that load one another in a ring cost the square of their number"
+
     def __init__(self, binaries: Sequence[Binary]) -> None:
-        self.inputs = len(binaries)
-        self.limit = LOAD_FLOOR + sum(b.file_size or 0 for b in binaries) // LOAD_BYTES
-        self.spent = 0
+        super().__init__(binaries)
         self._seen: set[tuple[int, int]] = set()
-
-    @property
-    def exhausted(self) -> bool:
-        """True once the loads hold more than ``limit``."""
-        return self.spent > self.limit
-
-    def reason(self) -> str:
-        """Why a root is not loaded once the budget is exhausted."""
-        return (
-            f"not loaded: the loads of the {self.inputs} inputs already hold {self.spent:,} loaded images and "
-            f"resolutions, past the bound of {self.limit:,} ({LOAD_FLOOR:,} and one per {LOAD_BYTES} bytes "
-            "of input): every library no import root reaches is loaded alone with its whole closure, and "
-            "libraries that load one another in a ring cost the square of their number — only the "
-            "per-file rules ran for it; give the import roots with --entry, or audit fewer libraries together"
-        )
 
     def spend(self, load: ImageLoad) -> None:
         """Count what ``load`` holds that no load counted before: the levels of its stack down to

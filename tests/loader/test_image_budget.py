@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit, read
-from linkaudit.loader import dyld, images, windows
+from linkaudit.loader import bounds, dyld, windows
 from linkaudit.loader.dyld import analyze_dyld
 from linkaudit.loader.target import TargetEnvironment
 from linkaudit.loader.windows import analyze_windows
@@ -79,8 +79,8 @@ def test_past_the_bound_roots_are_left_out_and_the_rest_loaded_as_before(
     binaries = _pe_ring(tmp_path, k) if fmt == "pe" else _macho_ring(tmp_path, k)
     analyze = analyze_windows if fmt == "pe" else analyze_dyld
     unbounded = [_flat(ld) for ld in analyze(binaries)]  # type: ignore[operator]
-    monkeypatch.setattr(images, "LOAD_FLOOR", 5 * 2 * k)
-    monkeypatch.setattr(images, "LOAD_BYTES", 1 << 40)
+    monkeypatch.setattr(bounds, "LOAD_FLOOR", 5 * 2 * k)
+    monkeypatch.setattr(bounds, "LOAD_BYTES", 1 << 40)
     skipped: list[tuple[str, str]] = []
     bounded = analyze(binaries, skipped=skipped)  # type: ignore[operator]
     assert 5 <= len(bounded) <= 6 and len(bounded) + len(skipped) == k
@@ -96,8 +96,8 @@ def test_a_ring_of_dylibs_past_the_bound_warns_and_never_reports_a_missing_libra
     ``library-not-found`` for a dylib that is there, and the per-file rules still ran for them."""
     k = 40
     _macho_ring(tmp_path, k)
-    monkeypatch.setattr(images, "LOAD_FLOOR", 5 * 2 * k)
-    monkeypatch.setattr(images, "LOAD_BYTES", 1 << 40)
+    monkeypatch.setattr(bounds, "LOAD_FLOOR", 5 * 2 * k)
+    monkeypatch.setattr(bounds, "LOAD_BYTES", 1 << 40)
     report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment()))
     skipped = [f for f in report.findings if f.rule == "loader-skipped"]
     assert k - 6 <= len(skipped) <= k - 5 and all(f.severity.value == "warning" for f in skipped)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from linkaudit import AuditConfig, audit
-from linkaudit.loader import analysis
+from linkaudit.loader import analysis, bounds
 from linkaudit.loader.target import TargetEnvironment
 from tests.loader.dagbuild import Lib, write
 
@@ -45,8 +45,8 @@ def test_a_mesh_within_the_bound_is_loaded_whole(tmp_path: Path, monkeypatch: py
 
 def test_past_the_bound_the_rest_are_skipped_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _mesh(tmp_path)
-    monkeypatch.setattr(analysis, "LOAD_FLOOR", 5 * (N + N * N))  # five roots' loads
-    monkeypatch.setattr(analysis, "LOAD_BYTES", 1 << 40)
+    monkeypatch.setattr(bounds, "LOAD_FLOOR", 5 * (N + N * N))  # five roots' loads
+    monkeypatch.setattr(bounds, "LOAD_BYTES", 1 << 40)
     made = _budgets(monkeypatch)
     report = audit([str(tmp_path)], AuditConfig(target=TargetEnvironment()))
     skipped = [f for f in report.findings if f.rule == "loader-skipped"]
