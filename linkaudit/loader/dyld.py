@@ -51,6 +51,7 @@ from .images import (
     LoadStack,
     entry_roots,
     load_roots,
+    push_part,
 )
 from .ldso import shown_path
 
@@ -480,12 +481,7 @@ def _stack(dyld: _Dyld, binary: Binary, part: ImageLoad, spent: int, below_key: 
     stack, level = below
     if stack.names.get(_real(dyld, binary.path), level + 1) <= level or total > MAX_ATTEMPTS:
         return None
-    if level != stack.top:  # another load stacks on it already: a stack of its own
-        stack = stack.copy_to(level)
-    objects, images = list(part.objects[:-1]), dict(part.images)
-    images.popitem()
-    own = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
-    return (stack, stack.push(own, {_real(dyld, binary.path)})), total
+    return push_part(stack, level, part, lambda _own: {_real(dyld, binary.path)}), total
 
 
 def _install_name_candidates(

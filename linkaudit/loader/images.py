@@ -348,6 +348,21 @@ class LoadStack:
         )
 
 
+def push_part(
+    stack: LoadStack, level: int, part: ImageLoad, names: Callable[[ImageLoad], Iterable[str]]
+) -> tuple[LoadStack, int]:
+    """``part`` (a dylib's or DLL's own part of its load: ``objects`` ending with the one image it
+    loads, whose load is ``level`` of ``stack``) stacked on that load, that image left to the level
+    below; on a copy of the stack up to ``level`` when another load stacks on it already.  The
+    stack and the new level (``names``: what the part looks up, ``LoadStack.push``)."""
+    if level != stack.top:  # another load stacks on it already: a stack of its own
+        stack = stack.copy_to(level)
+    objects, images = list(part.objects[:-1]), dict(part.images)
+    images.popitem()
+    own = ImageLoad(part.root, "", objects, part.resolutions, part.parents, images)
+    return stack, stack.push(own, names(own))
+
+
 class StackedObjects(Sequence[str]):
     """The objects of the load at ``level`` of a ``LoadStack``, in load order (read-only)."""
 

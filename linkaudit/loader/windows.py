@@ -50,6 +50,7 @@ from .images import (
     LoadStack,
     entry_roots,
     load_roots,
+    push_part,
 )
 
 
@@ -287,12 +288,7 @@ class _Loader:
         own = posixpath.basename(binary.path).lower()
         if stack.names.get(own, level + 1) <= level or stack.objects.get(binary.path, level + 1) <= level:
             return None
-        if level != stack.top:  # another load stacks on it already: a stack of its own
-            stack = stack.copy_to(level)
-        objects, images = list(part.objects[:-1]), dict(part.images)
-        images.popitem()
-        own_part = ImageLoad(binary.path, "", objects, part.resolutions, part.parents, images)
-        return stack, stack.push(own_part, _names(own_part))
+        return push_part(stack, level, part, _names)
 
 
 def _names(load: ImageLoad) -> set[str]:
