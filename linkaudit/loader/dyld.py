@@ -63,6 +63,10 @@ MACOS_PATH_MAX = 1024
 #: Places all loads of one run may try together (each input is a root of its own: 20 such files
 #: would be two million checks).
 MAX_TOTAL_ATTEMPTS = 250_000
+#: The searches ``_lookup`` keeps: of at most this many places each, ...
+MEMO_CANDIDATES = 16
+#: ... and while those kept hold at most this many places and attempts together.
+MEMO_TOTAL = 200_000
 
 
 class _OverBudget(Exception):
@@ -167,7 +171,9 @@ def analyze_dyld(
 
     image = ImageCache(macho, read)
     cut_short = skipped is not None
-    dyld = _Dyld(image, [0, 0], tuple(library_path), tuple(fallback_library_path), share, cut_short, {}, {}, {}, {}, {})
+    dyld = _Dyld(
+        image, [0, 0, 0], tuple(library_path), tuple(fallback_library_path), share, cut_short, {}, {}, {}, {}, {}
+    )
     cut: list[ImageLoad] = []
 
     def load(root: Binary, kind: str) -> ImageLoad:
@@ -223,7 +229,8 @@ _Hit = tuple[str, str, Binary] | str | None
 
 class _Dyld(NamedTuple):
     """What every load of one ``analyze_dyld`` shares: the images read, the search budget (places
-    tried in the current load against ``MAX_ATTEMPTS``, in all against ``MAX_TOTAL_ATTEMPTS``),
+    tried in the current load against ``MAX_ATTEMPTS``, in all against ``MAX_TOTAL_ATTEMPTS``, and
+    what the kept searches hold against ``MEMO_TOTAL``),
     DYLD_LIBRARY_PATH and DYLD_FALLBACK_LIBRARY_PATH; when ``share``: each search done, by (install
     name, machine, the places the install name stands for), each dylib's load by ``_LoadKey``, and
     the places that load tried (``spent``; past ``MAX_ATTEMPTS`` when its search stopped), each
@@ -310,13 +317,16 @@ def _lookup(
     dyld: _Dyld, name: str, candidates: list[tuple[str, str]], attempts: list[ImageAttempt], machine: str
 ) -> _Hit:
     """``_resolve``, run once per (name, machine, candidates) when sharing: everything else that
-    decides it (DYLD_LIBRARY_PATH, the fallback, the files) is the run's.  A search found again
+    decides it (DYLD_LIBRARY_PATH, the fallback, the files) is the run's.  Only a list of at most
+    ``MEMO_CANDIDATES`` places is kept, and while the kept ones hold at most ``MEMO_TOTAL`` places
+    and attempts (``dyld.budget[2]``): ``@rpath`` names under a deep chain of ``LC_RPATH`` holders
+    stand for a list of places per chain, and keeping each held 4.4 GB for 1,000 dylibs.  A search found again
     counts its places against this load's ``MAX_ATTEMPTS`` (searched afresh when they would pass
     it, to stop where it would), not against the run's ``MAX_TOTAL_ATTEMPTS``: no place is tried twice.
 
     Raises:
         _OverBudget: as ``_search``; a search stopped is not kept."""
-    if not dyld.share:
+    if not dyld.share or len(candidates) > MEMO_CANDIDATES or dyld.budget[2] > MEMO_TOTAL:
         return _resolve(dyld, name, candidates, attempts, machine)
     key = (name, machine, tuple(candidates))
     done = dyld.searches.get(key)
@@ -330,6 +340,7 @@ def _lookup(
     finally:
         attempts.extend(own)
     dyld.searches[key] = (tuple(own), hit)
+    dyld.budget[2] += len(candidates) + len(own)
     return hit
 
 

@@ -135,3 +135,31 @@ def test_a_root_the_run_wide_budget_stops_is_left_out_not_reported_missing(tmp_p
     for f in skipped:
         assert f.severity.value == "warning", f.message
         assert "more than 4 places tried by all loads" in f.message
+
+
+def test_the_searches_kept_are_short_and_bounded(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An ``@rpath`` name under a chain of ``LC_RPATH`` holders stands for the holders' places, a
+    list per chain: keeping every such search held 4.4 GB for 1,000 dylibs of a lattice (each with
+    two ``LC_RPATH``s, loading the next few by ``@rpath``).  Only short lists are kept, up to a total;
+    the loads are those of every root loaded afresh."""
+    k = 30
+    for i in range(k):
+        cmds = [_dylib_cmd(ID, f"@rpath/libl{i}.dylib"), _rpath_cmd("@loader_path"), _rpath_cmd("@loader_path/x")]
+        cmds += [_dylib_cmd(LOAD, f"@rpath/libl{j}.dylib") for j in (i + 1, i + 3) if j < k]
+        _macho(tmp_path / f"libl{i}.dylib", cmds)
+    binaries = [b for i in range(k) for b in read(str(tmp_path / f"libl{i}.dylib"))]
+    monkeypatch.setattr(dyld, "MEMO_CANDIDATES", 6)
+    monkeypatch.setattr(dyld, "MEMO_TOTAL", 60)
+    runs: list[object] = []
+    real = dyld._root_load
+
+    def spy(run, *args):  # type: ignore[no-untyped-def]
+        runs.append(run)
+        return real(run, *args)
+
+    monkeypatch.setattr(dyld, "_root_load", spy)
+    shared = analyze_dyld(binaries)
+    assert [_flat(ld) for ld in shared] == [_flat(ld) for ld in analyze_dyld(binaries, share=False)]
+    searches = runs[0].searches  # type: ignore[attr-defined]
+    assert searches and all(len(key[2]) <= 6 for key in searches)
+    assert sum(len(key[2]) + len(done[0]) for key, done in searches.items()) <= 60 + 6 + 6
