@@ -1,7 +1,9 @@
-"""gzip streams inflated by ISA-L where it is installed (python-isal's ``igzip``, a dependency on the
-platforms it has wheels for), else by CPython's ``gzip``: the same bytes and the same checks (the
-CRC-32 and length of each member, members back to back, zeros after the last), nine times faster on
-a ``.tar.gz`` (1.33 GB inflated: 1.35 s -> 0.15 s).  Source: RFC 1952 (the gzip file format).
+"""Deflate streams inflated by ISA-L where it is installed (python-isal, a dependency on the
+platforms it has wheels for), else by CPython's ``gzip`` and ``zipfile``, with the same bytes and
+the same checks: a gzip stream's (``gzip_stream``: each member's CRC-32 and length, members back to
+back, zeros after the last; a ``.tar.gz`` of 1.33 GB inflated 1.34 s -> 0.13 s) and a zip member's
+(``open_zip_member``: the local header, the size, the CRC-32; torch and its NVIDIA wheels cold
+13.4 -> 9.3 s).  Sources: RFC 1951 and 1952 (deflate, gzip), PKWARE's APPNOTE.TXT (zip).
 """
 
 from __future__ import annotations
