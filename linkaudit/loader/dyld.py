@@ -369,11 +369,14 @@ def _step(
     """Resolve the load commands of ``current`` into ``result``, in order; the images they add
     (``loaded``: real path -> first path), or ``None`` when the search stopped (the budget)."""
     out: list[Binary] = []
+    bases: list[tuple[str, str]] | None = None  # its chain is set: the same for each @rpath name
     for need in current.needed:
         key = (current.path, need.name)
         name = need.name
         attempts: list[ImageAttempt] = []
-        candidates = _install_name_candidates(name, current.path, result, executable_dir)
+        if bases is None and name.startswith("@rpath/"):
+            bases = _rpath_bases(current.path, result, executable_dir)
+        candidates = _install_name_candidates(name, current.path, result, executable_dir, bases)
         try:
             hit = _lookup(dyld, name, candidates, attempts, result.machine)
         except _OverBudget as stop:
@@ -495,20 +498,35 @@ def _stack(dyld: _Dyld, binary: Binary, part: ImageLoad, spent: int, below_key: 
     return push_part(stack, level, part, lambda _own: {_real(dyld, binary.path)}), total
 
 
+def _rpath_bases(requester: str, load: ImageLoad, executable_dir: str | None) -> list[tuple[str, str]]:
+    """The directories an ``@rpath/`` name of ``requester`` is looked for in, in order, each with its
+    source: every ``LC_RPATH`` of the requester, then of each image up its chain, expanded (the
+    same for every load command of the requester: worked out once per image, ``_step``)."""
+    bases: list[tuple[str, str]] = []
+    for holder in load.chain(requester)[::-1]:  # the loading image first, then up
+        held = load.images.get(holder)
+        for entry in held.rpath if held is not None else ():
+            base = _expand(entry, posixpath.dirname(holder), executable_dir)
+            if base is not None:
+                bases.append((base, f"LC_RPATH of {posixpath.basename(holder)}"))
+    return bases
+
+
 def _install_name_candidates(
-    name: str, requester: str, load: ImageLoad, executable_dir: str | None
+    name: str,
+    requester: str,
+    load: ImageLoad,
+    executable_dir: str | None,
+    bases: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """The paths an install name stands for, in order, each with its source: the ``LC_RPATH``
-    expansions of an ``@rpath/`` name (the requester's, then up the chain), else the one path."""
+    expansions of an ``@rpath/`` name (the requester's, then up the chain: ``bases``, when the
+    caller has them from ``_rpath_bases``), else the one path."""
     candidates: list[tuple[str, str]] = []
     if name.startswith("@rpath/"):
         rest = name[len("@rpath/") :]
-        for holder in load.chain(requester)[::-1]:  # the loading image first, then up
-            held = load.images.get(holder)
-            for entry in held.rpath if held is not None else ():
-                base = _expand(entry, posixpath.dirname(holder), executable_dir)
-                if base is not None:
-                    candidates.append((posixpath.join(base, rest), f"LC_RPATH of {posixpath.basename(holder)}"))
+        for base, source in bases if bases is not None else _rpath_bases(requester, load, executable_dir):
+            candidates.append((posixpath.join(base, rest), source))
     else:
         path = _expand(name, posixpath.dirname(requester), executable_dir)
         if path is not None:

@@ -163,3 +163,25 @@ def test_the_searches_kept_are_short_and_bounded(tmp_path: Path, monkeypatch) ->
     searches = runs[0].searches  # type: ignore[attr-defined]
     assert searches and all(len(key[2]) <= 6 for key in searches)
     assert sum(len(key[2]) + len(done[0]) for key, done in searches.items()) <= 60 + 6 + 6
+
+
+def test_an_images_rpath_places_are_listed_once_for_all_its_rpath_names(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The ``LC_RPATH`` places of an image's chain are the same for each of its ``@rpath`` names:
+    listed once per image loaded, not once per name (a lattice of 1,000 dylibs: 37 -> 23 s)."""
+    names = [f"libn{j}.dylib" for j in range(6)]
+    for leaf in names:
+        _macho(tmp_path / leaf, [_dylib_cmd(ID, f"@rpath/{leaf}")])
+    loads = [_dylib_cmd(LOAD, f"@rpath/{leaf}") for leaf in names]
+    _macho(tmp_path / "libtop.dylib", [_dylib_cmd(ID, "@rpath/libtop.dylib"), _rpath_cmd("@loader_path"), *loads])
+    top = read(str(tmp_path / "libtop.dylib"))
+    listed: list[str] = []
+    real = dyld._rpath_bases
+
+    def counted(requester, *args):  # type: ignore[no-untyped-def]
+        listed.append(requester)
+        return real(requester, *args)
+
+    monkeypatch.setattr(dyld, "_rpath_bases", counted)
+    (load,) = analyze_dyld(top, entries=[str(tmp_path / "libtop.dylib")])
+    assert len(load.objects) == 7  # every name found by the one LC_RPATH
+    assert listed == [str(tmp_path / "libtop.dylib")]
